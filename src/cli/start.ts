@@ -1,0 +1,51 @@
+import type { Command } from 'commander';
+import { loadConfig, type Config } from '../config.js';
+import { createLogger } from '../log.js';
+import { startService } from '../service.js';
+
+/** Options shared by `start` and `worker`. */
+interface StartFlags {
+  scheduler: boolean;
+}
+
+async function runService(config: Config, parts: { http: boolean; scheduler: boolean; worker: boolean }): Promise<void> {
+  const log = createLogger(config.logLevel);
+  const service = await startService(config, { log, ...parts });
+  if (service.url) log.info({ url: service.url, database: service.db.kind }, `hookrun listening on ${service.url}`);
+  if (parts.http && !config.cronSecret) {
+    log.warn('CRON_SECRET is not set: /cron/* routes accept only loopback callers. Set CRON_SECRET to call them from a scheduler.');
+  }
+  if (parts.http && !config.adminToken) {
+    log.warn('ADMIN_TOKEN is not set: the admin API and dashboard answer 503 until it is.');
+  }
+  const shutdown = (signal: string) => {
+    log.info({ signal }, 'shutdown requested');
+    service.stop().then(
+      () => process.exit(0),
+      (error: Error) => {
+        log.error({ err: { message: error.message } }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+/** `hookrun start` and `hookrun worker`: the long-running modes. */
+export function registerStartCommands(program: Command): void {
+  program
+    .command('start')
+    .description('migrate, validate config, then serve webhooks and cron routes, process events and run the scheduler')
+    .option('--no-scheduler', 'do not run the built-in scheduler (an outside scheduler calls /cron/<job>)')
+    .action(async (flags: StartFlags) => {
+      const config = loadConfig();
+      await runService(config, { http: true, worker: true, scheduler: flags.scheduler && config.scheduler });
+    });
+  program
+    .command('worker')
+    .description('process stored events only: no HTTP server, no scheduler')
+    .action(async () => {
+      await runService(loadConfig(), { http: false, worker: true, scheduler: false });
+    });
+}

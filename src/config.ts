@@ -1,0 +1,160 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { ConfigError } from './errors.js';
+
+/** Event sources hookrun receives; also the `source` column of `webhook_events`. */
+export const SOURCES = ['payments', 'auth', 'database'] as const;
+export type Source = (typeof SOURCES)[number];
+
+/** Env names per source, first found wins (DESIGN.md "Webhook receivers"). */
+export const SECRET_ENV_NAMES: Record<Source, readonly string[]> = {
+  payments: ['PAYMENTS_WEBHOOK_SECRET', 'STRIPE_WEBHOOK_SECRET'],
+  auth: ['AUTH_WEBHOOK_SECRET', 'CLERK_WEBHOOK_SIGNING_SECRET', 'CLERK_WEBHOOK_SECRET'],
+  database: ['DATABASE_WEBHOOK_SECRET'],
+};
+
+/** A configured signing secret list, with the env name it came from (for messages, never the value). */
+export interface SecretSetting {
+  envName: string;
+  /** One or more secrets: a comma-separated value is a rotation list, any may match. */
+  values: string[];
+}
+
+/** One entry of platform.json `crons`, as written (validated by cron/schedule.ts). */
+export interface CronEntry {
+  path: string;
+  schedule: string;
+}
+
+/** Everything hookrun reads from the outside world, read once at start-up. */
+export interface Config {
+  port: number;
+  host: string | undefined;
+  /** Unset → embedded PGlite in `dataDir`. */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  platformConfigPath: string;
+  /** The parsed `crons` array of platform.json; `[]` when the file does not exist. */
+  crons: CronEntry[];
+  secrets: Record<Source, SecretSetting | undefined>;
+  cronSecret: string | undefined;
+  adminToken: string | undefined;
+  scheduler: boolean;
+  logLevel: string;
+  toleranceSeconds: number;
+  maxBodyBytes: number;
+  maxAttempts: number;
+  leaseSeconds: number;
+  /** How long a receiver waits for the database before answering 503 `unavailable`. */
+  dbTimeoutMs: number;
+  shutdownTimeoutMs: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function readInt(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name}="${raw}" is not valid: use a whole number from ${min} to ${max} (default ${fallback}).`);
+  }
+  return value;
+}
+
+function readSecret(env: Env, source: Source): SecretSetting | undefined {
+  for (const envName of SECRET_ENV_NAMES[source]) {
+    const raw = env[envName];
+    if (raw === undefined || raw.trim() === '') continue;
+    const values = raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+    return { envName, values };
+  }
+  return undefined;
+}
+
+/** Parse the `crons` array of platform.json; shape only, the cron module checks jobs and expressions. */
+export function readPlatformConfig(path: string): CronEntry[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw new ConfigError(`${path}: cannot be read (${(error as Error).message}).`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`${path}: is not valid JSON (${(error as Error).message}). Fix the file or point PLATFORM_CONFIG at another.`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError(`${path}: must be a JSON object like { "crons": [ { "path": "/cron/keep-alive", "schedule": "0 1 * * *" } ] }.`);
+  }
+  const crons = (parsed as { crons?: unknown }).crons;
+  if (crons === undefined) return [];
+  if (!Array.isArray(crons)) throw new ConfigError(`${path} crons: must be an array of { "path", "schedule" } entries.`);
+  return crons.map((entry: unknown, index) => {
+    const where = `${path} crons[${index}]`;
+    if (typeof entry !== 'object' || entry === null) throw new ConfigError(`${where}: must be an object with "path" and "schedule".`);
+    const { path: cronPath, schedule } = entry as Record<string, unknown>;
+    if (typeof cronPath !== 'string' || cronPath === '') throw new ConfigError(`${where}.path: must be a string like "/cron/keep-alive".`);
+    if (typeof schedule !== 'string' || schedule.trim() === '') throw new ConfigError(`${where}.schedule: must be a cron expression string like "0 1 * * *".`);
+    return { path: cronPath, schedule };
+  });
+}
+
+/**
+ * Read and validate the environment once. Only this module reads `process.env`
+ * (STYLE.md "Config is read once"); a wrong value throws a `ConfigError` whose
+ * message names the setting and the fix.
+ */
+export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL="${logLevel}" is not valid: use one of ${LOG_LEVELS.join(', ')}.`);
+  }
+  const scheduler = env.SCHEDULER ?? 'on';
+  if (!['on', 'off'].includes(scheduler)) {
+    throw new ConfigError(`SCHEDULER="${scheduler}" is not valid: use "on" (default) or "off".`);
+  }
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql:// (unset it to use the embedded database).');
+  }
+  const platformConfigPath = resolve(cwd, env.PLATFORM_CONFIG || 'platform.json');
+  const secrets = {
+    payments: readSecret(env, 'payments'),
+    auth: readSecret(env, 'auth'),
+    database: readSecret(env, 'database'),
+  };
+  return {
+    port: readInt(env, 'PORT', 3002, 0, 65535),
+    host: env.HOST || undefined,
+    databaseUrl,
+    dataDir: resolve(cwd, env.DATA_DIR || '.data'),
+    platformConfigPath,
+    crons: readPlatformConfig(platformConfigPath),
+    secrets,
+    cronSecret: env.CRON_SECRET || undefined,
+    adminToken: env.ADMIN_TOKEN || undefined,
+    scheduler: scheduler === 'on',
+    logLevel,
+    toleranceSeconds: readInt(env, 'WEBHOOK_TOLERANCE_SECONDS', 300, 1, 86_400),
+    maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    maxAttempts: readInt(env, 'MAX_ATTEMPTS', 10, 1, 100),
+    leaseSeconds: readInt(env, 'LEASE_SECONDS', 30, 1, 3600),
+    dbTimeoutMs: readInt(env, 'DB_TIMEOUT_MS', 1500, 100, 60_000),
+    shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 8000, 100, 120_000),
+  };
+}
+
+/** Every secret value in the config, so tests and log scrubbing can look for leaks. */
+export function allSecretValues(config: Config): string[] {
+  const out: string[] = [];
+  for (const source of SOURCES) out.push(...(config.secrets[source]?.values ?? []));
+  if (config.cronSecret) out.push(config.cronSecret);
+  if (config.adminToken) out.push(config.adminToken);
+  return out;
+}

@@ -1,0 +1,144 @@
+import type { Queryable } from './client.js';
+
+/** What a receiver hands over once a delivery is verified and parsed. */
+export interface NewEvent {
+  source: string;
+  key: string;
+  type: string;
+  /** The verified raw JSON text, stored as jsonb without re-serialising. */
+  payloadJson: string;
+}
+
+/** The outcome of storing one delivery. */
+export interface StoredEvent {
+  /** Row id; for a duplicate, the id of the row stored first. */
+  id: number;
+  duplicate: boolean;
+}
+
+const MAX_BATCH_ROWS = 500;
+const DATA_EXCEPTION_CLASS = '22'; // SQLSTATE class: the value itself is bad (e.g. \u0000 in jsonb)
+
+const INSERT_SQL = `
+  INSERT INTO webhook_events (source, key, type, payload)
+  SELECT s, k, t, p::jsonb FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS u(s, k, t, p)
+  ON CONFLICT (source, key) DO NOTHING
+  RETURNING id, source, key`;
+
+const FIND_SQL = `
+  SELECT e.id, e.source, e.key FROM webhook_events e
+  JOIN unnest($1::text[], $2::text[]) AS u(s, k) ON e.source = u.s AND e.key = u.k`;
+
+interface Pending {
+  event: NewEvent;
+  resolve: (stored: StoredEvent) => void;
+  reject: (error: unknown) => void;
+}
+
+/** Thrown for a single delivery whose payload the database refuses (the rest of its batch still commits). */
+export class RejectedPayloadError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'RejectedPayloadError';
+  }
+}
+
+const identity = (e: { source: string; key: string }) => `${e.source}\u0000${e.key}`;
+
+/**
+ * Group commit for the inbox: concurrent `write()` calls are coalesced into one
+ * multi-row `INSERT … ON CONFLICT DO NOTHING RETURNING`, flushed as soon as the
+ * previous flush is done. Each promise resolves only after its row is committed,
+ * so "durable before 2xx" holds while one commit pays for many requests.
+ */
+export class EventWriter {
+  private queue: Pending[] = [];
+  private flushing = false;
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly onCommitted: (ids: number[]) => void = () => undefined,
+  ) {}
+
+  /** Store one event; resolves once it is committed (or found as a duplicate). */
+  write(event: NewEvent): Promise<StoredEvent> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ event, resolve, reject });
+      if (!this.flushing) {
+        this.flushing = true;
+        setImmediate(() => void this.drain());
+      }
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, MAX_BATCH_ROWS);
+      await this.flush(batch);
+    }
+    this.flushing = false;
+  }
+
+  private async flush(batch: Pending[]): Promise<void> {
+    try {
+      await this.insertBatch(batch);
+    } catch (error) {
+      if (batch.length > 1 && isDataException(error)) {
+        // One bad value fails the whole statement: retry row by row so only it is refused.
+        for (const item of batch) {
+          await this.insertBatch([item]).catch((rowError) => item.reject(asRejected(rowError)));
+        }
+        return;
+      }
+      for (const item of batch) item.reject(batch.length === 1 && isDataException(error) ? asRejected(error) : error);
+    }
+  }
+
+  private async insertBatch(batch: Pending[]): Promise<void> {
+    const firstByIdentity = new Map<string, Pending>();
+    const repeats: Pending[] = [];
+    for (const item of batch) {
+      const id = identity(item.event);
+      if (firstByIdentity.has(id)) repeats.push(item);
+      else firstByIdentity.set(id, item);
+    }
+    const unique = [...firstByIdentity.values()];
+    const inserted = await this.db.query<{ id: number; source: string; key: string }>(INSERT_SQL, [
+      unique.map((p) => p.event.source),
+      unique.map((p) => p.event.key),
+      unique.map((p) => p.event.type),
+      unique.map((p) => p.event.payloadJson),
+    ]);
+    const insertedIds = new Map(inserted.map((row) => [identity(row), Number(row.id)]));
+    const missing = unique.filter((p) => !insertedIds.has(identity(p.event)));
+    const existingIds = new Map<string, number>();
+    if (missing.length > 0) {
+      const found = await this.db.query<{ id: number; source: string; key: string }>(FIND_SQL, [
+        missing.map((p) => p.event.source),
+        missing.map((p) => p.event.key),
+      ]);
+      for (const row of found) existingIds.set(identity(row), Number(row.id));
+    }
+    if (inserted.length > 0) this.onCommitted(inserted.map((row) => Number(row.id)));
+    for (const item of unique) {
+      const key = identity(item.event);
+      const newId = insertedIds.get(key);
+      if (newId !== undefined) item.resolve({ id: newId, duplicate: false });
+      else item.resolve({ id: existingIds.get(key) ?? 0, duplicate: true });
+    }
+    for (const item of repeats) {
+      const key = identity(item.event);
+      item.resolve({ id: insertedIds.get(key) ?? existingIds.get(key) ?? 0, duplicate: true });
+    }
+  }
+}
+
+function isDataException(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith(DATA_EXCEPTION_CLASS);
+}
+
+function asRejected(error: unknown): RejectedPayloadError {
+  const detail = (error as Error | null)?.message ?? 'rejected by the database';
+  return new RejectedPayloadError(`The payload cannot be stored: ${detail}.`, { cause: error });
+}

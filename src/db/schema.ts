@@ -1,0 +1,126 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigserial,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+const tz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+/**
+ * The inbox: every verified webhook, committed before it is acknowledged.
+ * Unique (source, key) makes a provider's retry a no-op (DESIGN.md "Processing").
+ */
+export const webhookEvents = pgTable(
+  'webhook_events',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    source: text('source').notNull(),
+    key: text('key').notNull(),
+    type: text('type').notNull(),
+    payload: jsonb('payload').notNull(),
+    status: text('status').notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: tz('next_attempt_at').notNull().defaultNow(),
+    lockedUntil: tz('locked_until'),
+    lastError: text('last_error'),
+    receivedAt: tz('received_at').notNull().defaultNow(),
+    processedAt: tz('processed_at'),
+  },
+  (t) => [
+    uniqueIndex('webhook_events_source_key_uq').on(t.source, t.key),
+    index('webhook_events_due_idx')
+      .on(t.nextAttemptAt)
+      .where(sql`${t.status} in ('pending', 'failed', 'processing')`),
+    index('webhook_events_status_idx').on(t.status, t.id),
+  ],
+);
+
+/**
+ * One row per cron run, whatever triggered it. Unique (job, scheduled_for)
+ * is the claim that makes a scheduled tick run once across instances; manual
+ * runs have a null `scheduled_for` and never collide.
+ */
+export const cronRuns = pgTable(
+  'cron_runs',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    job: text('job').notNull(),
+    trigger: text('trigger').notNull(),
+    scheduledFor: tz('scheduled_for'),
+    startedAt: tz('started_at').notNull().defaultNow(),
+    finishedAt: tz('finished_at'),
+    status: text('status').notNull(),
+    error: text('error'),
+    durationMs: integer('duration_ms'),
+    /** A `running` row past this time belongs to a crashed instance and no longer blocks the job. */
+    expiresAt: tz('expires_at'),
+  },
+  (t) => [
+    uniqueIndex('cron_runs_job_scheduled_for_uq').on(t.job, t.scheduledFor),
+    index('cron_runs_job_started_idx').on(t.job, t.startedAt),
+    index('cron_runs_running_idx').on(t.job).where(sql`${t.status} = 'running'`),
+  ],
+);
+
+/** Scratch rows for the keep-alive job (the Supabase "pause after inactivity" workaround). */
+export const pages = pgTable('pages', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  title: text('title').notNull(),
+  createdAt: tz('created_at').notNull().defaultNow(),
+});
+
+/** Mirror of the identity provider's users; `id` is the provider's id. */
+export const users = pgTable('users', {
+  id: text('id').primaryKey(),
+  email: text('email'),
+  firstName: text('first_name'),
+  lastName: text('last_name'),
+  deletedAt: tz('deleted_at'),
+  sourceUpdatedAt: tz('source_updated_at').notNull(),
+});
+
+/** Mirror of the identity provider's organizations. */
+export const organizations = pgTable('organizations', {
+  id: text('id').primaryKey(),
+  name: text('name'),
+  slug: text('slug'),
+  deletedAt: tz('deleted_at'),
+  sourceUpdatedAt: tz('source_updated_at').notNull(),
+});
+
+/** Mirror of organization memberships. */
+export const memberships = pgTable('memberships', {
+  id: text('id').primaryKey(),
+  organizationId: text('organization_id'),
+  userId: text('user_id'),
+  role: text('role'),
+  deletedAt: tz('deleted_at'),
+  sourceUpdatedAt: tz('source_updated_at').notNull(),
+});
+
+/** Mirror of the payment provider's customers, linked to our user when known. */
+export const customers = pgTable('customers', {
+  id: text('id').primaryKey(),
+  email: text('email'),
+  userId: text('user_id'),
+  sourceUpdatedAt: tz('source_updated_at').notNull(),
+});
+
+/** Mirror of the payment provider's subscriptions. */
+export const subscriptions = pgTable('subscriptions', {
+  id: text('id').primaryKey(),
+  customerId: text('customer_id'),
+  status: text('status'),
+  priceId: text('price_id'),
+  currentPeriodEnd: tz('current_period_end'),
+  cancelAtPeriodEnd: boolean('cancel_at_period_end'),
+  sourceUpdatedAt: tz('source_updated_at').notNull(),
+});

@@ -1,0 +1,79 @@
+import { Hono } from 'hono';
+import type { Clock } from '../clock.js';
+import { SOURCES, type Config } from '../config.js';
+import type { Database } from '../db/client.js';
+import type { EventWriter } from '../db/event-writer.js';
+import { AppError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import { createReceiver } from '../webhooks/receive.js';
+import type { SourceVerifier } from '../webhooks/verifiers.js';
+import type { Source } from '../config.js';
+import { createErrorHandler, errorResponse } from './errors.js';
+
+/** Everything the HTTP layer serves from; built once by `service.ts` (or a test). */
+export interface AppDeps {
+  config: Config;
+  db: Database;
+  writer: EventWriter;
+  verifiers: Record<Source, SourceVerifier>;
+  clock: Clock;
+  log: Logger;
+  metrics: Metrics;
+  /** Sub-apps of other capabilities (cron routes, admin API, …), mounted at their prefix. */
+  mounts?: Array<{ prefix: string; app: Hono }>;
+}
+
+async function pingDatabase(db: Database, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      db.query('SELECT 1'),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('timeout')), timeoutMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The HTTP surface: health, readiness, the three webhook receivers and
+ * whatever sub-apps are mounted. Errors of every route go through one
+ * handler that speaks the JSON error contract.
+ */
+export function createApp(deps: AppDeps): Hono {
+  const app = new Hono();
+  app.onError(createErrorHandler(deps.log));
+  app.notFound((c) => errorResponse(c, 404, 'not_found', `No route ${c.req.method} ${c.req.path}. See /openapi.json for the routes.`));
+
+  app.get('/health', (c) => c.json({ status: 'ok' }));
+  app.get('/ready', async (c) => {
+    try {
+      await pingDatabase(deps.db, deps.config.dbTimeoutMs);
+      return c.json({ status: 'ready', database: deps.db.kind });
+    } catch {
+      throw new AppError('unavailable', 'The database does not answer; hookrun is not ready.');
+    }
+  });
+
+  const receiveDeps = {
+    writer: deps.writer,
+    clock: deps.clock,
+    log: deps.log,
+    metrics: deps.metrics,
+    toleranceSeconds: deps.config.toleranceSeconds,
+    maxBodyBytes: deps.config.maxBodyBytes,
+    dbTimeoutMs: deps.config.dbTimeoutMs,
+  };
+  for (const source of SOURCES) {
+    app.post(`/webhooks/${source}`, createReceiver(source, deps.verifiers[source], receiveDeps));
+    app.all(`/webhooks/${source}`, () => {
+      throw new AppError('method_not_allowed', `Use POST for /webhooks/${source}.`);
+    });
+  }
+
+  for (const mount of deps.mounts ?? []) app.route(mount.prefix, mount.app);
+  return app;
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env node
+import { Command, CommanderError } from 'commander';
+import { registerStartCommands } from './cli/start.js';
+import { ConfigError } from './errors.js';
+
+/** Exit codes scripts can rely on. */
+export const EXIT = { ok: 0, failure: 1, usage: 2, config: 78 } as const;
+
+const program = new Command()
+  .name('hookrun')
+  .description('Verified, durable, exactly-once webhooks and scheduled jobs.')
+  .showHelpAfterError()
+  .exitOverride();
+
+registerStartCommands(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? EXIT.ok : EXIT.usage);
+  if (error instanceof ConfigError) {
+    process.stderr.write(`hookrun: ${error.message}\n`);
+    process.exit(EXIT.config);
+  }
+  process.stderr.write(`hookrun: ${(error as Error).message}\n`);
+  process.exit(EXIT.failure);
+}

@@ -1,0 +1,58 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * Every Prometheus series hookrun exports, on a registry of its own (so two
+ * apps in one test process do not collide). Names follow the Prometheus
+ * conventions: `_total` counters, `_seconds` histograms.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly eventsReceived = new Counter({
+    name: 'hookrun_events_received_total',
+    help: 'Webhook deliveries by source and outcome (accepted, duplicate, rejected).',
+    labelNames: ['source', 'outcome', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly eventsProcessed = new Counter({
+    name: 'hookrun_events_processed_total',
+    help: 'Processing attempts by source and outcome (processed, ignored, failed, dead).',
+    labelNames: ['source', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly processingDuration = new Histogram({
+    name: 'hookrun_event_processing_seconds',
+    help: 'Time a handler took for one event.',
+    labelNames: ['source', 'outcome'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30],
+    registers: [this.registry],
+  });
+
+  readonly eventsByStatus = new Gauge({
+    name: 'hookrun_events',
+    help: 'Events in the inbox by status (pending, failed, dead, …), sampled at scrape time.',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly cronRuns = new Counter({
+    name: 'hookrun_cron_runs_total',
+    help: 'Cron runs by job, trigger and final status.',
+    labelNames: ['job', 'trigger', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly cronLag = new Histogram({
+    name: 'hookrun_cron_lag_seconds',
+    help: 'Start time minus scheduled time of scheduled cron runs.',
+    labelNames: ['job'] as const,
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 30, 60, 300],
+    registers: [this.registry],
+  });
+
+  constructor(options: { defaultMetrics?: boolean } = {}) {
+    if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'hookrun_' });
+  }
+}

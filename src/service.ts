@@ -1,0 +1,104 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { serve } from '@hono/node-server';
+import type { Hono } from 'hono';
+import { systemClock, type Clock } from './clock.js';
+import type { Config } from './config.js';
+import { openDatabase, type Database } from './db/client.js';
+import { EventWriter } from './db/event-writer.js';
+import { createApp } from './http/app.js';
+import type { Logger } from './log.js';
+import { Metrics } from './metrics.js';
+import { createVerifiers } from './webhooks/verifiers.js';
+
+/** Switches for the parts of a running hookrun; `hookrun start` turns everything on. */
+export interface ServiceOptions {
+  log: Logger;
+  clock?: Clock;
+  /** Serve HTTP (false for `hookrun worker`). */
+  http?: boolean;
+  scheduler?: boolean;
+  worker?: boolean;
+  /** Reuse an open database (tests); otherwise one is opened from config. */
+  db?: Database;
+}
+
+/** A running hookrun: its address, its parts, and the one way to stop it cleanly. */
+export interface RunningService {
+  url: string | undefined;
+  app: Hono;
+  db: Database;
+  config: Config;
+  /** Stop taking work, finish what runs (bounded by SHUTDOWN_TIMEOUT_MS), close the database. */
+  stop(): Promise<void>;
+}
+
+/** Slow clients must not hold sockets forever (Slowloris); numbers in ms. */
+const HEADERS_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+
+function listen(app: Hono, config: Config): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(server as Server)) as Server;
+    server.once('error', reject);
+    server.headersTimeout = HEADERS_TIMEOUT_MS;
+    server.requestTimeout = REQUEST_TIMEOUT_MS;
+    server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  });
+}
+
+function closeServer(server: Server, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      server.closeAllConnections();
+      resolve();
+    }, timeoutMs);
+    server.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+/**
+ * Assemble and start hookrun: open and migrate the database, build the
+ * verifiers (a bad secret stops here), then serve, process and schedule.
+ */
+export async function startService(config: Config, options: ServiceOptions): Promise<RunningService> {
+  const { log } = options;
+  const clock = options.clock ?? systemClock;
+  const ownsDb = !options.db;
+  const db =
+    options.db ??
+    (await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      onPoolError: (error) => log.warn({ err: { message: error.message } }, 'database connection lost; the pool reconnects on demand'),
+    }));
+  try {
+    await db.migrate();
+    const verifiers = createVerifiers(config);
+    const metrics = new Metrics({ defaultMetrics: true });
+    const writer = new EventWriter(db);
+    const app = createApp({ config, db, writer, verifiers, clock, log, metrics });
+
+    const server = options.http === false ? undefined : await listen(app, config);
+    const address = server?.address() as AddressInfo | undefined;
+    const url = address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : undefined;
+
+    let stopping: Promise<void> | undefined;
+    const stop = () =>
+      (stopping ??= (async () => {
+        log.info('stopping: no new requests; finishing what runs');
+        if (server) await closeServer(server, config.shutdownTimeoutMs);
+        if (ownsDb) await db.close();
+        log.info('stopped');
+      })());
+    return { url, app, db, config, stop };
+  } catch (error) {
+    if (ownsDb) await db.close().catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,78 @@
+import { AppError } from '../errors.js';
+
+/** What a verifier hands back: the event's identity and its verified raw JSON. */
+export interface VerifiedDelivery {
+  /** Idempotency key (Stripe event id, svix-id, …), unique per source. */
+  key: string;
+  type: string;
+  /** The verified body as text, stored as jsonb without re-serialising. */
+  payloadJson: string;
+}
+
+/** Everything a verifier may look at; `now` is injected so tests move time. */
+export interface VerifyInput {
+  body: Uint8Array;
+  headers: Headers;
+  nowMs: number;
+  toleranceSeconds: number;
+}
+
+/** A pure function over raw bytes, headers, secrets and time: returns the delivery or throws `AppError`. */
+export type Verifier = (input: VerifyInput) => VerifiedDelivery;
+
+/** Nesting beyond this is refused before parsing: no real provider payload comes close. */
+export const MAX_JSON_DEPTH = 64;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Fail fast on hostile nesting with a linear scan, so JSON.parse never recurses deeply. */
+function exceedsDepth(text: string, maxDepth: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 /* { */ || c === 91 /* [ */) {
+      if (++depth > maxDepth) return true;
+    } else if (c === 125 /* } */ || c === 93 /* ] */) depth--;
+  }
+  return false;
+}
+
+/**
+ * Decode verified bytes as UTF-8 JSON and require an object. Runs only after
+ * the signature matched (DESIGN.md: verify over the raw bytes first).
+ */
+export function parseJsonObject(body: Uint8Array): { text: string; value: Record<string, unknown> } {
+  let text: string;
+  try {
+    text = utf8.decode(body);
+  } catch {
+    throw new AppError('invalid_payload', 'The body is not valid UTF-8; send the event as UTF-8 JSON.');
+  }
+  if (exceedsDepth(text, MAX_JSON_DEPTH)) {
+    throw new AppError('invalid_payload', `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels.`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new AppError('invalid_payload', `The body is not valid JSON: ${(error as Error).message}.`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new AppError('invalid_payload', 'The body must be a JSON object.');
+  }
+  return { text, value: value as Record<string, unknown> };
+}
+
+/** Read a required string field of a parsed payload, or explain which one is missing. */
+export function requireString(value: Record<string, unknown>, field: string, what: string): string {
+  const v = value[field];
+  if (typeof v !== 'string' || v.length === 0 || v.length > 255) {
+    throw new AppError('invalid_payload', `${what} payload needs a string "${field}" (1-255 characters).`);
+  }
+  return v;
+}

@@ -1,0 +1,55 @@
+import Stripe from 'stripe';
+import { AppError } from '../../errors.js';
+import { parseJsonObject, requireString, type Verifier } from '../delivery.js';
+
+const STALE_MESSAGE = 'Timestamp outside the tolerance zone';
+
+function headerTimestamp(header: string): number | undefined {
+  for (const part of header.split(',')) {
+    const [name, value] = part.split('=', 2);
+    if (name?.trim() === 't' && value && /^\d{1,12}$/.test(value.trim())) return Number(value.trim());
+  }
+  return undefined;
+}
+
+/**
+ * Stripe's scheme (`Stripe-Signature: t=…,v1=…`, HMAC-SHA256 of `t.rawBody`),
+ * checked by stripe-node itself against each secret of a rotation list. Any
+ * `v1` may match; `v0` is ignored. stripe-node checks only the past side of
+ * the tolerance, so the future side is checked here.
+ * https://docs.stripe.com/webhooks#verify-manually
+ */
+export function createPaymentsVerifier(secrets: string[]): Verifier {
+  return ({ body, headers, nowMs, toleranceSeconds }) => {
+    const header = headers.get('stripe-signature');
+    if (!header) {
+      throw new AppError('missing_signature', 'Missing Stripe-Signature header: send the request exactly as Stripe signs it.');
+    }
+    const timestamp = headerTimestamp(header);
+    if (timestamp === undefined || !/(^|,)\s*v1=/.test(header)) {
+      throw new AppError('invalid_signature', 'Stripe-Signature must look like "t=<unix seconds>,v1=<hex signature>".');
+    }
+    let stale = false;
+    let matched = false;
+    for (const secret of secrets) {
+      try {
+        Stripe.webhooks.signature!.verifyHeader(Buffer.from(body.buffer, body.byteOffset, body.byteLength), header, secret, toleranceSeconds, undefined, nowMs);
+        matched = true;
+        break;
+      } catch (error) {
+        if ((error as Error).message?.startsWith(STALE_MESSAGE)) stale = true;
+      }
+    }
+    if (stale && !matched) {
+      throw new AppError('timestamp_out_of_tolerance', `Stripe-Signature timestamp is more than ${toleranceSeconds} s old; check the clock, or resend the event from the Stripe dashboard.`);
+    }
+    if (!matched) {
+      throw new AppError('invalid_signature', 'No Stripe-Signature v1 signature matches the configured secret. Check PAYMENTS_WEBHOOK_SECRET and that the body is forwarded unchanged.');
+    }
+    if (timestamp - Math.floor(nowMs / 1000) > toleranceSeconds) {
+      throw new AppError('timestamp_out_of_tolerance', `Stripe-Signature timestamp is more than ${toleranceSeconds} s in the future; check the sender's clock.`);
+    }
+    const { text, value } = parseJsonObject(body);
+    return { key: requireString(value, 'id', 'A Stripe event'), type: requireString(value, 'type', 'A Stripe event'), payloadJson: text };
+  };
+}

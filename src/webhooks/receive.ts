@@ -1,0 +1,91 @@
+import type { Context } from 'hono';
+import type { Clock } from '../clock.js';
+import type { Source } from '../config.js';
+import { RejectedPayloadError, type EventWriter, type StoredEvent } from '../db/event-writer.js';
+import { AppError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import type { SourceVerifier } from './verifiers.js';
+
+/** What a receiver needs; assembled once by the HTTP app. */
+export interface ReceiveDeps {
+  writer: EventWriter;
+  clock: Clock;
+  log: Logger;
+  metrics: Metrics;
+  toleranceSeconds: number;
+  maxBodyBytes: number;
+  dbTimeoutMs: number;
+}
+
+const JSON_CONTENT_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
+
+async function readBody(c: Context, maxBytes: number): Promise<Uint8Array> {
+  const declared = c.req.header('content-length');
+  if (declared !== undefined && Number(declared) > maxBytes) throw tooLarge(maxBytes);
+  const stream = c.req.raw.body;
+  if (!stream) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(value);
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+}
+
+function tooLarge(maxBytes: number): AppError {
+  return new AppError('payload_too_large', `The body is larger than ${maxBytes} bytes (MAX_BODY_BYTES).`);
+}
+
+function withDeadline(promise: Promise<StoredEvent>, ms: number): Promise<StoredEvent> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer from the database within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The receiver of one source: content type → body limit → verify the raw
+ * bytes → commit to the inbox → 200. The event is committed before the answer
+ * (DESIGN.md data flow); a duplicate answers 200 and is not stored again.
+ */
+export function createReceiver(source: Source, verifier: SourceVerifier, deps: ReceiveDeps) {
+  const rejected = deps.metrics.eventsReceived;
+  return async (c: Context): Promise<Response> => {
+    try {
+      if (!verifier.ok) throw new AppError('not_configured', verifier.message);
+      const contentType = c.req.header('content-type') ?? '';
+      if (!JSON_CONTENT_TYPE.test(contentType)) {
+        throw new AppError('unsupported_media_type', `Content-Type must be application/json (got "${contentType.slice(0, 100)}").`);
+      }
+      const body = await readBody(c, deps.maxBodyBytes);
+      const delivery = verifier.verify({ body, headers: c.req.raw.headers, nowMs: deps.clock.now(), toleranceSeconds: deps.toleranceSeconds });
+      let stored: StoredEvent;
+      try {
+        stored = await withDeadline(deps.writer.write({ source, ...delivery }), deps.dbTimeoutMs);
+      } catch (error) {
+        if (error instanceof RejectedPayloadError) throw new AppError('invalid_payload', error.message, { cause: error });
+        deps.log.error({ source, key: delivery.key, err: { message: (error as Error).message } }, 'event not stored: database unavailable');
+        throw new AppError('unavailable', 'The database is unavailable, so the event was not stored. Retry later; the provider retries by itself.', { cause: error });
+      }
+      rejected.inc({ source, outcome: stored.duplicate ? 'duplicate' : 'accepted', reason: '' });
+      if (stored.duplicate) deps.log.debug({ source, key: delivery.key, id: stored.id }, 'duplicate delivery');
+      return c.json({ received: true, id: stored.id, duplicate: stored.duplicate });
+    } catch (error) {
+      if (error instanceof AppError) {
+        rejected.inc({ source, outcome: 'rejected', reason: error.code });
+        if (error.code !== 'unavailable') deps.log.info({ source, code: error.code }, `webhook rejected: ${error.message}`);
+      }
+      throw error;
+    }
+  };
+}

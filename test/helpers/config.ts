@@ -1,0 +1,27 @@
+import { loadConfig, type Config } from '../../src/config.js';
+
+/** Test signing secrets: Stripe's are opaque strings, Svix/Clerk's are `whsec_` + base64. */
+export const SECRETS = {
+  payments: 'whsec_test_payments_secret',
+  auth: 'whsec_' + Buffer.from('test-auth-secret-32-bytes-long!!').toString('base64'),
+  database: 'db-bearer-secret-for-tests',
+  cron: 'cron-secret-for-tests',
+  admin: 'admin-token-for-tests',
+} as const;
+
+/** A config as `loadConfig` would build it from env, with test secrets and overrides. */
+export function testConfig(env: Record<string, string | undefined> = {}): Config {
+  return loadConfig(
+    {
+      PAYMENTS_WEBHOOK_SECRET: SECRETS.payments,
+      AUTH_WEBHOOK_SECRET: SECRETS.auth,
+      DATABASE_WEBHOOK_SECRET: SECRETS.database,
+      CRON_SECRET: SECRETS.cron,
+      ADMIN_TOKEN: SECRETS.admin,
+      PLATFORM_CONFIG: '/nonexistent/platform.json',
+      LOG_LEVEL: 'silent',
+      ...env,
+    },
+    process.cwd(),
+  );
+}

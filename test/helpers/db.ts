@@ -1,0 +1,67 @@
+import { readFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { openDatabase, type Database } from '../../src/db/client.js';
+
+/** A database a test file owns: migrated, empty, and dropped by `close()`. */
+export interface TestDatabase {
+  db: Database;
+  /** PostgreSQL only: a URL other processes (spawned servers) can use. */
+  url?: string;
+  close(): Promise<void>;
+}
+
+/** One way to get a fresh test database; the suite runs each test file on every available kind. */
+export interface DatabaseKind {
+  name: 'pglite' | 'postgres';
+  create(): Promise<TestDatabase>;
+}
+
+/** Fresh in-memory PGlite loaded from the migrated template the global setup made. */
+export async function createPgliteDatabase(): Promise<TestDatabase> {
+  const template = await readFile(inject('pgliteTemplate'));
+  const pglite = new PGlite({ loadDataDir: new Blob([template]) });
+  await pglite.waitReady;
+  const db = await openDatabase({ pglite });
+  return { db, close: () => pglite.close() };
+}
+
+/** A throwaway database on the real PostgreSQL of TEST_DATABASE_URL, migrated. */
+export async function createPostgresDatabase(baseUrl: string = process.env.TEST_DATABASE_URL!): Promise<TestDatabase> {
+  const name = `hookrun_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: baseUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  const db = await openDatabase({ databaseUrl: url.toString() });
+  await db.migrate();
+  return {
+    db,
+    url: url.toString(),
+    async close() {
+      await db.close();
+      const dropper = new pg.Client({ connectionString: baseUrl });
+      await dropper.connect();
+      await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await dropper.end();
+    },
+  };
+}
+
+/** PGlite always; PostgreSQL too when TEST_DATABASE_URL is set (as in CI). Use with `describe.each`. */
+export function databaseKinds(): DatabaseKind[] {
+  const kinds: DatabaseKind[] = [{ name: 'pglite', create: createPgliteDatabase }];
+  if (process.env.TEST_DATABASE_URL) kinds.push({ name: 'postgres', create: () => createPostgresDatabase() });
+  return kinds;
+}
+
+/** Delete every row of hookrun's tables, so tests in one file start clean without a new database. */
+export async function truncateAll(db: Database): Promise<void> {
+  await db.query(
+    'TRUNCATE webhook_events, cron_runs, pages, users, organizations, memberships, customers, subscriptions RESTART IDENTITY',
+  );
+}
