@@ -1,0 +1,156 @@
+import autocannon from 'autocannon';
+import { makeSignedEvents, type SignedEvent } from './events.js';
+import { cpuMs, peakRssMb, type ServerProcess } from './servers.js';
+import { spread, type Spread } from './stats.js';
+
+/** One server in the A B A B rotation. */
+export interface Target {
+  name: string;
+  server: ServerProcess;
+  path: string;
+  /** Needs distinct, freshly signed events (hookrun); hello-world takes any. */
+  distinct: boolean;
+}
+
+/** What one round of one target measured. */
+export interface Round {
+  reqPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+  /** Connection errors and timeouts (not answered at all). */
+  errors: number;
+  cpuMsPerRequest: number;
+  /** Requests that reused an event because the pre-generated pool ran out (duplicates). */
+  reused: number;
+}
+
+/** A target's figures over all rounds. */
+export interface IngestFigures {
+  name: string;
+  rounds: Round[];
+  reqPerSec: Spread;
+  p50Ms: Spread;
+  p99Ms: Spread;
+  non2xx: number;
+  errors: number;
+  cpuMsPerRequest: Spread;
+  peakRssMb: number;
+  reused: number;
+}
+
+/** Settings of the rotation. */
+export interface IngestOptions {
+  rounds: number;
+  seconds: number;
+  warmupSeconds: number;
+  connections: number;
+}
+
+// The headers Stripe's webhook sender puts on every delivery (besides Stripe-Signature).
+const STRIPE_HEADERS = {
+  'content-type': 'application/json; charset=utf-8',
+  'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
+  'cache-control': 'no-cache',
+  accept: '*/*; q=0.5, application/xml',
+};
+
+class EventPool {
+  events: SignedEvent[] = [];
+  private next = 0;
+  private wrapped = false;
+  /** Requests sent after the pool wrapped around (duplicates). */
+  reused = 0;
+
+  refill(count: number): void {
+    this.events = makeSignedEvents(count);
+    this.next = 0;
+    this.wrapped = false;
+    this.reused = 0;
+  }
+
+  take(): SignedEvent {
+    if (this.next >= this.events.length) {
+      this.next = 0;
+      this.wrapped = true;
+    }
+    if (this.wrapped) this.reused++;
+    return this.events[this.next++]!;
+  }
+}
+
+async function round(target: Target, pool: EventPool, seconds: number, connections: number): Promise<Round> {
+  const pid = target.server.child.pid!;
+  const cpuBefore = cpuMs(pid);
+  const result = await autocannon({
+    url: target.server.url,
+    connections,
+    duration: seconds,
+    timeout: 10,
+    requests: [
+      {
+        method: 'POST',
+        path: target.path,
+        setupRequest: (request) => {
+          const event = pool.take();
+          request.body = event.body;
+          request.headers = { ...STRIPE_HEADERS, 'stripe-signature': event.signature };
+          return request;
+        },
+      },
+    ],
+  });
+  const cpu = cpuMs(pid) - cpuBefore;
+  const ok = result['2xx'];
+  return {
+    reqPerSec: ok / seconds,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    cpuMsPerRequest: ok > 0 ? cpu / ok : NaN,
+    reused: pool.reused,
+  };
+}
+
+/**
+ * Alternate rounds between the targets (A B A B …) so drift on a shared
+ * machine hits every target alike; each hookrun round gets a fresh pool of
+ * distinct events, sized from the previous round so none repeats.
+ */
+export async function runIngest(targets: Target[], options: IngestOptions, progress: (line: string) => void): Promise<IngestFigures[]> {
+  const pool = new EventPool();
+  const expected = new Map<string, number>();
+  const poolSize = (target: Target, seconds: number) => Math.max(5_000, Math.ceil((expected.get(target.name) ?? 8_000) * seconds * 1.5));
+  for (const target of targets) {
+    pool.refill(poolSize(target, options.warmupSeconds));
+    const warm = await round(target, pool, options.warmupSeconds, options.connections);
+    expected.set(target.name, warm.reqPerSec);
+    progress(`warm-up ${target.name}: ${Math.round(warm.reqPerSec)} req/s`);
+  }
+  const rounds = new Map<string, Round[]>(targets.map((t) => [t.name, []]));
+  for (let r = 0; r < options.rounds; r++) {
+    for (const target of targets) {
+      if (target.distinct || pool.events.length === 0) pool.refill(poolSize(target, options.seconds));
+      const result = await round(target, pool, options.seconds, options.connections);
+      expected.set(target.name, Math.max(result.reqPerSec, expected.get(target.name) ?? 0));
+      rounds.get(target.name)!.push(result);
+      progress(`round ${r + 1}/${options.rounds} ${target.name}: ${Math.round(result.reqPerSec)} req/s, p99 ${result.p99Ms} ms, ${result.cpuMsPerRequest.toFixed(3)} ms CPU/req, non-2xx ${result.non2xx}`);
+    }
+  }
+  return targets.map((target) => {
+    const list = rounds.get(target.name)!;
+    return {
+      name: target.name,
+      rounds: list,
+      reqPerSec: spread(list.map((r) => r.reqPerSec)),
+      p50Ms: spread(list.map((r) => r.p50Ms)),
+      p99Ms: spread(list.map((r) => r.p99Ms)),
+      non2xx: list.reduce((sum, r) => sum + r.non2xx, 0),
+      errors: list.reduce((sum, r) => sum + r.errors, 0),
+      cpuMsPerRequest: spread(list.map((r) => r.cpuMsPerRequest)),
+      peakRssMb: peakRssMb(target.server.child.pid!),
+      reused: target.distinct ? list.reduce((sum, r) => sum + r.reused, 0) : 0,
+    };
+  });
+}

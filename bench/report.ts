@@ -1,0 +1,89 @@
+import type { CronFigures } from './cron.js';
+import type { IngestFigures } from './ingest.js';
+import type { ProcessingFigures } from './processing.js';
+import type { Spread } from './stats.js';
+import type { StartupFigures } from './startup.js';
+
+/** Everything one run measured; written as JSON to bench/results/. */
+export interface BenchReport {
+  startedAt: string;
+  mode: 'full' | 'smoke';
+  machine: { cpu: string; cores: number; memoryGb: number; node: string; commit: string; dirty: boolean };
+  settings: { rounds: number; seconds: number; connections: number; database: string | undefined };
+  startup?: StartupFigures;
+  ingest?: IngestFigures[];
+  processing?: { embedded: ProcessingFigures; postgres: ProcessingFigures };
+  cron?: CronFigures;
+}
+
+const NA = 'not available';
+
+function num(value: number, digits = 0): string {
+  if (!Number.isFinite(value)) return '–';
+  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function range(s: Spread | undefined, digits = 0): string {
+  if (!s) return NA;
+  return s.values.length > 1 ? `${num(s.median, digits)} (${num(s.min, digits)}–${num(s.max, digits)})` : num(s.median, digits);
+}
+
+function ratio(value: number, base: number | undefined): string {
+  return base && Number.isFinite(value) && base > 0 ? ` ×${(value / base).toFixed(2)}` : '';
+}
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+function ingestTable(ingest: IngestFigures[]): string {
+  const hello = ingest.find((f) => f.name === 'hello-world');
+  const cell = (f: IngestFigures, pick: (f: IngestFigures) => Spread, digits: number) =>
+    `${range(pick(f), digits)}${f === hello ? '' : ratio(pick(f).median, hello && pick(hello).median)}`;
+  const rows: Array<[string, string, (f: IngestFigures) => string]> = [
+    ['ingest req/s (2xx)', '≥ 0.30 × hello', (f) => cell(f, (x) => x.reqPerSec, 0)],
+    ['latency p50 ms', '', (f) => cell(f, (x) => x.p50Ms, 1)],
+    ['latency p99 ms', '≤ 25', (f) => cell(f, (x) => x.p99Ms, 1)],
+    ['non-2xx / errors', '0', (f) => `${f.non2xx} / ${f.errors}${f.reused ? ` (${f.reused} reused events)` : ''}`],
+    ['server CPU ms/request', '≤ 0.20', (f) => cell(f, (x) => x.cpuMsPerRequest, 3)],
+    ['peak RSS MB', '≤ 400 embedded / ≤ 120 PG', (f) => num(f.peakRssMb)],
+  ];
+  return table(['figure', 'target', ...ingest.map((f) => f.name)], rows.map(([name, target, get]) => [name, target, ...ingest.map(get)]));
+}
+
+function processingCell(p: ProcessingFigures | undefined, pick: (p: Extract<ProcessingFigures, { available: true }>) => string): string {
+  if (!p) return 'skipped';
+  return p.available ? pick(p) : `${NA}: ${p.reason}`;
+}
+
+/** The human table printed at the end of a run (medians, min–max, ratio to hello-world of the same run). */
+export function formatReport(report: BenchReport): string {
+  const out: string[] = [];
+  const m = report.machine;
+  out.push(`\nhookrun bench, ${report.mode}, ${report.startedAt}, commit ${m.commit}${m.dirty ? ' (src modified)' : ''}`);
+  out.push(`machine: ${m.cores} × ${m.cpu}, ${m.memoryGb} GB, Node ${m.node}; ${report.settings.rounds} rounds × ${report.settings.seconds} s, ${report.settings.connections} connections\n`);
+  if (report.ingest) out.push('Ingest (median (min–max) ×ratio to hello-world)', ingestTable(report.ingest), '');
+  if (report.startup) {
+    const s = report.startup;
+    out.push('Start-up: spawn → /ready 200, ms', table(['situation', 'target', 'median (min–max)'], [
+      ['embedded, fresh data dir', '', range(s.freshDataDirMs)],
+      ['embedded, existing data dir', '≤ 1,000', range(s.existingDataDirMs)],
+      ['PostgreSQL, fresh database', '', s.postgresFreshMs ? range(s.postgresFreshMs) : NA],
+      ['PostgreSQL, migrated database', '≤ 500', s.postgresMs ? range(s.postgresMs) : NA],
+    ]), '');
+  }
+  if (report.processing) {
+    const { embedded, postgres } = report.processing;
+    out.push('Processing', table(['figure', 'target', 'embedded', 'postgres'], [
+      ['backlog drain events/s', '≥ 3,000 (PG)', processingCell(embedded, (p) => `${num(p.drainedPerSec)} (${p.drained}/${p.backlog})`), processingCell(postgres, (p) => `${num(p.drainedPerSec)} (${p.drained}/${p.backlog})`)],
+      ['received → processed p50 / p99 ms', '≤ 10 p50', processingCell(embedded, (p) => `${num(p.latencyP50Ms, 1)} / ${num(p.latencyP99Ms, 1)}`), processingCell(postgres, (p) => `${num(p.latencyP50Ms, 1)} / ${num(p.latencyP99Ms, 1)}`)],
+    ]), '');
+  }
+  if (report.cron) {
+    const c = report.cron;
+    out.push('Cron', table(['figure', 'target', 'value'], [['start lag p50 / p99 ms', '≤ 1,000 p99', c.available ? `${num(c.lagP50Ms)} / ${num(c.lagP99Ms)} (${c.ticks} ticks)` : `${NA}: ${c.reason}`]]), '');
+  }
+  return `${out.join('\n')}\n`;
+}

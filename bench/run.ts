@@ -1,0 +1,116 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { runCron } from './cron.js';
+import { BENCH_SECRET } from './events.js';
+import { runIngest, type IngestFigures, type Target } from './ingest.js';
+import { runProcessing } from './processing.js';
+import { formatReport, type BenchReport } from './report.js';
+import { ROOT, createDatabase, startHello, startHookrun, type ServerProcess } from './servers.js';
+import { runStartup } from './startup.js';
+
+const { values: args } = parseArgs({
+  options: {
+    smoke: { type: 'boolean', default: false },
+    rounds: { type: 'string' },
+    seconds: { type: 'string' },
+    connections: { type: 'string', default: '50' },
+    'no-build': { type: 'boolean', default: false },
+    skip: { type: 'string', default: '' },
+    profile: { type: 'boolean', default: false },
+  },
+});
+
+const smoke = args.smoke!;
+const rounds = Number(args.rounds ?? (smoke ? 1 : 3));
+const seconds = Number(args.seconds ?? (smoke ? 1 : 10));
+const connections = Number(args.connections);
+const skip = new Set(args.skip!.split(',').filter(Boolean));
+const databaseUrl = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || undefined;
+const progress = (line: string) => process.stderr.write(`  ${line}\n`);
+
+function git(...argv: string[]): string {
+  try {
+    return execFileSync('git', argv, { cwd: ROOT }).toString().trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+function build(): void {
+  if (args['no-build']) return;
+  try {
+    execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  } catch (error) {
+    if (!existsSync(join(ROOT, 'dist/main.js'))) throw error;
+    progress('warning: `npm run build` reported errors; benchmarking the emitted dist/ anyway');
+  }
+}
+
+async function ingestSection(): Promise<IngestFigures[]> {
+  const servers: ServerProcess[] = [];
+  const dataDir = mkdtempSync(join(tmpdir(), 'hookrun-bench-ingest-'));
+  const database = databaseUrl ? await createDatabase(databaseUrl, 'ingest') : undefined;
+  const nodeArgs = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(ROOT, 'bench/results/profiles')}`] : [];
+  try {
+    const hello = await startHello();
+    servers.push(hello);
+    const targets: Target[] = [{ name: 'hello-world', server: hello, path: '/', distinct: false }];
+    const embedded = await startHookrun({ kind: 'embedded', dataDir }, BENCH_SECRET, { nodeArgs });
+    servers.push(embedded.server);
+    targets.push({ name: 'hookrun embedded', server: embedded.server, path: '/webhooks/payments', distinct: true });
+    if (database) {
+      const postgres = await startHookrun({ kind: 'postgres', url: database.url }, BENCH_SECRET, { nodeArgs });
+      servers.push(postgres.server);
+      targets.push({ name: 'hookrun postgres', server: postgres.server, path: '/webhooks/payments', distinct: true });
+    }
+    return await runIngest(targets, { rounds, seconds, warmupSeconds: smoke ? 1 : 3, connections }, progress);
+  } finally {
+    for (const server of servers) await server.stop();
+    await database?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  build();
+  const report: BenchReport = {
+    startedAt: new Date().toISOString(),
+    mode: smoke ? 'smoke' : 'full',
+    machine: {
+      cpu: cpus()[0]?.model ?? 'unknown',
+      cores: cpus().length,
+      memoryGb: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+      commit: git('rev-parse', '--short', 'HEAD'),
+      dirty: git('status', '--porcelain', '--', 'src').length > 0,
+    },
+    settings: { rounds, seconds, connections, database: databaseUrl ? new URL(databaseUrl).host : undefined },
+  };
+  process.stderr.write(`hookrun bench (${report.mode}): ${rounds} rounds × ${seconds} s, ${connections} connections, PostgreSQL ${databaseUrl ? 'on' : 'off (set BENCH_DATABASE_URL)'}\n`);
+  if (!skip.has('startup')) report.startup = await runStartup(smoke ? 1 : 3, databaseUrl, progress);
+  if (!skip.has('ingest')) report.ingest = await ingestSection();
+  if (!skip.has('processing')) {
+    const sizes = smoke ? { backlog: 500, lightLoadEvents: 20 } : { backlog: 20_000, lightLoadEvents: 200 };
+    report.processing = {
+      embedded: await runProcessing('embedded', undefined, sizes, progress),
+      postgres: await runProcessing('postgres', databaseUrl, sizes, progress),
+    };
+  }
+  if (!skip.has('cron')) report.cron = await runCron();
+
+  process.stdout.write(formatReport(report));
+  const dir = join(ROOT, 'bench/results');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `bench-${report.startedAt.replace(/[:.]/g, '-')}${smoke ? '-smoke' : ''}.json`);
+  writeFileSync(file, JSON.stringify(report, null, 2));
+  writeFileSync(join(dir, smoke ? 'latest-smoke.json' : 'latest.json'), JSON.stringify(report, null, 2));
+  process.stderr.write(`wrote ${file}\n`);
+}
+
+main().catch((error: Error) => {
+  process.stderr.write(`bench failed: ${error.stack ?? error.message}\n`);
+  process.exit(1);
+});

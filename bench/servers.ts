@@ -1,0 +1,136 @@
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+
+/** Repository root (bench/ sits in it). */
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const CLOCK_TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+
+/** A server process under test, with what the bench reads of it. */
+export interface ServerProcess {
+  name: string;
+  url: string;
+  child: ChildProcess;
+  /** Last lines of its output, shown when it fails. */
+  tail(): string;
+  stop(): Promise<void>;
+}
+
+/** A free TCP port on loopback, so concurrent runs never collide. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Server CPU time so far (user + system), in ms, from /proc/<pid>/stat. */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // fields[0] is field 3 (state); utime is field 14, stime field 15.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** Peak resident set size so far (VmHWM), in MB. */
+export function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /VmHWM:\s+(\d+) kB/.exec(status);
+  return match ? Number(match[1]) / 1024 : NaN;
+}
+
+function spawnServer(name: string, args: string[], env: Record<string, string>, port: number): ServerProcess {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  const keep = (chunk: Buffer) => {
+    lines.push(...chunk.toString().split('\n').filter(Boolean));
+    if (lines.length > 40) lines.splice(0, lines.length - 40);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    name,
+    url: `http://127.0.0.1:${port}`,
+    child,
+    tail: () => lines.join('\n'),
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Poll `url` until it answers 200; returns ms since `startedAt`. Throws with the server's output on exit or deadline. */
+export async function waitForOk(server: ServerProcess, path: string, startedAt: number, deadlineMs = 60_000): Promise<number> {
+  for (;;) {
+    if (server.child.exitCode !== null) throw new Error(`${server.name} exited with ${server.child.exitCode}:\n${server.tail()}`);
+    try {
+      const response = await fetch(server.url + path);
+      await response.arrayBuffer();
+      if (response.status === 200) return performance.now() - startedAt;
+    } catch {
+      // not listening yet
+    }
+    if (performance.now() - startedAt > deadlineMs) throw new Error(`${server.name} not ready after ${deadlineMs} ms:\n${server.tail()}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** The plain node:http hello-world, started and ready. */
+export async function startHello(): Promise<ServerProcess> {
+  const server = spawnServer('hello-world', [fileURLToPath(new URL('./hello-server.mjs', import.meta.url))], {}, await freePort());
+  await waitForOk(server, '/', performance.now());
+  return server;
+}
+
+/** Where hookrun keeps its data in a run: a data dir (embedded) or a database URL. */
+export type Storage = { kind: 'embedded'; dataDir: string } | { kind: 'postgres'; url: string };
+
+/** The environment `hookrun start` gets in the bench: only the payments secret, logs at info like production. */
+export function hookrunEnv(storage: Storage, secret: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    PAYMENTS_WEBHOOK_SECRET: secret,
+    LOG_LEVEL: 'info',
+    ...(storage.kind === 'embedded' ? { DATA_DIR: storage.dataDir, DATABASE_URL: '' } : { DATABASE_URL: storage.url }),
+    ...extra,
+  };
+}
+
+/** Spawn `node dist/main.js start` and measure spawn → `/ready` 200, in ms. */
+export async function startHookrun(storage: Storage, secret: string, options: { nodeArgs?: string[]; env?: Record<string, string> } = {}): Promise<{ server: ServerProcess; readyMs: number }> {
+  const port = await freePort();
+  const startedAt = performance.now();
+  const server = spawnServer(`hookrun (${storage.kind})`, [...(options.nodeArgs ?? []), 'dist/main.js', 'start'], hookrunEnv(storage, secret, options.env), port);
+  const readyMs = await waitForOk(server, '/ready', startedAt);
+  return { server, readyMs };
+}
+
+/** A fresh, empty database on the PostgreSQL server of `baseUrl`; `drop()` removes it. */
+export async function createDatabase(baseUrl: string, label: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `hookrun_bench_${label}_${process.pid}_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: baseUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: baseUrl });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
