@@ -23,7 +23,7 @@ const INSERT_SQL = `
   INSERT INTO webhook_events (source, key, type, payload)
   SELECT s, k, t, p::jsonb FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS u(s, k, t, p)
   ON CONFLICT (source, key) DO NOTHING
-  RETURNING id, source, key`;
+  RETURNING id, source, key, pg_notify('hookrun_events', '')`; // wakes LISTENing workers at commit (one per transaction; none for duplicates)
 
 const FIND_SQL = `
   SELECT e.id, e.source, e.key FROM webhook_events e

@@ -1,0 +1,104 @@
+import { and, desc, eq, lt, sql, type SQL } from 'drizzle-orm';
+import type { Database } from './client.js';
+import { webhookEvents } from './schema.js';
+
+/** Every status an inbox event can have (DESIGN.md "Processing"), in lifecycle order. */
+export const EVENT_STATUSES = ['pending', 'processing', 'processed', 'ignored', 'failed', 'dead'] as const;
+export type EventStatus = (typeof EVENT_STATUSES)[number];
+
+/** An inbox row without its payload: what lists show. */
+export interface EventSummary {
+  id: number;
+  source: string;
+  key: string;
+  type: string;
+  status: string;
+  attempts: number;
+  nextAttemptAt: Date;
+  lockedUntil: Date | null;
+  lastError: string | null;
+  receivedAt: Date;
+  processedAt: Date | null;
+}
+
+/** One inbox row with its payload: what `events show` and `GET /api/events/:id` return. */
+export interface EventDetail extends EventSummary {
+  payload: unknown;
+}
+
+/** Filters for a list page; every field optional. `before` is the cursor: only ids below it. */
+export interface ListEventsQuery {
+  source?: string;
+  status?: string;
+  type?: string;
+  before?: number;
+  /** Page size, clamped to 1..200 (default 50). */
+  limit?: number;
+}
+
+/** One page, newest first; pass `nextCursor` as `before` for the next page (undefined: last page). */
+export interface EventPage {
+  events: EventSummary[];
+  nextCursor: number | undefined;
+}
+
+const DEFAULT_PAGE = 50;
+const MAX_PAGE = 200;
+
+const summaryColumns = {
+  id: webhookEvents.id,
+  source: webhookEvents.source,
+  key: webhookEvents.key,
+  type: webhookEvents.type,
+  status: webhookEvents.status,
+  attempts: webhookEvents.attempts,
+  nextAttemptAt: webhookEvents.nextAttemptAt,
+  lockedUntil: webhookEvents.lockedUntil,
+  lastError: webhookEvents.lastError,
+  receivedAt: webhookEvents.receivedAt,
+  processedAt: webhookEvents.processedAt,
+};
+
+/**
+ * List events newest first with keyset pagination on `id` (stable while new
+ * events arrive, unlike OFFSET), for the admin API and `hookrun events list`.
+ */
+export async function listEvents(db: Database, query: ListEventsQuery = {}): Promise<EventPage> {
+  const limit = Math.min(Math.max(Math.trunc(query.limit ?? DEFAULT_PAGE), 1), MAX_PAGE);
+  const conditions: SQL[] = [];
+  if (query.source) conditions.push(eq(webhookEvents.source, query.source));
+  if (query.status) conditions.push(eq(webhookEvents.status, query.status));
+  if (query.type) conditions.push(eq(webhookEvents.type, query.type));
+  if (query.before !== undefined) conditions.push(lt(webhookEvents.id, query.before));
+  const rows = await db.orm
+    .select(summaryColumns)
+    .from(webhookEvents)
+    .where(conditions.length > 0 ? and(...conditions) : undefined)
+    .orderBy(desc(webhookEvents.id))
+    .limit(limit + 1);
+  const events = rows.slice(0, limit);
+  return { events, nextCursor: rows.length > limit ? events[events.length - 1]!.id : undefined };
+}
+
+/** One event with its payload, or undefined when no row has that id. */
+export async function getEvent(db: Database, id: number): Promise<EventDetail | undefined> {
+  const [row] = await db.orm
+    .select({ ...summaryColumns, payload: webhookEvents.payload })
+    .from(webhookEvents)
+    .where(eq(webhookEvents.id, id))
+    .limit(1);
+  return row;
+}
+
+/** How many events are in each status (every status present, zero when none): dashboards and the gauge. */
+export async function countEventsByStatus(db: Database): Promise<Record<EventStatus, number>> {
+  const rows = await db.orm
+    .select({ status: webhookEvents.status, count: sql<number>`count(*)::int` })
+    .from(webhookEvents)
+    .groupBy(webhookEvents.status);
+  const counts = Object.fromEntries(EVENT_STATUSES.map((s) => [s, 0])) as Record<EventStatus, number>;
+  for (const row of rows) {
+    if ((EVENT_STATUSES as readonly string[]).includes(row.status)) counts[row.status as EventStatus] = Number(row.count);
+  }
+  return counts;
+}

@@ -1,0 +1,167 @@
+import type { Queryable } from './client.js';
+
+/** The NOTIFY channel a committed insert (event-writer.ts) or a replay signals; workers LISTEN on it. */
+export const EVENTS_CHANNEL = 'hookrun_events';
+
+/** One event as a worker holds it after a claim. `attempts` already counts this claim. */
+export interface ClaimedEvent {
+  id: number;
+  source: string;
+  key: string;
+  type: string;
+  payload: unknown;
+  attempts: number;
+  receivedAt: Date;
+  lockedUntil: Date;
+}
+
+/** The terminal or retry state a worker writes back for one claim. */
+export type Settlement =
+  | { id: number; attempts: number; status: 'processed' | 'ignored' }
+  | { id: number; attempts: number; status: 'failed'; error: string; nextAttemptAt: Date }
+  | { id: number; attempts: number; status: 'dead'; error: string };
+
+/**
+ * Due = `pending`; or `failed` whose next_attempt_at has come; or `processing`
+ * whose lease ran out (its worker crashed). `pending` is due whatever its
+ * next_attempt_at, so a skew between the app clock and the database clock
+ * never delays a new event. SKIP LOCKED lets any number of workers claim side
+ * by side; the outer UPDATE re-checks the row, so two claims never both win.
+ */
+const CLAIM_SQL = `
+  UPDATE webhook_events e
+  SET status = 'processing', attempts = e.attempts + 1, locked_until = $2::timestamptz
+  FROM (
+    SELECT id FROM webhook_events
+    WHERE status = 'pending'
+       OR (status = 'failed' AND next_attempt_at <= $1::timestamptz)
+       OR (status = 'processing' AND locked_until <= $1::timestamptz)
+    ORDER BY id
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED
+  ) due
+  WHERE e.id = due.id
+  RETURNING e.id, e.source, e.key, e.type, e.payload, e.attempts, e.received_at, e.locked_until`;
+
+/**
+ * One statement settles a whole batch. The `attempts` match is a fencing
+ * token: a worker whose lease expired and whose event was claimed again
+ * cannot overwrite the newer claim's outcome.
+ */
+const SETTLE_SQL = `
+  UPDATE webhook_events e
+  SET status = u.status,
+      last_error = u.error,
+      next_attempt_at = coalesce(u.next_attempt_at, e.next_attempt_at),
+      processed_at = CASE WHEN u.status IN ('processed', 'ignored') THEN $6::timestamptz ELSE e.processed_at END,
+      locked_until = NULL
+  FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::timestamptz[]) AS u(id, attempts, status, error, next_attempt_at)
+  WHERE e.id = u.id AND e.status = 'processing' AND e.attempts = u.attempts
+  RETURNING e.id`;
+
+/** Give a claim back untouched (shutdown before its handler ran): it does not count as an attempt. */
+const RELEASE_SQL = `
+  UPDATE webhook_events e
+  SET status = 'pending', attempts = e.attempts - 1, locked_until = NULL
+  FROM unnest($1::bigint[], $2::int[]) AS u(id, attempts)
+  WHERE e.id = u.id AND e.status = 'processing' AND e.attempts = u.attempts`;
+
+const NEXT_DUE_SQL = `
+  SELECT min(CASE WHEN status = 'failed' THEN next_attempt_at ELSE locked_until END) AS due
+  FROM webhook_events WHERE status IN ('failed', 'processing')`;
+
+interface ClaimRow {
+  id: number;
+  source: string;
+  key: string;
+  type: string;
+  payload: unknown;
+  attempts: number;
+  received_at: Date | string;
+  locked_until: Date | string;
+}
+
+/** Claim up to `limit` due events for `leaseMs`, marking them `processing` and counting the attempt. */
+export async function claimDueEvents(db: Queryable, options: { now: number; leaseMs: number; limit: number }): Promise<ClaimedEvent[]> {
+  const rows = await db.query<ClaimRow>(CLAIM_SQL, [
+    new Date(options.now).toISOString(),
+    new Date(options.now + options.leaseMs).toISOString(),
+    options.limit,
+  ]);
+  return rows
+    .map((row) => ({
+      id: Number(row.id),
+      source: row.source,
+      key: row.key,
+      type: row.type,
+      payload: typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload,
+      attempts: Number(row.attempts),
+      receivedAt: new Date(row.received_at),
+      lockedUntil: new Date(row.locked_until),
+    }))
+    .sort((a, b) => a.id - b.id);
+}
+
+/** Write the outcome of a batch of claims in one round trip; returns the ids this worker still owned. */
+export async function settleEvents(db: Queryable, settlements: Settlement[], now: number): Promise<number[]> {
+  if (settlements.length === 0) return [];
+  const rows = await db.query<{ id: number }>(SETTLE_SQL, [
+    settlements.map((s) => s.id),
+    settlements.map((s) => s.attempts),
+    settlements.map((s) => s.status),
+    settlements.map((s) => ('error' in s ? s.error : null)),
+    settlements.map((s) => (s.status === 'failed' ? s.nextAttemptAt.toISOString() : null)),
+    new Date(now).toISOString(),
+  ]);
+  return rows.map((row) => Number(row.id));
+}
+
+/** Hand claims back as `pending` without counting an attempt (used on shutdown). */
+export async function releaseClaims(db: Queryable, claims: Array<{ id: number; attempts: number }>): Promise<void> {
+  if (claims.length === 0) return;
+  await db.query(RELEASE_SQL, [claims.map((c) => c.id), claims.map((c) => c.attempts)]);
+}
+
+/** When the next retry or lease expiry falls due (ms epoch), so an idle worker wakes exactly then. */
+export async function nextDueAt(db: Queryable): Promise<number | undefined> {
+  const [row] = await db.query<{ due: Date | string | null }>(NEXT_DUE_SQL);
+  return row?.due ? new Date(row.due).getTime() : undefined;
+}
+
+/** Wake every LISTENing worker (on any instance) at commit, e.g. after a replay. */
+export async function notifyEventsChannel(db: Queryable): Promise<void> {
+  await db.query(`SELECT pg_notify('${EVENTS_CHANNEL}', '')`);
+}
+
+/** Which events a requeue touches: one id, or every event with a status (optionally narrowed). */
+export type RequeueTarget = { id: number } | { status: string; source?: string; type?: string };
+
+/**
+ * Put events back to `pending`, due now. A row being processed is never
+ * touched (its worker still owns it). `resetAttempts` gives the event a full
+ * retry budget again; otherwise attempts keep counting from where they were.
+ */
+export async function requeueEvents(
+  db: Queryable,
+  target: RequeueTarget,
+  options: { now: number; resetAttempts: boolean },
+): Promise<number[]> {
+  const params: unknown[] = [new Date(options.now).toISOString(), options.resetAttempts];
+  let where: string;
+  if ('id' in target) {
+    params.push(target.id);
+    where = `id = $3`;
+  } else {
+    params.push(target.status, target.source ?? null, target.type ?? null);
+    where = `status = $3 AND ($4::text IS NULL OR source = $4) AND ($5::text IS NULL OR type = $5)`;
+  }
+  const rows = await db.query<{ id: number }>(
+    `UPDATE webhook_events
+     SET status = 'pending', attempts = CASE WHEN $2::boolean THEN 0 ELSE attempts END,
+         next_attempt_at = $1::timestamptz, locked_until = NULL, processed_at = NULL
+     WHERE ${where} AND status <> 'processing'
+     RETURNING id`,
+    params,
+  );
+  return rows.map((row) => Number(row.id));
+}

@@ -1,0 +1,121 @@
+import { z } from 'zod';
+import {
+  markMembershipDeleted,
+  markOrganizationDeleted,
+  markUserDeleted,
+  upsertMembership,
+  upsertOrganization,
+  upsertUser,
+} from '../../db/mirror.js';
+import { parsePayload, type HandlerContext, type HandlerTable } from './registry.js';
+
+/**
+ * Clerk (identity provider) events → users, organizations, memberships.
+ * Clerk orders by the object's `updated_at` (ms); a `*.deleted` carries only
+ * `{ deleted, id, object }`, so it is ordered by the event's `timestamp` (ms),
+ * or by when we received it if an old payload has none.
+ * https://clerk.com/docs/webhooks/sync-data
+ */
+
+const epochMs = z.number().int().nonnegative();
+const id = z.string().min(1);
+
+const userSchema = z.object({
+  data: z.object({
+    id,
+    email_addresses: z.array(z.object({ id: z.string(), email_address: z.string() })).nullish(),
+    primary_email_address_id: z.string().nullish(),
+    first_name: z.string().nullish(),
+    last_name: z.string().nullish(),
+    updated_at: epochMs,
+  }),
+});
+
+const organizationSchema = z.object({
+  data: z.object({ id, name: z.string().nullish(), slug: z.string().nullish(), updated_at: epochMs }),
+});
+
+const membershipSchema = z.object({
+  data: z.object({
+    id,
+    role: z.string().nullish(),
+    organization: z.object({ id }),
+    public_user_data: z.object({ user_id: id }),
+    updated_at: epochMs,
+  }),
+});
+
+const deletedSchema = z.object({ data: z.object({ id }), timestamp: epochMs.nullish() });
+
+const deletedMembershipSchema = z.object({
+  data: z.object({
+    id,
+    organization: z.object({ id }).nullish(),
+    public_user_data: z.object({ user_id: id }).nullish(),
+  }),
+  timestamp: epochMs.nullish(),
+});
+
+function deletedAt(ctx: HandlerContext, timestamp: number | null | undefined): Date {
+  return timestamp != null ? new Date(timestamp) : ctx.event.receivedAt;
+}
+
+function primaryEmail(data: z.output<typeof userSchema>['data']): string | null {
+  const addresses = data.email_addresses ?? [];
+  const primary = addresses.find((a) => a.id === data.primary_email_address_id) ?? addresses[0];
+  return primary?.email_address ?? null;
+}
+
+async function upsertUserHandler(ctx: HandlerContext): Promise<void> {
+  const { data } = parsePayload(userSchema, ctx.event);
+  await upsertUser(ctx.db, {
+    id: data.id,
+    email: primaryEmail(data),
+    firstName: data.first_name ?? null,
+    lastName: data.last_name ?? null,
+    at: new Date(data.updated_at),
+  });
+}
+
+async function upsertOrganizationHandler(ctx: HandlerContext): Promise<void> {
+  const { data } = parsePayload(organizationSchema, ctx.event);
+  await upsertOrganization(ctx.db, { id: data.id, name: data.name ?? null, slug: data.slug ?? null, at: new Date(data.updated_at) });
+}
+
+async function upsertMembershipHandler(ctx: HandlerContext): Promise<void> {
+  const { data } = parsePayload(membershipSchema, ctx.event);
+  await upsertMembership(ctx.db, {
+    id: data.id,
+    organizationId: data.organization.id,
+    userId: data.public_user_data.user_id,
+    role: data.role ?? null,
+    at: new Date(data.updated_at),
+  });
+}
+
+/** The identity provider's handlers by Clerk event type. */
+export const authHandlers: HandlerTable = {
+  'user.created': upsertUserHandler,
+  'user.updated': upsertUserHandler,
+  'user.deleted': async (ctx) => {
+    const payload = parsePayload(deletedSchema, ctx.event);
+    await markUserDeleted(ctx.db, payload.data.id, deletedAt(ctx, payload.timestamp));
+  },
+  'organization.created': upsertOrganizationHandler,
+  'organization.updated': upsertOrganizationHandler,
+  'organization.deleted': async (ctx) => {
+    const payload = parsePayload(deletedSchema, ctx.event);
+    await markOrganizationDeleted(ctx.db, payload.data.id, deletedAt(ctx, payload.timestamp));
+  },
+  'organizationMembership.created': upsertMembershipHandler,
+  'organizationMembership.updated': upsertMembershipHandler,
+  'organizationMembership.deleted': async (ctx) => {
+    const { data, timestamp } = parsePayload(deletedMembershipSchema, ctx.event);
+    await markMembershipDeleted(ctx.db, {
+      id: data.id,
+      organizationId: data.organization?.id ?? null,
+      userId: data.public_user_data?.user_id ?? null,
+      at: deletedAt(ctx, timestamp),
+    });
+  },
+};

@@ -1,0 +1,33 @@
+/** How failed events come back: exponential backoff with jitter, then `dead`. */
+export interface RetryPolicy {
+  /** Claims before an event is `dead` (config.maxAttempts, default 10). */
+  maxAttempts: number;
+  /** Delay after the first failed attempt, before jitter. */
+  baseDelayMs: number;
+  /** No delay grows beyond this. */
+  maxDelayMs: number;
+}
+
+/** 5 s, 10 s, 20 s … capped at 1 h: ten attempts span about 85 minutes, long enough to ride out a deploy or an outage. */
+export const DEFAULT_RETRY_POLICY: Omit<RetryPolicy, 'maxAttempts'> = {
+  baseDelayMs: 5_000,
+  maxDelayMs: 60 * 60 * 1000,
+};
+
+/**
+ * Delay before the next attempt after `attempts` failed ones: "equal jitter"
+ * (half fixed, half random), so retries of events that failed together spread
+ * out while each delay still at least doubles the previous one's floor: the
+ * n-th delay lies in [d/2, d) with d = base·2^(n-1), capped.
+ * https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/
+ */
+export function computeBackoffMs(attempts: number, policy: Omit<RetryPolicy, 'maxAttempts'>, random: () => number = Math.random): number {
+  const exponent = Math.min(Math.max(attempts, 1) - 1, 30);
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** exponent);
+  return Math.round(ceiling / 2 + (ceiling / 2) * random());
+}
+
+/** Whether an event that has been claimed `attempts` times may be tried again. */
+export function hasAttemptsLeft(attempts: number, policy: Pick<RetryPolicy, 'maxAttempts'>): boolean {
+  return attempts < policy.maxAttempts;
+}
