@@ -1,0 +1,150 @@
+import type { Context, Hono } from 'hono';
+import { systemClock, type Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Database } from '../db/client.js';
+import { latestCronRuns, listCronRuns, type CronRunRow, type CronTrigger } from '../db/cron-runs.js';
+import { AppError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import type { CatchUpPolicy, JobDefinition, OverlapPolicy } from './job.js';
+import { loadJobs, type JobRegistry } from './registry.js';
+import { createCronRoutes } from './routes.js';
+import { JobRunner, type CronRunResult } from './run-job.js';
+import { displayConfigPath, validateCrons, type ScheduledJob } from './schedule.js';
+import { Ticker, type TickerOptions, type TickOutcome } from './ticker.js';
+
+/** A job as `cron list`, the admin API and the dashboard show it. */
+export interface JobStatus {
+  name: string;
+  path: string;
+  description: string;
+  /** The platform.json expression (UTC), or null when only HTTP/CLI run it. */
+  schedule: string | null;
+  nextRuns: Date[];
+  lastRun: CronRunRow | null;
+  timeoutMs: number;
+  overlap: OverlapPolicy;
+  catchUp: CatchUpPolicy;
+}
+
+/** What the cron capability needs from the service. */
+export interface CronServiceDeps {
+  config: Config;
+  db: Database;
+  log: Logger;
+  metrics: Metrics;
+  clock?: Clock;
+  /** Jobs to use instead of discovering src/cron/jobs (tests). */
+  jobs?: JobRegistry;
+  ticker?: TickerOptions;
+  /** Caller IP for the loopback rule when CRON_SECRET is unset (tests); defaults to the socket's. */
+  remoteAddress?: (c: Context) => string | undefined;
+}
+
+/** The one entry point of the cron capability, wired by service.ts, app.ts and the CLI. */
+export interface CronService {
+  /** Mount at `/cron`. */
+  routes: Hono;
+  jobs: JobRegistry;
+  /** Check platform.json against the jobs: throws ConfigError, returns warnings (log them). */
+  validate(): string[];
+  /** Validate, then tick on a timer until `stop()`. */
+  startScheduler(): void;
+  /** One scheduler pass at `clock.now()` (tests; the timer calls it too). */
+  tick(): Promise<TickOutcome[]>;
+  /** Run a job once and wait for its recorded outcome; throws AppError not_found / unavailable. */
+  runJob(name: string, trigger: CronTrigger, signal?: AbortSignal): Promise<CronRunResult>;
+  /** Every job with its schedule, next 3 runs (UTC) and last run. */
+  listJobs(count?: number): Promise<JobStatus[]>;
+  /** The next `count` runs of a scheduled job; [] when it has no schedule. */
+  nextRuns(name: string, count: number, fromMs?: number): Date[];
+  /** Run history, newest first. */
+  listRuns(options?: { job?: string; limit?: number; beforeId?: number }): Promise<CronRunRow[]>;
+  /** Wait until no run of this process is in flight (bounded). */
+  idle(timeoutMs?: number): Promise<boolean>;
+  /** Stop ticking, wait for running jobs (bounded by SHUTDOWN_TIMEOUT_MS), then abort what is left. */
+  stop(): Promise<void>;
+}
+
+const ABORT_GRACE_MS = 1000;
+
+/**
+ * Build the cron capability: discover jobs, and give the HTTP routes, the
+ * scheduler and the CLI one runner, so every run is recorded the same way.
+ */
+export async function createCronService(deps: CronServiceDeps): Promise<CronService> {
+  const { config, db, log, metrics } = deps;
+  const clock = deps.clock ?? systemClock;
+  const jobs = deps.jobs ?? (await loadJobs());
+  const runner = new JobRunner({ db, jobs, clock, log, metrics });
+  let validated: { scheduled: ScheduledJob[]; warnings: string[] } | undefined;
+  let ticker: Ticker | undefined;
+  let stopping: Promise<void> | undefined;
+
+  const validate = () => (validated ??= validateCrons(config.crons, jobs.keys(), displayConfigPath(config.platformConfigPath)));
+  const scheduleOf = (name: string) => validate().scheduled.find((s) => s.job === name);
+  const getTicker = () =>
+    (ticker ??= new Ticker(
+      {
+        entries: validate().scheduled.map((s) => ({ job: s.job, schedule: s.schedule, catchUp: (jobs.get(s.job) as JobDefinition).catchUp })),
+        runner,
+        db,
+        clock,
+        log,
+      },
+      deps.ticker,
+    ));
+
+  const routes = createCronRoutes({ jobs, cronSecret: config.cronSecret, remoteAddress: deps.remoteAddress, run: (job) => runner.run(job, 'http') });
+
+  return {
+    routes,
+    jobs,
+    validate: () => [...validate().warnings],
+    startScheduler() {
+      if (stopping) return;
+      const entries = validate().scheduled;
+      log.info({ jobs: entries.map((s) => `${s.job} "${s.schedule.expression}" (UTC)`) }, entries.length ? 'scheduler started' : 'scheduler started with no crons in platform.json');
+      getTicker().start();
+    },
+    tick: () => getTicker().tick(),
+    runJob(name, trigger, signal) {
+      if (!jobs.has(name)) return Promise.reject(new AppError('not_found', `No cron job "${name}". Jobs: ${[...jobs.keys()].join(', ') || 'none'}.`));
+      return runner.run(name, trigger, signal);
+    },
+    async listJobs(count = 3) {
+      const names = [...jobs.keys()].sort();
+      const last = await latestCronRuns(db, names);
+      return names.map((name) => {
+        const definition = jobs.get(name)!;
+        const scheduled = scheduleOf(name);
+        return {
+          name,
+          path: `/cron/${name}`,
+          description: definition.description,
+          schedule: scheduled?.schedule.expression ?? null,
+          nextRuns: scheduled ? scheduled.schedule.nextRuns(count, clock.now()) : [],
+          lastRun: last.get(name) ?? null,
+          timeoutMs: definition.timeoutMs,
+          overlap: definition.overlap,
+          catchUp: definition.catchUp,
+        };
+      });
+    },
+    nextRuns(name, count, fromMs = clock.now()) {
+      if (!jobs.has(name)) throw new AppError('not_found', `No cron job "${name}". Jobs: ${[...jobs.keys()].join(', ') || 'none'}.`);
+      return scheduleOf(name)?.schedule.nextRuns(count, fromMs) ?? [];
+    },
+    listRuns: (options) => listCronRuns(db, options),
+    idle: (timeoutMs = config.shutdownTimeoutMs) => runner.drain(timeoutMs),
+    stop: () =>
+      (stopping ??= (async () => {
+        await ticker?.stop();
+        if (!(await runner.drain(config.shutdownTimeoutMs))) {
+          log.warn({ timeoutMs: config.shutdownTimeoutMs }, 'cron jobs still running at shutdown: aborting them');
+          runner.abortAll('aborted: hookrun is shutting down');
+          await runner.drain(ABORT_GRACE_MS);
+        }
+      })()),
+  };
+}

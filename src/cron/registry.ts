@@ -1,0 +1,67 @@
+import { readdirSync } from 'node:fs';
+import { extname, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ConfigError, messageOf } from '../errors.js';
+import { defineJob, type JobDefinition } from './job.js';
+
+/** Jobs by name; the name is the file name and the route `/cron/<name>`. */
+export type JobRegistry = ReadonlyMap<string, JobDefinition>;
+
+/** Where job files live: `src/cron/jobs` under tsx/vitest, `dist/cron/jobs` when compiled. */
+export const JOBS_DIR = new URL('./jobs/', import.meta.url);
+
+/** A job name is a URL path segment: lowercase letters, digits and dashes. */
+export const JOB_NAME = /^[a-z0-9][a-z0-9-]*$/;
+
+/** This module's own extension (.ts from source, .js compiled), so we load job files of the same kind. */
+const OWN_EXTENSION = extname(fileURLToPath(import.meta.url));
+
+function isJobFile(file: string, extensions: readonly string[]): boolean {
+  if (file.startsWith('_') || file.startsWith('.')) return false; // helpers and editor files
+  if (/\.(d|test|spec)\.[cm]?[jt]s$/.test(file)) return false;
+  return extensions.some((ext) => file.endsWith(ext));
+}
+
+function displayPath(url: URL): string {
+  const path = fileURLToPath(url);
+  const rel = relative(process.cwd(), path);
+  return rel.startsWith('..') ? path : rel;
+}
+
+/**
+ * Discover jobs at run time: every file in `dir` is a job (STYLE.md "adding a
+ * file adds a job"). Works from `src/*.ts` and from compiled `dist/*.js`;
+ * declaration and source-map files are ignored. A file that does not
+ * default-export a job stops start-up with a message naming the file.
+ */
+export async function loadJobs(dir: URL = JOBS_DIR, extensions: readonly string[] = [OWN_EXTENSION]): Promise<JobRegistry> {
+  let files: string[];
+  try {
+    files = readdirSync(dir).filter((file) => isJobFile(file, extensions)).sort();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
+    throw error;
+  }
+  const jobs = new Map<string, JobDefinition>();
+  for (const file of files) {
+    const url = new URL(file, dir);
+    const where = displayPath(url);
+    const name = file.slice(0, file.length - extname(file).length);
+    if (!JOB_NAME.test(name)) {
+      throw new ConfigError(`${where}: a job file name becomes its route /cron/<name>; rename it to lowercase letters, digits and dashes (e.g. keep-alive${extname(file)}).`);
+    }
+    if (jobs.has(name)) throw new ConfigError(`${where}: a second file for job "${name}"; keep one.`);
+    let exported: unknown;
+    try {
+      exported = ((await import(pathToFileURL(fileURLToPath(url)).href)) as { default?: unknown }).default;
+    } catch (error) {
+      throw new ConfigError(`${where}: cannot be loaded (${messageOf(error)}).`);
+    }
+    try {
+      jobs.set(name, defineJob(exported as JobDefinition));
+    } catch (error) {
+      throw new ConfigError(`${where}: must \`export default defineJob({ run })\` (${messageOf(error)}).`);
+    }
+  }
+  return jobs;
+}

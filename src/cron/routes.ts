@@ -1,0 +1,84 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { isIP } from 'node:net';
+import { getConnInfo } from '@hono/node-server/conninfo';
+import { Hono, type Context } from 'hono';
+import { AppError } from '../errors.js';
+import type { CronRunResult } from './run-job.js';
+import type { JobRegistry } from './registry.js';
+
+/** What the `/cron` sub-app needs. */
+export interface CronRoutesOptions {
+  jobs: JobRegistry;
+  run(job: string): Promise<CronRunResult>;
+  /** Unset → only loopback callers are served. */
+  cronSecret: string | undefined;
+  /** The caller's IP; defaults to the socket's (none under `app.request()` → not loopback). */
+  remoteAddress?: (c: Context) => string | undefined;
+}
+
+function socketAddress(c: Context): string | undefined {
+  try {
+    return getConnInfo(c).remote.address;
+  } catch {
+    return undefined; // no Node socket (app.request() in tests, other runtimes): not loopback
+  }
+}
+
+/** 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (!address) return false;
+  const plain = address.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address;
+  if (isIP(plain) === 4) return plain.startsWith('127.');
+  return plain === '::1' || plain === '0:0:0:0:0:0:0:1';
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/** Compare a bearer token in constant time (hashing first hides the length too). */
+export function bearerMatches(header: string | undefined, secret: string): boolean {
+  const match = /^Bearer\s+(.+)$/i.exec(header ?? '');
+  const token = match?.[1]?.trim() ?? '';
+  return timingSafeEqual(digest(token), digest(secret)) && token.length > 0;
+}
+
+/**
+ * `POST` and `GET /cron/<job>` (GET is what Vercel Cron sends): run the job
+ * once, answer `200 OK` as text. Unknown job 404, running 409, failed
+ * 500 `Job failed: <message>` (DESIGN.md "Cron jobs"). With CRON_SECRET set a
+ * `Bearer` token is required; without it only loopback callers get in.
+ */
+export function createCronRoutes(options: CronRoutesOptions): Hono {
+  const app = new Hono();
+  const remoteAddress = options.remoteAddress ?? socketAddress;
+
+  app.use('*', async (c, next) => {
+    if (options.cronSecret !== undefined) {
+      if (!bearerMatches(c.req.header('authorization'), options.cronSecret)) {
+        throw new AppError('unauthorized', 'Send Authorization: Bearer <CRON_SECRET>; the token is missing or wrong.');
+      }
+    } else if (!isLoopbackAddress(remoteAddress(c))) {
+      throw new AppError('forbidden', 'CRON_SECRET is not set, so /cron routes answer only callers on this machine. Set CRON_SECRET and send Authorization: Bearer <CRON_SECRET>.');
+    }
+    await next();
+  });
+
+  app.on(['GET', 'POST'], '/:job', async (c) => {
+    // Hono serves HEAD through GET handlers; a HEAD must not run a job.
+    if (c.req.method === 'HEAD') throw new AppError('method_not_allowed', 'Use POST (or GET) to run a cron job.');
+    const job = c.req.param('job');
+    if (!options.jobs.has(job)) {
+      throw new AppError('not_found', `No cron job "${job}". Jobs: ${[...options.jobs.keys()].join(', ') || 'none'}. A job is a file src/cron/jobs/<name>.ts.`);
+    }
+    const result = await options.run(job);
+    if (result.status === 'skipped') {
+      throw new AppError('conflict', `Job "${job}" is already running; this call was recorded as skipped (run ${result.id}). Try again when it has finished.`);
+    }
+    if (result.status === 'failed') return c.text(`Job failed: ${result.error ?? 'unknown error'}`, 500);
+    return c.text('OK', 200);
+  });
+
+  app.all('/:job', () => {
+    throw new AppError('method_not_allowed', 'Use POST (or GET) to run a cron job.');
+  });
+  return app;
+}

@@ -1,0 +1,168 @@
+import { relative } from 'node:path';
+import { Cron } from 'croner';
+import type { CronEntry } from '../config.js';
+import { ConfigError } from '../errors.js';
+import { JOB_NAME } from './registry.js';
+
+/** A valid cron expression, evaluated in UTC (Vercel Cron's only time zone). */
+export interface CronSchedule {
+  readonly expression: string;
+  /** The first tick strictly after `afterMs` (croner works in whole seconds), or null if none. */
+  next(afterMs: number): number | null;
+  /** The next `count` ticks after `fromMs`. */
+  nextRuns(count: number, fromMs: number): Date[];
+  /** The latest tick in (afterMs, nowMs], or null: the tick a scheduler owes after a gap. */
+  latestBetween(afterMs: number, nowMs: number): number | null;
+}
+
+/** One validated platform.json entry, tied to its job. */
+export interface ScheduledJob {
+  job: string;
+  path: string;
+  index: number;
+  schedule: CronSchedule;
+}
+
+const FIVE = ['minute', 'hour', 'day-of-month', 'month', 'day-of-week'] as const;
+const RANGES: Record<string, [number, number, string]> = {
+  second: [0, 59, ''],
+  minute: [0, 59, ''],
+  hour: [0, 23, ''],
+  'day-of-month': [1, 31, ''],
+  month: [1, 12, ' (or JAN-DEC)'],
+  'day-of-week': [0, 7, ' (0 or 7 is Sunday, or SUN-SAT)'],
+  year: [1, 9999, ''],
+};
+/** Widening look-back windows for `latestBetween`, so a long gap costs a few croner calls, not one per tick. */
+const LOOK_BACK_MS = [60_000, 3_600_000, 86_400_000, 32 * 86_400_000, 367 * 86_400_000, Number.POSITIVE_INFINITY];
+const MAX_TICKS_PER_WINDOW = 100_000;
+
+function fieldNames(count: number): readonly string[] {
+  if (count === 6) return ['second', ...FIVE];
+  if (count === 7) return ['second', ...FIVE, 'year'];
+  return FIVE;
+}
+
+/** Range-check the numbers of each field, for messages a person can act on ("minute must be 0-59"). */
+function checkFields(expression: string): void {
+  if (expression.trim().startsWith('@')) return;
+  const fields = expression.trim().split(/\s+/);
+  if (fields.length < 5 || fields.length > 7) {
+    throw new Error(`needs 5 fields (minute hour day-of-month month day-of-week), got ${fields.length}`);
+  }
+  const names = fieldNames(fields.length);
+  fields.forEach((field, i) => {
+    const name = names[i]!;
+    const [min, max, hint] = RANGES[name]!;
+    for (const part of field.split(',')) {
+      const [base = '', step] = part.split('/');
+      if (step !== undefined && !/^[1-9]\d*$/.test(step)) throw new Error(`${name} step "/${step}" must be a positive whole number`);
+      for (const end of base.split('-')) {
+        const digits = /^(\d+)/.exec(end);
+        if (digits && (Number(digits[1]) < min || Number(digits[1]) > max)) throw new Error(`${name} must be ${min}-${max}${hint}`);
+      }
+    }
+  });
+}
+
+/**
+ * Parse a cron expression in UTC. Throws an Error whose message says what is
+ * wrong ("minute must be 0-59"); croner has the last word on syntax.
+ */
+export function parseSchedule(expression: string): CronSchedule {
+  checkFields(expression);
+  let cron: Cron;
+  try {
+    cron = new Cron(expression, { utcOffset: 0 }); // utcOffset 0 is UTC without Intl (10x faster than timezone: 'UTC')
+  } catch (error) {
+    throw new Error((error as Error).message.replace(/^CronPattern: /, ''));
+  }
+  const next = (afterMs: number): number | null => cron.nextRun(new Date(afterMs))?.getTime() ?? null;
+  if (next(Date.UTC(2000, 0, 1)) === null) throw new Error('never matches a date (check day-of-month against month)');
+  return {
+    expression,
+    next,
+    nextRuns: (count, fromMs) => cron.nextRuns(count, new Date(fromMs)),
+    latestBetween(afterMs, nowMs) {
+      for (const window of LOOK_BACK_MS) {
+        const start = Math.max(afterMs, nowMs - window);
+        let latest = next(start);
+        if (latest === null || latest > nowMs) {
+          if (start === afterMs) return null;
+          continue;
+        }
+        for (let i = 0; i < MAX_TICKS_PER_WINDOW; i++) {
+          const after = next(latest);
+          if (after === null || after > nowMs) break;
+          latest = after;
+        }
+        return latest;
+      }
+      return null;
+    },
+  };
+}
+
+/** Why Vercel Cron would refuse an expression croner accepts; empty when Vercel takes it as is. */
+export function vercelIncompatibilities(expression: string): string[] {
+  const trimmed = expression.trim();
+  if (trimmed.startsWith('@')) return [`"${trimmed}" is a nickname; Vercel wants 5 numeric fields`];
+  const fields = trimmed.split(/\s+/);
+  const reasons: string[] = [];
+  if (fields.length !== 5) reasons.push(`it has ${fields.length} fields (seconds${fields.length === 7 ? ' and year' : ''}); Vercel wants exactly 5`);
+  const five = fields.length === 5 ? fields : fields.slice(1, 6);
+  const named = five.join(' ').match(/[A-Za-z]{3}/);
+  if (named) reasons.push(`it uses names like ${named[0].toUpperCase()}; Vercel wants numbers (months 1-12, days of week 0-6)`);
+  if (/[LW#?]/.test(five.join(' ').replace(/[A-Za-z]{3}/g, ''))) reasons.push('it uses L, W, # or ?, which Vercel does not support');
+  const [, , dom = '*', , dow = '*'] = five;
+  if (!['*', '?'].includes(dom) && !['*', '?'].includes(dow)) {
+    reasons.push('it sets both day-of-month and day-of-week; Vercel wants one of them to be * (hookrun runs it when either matches, like standard cron)');
+  }
+  return reasons;
+}
+
+/** How a config file is named in messages: relative to the working directory when inside it. */
+export function displayConfigPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel === '' || rel.startsWith('..') ? path : rel;
+}
+
+/**
+ * Check platform.json `crons` against the jobs that exist. Any problem throws
+ * a ConfigError naming the file, the entry and the fix; expressions Vercel
+ * would refuse are accepted with a warning that says so. All schedules are UTC.
+ */
+export function validateCrons(entries: readonly CronEntry[], jobs: Iterable<string>, file: string): { scheduled: ScheduledJob[]; warnings: string[] } {
+  const known = new Set(jobs);
+  const seen = new Map<string, number>();
+  const scheduled: ScheduledJob[] = [];
+  const warnings: string[] = [];
+  entries.forEach((entry, index) => {
+    const where = `${file} crons[${index}]`;
+    const path = entry.path;
+    if (!path.startsWith('/cron/')) throw new ConfigError(`${where}.path "${path}": must be under /cron/ (jobs are served at /cron/<job>).`);
+    const job = path.slice('/cron/'.length);
+    if (!JOB_NAME.test(job)) {
+      throw new ConfigError(`${where}.path "${path}": must be /cron/<job> with a job name of lowercase letters, digits and dashes (no query string or trailing slash).`);
+    }
+    if (!known.has(job)) {
+      const list = known.size > 0 ? [...known].sort().join(', ') : 'none';
+      throw new ConfigError(`${where}.path "${path}": no job file src/cron/jobs/${job}.ts (jobs: ${list}). Add the file or fix the path.`);
+    }
+    const first = seen.get(path);
+    if (first !== undefined) throw new ConfigError(`${where}.path "${path}": duplicate of crons[${first}]; give each job one entry.`);
+    seen.set(path, index);
+    let schedule: CronSchedule;
+    try {
+      schedule = parseSchedule(entry.schedule);
+    } catch (error) {
+      throw new ConfigError(`${where}.schedule "${entry.schedule}": ${(error as Error).message}`);
+    }
+    const reasons = vercelIncompatibilities(entry.schedule);
+    if (reasons.length > 0) {
+      warnings.push(`${where}.schedule "${entry.schedule}": Vercel Cron would refuse this (${reasons.join('; ')}). hookrun accepts it and runs it in UTC.`);
+    }
+    scheduled.push({ job, path, index, schedule });
+  });
+  return { scheduled, warnings };
+}

@@ -1,0 +1,143 @@
+import type { Clock } from '../clock.js';
+import type { Database } from '../db/client.js';
+import { lastScheduledFor } from '../db/cron-runs.js';
+import { messageOf } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { CatchUpPolicy } from './job.js';
+import type { JobRunner } from './run-job.js';
+import type { CronSchedule } from './schedule.js';
+
+/** One scheduled job as the ticker sees it. */
+export interface TickerEntry {
+  job: string;
+  schedule: CronSchedule;
+  catchUp: CatchUpPolicy;
+}
+
+/** What one pass did for one job; tests and logs read it. */
+export type TickOutcome =
+  | { job: string; kind: 'started' | 'skipped'; scheduledFor: Date; runId: number; late: boolean }
+  | { job: string; kind: 'taken'; scheduledFor: Date }
+  | { job: string; kind: 'missed'; scheduledFor: Date }
+  | { job: string; kind: 'error'; error: string };
+
+/** Ticker timing; defaults suit production (1 s resolution, 60 s before a tick counts as missed). */
+export interface TickerOptions {
+  intervalMs?: number;
+  /** A tick seen later than this after its time is "missed": catch-up `none` drops it. */
+  lateToleranceMs?: number;
+  maxBackoffMs?: number;
+}
+
+/** Exponential back-off after consecutive database failures, capped. */
+export function backoffDelayMs(failures: number, baseMs: number, maxMs: number): number {
+  if (failures <= 0) return baseMs;
+  return Math.min(maxMs, baseMs * 2 ** Math.min(failures, 20));
+}
+
+/**
+ * The built-in scheduler. Each pass looks, per job, for the latest tick since
+ * the last one it handled and claims it through the runner; the unique
+ * (job, scheduled_for) claim makes N instances run a tick once. After a gap
+ * only the latest missed tick runs (catch-up `latest`) or none (`none`).
+ * Database failures back off and never throw out of the loop.
+ */
+export class Ticker {
+  /** Per job: every tick at or before this time has been handled (claimed, taken or dropped). */
+  private readonly cursors = new Map<string, number>();
+  private readonly intervalMs: number;
+  private readonly lateToleranceMs: number;
+  private readonly maxBackoffMs: number;
+  private failures = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  private current: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly deps: { entries: readonly TickerEntry[]; runner: JobRunner; db: Database; clock: Clock; log: Logger },
+    options: TickerOptions = {},
+  ) {
+    this.intervalMs = options.intervalMs ?? 1000;
+    this.lateToleranceMs = options.lateToleranceMs ?? 60_000;
+    this.maxBackoffMs = options.maxBackoffMs ?? 30_000;
+  }
+
+  /** Consecutive failed passes; the loop waits `backoffDelayMs(failures)` before the next. */
+  get consecutiveFailures(): number {
+    return this.failures;
+  }
+
+  /** One pass over every job at `clock.now()`. Never throws; a failed job is retried next pass. */
+  async tick(): Promise<TickOutcome[]> {
+    const pass = this.pass();
+    this.current = pass;
+    return pass;
+  }
+
+  private async pass(): Promise<TickOutcome[]> {
+    const outcomes: TickOutcome[] = [];
+    let failed = false;
+    for (const entry of this.deps.entries) {
+      try {
+        const outcome = await this.tickJob(entry);
+        if (outcome) outcomes.push(outcome);
+      } catch (error) {
+        failed = true;
+        outcomes.push({ job: entry.job, kind: 'error', error: messageOf(error) });
+      }
+    }
+    if (failed) {
+      this.failures += 1;
+      this.deps.log.warn(
+        { failures: this.failures, retryInMs: backoffDelayMs(this.failures, this.intervalMs, this.maxBackoffMs), errors: outcomes.filter((o) => o.kind === 'error') },
+        'scheduler pass failed (database unavailable?); backing off',
+      );
+    } else this.failures = 0;
+    return outcomes;
+  }
+
+  private async tickJob(entry: TickerEntry): Promise<TickOutcome | undefined> {
+    const { runner, db, clock, log } = this.deps;
+    const now = clock.now();
+    let cursor = this.cursors.get(entry.job);
+    if (cursor === undefined) {
+      // A restarted instance resumes after the last recorded tick, so it can see what it missed.
+      cursor = (await lastScheduledFor(db, entry.job))?.getTime() ?? now;
+      this.cursors.set(entry.job, cursor);
+    }
+    const due = entry.schedule.latestBetween(cursor, now);
+    if (due === null) return undefined;
+    const scheduledFor = new Date(due);
+    const late = now - due > this.lateToleranceMs;
+    if (late && entry.catchUp === 'none') {
+      this.cursors.set(entry.job, now);
+      log.info({ job: entry.job, scheduledFor }, 'missed cron tick not run (catchUp "none"); waiting for the next one');
+      return { job: entry.job, kind: 'missed', scheduledFor };
+    }
+    if (late) log.info({ job: entry.job, scheduledFor }, 'catching up: running the latest missed cron tick once');
+    const started = await runner.start(entry.job, 'schedule', { scheduledFor });
+    this.cursors.set(entry.job, now);
+    if (!started) return { job: entry.job, kind: 'taken', scheduledFor };
+    return { job: entry.job, kind: started.status === 'running' ? 'started' : 'skipped', scheduledFor, runId: started.id, late };
+  }
+
+  /** Tick on a timer until `stop()`; the delay grows while the database is down. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    const loop = async () => {
+      if (!this.running) return;
+      await this.tick();
+      if (!this.running) return;
+      this.timer = setTimeout(() => void loop(), backoffDelayMs(this.failures, this.intervalMs, this.maxBackoffMs));
+    };
+    this.timer = setTimeout(() => void loop(), 0);
+  }
+
+  /** Stop ticking and wait for the pass in progress (runs it started are the runner's to drain). */
+  async stop(): Promise<void> {
+    this.running = false;
+    clearTimeout(this.timer);
+    await this.current.catch(() => undefined);
+  }
+}

@@ -1,0 +1,130 @@
+import type { Database, Queryable } from './client.js';
+
+/** What started a run; the `trigger` column of `cron_runs` (DESIGN.md "Names that others rely on"). */
+export type CronTrigger = 'schedule' | 'http' | 'cli';
+
+/** The `status` column of `cron_runs`: `running` → `succeeded` | `failed`, or `skipped` at once. */
+export type CronRunStatus = 'running' | 'succeeded' | 'failed' | 'skipped';
+
+/** One `cron_runs` row as the admin API, the CLI and the tests read it. */
+export interface CronRunRow {
+  id: number;
+  job: string;
+  trigger: CronTrigger;
+  scheduledFor: Date | null;
+  startedAt: Date;
+  finishedAt: Date | null;
+  status: CronRunStatus;
+  error: string | null;
+  durationMs: number | null;
+  expiresAt: Date | null;
+}
+
+const COLUMNS = `id, job, trigger, scheduled_for AS "scheduledFor", started_at AS "startedAt", finished_at AS "finishedAt",
+  status, error, duration_ms AS "durationMs", expires_at AS "expiresAt"`;
+
+/** Advisory-lock class of the per-job claim; the second key is hashtext(job). */
+const CLAIM_LOCK_CLASS = 7_340_022;
+
+/** What a run asks for when it starts. */
+export interface ClaimInput {
+  job: string;
+  trigger: CronTrigger;
+  /** The schedule tick; unique per job, so N instances claim it once. Null for manual runs. */
+  scheduledFor: Date | null;
+  startedAt: Date;
+  /** A `running` row past this time no longer blocks the job (its instance died). */
+  expiresAt: Date;
+  /** Record `skipped` if another run of the job is `running` (overlap policy `skip`). */
+  skipIfRunning: boolean;
+  /** This process already knows the job still runs (e.g. past its timeout): skip without asking. */
+  busyHere: boolean;
+}
+
+/** The outcome of a claim: we run it, we recorded a skip, or another instance owns this tick. */
+export type ClaimResult =
+  | { kind: 'started'; id: number }
+  | { kind: 'skipped'; id: number; reason: string }
+  | { kind: 'taken' };
+
+/**
+ * Start a run atomically: under a per-job advisory lock, expire crashed
+ * `running` rows, check for overlap, then insert the row with
+ * `ON CONFLICT (job, scheduled_for) DO NOTHING`, the claim that makes a tick
+ * run exactly once however many instances tick (graphile-worker's cron model).
+ */
+export async function claimCronRun(db: Database, input: ClaimInput): Promise<ClaimResult> {
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [CLAIM_LOCK_CLASS, input.job]);
+    await tx.query(
+      `UPDATE cron_runs SET status = 'failed', finished_at = expires_at,
+         error = 'abandoned: the instance running it stopped before it finished (no result after its timeout)'
+       WHERE job = $1 AND status = 'running' AND expires_at <= $2`,
+      [input.job, input.startedAt],
+    );
+    let reason: string | undefined;
+    if (input.busyHere) reason = 'already running in this instance (a previous run has not returned yet)';
+    else if (input.skipIfRunning) {
+      const running = await tx.query<{ id: number }>(
+        `SELECT id FROM cron_runs WHERE job = $1 AND status = 'running' ORDER BY started_at DESC LIMIT 1`,
+        [input.job],
+      );
+      if (running[0]) reason = `already running (run ${running[0].id})`;
+    }
+    const rows = await tx.query<{ id: number }>(
+      `INSERT INTO cron_runs (job, trigger, scheduled_for, started_at, status, expires_at, finished_at, duration_ms, error)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       ON CONFLICT (job, scheduled_for) DO NOTHING
+       RETURNING id`,
+      reason === undefined
+        ? [input.job, input.trigger, input.scheduledFor, input.startedAt, 'running', input.expiresAt, null, null, null]
+        : [input.job, input.trigger, input.scheduledFor, input.startedAt, 'skipped', null, input.startedAt, 0, reason],
+    );
+    const id = rows[0]?.id;
+    if (id === undefined) return { kind: 'taken' } as const;
+    return reason === undefined ? ({ kind: 'started', id } as const) : ({ kind: 'skipped', id, reason } as const);
+  });
+}
+
+/** Settle a run with its outcome (also over an `abandoned` mark another instance made after its timeout). */
+export async function finishCronRun(
+  db: Queryable,
+  id: number,
+  outcome: { status: 'succeeded' | 'failed'; error: string | null; finishedAt: Date; durationMs: number },
+): Promise<void> {
+  await db.query(
+    `UPDATE cron_runs SET status = $2, error = $3, finished_at = $4, duration_ms = $5, expires_at = NULL
+     WHERE id = $1`,
+    [id, outcome.status, outcome.error, outcome.finishedAt, outcome.durationMs],
+  );
+}
+
+/** The latest tick recorded for a job, so a restarted scheduler knows which ticks it missed. */
+export async function lastScheduledFor(db: Queryable, job: string): Promise<Date | null> {
+  const rows = await db.query<{ at: Date | null }>('SELECT max(scheduled_for) AS at FROM cron_runs WHERE job = $1', [job]);
+  return rows[0]?.at ? new Date(rows[0].at) : null;
+}
+
+/** The most recent run of each named job (any trigger, any status). */
+export async function latestCronRuns(db: Queryable, jobs: string[]): Promise<Map<string, CronRunRow>> {
+  if (jobs.length === 0) return new Map();
+  const rows = await db.query<CronRunRow>(
+    `SELECT DISTINCT ON (job) ${COLUMNS} FROM cron_runs WHERE job = ANY($1::text[]) ORDER BY job, started_at DESC, id DESC`,
+    [jobs],
+  );
+  return new Map(rows.map((row) => [row.job, row]));
+}
+
+/** Run history, newest first; `beforeId` pages back. */
+export async function listCronRuns(
+  db: Queryable,
+  options: { job?: string; limit?: number; beforeId?: number } = {},
+): Promise<CronRunRow[]> {
+  const limit = Math.min(Math.max(options.limit ?? 50, 1), 1000);
+  return db.query<CronRunRow>(
+    `SELECT ${COLUMNS} FROM cron_runs
+     WHERE ($1::text IS NULL OR job = $1) AND ($2::bigint IS NULL OR id < $2)
+     ORDER BY id DESC LIMIT $3`,
+    [options.job ?? null, options.beforeId ?? null, limit],
+  );
+}

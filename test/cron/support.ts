@@ -1,0 +1,128 @@
+import type { Context, Hono } from 'hono';
+import { ManualClock } from '../../src/clock.js';
+import type { Config, CronEntry } from '../../src/config.js';
+import { createCronService, type CronService } from '../../src/cron/cron-service.js';
+import { defineJob, type JobSpec } from '../../src/cron/job.js';
+import type { JobRegistry } from '../../src/cron/registry.js';
+import type { Database, Queryable } from '../../src/db/client.js';
+import type { CronRunRow } from '../../src/db/cron-runs.js';
+import { EventWriter } from '../../src/db/event-writer.js';
+import { createApp } from '../../src/http/app.js';
+import { silentLogger } from '../../src/log.js';
+import { Metrics } from '../../src/metrics.js';
+import { createVerifiers } from '../../src/webhooks/verifiers.js';
+import { testConfig } from '../helpers/config.js';
+
+/** A promise the test settles by hand (a job that runs until the test says so). */
+export function deferred<T = void>() {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** Build a registry from inline job specs. */
+export function jobsOf(specs: Record<string, JobSpec>): JobRegistry {
+  return new Map(Object.entries(specs).map(([name, spec]) => [name, defineJob(spec)]));
+}
+
+/** Everything a cron test drives: the service, its clock, metrics and an app with /cron mounted. */
+export interface CronHarness {
+  cron: CronService;
+  clock: ManualClock;
+  metrics: Metrics;
+  config: Config;
+  app: Hono;
+}
+
+export interface HarnessOptions {
+  jobs?: JobRegistry;
+  crons?: CronEntry[];
+  env?: Record<string, string | undefined>;
+  clock?: ManualClock;
+  remoteAddress?: (c: Context) => string | undefined;
+  lateToleranceMs?: number;
+}
+
+/** The cron service over `db`, mounted in the real HTTP app the way service.ts will mount it. */
+export async function createHarness(db: Database, options: HarnessOptions = {}): Promise<CronHarness> {
+  const config: Config = { ...testConfig(options.env), crons: options.crons ?? [] };
+  const clock = options.clock ?? new ManualClock(Date.UTC(2026, 0, 1, 0, 0, 0));
+  const metrics = new Metrics();
+  const cron = await createCronService({
+    config,
+    db,
+    clock,
+    log: silentLogger,
+    metrics,
+    jobs: options.jobs,
+    remoteAddress: options.remoteAddress,
+    ticker: { lateToleranceMs: options.lateToleranceMs },
+  });
+  const app = createApp({
+    config,
+    db,
+    writer: new EventWriter(db),
+    verifiers: createVerifiers(config),
+    clock,
+    log: silentLogger,
+    metrics,
+    mounts: [{ prefix: '/cron', app: cron.routes }],
+  });
+  return { cron, clock, metrics, config, app };
+}
+
+/** All cron_runs rows, oldest first. */
+export async function allRuns(db: Queryable): Promise<CronRunRow[]> {
+  return db.query<CronRunRow>(
+    `SELECT id, job, trigger, scheduled_for AS "scheduledFor", started_at AS "startedAt", finished_at AS "finishedAt",
+       status, error, duration_ms AS "durationMs", expires_at AS "expiresAt" FROM cron_runs ORDER BY id`,
+  );
+}
+
+/** Poll until `check` passes or the deadline; never a bare sleep. */
+export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** A Database whose queries fail while `down` is set, or when `failOn` matches the SQL. */
+export function faultyDatabase(db: Database, options: { failOn?: RegExp } = {}): Database & { down: boolean } {
+  const state = { down: false };
+  const guard = (text: string) => {
+    if (state.down) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+    if (options.failOn?.test(text)) throw new Error(`injected failure on: ${text.slice(0, 40)}`);
+  };
+  const wrap = (q: Queryable): Queryable => ({
+    query: async <T>(text: string, params?: unknown[]) => {
+      guard(text);
+      return q.query<T>(text, params);
+    },
+  });
+  const wrapped: Database & { down: boolean } = {
+    kind: db.kind,
+    orm: db.orm,
+    ...wrap(db),
+    transaction: async (fn) => {
+      if (state.down) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+      return db.transaction((tx) => fn(wrap(tx)));
+    },
+    listen: db.listen.bind(db),
+    migrate: db.migrate.bind(db),
+    close: db.close.bind(db),
+    get down() {
+      return state.down;
+    },
+    set down(value: boolean) {
+      state.down = value;
+    },
+  };
+  return wrapped;
+}
