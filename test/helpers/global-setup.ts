@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../src/db/client.js';
+import { ensureBuilt } from './build.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -13,9 +14,11 @@ declare module 'vitest' {
 
 /**
  * Boot PGlite and migrate once per run (4-5 s), then hand every test file a
- * dump of it: loading a dump takes ~0.7 s instead of a fresh initdb.
+ * dump of it: loading a dump takes ~0.7 s instead of a fresh initdb. Also
+ * rebuild dist/ when stale, for the tests that spawn the real process.
  */
 export default async function setup(project: TestProject): Promise<void> {
+  ensureBuilt();
   const pglite = new PGlite();
   const db = await openDatabase({ pglite });
   await db.migrate();

@@ -1,0 +1,67 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
+import { createVerifiers } from '../../src/webhooks/verifiers.js';
+
+const base = { PLATFORM_CONFIG: '/nonexistent/platform.json' };
+
+describe('loadConfig', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig(base, '/srv/app');
+    expect(config).toMatchObject({
+      port: 3002,
+      databaseUrl: undefined,
+      dataDir: '/srv/app/.data',
+      scheduler: true,
+      toleranceSeconds: 300,
+      maxBodyBytes: 1024 * 1024,
+      maxAttempts: 10,
+      leaseSeconds: 30,
+      crons: [],
+    });
+    expect(config.secrets).toEqual({ payments: undefined, auth: undefined, database: undefined });
+  });
+
+  it('takes the first secret env name found and splits rotation lists', () => {
+    const config = loadConfig({ ...base, STRIPE_WEBHOOK_SECRET: 'whsec_b', PAYMENTS_WEBHOOK_SECRET: ' whsec_a , whsec_c ' });
+    expect(config.secrets.payments).toEqual({ envName: 'PAYMENTS_WEBHOOK_SECRET', values: ['whsec_a', 'whsec_c'] });
+    const alias = loadConfig({ ...base, CLERK_WEBHOOK_SECRET: 'whsec_x', CLERK_WEBHOOK_SIGNING_SECRET: 'whsec_y' });
+    expect(alias.secrets.auth).toEqual({ envName: 'CLERK_WEBHOOK_SIGNING_SECRET', values: ['whsec_y'] });
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, /PORT="abc" is not valid/],
+    [{ PORT: '70000' }, /PORT/],
+    [{ SCHEDULER: 'maybe' }, /SCHEDULER="maybe".*"off"/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL="loud"/],
+    [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL must start with postgres/],
+    [{ WEBHOOK_TOLERANCE_SECONDS: '0' }, /WEBHOOK_TOLERANCE_SECONDS/],
+  ])('stops on a wrong setting %j with a message naming it', (env, message) => {
+    expect(() => loadConfig({ ...base, ...env })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...base, ...env })).toThrow(message);
+  });
+
+  it('reads platform.json crons, and names the file when it is not JSON', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hookrun-config-'));
+    const good = join(dir, 'platform.json');
+    writeFileSync(good, JSON.stringify({ crons: [{ path: '/cron/keep-alive', schedule: '0 1 * * *' }] }));
+    expect(loadConfig({ PLATFORM_CONFIG: good }).crons).toEqual([{ path: '/cron/keep-alive', schedule: '0 1 * * *' }]);
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, '{ crons: ');
+    expect(() => loadConfig({ PLATFORM_CONFIG: bad })).toThrow(/bad\.json: is not valid JSON/);
+  });
+
+  it('refuses an auth secret that is not a Standard Webhooks key at start-up, without echoing it', () => {
+    const config = loadConfig({ ...base, AUTH_WEBHOOK_SECRET: 'whsec_%%%not-base64%%%' });
+    expect(() => createVerifiers(config)).toThrow(ConfigError);
+    try {
+      createVerifiers(config);
+    } catch (error) {
+      expect((error as Error).message).toContain('AUTH_WEBHOOK_SECRET');
+      expect((error as Error).message).not.toContain('%%%not-base64%%%');
+    }
+  });
+});

@@ -1,0 +1,43 @@
+import type { Hono } from 'hono';
+import { ManualClock } from '../../src/clock.js';
+import type { Config } from '../../src/config.js';
+import type { Database } from '../../src/db/client.js';
+import { EventWriter } from '../../src/db/event-writer.js';
+import { createApp } from '../../src/http/app.js';
+import { silentLogger } from '../../src/log.js';
+import { Metrics } from '../../src/metrics.js';
+import { createVerifiers } from '../../src/webhooks/verifiers.js';
+import { testConfig } from './config.js';
+
+/** An in-process app over a test database, with a clock the test controls (starts at real now). */
+export interface TestApp {
+  app: Hono;
+  config: Config;
+  clock: ManualClock;
+  metrics: Metrics;
+}
+
+/** Build the HTTP app the way service.ts does, minus the listening socket. */
+export function createTestApp(db: Database, env: Record<string, string | undefined> = {}): TestApp {
+  const config = testConfig(env);
+  const clock = new ManualClock(Date.now());
+  const metrics = new Metrics();
+  const app = createApp({
+    config,
+    db,
+    writer: new EventWriter(db),
+    verifiers: createVerifiers(config),
+    clock,
+    log: silentLogger,
+    metrics,
+  });
+  return { app, config, clock, metrics };
+}
+
+/** Count stored webhook events (optionally of one source). */
+export async function countEvents(db: Database, source?: string): Promise<number> {
+  const rows = source
+    ? await db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_events WHERE source = $1', [source])
+    : await db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_events');
+  return rows[0]!.n;
+}
