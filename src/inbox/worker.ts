@@ -162,9 +162,9 @@ export function createWorker(deps: WorkerDeps): Worker {
     while (!stopping) {
       let delayMs: number;
       try {
+        await ensureListening(); // before the claim: an event committed after it is claimed now or NOTIFYs
         wakePending = false;
         const claimed = await track(runBatch());
-        await ensureListening();
         if (failures > 0) log.info({ failures }, 'database reachable again; processing resumed');
         failures = 0;
         if (claimed > 0) continue;

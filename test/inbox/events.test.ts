@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/client.js';
+import { countEventsByStatus, getEvent, listEvents } from '../../src/db/events.js';
+import { sampleEventCounts } from '../../src/inbox/sample-event-counts.js';
+import { Metrics } from '../../src/metrics.js';
+import { databaseKinds, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { storeEvent } from './fixtures.js';
+
+describe.each(databaseKinds())('event queries on $name', (kind) => {
+  let handle: TestDatabase;
+  let db: Database;
+  let ids: number[];
+  beforeAll(async () => {
+    handle = await kind.create();
+    db = handle.db;
+  });
+  afterAll(() => handle.close());
+  beforeEach(async () => {
+    await truncateAll(db);
+    ids = [];
+    for (let n = 0; n < 7; n++) ids.push(await storeEvent(db, n % 2 ? 'auth' : 'payments', n < 5 ? 'a.created' : 'b.deleted', { n }, `key${n}`));
+    await db.query(`UPDATE webhook_events SET status = 'dead', last_error = 'boom' WHERE id = ANY($1::bigint[])`, [[ids[1], ids[2]]]);
+  });
+
+  it('lists newest first with filters and an id cursor', async () => {
+    const first = await listEvents(db, { limit: 3 });
+    expect(first.events.map((e) => e.id)).toEqual([ids[6], ids[5], ids[4]]);
+    expect(first.nextCursor).toBe(ids[4]);
+    const second = await listEvents(db, { limit: 3, before: first.nextCursor });
+    expect(second.events.map((e) => e.id)).toEqual([ids[3], ids[2], ids[1]]);
+    const last = await listEvents(db, { limit: 3, before: second.nextCursor });
+    expect(last.events.map((e) => e.id)).toEqual([ids[0]]);
+    expect(last.nextCursor).toBeUndefined();
+
+    expect((await listEvents(db, { source: 'auth' })).events.map((e) => e.id)).toEqual([ids[5], ids[3], ids[1]]);
+    expect((await listEvents(db, { status: 'dead' })).events.map((e) => e.id)).toEqual([ids[2], ids[1]]);
+    expect((await listEvents(db, { type: 'b.deleted', source: 'payments' })).events.map((e) => e.id)).toEqual([ids[6]]);
+    const [summary] = (await listEvents(db, { status: 'dead', limit: 1 })).events;
+    expect(summary).toMatchObject({ source: 'payments', key: 'key2', type: 'a.created', status: 'dead', attempts: 0, lastError: 'boom', processedAt: null });
+    expect(summary!.receivedAt).toBeInstanceOf(Date);
+    expect(summary).not.toHaveProperty('payload');
+  });
+
+  it('gets one event with its payload', async () => {
+    expect(await getEvent(db, ids[3]!)).toMatchObject({ id: ids[3], key: 'key3', payload: { n: 3 }, status: 'pending' });
+    expect(await getEvent(db, 999_999)).toBeUndefined();
+  });
+
+  it('counts by status (every status present) and samples the gauge', async () => {
+    expect(await countEventsByStatus(db)).toEqual({ pending: 5, processing: 0, processed: 0, ignored: 0, failed: 0, dead: 2 });
+    const metrics = new Metrics();
+    await sampleEventCounts(db, metrics);
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('hookrun_events{status="dead"} 2');
+    expect(text).toContain('hookrun_events{status="processing"} 0');
+  });
+});

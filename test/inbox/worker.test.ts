@@ -1,0 +1,157 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/client.js';
+import { claimDueEvents } from '../../src/db/inbox-queue.js';
+import { HandlerRegistry } from '../../src/inbox/handlers/registry.js';
+import { replayEvent, replayEventsByStatus } from '../../src/inbox/replay.js';
+import { AppError } from '../../src/errors.js';
+import { databaseKinds, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { clerkUser, drain, eventRow, storeEvent, testWorker, waitFor } from './fixtures.js';
+
+/** A registry whose single handler fails `failures` times, then succeeds; counts calls per event id. */
+function flakyHandlers(failures: number) {
+  const calls = new Map<number, number>();
+  const handlers = new HandlerRegistry().on('test', 'flaky', async ({ event }) => {
+    const n = (calls.get(event.id) ?? 0) + 1;
+    calls.set(event.id, n);
+    if (n <= failures) throw new Error(`boom ${n}`);
+  });
+  return { handlers, calls };
+}
+
+describe.each(databaseKinds())('inbox worker on $name', (kind) => {
+  let handle: TestDatabase;
+  let db: Database;
+  beforeAll(async () => {
+    handle = await kind.create();
+    db = handle.db;
+  });
+  afterAll(() => handle.close());
+  beforeEach(() => truncateAll(db));
+
+  it('a failing handler is retried after its backoff, then succeeds', async () => {
+    const { handlers, calls } = flakyHandlers(2);
+    const { worker, clock, metrics } = testWorker(db, { handlers });
+    const id = await storeEvent(db, 'test', 'flaky', {});
+    expect(await worker.runOnce()).toBe(1);
+    let row = await eventRow(db, id);
+    expect(row).toMatchObject({ status: 'failed', attempts: 1, last_error: 'boom 1' });
+    // random() = 0.5 → first delay is 3/4 of the 5 s base.
+    expect(new Date(row.next_attempt_at).getTime()).toBe(clock.now() + 3750);
+    expect(await worker.runOnce()).toBe(0); // not due yet
+    clock.advance(3750);
+    expect(await worker.runOnce()).toBe(1);
+    expect(await eventRow(db, id)).toMatchObject({ status: 'failed', attempts: 2, last_error: 'boom 2' });
+    clock.advance(7500);
+    expect(await worker.runOnce()).toBe(1);
+    row = await eventRow(db, id);
+    expect(row).toMatchObject({ status: 'processed', attempts: 3, last_error: null, locked_until: null });
+    expect(new Date(row.processed_at!).getTime()).toBe(clock.now());
+    expect(calls.get(id)).toBe(3);
+    const processed = await metrics.eventsProcessed.get();
+    expect(processed.values.find((v) => v.labels.outcome === 'processed')?.value).toBe(1);
+    expect(processed.values.find((v) => v.labels.outcome === 'failed')?.value).toBe(2);
+  });
+
+  it('a handler that always fails ends dead after maxAttempts, with backoff growing each time', async () => {
+    const { handlers, calls } = flakyHandlers(Infinity);
+    const { worker, clock } = testWorker(db, { handlers, env: { MAX_ATTEMPTS: '5' } });
+    const id = await storeEvent(db, 'test', 'flaky', {});
+    const delays: number[] = [];
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      expect(await worker.runOnce()).toBe(1);
+      const row = await eventRow(db, id);
+      expect(row.attempts).toBe(attempt);
+      if (attempt < 5) {
+        expect(row.status).toBe('failed');
+        const delay = new Date(row.next_attempt_at).getTime() - clock.now();
+        delays.push(delay);
+        clock.advance(delay - 1);
+        expect(await worker.runOnce()).toBe(0); // one ms early: not claimed
+        clock.advance(1);
+      }
+    }
+    expect(delays).toEqual([3750, 7500, 15000, 30000]);
+    const dead = await eventRow(db, id);
+    expect(dead.status).toBe('dead');
+    expect(dead.last_error).toBe('boom 5 (gave up after 5 attempts)');
+    clock.advance(24 * 3600 * 1000);
+    expect(await worker.runOnce()).toBe(0);
+    expect(calls.get(id)).toBe(5);
+  });
+
+  it('replay one event, and replay all dead: back to pending with attempts reset, then processed', async () => {
+    const { handlers, calls } = flakyHandlers(1);
+    const { worker, clock } = testWorker(db, { handlers, env: { MAX_ATTEMPTS: '1' } });
+    const ids = [await storeEvent(db, 'test', 'flaky', {}), await storeEvent(db, 'test', 'flaky', {}), await storeEvent(db, 'test', 'flaky', {})];
+    await drain(worker);
+    for (const id of ids) expect(await eventRow(db, id)).toMatchObject({ status: 'dead', attempts: 1 });
+
+    await replayEvent(db, clock, ids[0]!);
+    expect(await eventRow(db, ids[0]!)).toMatchObject({ status: 'pending', attempts: 0 });
+    await drain(worker);
+    expect(await eventRow(db, ids[0]!)).toMatchObject({ status: 'processed', attempts: 1, last_error: null });
+
+    expect(await replayEventsByStatus(db, clock, { status: 'dead' })).toBe(2);
+    await drain(worker);
+    for (const id of ids) expect(await eventRow(db, id)).toMatchObject({ status: 'processed', attempts: 1 });
+    expect([...calls.values()]).toEqual([2, 2, 2]);
+
+    await replayEvent(db, clock, ids[1]!, { resetAttempts: false });
+    expect(await eventRow(db, ids[1]!)).toMatchObject({ status: 'pending', attempts: 1 });
+    await expect(replayEvent(db, clock, 999_999)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(replayEventsByStatus(db, clock, { status: 'processing' })).rejects.toBeInstanceOf(AppError);
+  });
+
+  it('a processing row whose lease passed is claimed again (crashed worker); before that it is not', async () => {
+    const { handlers, calls } = flakyHandlers(0);
+    const { worker, clock } = testWorker(db, { handlers });
+    const id = await storeEvent(db, 'test', 'flaky', {});
+    // A worker that claims and then dies: the claim stays 'processing' with a 30 s lease.
+    const [claimed] = await claimDueEvents(db, { now: clock.now(), leaseMs: 30_000, limit: 10 });
+    expect(claimed).toMatchObject({ id, attempts: 1 });
+    clock.advance(29_999);
+    expect(await worker.runOnce()).toBe(0);
+    clock.advance(1);
+    expect(await worker.runOnce()).toBe(1);
+    expect(await eventRow(db, id)).toMatchObject({ status: 'processed', attempts: 2 });
+    expect(calls.get(id)).toBe(1);
+  });
+
+  it('start() picks a new event up at once on wake() and on NOTIFY; stop() resolves', async () => {
+    const { worker } = testWorker(db, { options: { pollIntervalMs: 60_000 } });
+    worker.start();
+    try {
+      // Wait until the worker LISTENs (PGlite: its one session; PostgreSQL: the worker's own connection).
+      const listening =
+        kind.name === 'pglite'
+          ? `SELECT 1 FROM pg_listening_channels() c WHERE c = 'hookrun_events'`
+          : `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN "hookrun_events"'`;
+      await waitFor(async () => (await db.query(listening)).length === 1);
+      await storeEvent(db, 'auth', 'user.created', clerkUser('user.created', 'user_1', Date.now()));
+      // No wake() call: the INSERT's pg_notify reaches the LISTENing worker; polling is 60 s away.
+      await waitFor(async () => (await db.query(`SELECT 1 FROM users WHERE id = 'user_1'`)).length === 1);
+      await storeEvent(db, 'auth', 'user.created', clerkUser('user.created', 'user_2', Date.now()));
+      worker.wake();
+      await waitFor(async () => (await db.query(`SELECT 1 FROM users WHERE id = 'user_2'`)).length === 1);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('a fenced-out settle does not overwrite a newer claim', async () => {
+    const { handlers } = flakyHandlers(0);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    handlers.on('test', 'slow', async () => gate);
+    const { worker, clock } = testWorker(db, { handlers });
+    const id = await storeEvent(db, 'test', 'slow', {});
+    const first = worker.runOnce();
+    await waitFor(async () => (await eventRow(db, id)).status === 'processing');
+    clock.advance(31_000); // lease over: another worker takes it
+    const [again] = await claimDueEvents(db, { now: clock.now(), leaseMs: 30_000, limit: 10 });
+    expect(again).toMatchObject({ id, attempts: 2 });
+    release();
+    await first;
+    expect(await eventRow(db, id)).toMatchObject({ status: 'processing', attempts: 2 });
+  });
+});
