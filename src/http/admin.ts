@@ -1,0 +1,144 @@
+import { Hono, type Context } from 'hono';
+import { z } from 'zod';
+import type { Clock } from '../clock.js';
+import { SOURCES, type Config } from '../config.js';
+import type { CronService } from '../cron/cron-service.js';
+import type { Database } from '../db/client.js';
+import { EVENT_STATUSES, countEventsByStatus, getEvent, listEvents } from '../db/events.js';
+import { AppError } from '../errors.js';
+import { replayEvent, replayEventsByStatus } from '../inbox/replay.js';
+import type { Logger } from '../log.js';
+import { adminTokenMatches, bearerToken } from './admin-auth.js';
+import { createErrorHandler, errorResponse } from './errors.js';
+
+/** What the admin API reads and drives; the dashboard and the CLI use the same modules. */
+export interface AdminApiDeps {
+  /** Only `adminToken` is read: unset → every route answers 503 `not_configured`. */
+  config: Pick<Config, 'adminToken'>;
+  db: Database;
+  clock: Clock;
+  cron: Pick<CronService, 'listJobs' | 'listRuns' | 'runJob'>;
+  log: Logger;
+}
+
+const MAX_PAGE = 200;
+const cursor = z.string().regex(/^\d{1,15}$/, 'cursor must be the nextCursor of the previous page').transform(Number);
+const limit = z.coerce.number().int().min(1).max(MAX_PAGE);
+
+const eventListQuery = z.object({
+  source: z.enum(SOURCES).optional(),
+  status: z.enum(EVENT_STATUSES).optional(),
+  type: z.string().min(1).max(255).optional(),
+  limit: limit.default(50),
+  cursor: cursor.optional(),
+});
+
+const replayBody = z.object({
+  status: z.enum(EVENT_STATUSES),
+  source: z.enum(SOURCES).optional(),
+  type: z.string().min(1).max(255).optional(),
+});
+
+const runsQuery = z.object({ job: z.string().min(1).max(100).optional(), limit: limit.default(50), cursor: cursor.optional() });
+const jobsQuery = z.object({ count: z.coerce.number().int().min(1).max(50).default(3) });
+const runQuery = z.object({ trigger: z.enum(['http', 'cli']).default('http') });
+
+/** Parse with zod; a bad value is a 400 `bad_request` that names the field. */
+function parse<T>(schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  throw new AppError('bad_request', `${issue.path.join('.') || 'request'}: ${issue.message}.`);
+}
+
+function eventId(c: Context): number {
+  const raw = c.req.param('id') ?? '';
+  if (!/^\d{1,15}$/.test(raw)) throw new AppError('bad_request', `Event id must be a positive whole number, not "${raw.slice(0, 40)}".`);
+  return Number(raw);
+}
+
+async function readJson(c: Context): Promise<unknown> {
+  try {
+    return await c.req.json();
+  } catch {
+    throw new AppError('bad_request', 'Send a JSON body, e.g. {"status":"dead"}.');
+  }
+}
+
+/**
+ * The admin JSON API, mounted at `/api`: events (list with filters and
+ * cursor pagination, one event, replay one or all of a status), cron jobs
+ * with schedule, next runs and last run, cron runs, run a job. Bearer
+ * ADMIN_TOKEN, compared in constant time; with no ADMIN_TOKEN it answers 503
+ * `not_configured` and is never open.
+ */
+export function createAdminApi(deps: AdminApiDeps): Hono {
+  const { db, clock, cron } = deps;
+  const app = new Hono();
+  app.onError(createErrorHandler(deps.log));
+  app.notFound((c) => errorResponse(c, 404, 'not_found', `No admin route ${c.req.method} ${c.req.path}. See /openapi.json.`));
+
+  app.use('*', async (c, next) => {
+    const adminToken = deps.config.adminToken;
+    if (!adminToken) throw new AppError('not_configured', 'ADMIN_TOKEN is not set, so the admin API is closed. Set ADMIN_TOKEN and restart hookrun.');
+    if (!adminTokenMatches(bearerToken(c.req.header('authorization')), adminToken)) {
+      throw new AppError('unauthorized', 'Send Authorization: Bearer <ADMIN_TOKEN>; the token is missing or wrong.');
+    }
+    await next();
+    c.header('cache-control', 'no-store');
+  });
+
+  app.get('/events', async (c) => {
+    const q = parse(eventListQuery, c.req.query());
+    const page = await listEvents(db, { source: q.source, status: q.status, type: q.type, limit: q.limit, before: q.cursor });
+    return c.json({ events: page.events, nextCursor: page.nextCursor === undefined ? null : String(page.nextCursor) });
+  });
+
+  app.get('/events/counts', async (c) => c.json({ counts: await countEventsByStatus(db) }));
+
+  app.get('/events/:id', async (c) => {
+    const id = eventId(c);
+    const event = await getEvent(db, id);
+    if (!event) throw new AppError('not_found', `No event with id ${id}.`);
+    return c.json({ event });
+  });
+
+  app.post('/events/replay', async (c) => {
+    const body = parse(replayBody, await readJson(c));
+    const replayed = await replayEventsByStatus(db, clock, body);
+    deps.log.info({ status: body.status, source: body.source, type: body.type, replayed }, 'events replayed by the admin API');
+    return c.json({ replayed });
+  });
+
+  app.post('/events/:id/replay', async (c) => {
+    const id = eventId(c);
+    await replayEvent(db, clock, id);
+    deps.log.info({ id }, 'event replayed by the admin API');
+    return c.json({ replayed: true, event: await getEvent(db, id) });
+  });
+
+  app.get('/cron/jobs', async (c) => {
+    const q = parse(jobsQuery, c.req.query());
+    return c.json({ jobs: await cron.listJobs(q.count) });
+  });
+
+  app.get('/cron/runs', async (c) => {
+    const q = parse(runsQuery, c.req.query());
+    const runs = await cron.listRuns({ job: q.job, limit: q.limit + 1, beforeId: q.cursor });
+    const page = runs.slice(0, q.limit);
+    return c.json({ runs: page, nextCursor: runs.length > q.limit ? String(page[page.length - 1]!.id) : null });
+  });
+
+  app.post('/cron/jobs/:job/run', async (c) => {
+    const { trigger } = parse(runQuery, c.req.query());
+    const job = c.req.param('job');
+    const run = await cron.runJob(job, trigger);
+    if (run.status === 'skipped') {
+      throw new AppError('conflict', `Job "${job}" is already running; this call was recorded as skipped (run ${run.id}).`);
+    }
+    deps.log.info({ job, trigger, run: run.id, status: run.status }, 'cron job run by the admin API');
+    return c.json({ run });
+  });
+
+  return app;
+}

@@ -1,0 +1,116 @@
+import { SOURCES } from '../config.js';
+import type { JobStatus } from '../cron/cron-service.js';
+import type { CronRunRow } from '../db/cron-runs.js';
+import { EVENT_STATUSES, type EventDetail, type EventSummary } from '../db/events.js';
+import { html, SafeHtml } from './html.js';
+
+const STYLE = `
+body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d1d1f;background:#f6f7f9}
+header{background:#111827;color:#fff;padding:10px 24px;display:flex;gap:16px;align-items:center}
+header a{color:#fff;text-decoration:none;font-weight:600}header form{margin-left:auto}
+main{padding:16px 24px;max-width:1200px}h2{margin:24px 0 8px;font-size:16px}
+table{border-collapse:collapse;width:100%;background:#fff}th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #e5e7eb;vertical-align:top}
+th{background:#f3f4f6;font-weight:600}td.num{text-align:right}pre{background:#fff;border:1px solid #e5e7eb;padding:12px;overflow:auto;max-height:70vh}
+.status{display:inline-block;padding:1px 8px;border-radius:10px;background:#e5e7eb}.s-processed,.s-succeeded{background:#d1fae5}.s-dead,.s-failed{background:#fee2e2}.s-pending,.s-running{background:#fef3c7}.s-ignored,.s-skipped{background:#e0e7ff}
+.counts{display:flex;gap:8px;flex-wrap:wrap}.counts a{background:#fff;border:1px solid #e5e7eb;padding:6px 12px;border-radius:6px;text-decoration:none;color:inherit}
+.counts a.on{border-color:#111827}.notice{background:#ecfdf5;border:1px solid #a7f3d0;padding:8px 12px}.error{background:#fef2f2;border:1px solid #fecaca;padding:8px 12px}
+form.inline{display:inline}button{cursor:pointer}dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;background:#fff;padding:12px}dt{font-weight:600}`;
+
+/** The page frame; `csrf` present means a logged-in page (shows the logout button). */
+export function layout(title: string, body: SafeHtml, csrf?: string): string {
+  const logout = csrf ? html`<form method="post" action="/admin/logout"><input type="hidden" name="csrf" value="${csrf}"><button>Log out</button></form>` : '';
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${title} · hookrun</title><style>${new SafeHtml(STYLE)}</style></head>
+<body><header><a href="/admin">hookrun</a><span>${title}</span>${logout}</header><main>${body}</main></body></html>`.value;
+}
+
+const status = (value: string) => html`<span class="status s-${value}">${value}</span>`;
+const time = (value: Date | string | null | undefined) => (value ? new Date(value).toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, 'Z') : '-');
+
+/** The login form; `error` is shown above it after a wrong token. */
+export function loginPage(error?: string): string {
+  return layout(
+    'Log in',
+    html`${error ? html`<p class="error">${error}</p>` : ''}
+<form method="post" action="/admin/login"><p><label>Admin token (ADMIN_TOKEN)<br><input type="password" name="token" autocomplete="current-password" required size="50" autofocus></label></p>
+<p><button type="submit">Log in</button></p></form>`,
+  );
+}
+
+/** A page that only says something (not configured, not found, conflict). */
+export function messagePage(title: string, message: string, csrf?: string): string {
+  return layout(title, html`<p class="error">${message}</p><p><a href="/admin">Back to the dashboard</a></p>`, csrf);
+}
+
+/** What the overview shows. */
+export interface OverviewData {
+  counts: Record<string, number>;
+  events: EventSummary[];
+  nextCursor: number | undefined;
+  filter: { status?: string; source?: string };
+  jobs: JobStatus[];
+  runs: CronRunRow[];
+  notice?: string;
+  csrf: string;
+}
+
+function filterLink(filter: OverviewData['filter'], change: Partial<OverviewData['filter']> & { cursor?: number }): string {
+  const params = new URLSearchParams();
+  const merged = { ...filter, ...change };
+  for (const [key, value] of Object.entries(merged)) if (value !== undefined && value !== '') params.set(key, String(value));
+  const query = params.toString();
+  return query ? `/admin?${query}` : '/admin';
+}
+
+function eventsTable(events: EventSummary[]): SafeHtml {
+  if (events.length === 0) return html`<p>No events match. Send one with <code>hookrun send auth user.created</code>.</p>`;
+  return html`<table id="events"><thead><tr><th>id</th><th>received (UTC)</th><th>source</th><th>type</th><th>status</th><th>attempts</th><th>last error</th></tr></thead><tbody>
+${events.map((e) => html`<tr data-event-id="${e.id}"><td><a href="/admin/events/${e.id}">${e.id}</a></td><td>${time(e.receivedAt)}</td><td>${e.source}</td><td><a href="/admin/events/${e.id}">${e.type}</a></td><td>${status(e.status)}</td><td class="num">${e.attempts}</td><td>${e.lastError ? e.lastError.slice(0, 120) : ''}</td></tr>`)}
+</tbody></table>`;
+}
+
+function jobsTable(jobs: JobStatus[]): SafeHtml {
+  if (jobs.length === 0) return html`<p>No cron jobs.</p>`;
+  return html`<table id="jobs"><thead><tr><th>job</th><th>schedule (UTC)</th><th>next runs</th><th>last run</th></tr></thead><tbody>
+${jobs.map((j) => html`<tr><td>${j.path}</td><td><code>${j.schedule ?? 'not scheduled'}</code></td><td>${j.nextRuns.map((d) => html`${time(d)}<br>`)}</td><td>${j.lastRun ? html`${status(j.lastRun.status)} ${time(j.lastRun.startedAt)} (${j.lastRun.trigger})` : 'never'}</td></tr>`)}
+</tbody></table>`;
+}
+
+function runsTable(runs: CronRunRow[]): SafeHtml {
+  if (runs.length === 0) return html`<p>No runs yet.</p>`;
+  return html`<table id="runs"><thead><tr><th>id</th><th>job</th><th>trigger</th><th>started (UTC)</th><th>status</th><th>ms</th><th>error</th></tr></thead><tbody>
+${runs.map((r) => html`<tr><td>${r.id}</td><td>${r.job}</td><td>${r.trigger}</td><td>${time(r.startedAt)}</td><td>${status(r.status)}</td><td class="num">${r.durationMs ?? ''}</td><td>${r.error ? r.error.slice(0, 120) : ''}</td></tr>`)}
+</tbody></table>`;
+}
+
+/** Counts by status, the events table with filters and paging, cron jobs and recent runs. */
+export function overviewPage(data: OverviewData): string {
+  const { filter } = data;
+  const dead = data.counts.dead ?? 0;
+  const replayDead =
+    dead > 0
+      ? html`<form method="post" action="/admin/events/replay" class="inline"><input type="hidden" name="csrf" value="${data.csrf}"><input type="hidden" name="status" value="dead"><button>Replay all ${dead} dead</button></form>`
+      : '';
+  const body = html`${data.notice ? html`<p class="notice" role="status">${data.notice}</p>` : ''}
+<h2>Events by status</h2><div class="counts"><a href="${filterLink(filter, { status: undefined })}" class="${filter.status ? '' : 'on'}">all</a>
+${EVENT_STATUSES.map((s) => html`<a href="${filterLink(filter, { status: s })}" class="${filter.status === s ? 'on' : ''}" data-status="${s}">${s}: <b>${data.counts[s] ?? 0}</b></a>`)} ${replayDead}</div>
+<h2>Events</h2><p>Source: <a href="${filterLink(filter, { source: undefined })}">all</a> ${SOURCES.map((s) => html`· <a href="${filterLink(filter, { source: s })}">${filter.source === s ? html`<b>${s}</b>` : s}</a> `)}</p>
+${eventsTable(data.events)}
+${data.nextCursor !== undefined ? html`<p><a href="${filterLink(filter, { cursor: data.nextCursor })}">Older events →</a></p>` : ''}
+<h2>Cron jobs</h2>${jobsTable(data.jobs)}
+<h2>Recent cron runs</h2>${runsTable(data.runs)}`;
+  return layout('Dashboard', body, data.csrf);
+}
+
+/** One event: its fields, last error, a replay button and the payload. */
+export function eventPage(event: EventDetail, csrf: string, notice?: string): string {
+  const body = html`${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
+<h2>Event ${event.id}</h2><dl>
+<dt>source</dt><dd>${event.source}</dd><dt>type</dt><dd>${event.type}</dd><dt>key</dt><dd><code>${event.key}</code></dd>
+<dt>status</dt><dd id="event-status">${status(event.status)}</dd><dt>attempts</dt><dd>${event.attempts}</dd>
+<dt>received</dt><dd>${time(event.receivedAt)}</dd><dt>next attempt</dt><dd>${time(event.nextAttemptAt)}</dd><dt>processed</dt><dd>${time(event.processedAt)}</dd>
+<dt>last error</dt><dd>${event.lastError ?? '-'}</dd></dl>
+<form method="post" action="/admin/events/${event.id}/replay"><input type="hidden" name="csrf" value="${csrf}"><p><button type="submit">Replay</button> puts it back in the queue (handlers are idempotent).</p></form>
+<h2>Payload</h2><pre id="payload">${JSON.stringify(event.payload, null, 2)}</pre>`;
+  return layout(`Event ${event.id}`, body, csrf);
+}

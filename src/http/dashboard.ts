@@ -1,0 +1,153 @@
+import { Hono, type Context } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { SOURCES } from '../config.js';
+import { EVENT_STATUSES, countEventsByStatus, getEvent, listEvents } from '../db/events.js';
+import { AppError } from '../errors.js';
+import { replayEvent, replayEventsByStatus } from '../inbox/replay.js';
+import type { AdminApiDeps } from './admin.js';
+import { adminTokenMatches, createSession, csrfToken, csrfTokenMatches, sessionIsValid, SESSION_SECONDS } from './admin-auth.js';
+import { eventPage, loginPage, messagePage, overviewPage } from './dashboard-pages.js';
+
+/** The session cookie; scoped to /admin, HttpOnly, SameSite=Strict. */
+export const SESSION_COOKIE = 'hookrun_admin';
+
+const SECURITY_HEADERS: Record<string, string> = {
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+};
+
+function page(c: Context, body: string, statusCode: number = 200): Response {
+  return c.html(body, statusCode as ContentfulStatusCode, SECURITY_HEADERS);
+}
+
+function isHttps(c: Context): boolean {
+  return new URL(c.req.url).protocol === 'https:' || c.req.header('x-forwarded-proto') === 'https';
+}
+
+/** Refuse a cross-site form post: a browser always sends Origin on POST; it must be this host. */
+function sameOrigin(c: Context): boolean {
+  const origin = c.req.header('origin');
+  if (origin === undefined || origin === 'null') return origin === undefined;
+  try {
+    const host = c.req.header('x-forwarded-host') ?? c.req.header('host') ?? new URL(c.req.url).host;
+    return new URL(origin).host === host;
+  } catch {
+    return false;
+  }
+}
+
+async function formField(c: Context, name: string): Promise<string | undefined> {
+  const body = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+  const value = (body as Record<string, unknown>)[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * The dashboard at `/admin`: server-rendered HTML on the same query modules
+ * as the admin API (no build step, no external assets, everything escaped).
+ * Login with ADMIN_TOKEN sets an HttpOnly, SameSite=Strict cookie holding an
+ * expiring HMAC of the token, never the token. Every POST needs that session,
+ * a same-origin Origin and the session's CSRF token.
+ */
+export function createDashboard(deps: AdminApiDeps): Hono {
+  const { db, clock } = deps;
+  const app = new Hono();
+
+  const session = (c: Context): string | undefined => {
+    const value = getCookie(c, SESSION_COOKIE);
+    return value && sessionIsValid(value, deps.config.adminToken!, clock.now()) ? value : undefined;
+  };
+
+  app.use('*', async (c, next) => {
+    if (!deps.config.adminToken) return page(c, messagePage('Not configured', 'ADMIN_TOKEN is not set, so the dashboard is closed. Set ADMIN_TOKEN and restart hookrun.'), 503);
+    if (c.req.method === 'POST' && !sameOrigin(c)) return page(c, messagePage('Forbidden', 'Cross-site form posts are refused.'), 403);
+    await next();
+  });
+
+  app.get('/login', (c) => (session(c) ? c.redirect('/admin', 303) : page(c, loginPage())));
+
+  app.post('/login', async (c) => {
+    const token = await formField(c, 'token');
+    if (!adminTokenMatches(token, deps.config.adminToken!)) {
+      deps.log.info('dashboard login refused: wrong token');
+      return page(c, loginPage('That is not the ADMIN_TOKEN.'), 401);
+    }
+    setCookie(c, SESSION_COOKIE, createSession(deps.config.adminToken!, clock.now()), {
+      path: '/admin',
+      httpOnly: true,
+      sameSite: 'Strict',
+      secure: isHttps(c),
+      maxAge: SESSION_SECONDS,
+    });
+    return c.redirect('/admin', 303);
+  });
+
+  // Everything below needs a session; POSTs also need its CSRF token.
+  app.use('*', async (c, next) => {
+    const current = session(c);
+    if (!current) return c.redirect('/admin/login', 303);
+    if (c.req.method === 'POST' && !csrfTokenMatches(await formField(c, 'csrf'), current, deps.config.adminToken!)) {
+      return page(c, messagePage('Forbidden', 'The form is stale or was not sent by this dashboard; reload the page and try again.'), 403);
+    }
+    await next();
+  });
+  const csrfOf = (c: Context) => csrfToken(session(c) ?? '', deps.config.adminToken!);
+
+  app.post('/logout', (c) => {
+    deleteCookie(c, SESSION_COOKIE, { path: '/admin' });
+    return c.redirect('/admin/login', 303);
+  });
+
+  app.get('/', async (c) => {
+    const statusFilter = (EVENT_STATUSES as readonly string[]).includes(c.req.query('status') ?? '') ? c.req.query('status') : undefined;
+    const sourceFilter = (SOURCES as readonly string[]).includes(c.req.query('source') ?? '') ? c.req.query('source') : undefined;
+    const cursor = /^\d{1,15}$/.test(c.req.query('cursor') ?? '') ? Number(c.req.query('cursor')) : undefined;
+    const [counts, page_, jobs, runs] = await Promise.all([
+      countEventsByStatus(db),
+      listEvents(db, { status: statusFilter, source: sourceFilter, before: cursor, limit: 50 }),
+      deps.cron.listJobs(3),
+      deps.cron.listRuns({ limit: 10 }),
+    ]);
+    const replayed = c.req.query('replayed');
+    const notice = replayed !== undefined && /^\d+$/.test(replayed) ? `Replayed ${replayed} event(s).` : undefined;
+    return page(c, overviewPage({ counts, events: page_.events, nextCursor: page_.nextCursor, filter: { status: statusFilter, source: sourceFilter }, jobs, runs, notice, csrf: csrfOf(c) }));
+  });
+
+  const eventId = (c: Context) => (/^\d{1,15}$/.test(c.req.param('id') ?? '') ? Number(c.req.param('id')) : 0);
+
+  app.get('/events/:id', async (c) => {
+    const event = await getEvent(db, eventId(c));
+    if (!event) return page(c, messagePage('Not found', `No event with id ${c.req.param('id')}.`, csrfOf(c)), 404);
+    return page(c, eventPage(event, csrfOf(c), c.req.query('replayed') === '1' ? 'Replayed: the event is back in the queue.' : undefined));
+  });
+
+  app.post('/events/replay', async (c) => {
+    const status = await formField(c, 'status');
+    if (!status) return page(c, messagePage('Bad request', 'Say which status to replay.', csrfOf(c)), 400);
+    try {
+      const count = await replayEventsByStatus(db, clock, { status });
+      deps.log.info({ status, replayed: count }, 'events replayed from the dashboard');
+      return c.redirect(`/admin?replayed=${count}`, 303);
+    } catch (error) {
+      if (error instanceof AppError) return page(c, messagePage('Not replayed', error.message, csrfOf(c)), error.status);
+      throw error;
+    }
+  });
+
+  app.post('/events/:id/replay', async (c) => {
+    const id = eventId(c);
+    try {
+      await replayEvent(db, clock, id);
+    } catch (error) {
+      if (error instanceof AppError) return page(c, messagePage('Not replayed', error.message, csrfOf(c)), error.status);
+      throw error;
+    }
+    deps.log.info({ id }, 'event replayed from the dashboard');
+    return c.redirect(`/admin/events/${id}?replayed=1`, 303);
+  });
+
+  return app;
+}

@@ -1,0 +1,47 @@
+import { Hono } from 'hono';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+
+/** Every inbox status, so a status with no rows reads 0 instead of disappearing from the graph. */
+export const EVENT_STATUSES = ['pending', 'processing', 'processed', 'ignored', 'failed', 'dead'] as const;
+
+/** What the metrics route needs: the registry, and a cheap count of inbox rows by status. */
+export interface MetricsRouteDeps {
+  metrics: Metrics;
+  countEventsByStatus: () => Promise<Record<string, number>>;
+  log: Logger;
+  /** Give up sampling the database after this long and serve the rest (a scrape must not hang). */
+  sampleTimeoutMs: number;
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * `GET /metrics` in the Prometheus text format. The pending/dead gauges are
+ * sampled from the database at scrape time, so every instance reports the
+ * shared inbox and nothing has to keep them in step; a failed sample keeps
+ * the last values and is logged, the rest of the scrape still answers.
+ */
+export function createMetricsRoute(deps: MetricsRouteDeps): Hono {
+  const app = new Hono();
+  app.get('/metrics', async (c) => {
+    try {
+      const counts = await withTimeout(deps.countEventsByStatus(), deps.sampleTimeoutMs);
+      for (const status of new Set([...EVENT_STATUSES, ...Object.keys(counts)])) {
+        deps.metrics.eventsByStatus.set({ status }, counts[status] ?? 0);
+      }
+    } catch (error) {
+      deps.log.warn({ err: { message: (error as Error).message } }, 'metrics: could not count events by status; serving the last values');
+    }
+    const text = await deps.metrics.registry.metrics();
+    return c.body(text, 200, { 'content-type': deps.metrics.registry.contentType });
+  });
+  return app;
+}

@@ -1,0 +1,160 @@
+import { Hono } from 'hono';
+
+type Json = Record<string, unknown>;
+
+const errorRef = { $ref: '#/components/schemas/Error' };
+
+function errors(codes: Record<number, string[]>): Json {
+  const out: Json = {};
+  for (const [status, list] of Object.entries(codes)) {
+    out[status] = { description: `Error: ${list.map((c) => `\`${c}\``).join(', ')}`, content: { 'application/json': { schema: errorRef } } };
+  }
+  return out;
+}
+
+function json(description: string, schema: Json = { type: 'object' }): Json {
+  return { description, content: { 'application/json': { schema } } };
+}
+
+function header(name: string, description: string, required = false): Json {
+  return { name, in: 'header', required, description, schema: { type: 'string' } };
+}
+
+function query(name: string, description: string, schema: Json = { type: 'string' }): Json {
+  return { name, in: 'query', required: false, description, schema };
+}
+
+function path(name: string, description: string, schema: Json = { type: 'string' }): Json {
+  return { name, in: 'path', required: true, description, schema };
+}
+
+const received = json('Stored (or a duplicate of a stored delivery); the provider may stop retrying.', {
+  type: 'object',
+  required: ['received', 'id', 'duplicate'],
+  properties: { received: { type: 'boolean' }, id: { type: 'integer' }, duplicate: { type: 'boolean' } },
+});
+
+const receiverErrors = errors({
+  400: ['missing_signature', 'invalid_signature', 'timestamp_out_of_tolerance', 'invalid_payload'],
+  405: ['method_not_allowed'],
+  413: ['payload_too_large'],
+  415: ['unsupported_media_type'],
+  503: ['not_configured', 'unavailable'],
+});
+
+function receiver(summary: string, description: string, headers: Json[]): Json {
+  return {
+    post: {
+      tags: ['webhooks'],
+      summary,
+      description: `${description} The body is verified over its raw bytes, committed to the inbox, then answered. Unhandled event types are stored as \`ignored\` and answered 200.`,
+      parameters: headers,
+      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
+      responses: { 200: received, ...receiverErrors },
+    },
+  };
+}
+
+const adminErrors = errors({ 400: ['bad_request'], 401: ['unauthorized'], 503: ['not_configured', 'unavailable'] });
+const notFound = errors({ 404: ['not_found'] });
+const eventFilters = [
+  query('source', 'payments, auth or database'),
+  query('status', 'pending, processing, processed, ignored, failed or dead'),
+  query('type', 'exact event type, e.g. user.created'),
+  query('limit', '1-500, default 50', { type: 'integer', minimum: 1, maximum: 500 }),
+  query('cursor', 'the `nextCursor` of the previous page'),
+];
+
+function admin(method: string, summary: string, extra: Json = {}, responses: Json = {}): Json {
+  return { [method]: { tags: ['admin'], summary, security: [{ adminToken: [] }], ...extra, responses: { 200: json('OK'), ...adminErrors, ...responses } } };
+}
+
+function cronRoute(method: 'get' | 'post', note: string): Json {
+  return {
+    tags: ['cron'],
+    summary: `Run the job once (${note})`,
+    security: [{ cronSecret: [] }],
+    parameters: [path('job', 'the job file name in src/cron/jobs/, e.g. keep-alive'), header('Authorization', '`Bearer <CRON_SECRET>`; without CRON_SECRET only loopback callers are accepted')],
+    responses: {
+      200: { description: 'The job ran; body `OK`', content: { 'text/plain': { schema: { type: 'string', example: 'OK' } } } },
+      401: { description: 'Missing or wrong bearer token (`unauthorized`)', content: { 'application/json': { schema: errorRef } } },
+      403: { description: 'CRON_SECRET is not set and the caller is not on this machine (`forbidden`)', content: { 'application/json': { schema: errorRef } } },
+      404: { description: 'No such job (`not_found`)', content: { 'application/json': { schema: errorRef } } },
+      409: { description: 'The job is already running; the call is recorded as `skipped` (`conflict`)', content: { 'application/json': { schema: errorRef } } },
+      500: { description: 'The job failed; body `Job failed: <message>`', content: { 'text/plain': { schema: { type: 'string' } } } },
+    },
+  };
+}
+
+function page(method: 'get' | 'post', summary: string, parameters: Json[] = []): Json {
+  return { [method]: { tags: ['dashboard'], summary, parameters, responses: { 200: { description: 'HTML page', content: { 'text/html': {} } }, 303: { description: 'Redirect after a form post or to the login page' }, 401: { description: 'Wrong token' }, 503: { description: 'ADMIN_TOKEN is not set' } } } };
+}
+
+/**
+ * The OpenAPI 3.1 description of every route hookrun serves, with request
+ * headers, answers and error codes (DESIGN.md error contract). Hand-written
+ * beside the routes; a test checks it lists every route the app registers.
+ */
+export function buildOpenApiDocument(version: string = '0.1.0'): Json {
+  const id = path('id', 'event id', { type: 'integer' });
+  return {
+    openapi: '3.1.0',
+    info: { title: 'hookrun', version, description: 'Verified, durable, exactly-once webhooks and scheduled jobs. Errors are `{"error":{"code","message"}}`.' },
+    paths: {
+      '/health': { get: { tags: ['ops'], summary: 'The process is up', responses: { 200: json('Up', { type: 'object', properties: { status: { const: 'ok' } } }) } } },
+      '/ready': { get: { tags: ['ops'], summary: 'The database answers', responses: { 200: json('Ready', { type: 'object', properties: { status: { const: 'ready' }, database: { enum: ['pglite', 'postgres'] } } }), ...errors({ 503: ['unavailable'] }) } } },
+      '/metrics': { get: { tags: ['ops'], summary: 'Prometheus metrics (text format 0.0.4)', responses: { 200: { description: 'Metrics', content: { 'text/plain': {} } } } } },
+      '/openapi.json': { get: { tags: ['ops'], summary: 'This document', responses: { 200: json('OpenAPI 3.1') } } },
+      '/webhooks/payments': receiver('Stripe events', 'Stripe signature scheme; secret PAYMENTS_WEBHOOK_SECRET (or STRIPE_WEBHOOK_SECRET). Idempotency key: the event `id`.', [
+        header('Stripe-Signature', '`t=<unix seconds>,v1=<hex HMAC-SHA256 of t.body>`', true),
+      ]),
+      '/webhooks/auth': receiver('Clerk / Svix / Standard Webhooks events', 'Secret AUTH_WEBHOOK_SECRET (or CLERK_WEBHOOK_SIGNING_SECRET, CLERK_WEBHOOK_SECRET). Idempotency key: the message id.', [
+        header('svix-id', 'message id (or `webhook-id`)'),
+        header('svix-timestamp', 'unix seconds (or `webhook-timestamp`)'),
+        header('svix-signature', 'space-separated `v1,<base64>` list (or `webhook-signature`)'),
+      ]),
+      '/webhooks/database': receiver('Supabase Database Webhooks', 'Body `{type: INSERT|UPDATE|DELETE, table, schema, record, old_record}`; secret DATABASE_WEBHOOK_SECRET. Idempotency key: `webhook-id` when signed, else the SHA-256 of the body.', [
+        header('Authorization', '`Bearer <DATABASE_WEBHOOK_SECRET>`, unless signed'),
+        header('webhook-id', 'Standard Webhooks message id (when the secret is `whsec_…`)'),
+        header('webhook-timestamp', 'unix seconds'),
+        header('webhook-signature', '`v1,<base64>` list'),
+      ]),
+      '/cron/{job}': { get: cronRoute('get', 'what Vercel Cron sends'), post: cronRoute('post', 'the documented method') },
+      '/api/events': admin('get', 'List events, newest first, with filters and cursor pagination', { parameters: eventFilters }),
+      '/api/events/counts': admin('get', 'Number of events by status'),
+      '/api/events/{id}': admin('get', 'One event with its payload and attempts', { parameters: [id] }, notFound),
+      '/api/events/{id}/replay': admin('post', 'Put one event back in the queue', { parameters: [id] }, { ...notFound, ...errors({ 409: ['conflict'] }) }),
+      '/api/events/replay': admin('post', 'Replay every event of a status (`{"status":"dead"}`) or a list (`{"ids":[1,2]}`)', {
+        requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { status: { type: 'string' }, ids: { type: 'array', items: { type: 'integer' } } } } } } },
+      }),
+      '/api/cron/jobs': admin('get', 'Cron jobs with schedule, next runs and last run'),
+      '/api/cron/runs': admin('get', 'Cron runs, newest first', { parameters: [query('job', 'job name'), query('status', 'running, succeeded, failed or skipped'), ...eventFilters.slice(3)] }),
+      '/api/cron/jobs/{job}/run': admin('post', 'Run a job now; answers the run (status succeeded or failed)', { parameters: [path('job', 'job name'), query('trigger', '`http` (default) or `cli`')] }, { ...notFound, ...errors({ 409: ['conflict'] }) }),
+      '/admin': page('get', 'Dashboard: counts, events, cron jobs (login required)', [query('status', 'filter'), query('source', 'filter'), query('cursor', 'next page')]),
+      '/admin/login': { ...page('get', 'Login form'), ...page('post', 'Log in with ADMIN_TOKEN (form field `token`); sets an HttpOnly session cookie') },
+      '/admin/logout': page('post', 'Log out'),
+      '/admin/events/{id}': page('get', "One event's payload and attempts", [id]),
+      '/admin/events/{id}/replay': page('post', 'Replay one event (form with CSRF token)', [id]),
+      '/admin/events/replay': page('post', 'Replay all dead events (form with CSRF token)'),
+    },
+    components: {
+      schemas: {
+        Error: {
+          type: 'object',
+          required: ['error'],
+          properties: { error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } },
+        },
+      },
+      securitySchemes: {
+        adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' },
+        cronSecret: { type: 'http', scheme: 'bearer', description: 'CRON_SECRET' },
+      },
+    },
+  };
+}
+
+/** `GET /openapi.json`: the document, built once. */
+export function createOpenApiRoute(version?: string): Hono {
+  const document = buildOpenApiDocument(version);
+  return new Hono().get('/openapi.json', (c) => c.json(document));
+}

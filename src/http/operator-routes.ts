@@ -1,0 +1,40 @@
+import type { Hono } from 'hono';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { CronService } from '../cron/cron-service.js';
+import type { Database } from '../db/client.js';
+import { countEventsByStatus } from '../db/events.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import { createAdminApi } from './admin.js';
+import { createDashboard } from './dashboard.js';
+import { createMetricsRoute } from './metrics.js';
+import { createOpenApiRoute } from './openapi.js';
+
+/** What the operator's routes need; all of it exists once service.ts has built the app's parts. */
+export interface OperatorRoutesDeps {
+  config: Config;
+  db: Database;
+  clock: Clock;
+  log: Logger;
+  metrics: Metrics;
+  cron: Pick<CronService, 'listJobs' | 'listRuns' | 'runJob'>;
+}
+
+/**
+ * The operator's and developer's HTTP tools as `mounts` for `createApp`:
+ * `GET /metrics`, `GET /openapi.json`, the admin API under `/api` and the
+ * dashboard under `/admin`.
+ */
+export function createOperatorMounts(deps: OperatorRoutesDeps): Array<{ prefix: string; app: Hono }> {
+  const adminDeps = { config: deps.config, db: deps.db, clock: deps.clock, cron: deps.cron, log: deps.log };
+  return [
+    {
+      prefix: '/',
+      app: createMetricsRoute({ metrics: deps.metrics, log: deps.log, countEventsByStatus: () => countEventsByStatus(deps.db), sampleTimeoutMs: deps.config.dbTimeoutMs }),
+    },
+    { prefix: '/', app: createOpenApiRoute() },
+    { prefix: '/api', app: createAdminApi(adminDeps) },
+    { prefix: '/admin', app: createDashboard(adminDeps) },
+  ];
+}

@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPgliteDatabase, type TestDatabase } from '../helpers/db.js';
+import { SECRETS } from '../helpers/config.js';
+import { createToolsApp, postSample, type ToolsApp } from './tools-app.js';
+
+describe('GET /metrics and GET /openapi.json', () => {
+  let testDb: TestDatabase;
+  let tools: ToolsApp;
+  beforeAll(async () => {
+    testDb = await createPgliteDatabase();
+    tools = await createToolsApp(testDb.db);
+  });
+  afterAll(async () => testDb?.close());
+
+  it('serves Prometheus text with received, rejected, cron and by-status series sampled at scrape time', async () => {
+    await postSample(tools, 'auth', 'user.created');
+    await postSample(tools, 'auth', 'user.updated');
+    await tools.app.request('/webhooks/auth', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    await testDb.db.query(`UPDATE webhook_events SET status = 'dead' WHERE id = (SELECT min(id) FROM webhook_events)`);
+    await tools.app.request('/cron/tick', { method: 'POST', headers: { authorization: `Bearer ${SECRETS.cron}` } });
+
+    const res = await tools.app.request('/metrics');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await res.text();
+    expect(text).toContain('hookrun_events_received_total{source="auth",outcome="accepted",reason=""} 2');
+    expect(text).toContain('hookrun_events_received_total{source="auth",outcome="rejected",reason="missing_signature"} 1');
+    expect(text).toMatch(/hookrun_events\{status="pending"\} 1\n/);
+    expect(text).toMatch(/hookrun_events\{status="dead"\} 1\n/);
+    expect(text).toMatch(/hookrun_events\{status="failed"\} 0\n/);
+    expect(text).toMatch(/hookrun_cron_runs_total\{job="tick",trigger="http",status="succeeded"\} 1/);
+    expect(text).toContain('# TYPE hookrun_event_processing_seconds histogram');
+    expect(text).toContain('# TYPE hookrun_cron_lag_seconds histogram');
+  });
+
+  it('resamples the gauge on every scrape', async () => {
+    await testDb.db.query(`UPDATE webhook_events SET status = 'processed'`);
+    const text = await (await tools.app.request('/metrics')).text();
+    expect(text).toMatch(/hookrun_events\{status="dead"\} 0\n/);
+    expect(text).toMatch(/hookrun_events\{status="processed"\} 2\n/);
+  });
+
+  it('describes every route the app serves, with its method', async () => {
+    const doc = (await (await tools.app.request('/openapi.json')).json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
+    expect(doc.openapi).toBe('3.1.0');
+    const served = tools.app.routes
+      .filter((r) => r.method !== 'ALL' && !r.path.includes('*'))
+      .map((r) => ({ method: r.method.toLowerCase(), path: r.path.replace(/:(\w+)/g, '{$1}').replace(/(.)\/$/, '$1') }));
+    expect(served.length).toBeGreaterThan(20);
+    const missing = served.filter((r) => !doc.paths[r.path]?.[r.method]).map((r) => `${r.method} ${r.path}`);
+    expect(missing).toEqual([]);
+    const documented = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m} ${path}`));
+    const extra = documented.filter((d) => !served.some((r) => `${r.method} ${r.path}` === d));
+    expect(extra).toEqual([]);
+  });
+
+  it('lists every error code a receiver can answer', async () => {
+    const doc = (await (await tools.app.request('/openapi.json')).json()) as { paths: Record<string, { post?: { responses: Record<string, { description: string }> } }> };
+    const responses = JSON.stringify(doc.paths['/webhooks/payments']!.post!.responses);
+    for (const code of ['missing_signature', 'invalid_signature', 'timestamp_out_of_tolerance', 'invalid_payload', 'payload_too_large', 'unsupported_media_type', 'not_configured', 'unavailable']) {
+      expect(responses).toContain(code);
+    }
+  });
+});

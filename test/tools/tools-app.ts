@@ -1,0 +1,47 @@
+import type { Hono } from 'hono';
+import { ManualClock } from '../../src/clock.js';
+import type { Config } from '../../src/config.js';
+import { createCronService, type CronService } from '../../src/cron/cron-service.js';
+import { defineJob } from '../../src/cron/job.js';
+import type { Database } from '../../src/db/client.js';
+import { EventWriter } from '../../src/db/event-writer.js';
+import { createApp } from '../../src/http/app.js';
+import { createOperatorMounts } from '../../src/http/operator-routes.js';
+import { silentLogger } from '../../src/log.js';
+import { Metrics } from '../../src/metrics.js';
+import { buildSample, signSample } from '../../src/webhooks/samples.js';
+import { createVerifiers } from '../../src/webhooks/verifiers.js';
+import { testConfig } from '../helpers/config.js';
+
+/** The whole HTTP app with the operator's routes mounted, a test clock and two test jobs. */
+export interface ToolsApp {
+  app: Hono;
+  config: Config;
+  clock: ManualClock;
+  metrics: Metrics;
+  cron: CronService;
+}
+
+/** Jobs for the tests: `tick` succeeds, `boom` fails with a message. */
+export const TEST_JOBS = new Map([
+  ['tick', defineJob({ description: 'does nothing', run: () => undefined })],
+  ['boom', defineJob({ description: 'always fails', run: () => Promise.reject(new Error('kaboom')) })],
+]);
+
+/** Build createApp + createOperatorMounts the way service.ts wires them. */
+export async function createToolsApp(db: Database, env: Record<string, string | undefined> = {}, clock = new ManualClock(Date.UTC(2026, 5, 1, 12))): Promise<ToolsApp> {
+  const config: Config = { ...testConfig(env), crons: [{ path: '/cron/tick', schedule: '0 1 * * *' }] };
+  const metrics = new Metrics();
+  const cron = await createCronService({ config, db, log: silentLogger, metrics, clock, jobs: TEST_JOBS });
+  const mounts = [{ prefix: '/cron', app: cron.routes }, ...createOperatorMounts({ config, db, clock, log: silentLogger, metrics, cron })];
+  const app = createApp({ config, db, writer: new EventWriter(db), verifiers: createVerifiers(config), clock, log: silentLogger, metrics, mounts });
+  return { app, config, clock, metrics, cron };
+}
+
+/** Post a signed sample through the real receiver; returns the stored event id. */
+export async function postSample(tools: ToolsApp, source: 'payments' | 'auth' | 'database', type: string): Promise<number> {
+  const body = JSON.stringify(buildSample(source, type, undefined, tools.clock.now()));
+  const res = await tools.app.request(`/webhooks/${source}`, { method: 'POST', body, headers: signSample(source, body, tools.config, { nowMs: tools.clock.now() }) });
+  if (res.status !== 200) throw new Error(`sample not accepted: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { id: number }).id;
+}
