@@ -1,0 +1,151 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { countPages } from '../../src/db/pages.js';
+import { SECRETS } from '../helpers/config.js';
+import { databaseKinds, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { allRuns, createHarness, deferred, eventually, jobsOf, type CronHarness } from './support.js';
+import { loadJobs } from '../../src/cron/registry.js';
+import { serve } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+
+const auth = { Authorization: `Bearer ${SECRETS.cron}` };
+
+describe.each(databaseKinds())('/cron routes on $name', (kind) => {
+  let testDb: TestDatabase;
+  let h: CronHarness;
+  let gate = deferred();
+
+  beforeAll(async () => {
+    testDb = await kind.create();
+  });
+  afterAll(async () => {
+    await testDb?.close();
+  });
+  beforeEach(async () => {
+    await truncateAll(testDb.db);
+    gate = deferred();
+    const real = await loadJobs();
+    h = await createHarness(testDb.db, {
+      jobs: new Map([
+        ...real,
+        ...jobsOf({
+          boom: { run: () => Promise.reject(new Error('the report service said no')) },
+          slow: { run: () => gate.promise },
+        }),
+      ]),
+    });
+  });
+
+  it('POST runs keep-alive: 200 text/plain "OK", one succeeded row, pages empty', async () => {
+    const res = await h.app.request('/cron/keep-alive', { method: 'POST', headers: auth });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(await res.text()).toBe('OK');
+    const runs = await allRuns(testDb.db);
+    expect(runs).toMatchObject([{ job: 'keep-alive', trigger: 'http', status: 'succeeded', error: null, scheduledFor: null }]);
+    expect(runs[0]!.durationMs).toBeGreaterThanOrEqual(0);
+    expect(runs[0]!.finishedAt).not.toBeNull();
+    expect(await countPages(testDb.db)).toBe(0);
+    expect(await h.metrics.registry.getSingleMetricAsString('hookrun_cron_runs_total')).toContain(
+      'hookrun_cron_runs_total{job="keep-alive",trigger="http",status="succeeded"} 1',
+    );
+  });
+
+  it('GET (what Vercel Cron sends) runs it too', async () => {
+    const res = await h.app.request('/cron/keep-alive', { headers: auth });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('OK');
+    expect(await allRuns(testDb.db)).toHaveLength(1);
+  });
+
+  it('HEAD does not run the job', async () => {
+    const res = await h.app.request('/cron/keep-alive', { method: 'HEAD', headers: auth });
+    expect(res.status).toBe(405);
+    expect(await allRuns(testDb.db)).toHaveLength(0);
+  });
+
+  it('unknown job: 404 in the JSON error contract, nothing recorded', async () => {
+    const res = await h.app.request('/cron/nope', { method: 'POST', headers: auth });
+    expect(res.status).toBe(404);
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('not_found');
+    expect(body.error.message).toContain('No cron job "nope"');
+    expect(await allRuns(testDb.db)).toHaveLength(0);
+  });
+
+  it('job threw: 500 text "Job failed: <message>", failed row keeps the error', async () => {
+    const res = await h.app.request('/cron/boom', { method: 'POST', headers: auth });
+    expect(res.status).toBe(500);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(await res.text()).toBe('Job failed: the report service said no');
+    expect(await allRuns(testDb.db)).toMatchObject([{ job: 'boom', status: 'failed', error: 'the report service said no' }]);
+  });
+
+  it('already running: 409 conflict, recorded skipped; the first call still answers OK', async () => {
+    const first = h.app.request('/cron/slow', { method: 'POST', headers: auth });
+    await eventually(async () => (await allRuns(testDb.db)).some((r) => r.status === 'running'));
+    const second = await h.app.request('/cron/slow', { method: 'POST', headers: auth });
+    expect(second.status).toBe(409);
+    expect(((await second.json()) as { error: { code: string } }).error.code).toBe('conflict');
+    gate.resolve();
+    expect((await first).status).toBe(200);
+    const runs = await allRuns(testDb.db);
+    expect(runs.map((r) => r.status)).toEqual(['succeeded', 'skipped']);
+    expect(runs[1]!.error).toMatch(/already running/);
+  });
+
+  it.each([
+    ['missing', {}],
+    ['wrong', { Authorization: 'Bearer not-the-secret' }],
+    ['not bearer', { Authorization: `Basic ${SECRETS.cron}` }],
+  ])('CRON_SECRET set, %s token: 401, job not run', async (_label, headers) => {
+    const res = await h.app.request('/cron/keep-alive', { method: 'POST', headers });
+    expect(res.status).toBe(401);
+    const text = await res.text();
+    expect(JSON.parse(text).error.code).toBe('unauthorized');
+    expect(text).not.toContain(SECRETS.cron);
+    expect(await allRuns(testDb.db)).toHaveLength(0);
+  });
+
+  it('CRON_SECRET set: an unknown job without a token is 401, not 404 (no job names to strangers)', async () => {
+    expect((await h.app.request('/cron/nope', { method: 'POST' })).status).toBe(401);
+  });
+
+  describe('CRON_SECRET unset', () => {
+    it('refuses callers without a socket address (app.request) with 403', async () => {
+      const open = await createHarness(testDb.db, { env: { CRON_SECRET: '' } });
+      const res = await open.app.request('/cron/keep-alive', { method: 'POST' });
+      expect(res.status).toBe(403);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toContain('CRON_SECRET');
+      expect(await allRuns(testDb.db)).toHaveLength(0);
+    });
+
+    it.each(['127.0.0.1', '::1', '::ffff:127.0.0.1'])('accepts loopback %s', async (address) => {
+      const open = await createHarness(testDb.db, { env: { CRON_SECRET: '' }, remoteAddress: () => address });
+      const res = await open.app.request('/cron/keep-alive', { method: 'POST' });
+      expect(res.status).toBe(200);
+      expect(await res.text()).toBe('OK');
+    });
+
+    it('serves a real loopback socket (getConnInfo), no token needed', async () => {
+      const open = await createHarness(testDb.db, { env: { CRON_SECRET: '' } });
+      const server = await new Promise<Server>((resolve) => {
+        const s = serve({ fetch: open.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s as Server)) as Server;
+      });
+      try {
+        const { port } = server.address() as AddressInfo;
+        const res = await fetch(`http://127.0.0.1:${port}/cron/keep-alive`, { method: 'POST' });
+        expect(res.status).toBe(200);
+        expect(await res.text()).toBe('OK');
+      } finally {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    });
+
+    it.each(['10.0.0.7', '::ffff:192.168.1.2', '2001:db8::1'])('refuses non-loopback %s', async (address) => {
+      const open = await createHarness(testDb.db, { env: { CRON_SECRET: '' }, remoteAddress: () => address });
+      expect((await open.app.request('/cron/keep-alive', { method: 'POST' })).status).toBe(403);
+    });
+  });
+});
