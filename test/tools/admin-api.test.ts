@@ -20,7 +20,7 @@ describe.each(databaseKinds())('admin API ($name)', (kind) => {
     tools.app.request(path, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
 
   it('refuses a missing or wrong token with 401 unauthorized', async () => {
-    for (const headers of [{}, { authorization: 'Bearer nope' }, { authorization: SECRETS.admin }, { authorization: 'Bearer ' }]) {
+    for (const headers of [{} as Record<string, string>, { authorization: 'Bearer nope' }, { authorization: SECRETS.admin }, { authorization: 'Bearer ' }]) {
       const res = await get('/api/events', headers);
       expect(res.status).toBe(401);
       expect(await res.json()).toMatchObject({ error: { code: 'unauthorized' } });
@@ -29,7 +29,7 @@ describe.each(databaseKinds())('admin API ($name)', (kind) => {
 
   it('is closed with 503 not_configured when ADMIN_TOKEN is unset, whatever is sent', async () => {
     const closed = await createToolsApp(testDb.db, { ADMIN_TOKEN: '' });
-    for (const headers of [{}, { authorization: 'Bearer ' }, { authorization: `Bearer ${SECRETS.admin}` }]) {
+    for (const headers of [{} as Record<string, string>, { authorization: 'Bearer ' }, { authorization: `Bearer ${SECRETS.admin}` }]) {
       const res = await closed.app.request('/api/events', { headers });
       expect(res.status).toBe(503);
       expect(await res.json()).toMatchObject({ error: { code: 'not_configured' } });
