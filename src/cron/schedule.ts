@@ -115,6 +115,7 @@ export function vercelIncompatibilities(expression: string): string[] {
   if (named) reasons.push(`it uses names like ${named[0].toUpperCase()}; Vercel wants numbers (months 1-12, days of week 0-6)`);
   if (/[LW#?]/.test(five.join(' ').replace(/[A-Za-z]{3}/g, ''))) reasons.push('it uses L, W, # or ?, which Vercel does not support');
   const [, , dom = '*', , dow = '*'] = five;
+  if (/(^|[,-])7($|[,\-/#L])/.test(dow)) reasons.push('it uses 7 for Sunday; Vercel wants 0-6');
   if (!['*', '?'].includes(dom) && !['*', '?'].includes(dow)) {
     reasons.push('it sets both day-of-month and day-of-week; Vercel wants one of them to be * (hookrun runs it when either matches, like standard cron)');
   }

@@ -127,7 +127,12 @@ export class Ticker {
     this.running = true;
     const loop = async () => {
       if (!this.running) return;
-      await this.tick();
+      try {
+        await this.tick();
+      } catch (error) {
+        this.failures += 1; // tick() does not throw; this keeps the loop alive if that ever changes
+        this.deps.log.error({ err: { message: messageOf(error) } }, 'scheduler pass crashed; retrying');
+      }
       if (!this.running) return;
       this.timer = setTimeout(() => void loop(), backoffDelayMs(this.failures, this.intervalMs, this.maxBackoffMs));
     };

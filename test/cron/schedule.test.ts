@@ -81,6 +81,7 @@ describe('platform.json validation', () => {
     ['0 0 1 * 1', 'it sets both day-of-month and day-of-week'],
     ['0 0 L * *', 'it uses L, W, # or ?'],
     ['@daily', '"@daily" is a nickname'],
+    ['0 0 * * 7', 'it uses 7 for Sunday'],
   ])('accepts %j with a warning that Vercel would refuse it', (schedule, reason) => {
     const { scheduled, warnings } = validate([{ path: '/cron/report', schedule }]);
     expect(scheduled).toHaveLength(1);
