@@ -37,10 +37,12 @@ export interface RunningService {
 const HEADERS_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 30_000;
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/** Node enforces the two time-outs above only on this interval (default 30 s, so a drip of headers held a socket ~30 s). */
+const CONNECTIONS_CHECK_INTERVAL_MS = 1_000;
 
 function listen(app: Hono, config: Config): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(server as Server)) as Server;
+    const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host, serverOptions: { connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS } }, () => resolve(server as Server)) as Server;
     server.once('error', reject);
     server.headersTimeout = HEADERS_TIMEOUT_MS;
     server.requestTimeout = REQUEST_TIMEOUT_MS;

@@ -191,7 +191,7 @@ describe('hostile input (fast-check, in-process)', () => {
   });
 
   async function post(app: Hono, source: Source, c: Case): Promise<{ status: number; body: string }> {
-    const res = await app.request(`/webhooks/${source}`, { method: 'POST', headers: c.headers, body: c.body });
+    const res = await app.request(`/webhooks/${source}`, { method: 'POST', headers: c.headers, body: c.body as Uint8Array<ArrayBuffer> });
     const body = await res.text();
     statuses[res.status] = (statuses[res.status] ?? 0) + 1;
     recordResponse(`hostile ${source}`, res.status, res.headers, body);
@@ -223,7 +223,7 @@ describe('hostile input (fast-check, in-process)', () => {
 
   it.each(SOURCES)('%s: a valid delivery with any one tampering is refused and never stored', { timeout: 120_000 }, async (source) => {
     let counter = 0;
-    const property =
+    const property: fc.IAsyncProperty<[string] | [Tamper]> =
       source === 'database'
         ? fc.asyncProperty(bearerTampers, async (authorization) => {
             const body = validBody(source, `t${counter++}`);
@@ -233,7 +233,7 @@ describe('hostile input (fast-check, in-process)', () => {
             const id = `msg_t${counter++}`;
             expectRefused(await post(fuzzApp, source, tamper(source, validBody(source, id), id)));
           });
-    await fc.assert(property, { numRuns: RUNS.tampered, seed: Number(process.env.FC_SEED) || undefined });
+    await fc.assert(property as fc.IAsyncProperty<[unknown]>, { numRuns: RUNS.tampered, seed: Number(process.env.FC_SEED) || undefined });
     tried[`${source} tampered`] = RUNS.tampered;
     expect(await storedCount()).toBe(0);
     // Control: the untampered delivery is accepted, so the refusals above are not an artefact of the harness.
