@@ -6,7 +6,10 @@ import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
 import { EventWriter } from './db/event-writer.js';
+import { createCronService } from './cron/cron-service.js';
 import { createApp } from './http/app.js';
+import { createOperatorMounts } from './http/operator-routes.js';
+import { createWorker } from './inbox/worker.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { createVerifiers } from './webhooks/verifiers.js';
@@ -83,10 +86,16 @@ export async function startService(config: Config, options: ServiceOptions): Pro
     await db.migrate();
     const verifiers = createVerifiers(config);
     const metrics = new Metrics({ defaultMetrics: true });
-    const writer = new EventWriter(db);
-    const app = createApp({ config, db, writer, verifiers, clock, log, metrics });
+    const cron = await createCronService({ config, db, clock, log, metrics });
+    for (const warning of cron.validate()) log.warn(warning); // a broken platform.json throws here
+    const worker = options.worker === false ? undefined : createWorker({ db, config, clock, log, metrics });
+    const writer = new EventWriter(db, () => worker?.wake());
+    const mounts = [{ prefix: '/cron', app: cron.routes }, ...createOperatorMounts({ config, db, clock, log, metrics, cron })];
+    const app = createApp({ config, db, writer, verifiers, clock, log, metrics, mounts });
 
     const server = options.http === false ? undefined : await listen(app, config);
+    worker?.start();
+    if (options.scheduler) cron.startScheduler();
     const address = server?.address() as AddressInfo | undefined;
     const url = address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : undefined;
 
@@ -95,6 +104,7 @@ export async function startService(config: Config, options: ServiceOptions): Pro
       (stopping ??= (async () => {
         log.info('stopping: no new requests; finishing what runs');
         if (server) await closeServer(server, config.shutdownTimeoutMs);
+        await Promise.all([worker?.stop(), cron.stop()]);
         if (ownsDb) await db.close();
         log.info('stopped');
       })());
