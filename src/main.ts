@@ -1,6 +1,11 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
 import { registerStartCommands } from './cli/start.js';
+import { registerCheckCommand } from './cli/check.js';
+import { registerCronCommands } from './cli/cron.js';
+import { registerEventsCommands } from './cli/events.js';
+import { registerMigrateCommand } from './cli/migrate.js';
+import { registerSendCommand } from './cli/send.js';
 import { ConfigError } from './errors.js';
 
 /** Exit codes scripts can rely on. */
@@ -13,6 +18,11 @@ const program = new Command()
   .exitOverride();
 
 registerStartCommands(program);
+registerMigrateCommand(program);
+registerCheckCommand(program);
+registerSendCommand(program);
+registerCronCommands(program);
+registerEventsCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -15,7 +15,7 @@ export const SESSION_COOKIE = 'hookrun_admin';
 const SECURITY_HEADERS: Record<string, string> = {
   'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  'referrer-policy': 'same-origin', // with no-referrer Chromium sends "Origin: null" on our own form posts
   'cache-control': 'no-store',
 };
 

@@ -1,0 +1,126 @@
+import { randomBytes } from 'node:crypto';
+import type { Hono } from 'hono';
+import { systemClock } from '../clock.js';
+import type { Config } from '../config.js';
+import { createCronService } from '../cron/cron-service.js';
+import type { Database } from '../db/client.js';
+import { ConfigError } from '../errors.js';
+import { createAdminApi } from '../http/admin.js';
+import { silentLogger } from '../log.js';
+import { Metrics } from '../metrics.js';
+import { embeddedHolderPid, openCliDatabase } from './local-database.js';
+
+/** An admin API call that did not answer 2xx: its status and the error contract's code and message. */
+export class AdminRequestError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(message);
+    this.name = 'AdminRequestError';
+  }
+}
+
+/** How the CLI reads and drives hookrun: the admin API, in-process or over HTTP. */
+export interface AdminClient {
+  /** `local`: this process opened the database; `remote`: a running server's admin API. */
+  readonly mode: 'local' | 'remote';
+  request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T>;
+  close(): Promise<void>;
+}
+
+async function decode<T>(response: Response): Promise<T> {
+  const text = await response.text();
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  if (response.ok) return value as T;
+  const error = (value as { error?: { code?: string; message?: string } } | undefined)?.error;
+  throw new AdminRequestError(response.status, error?.code ?? 'http_error', error?.message ?? `HTTP ${response.status}: ${text.slice(0, 200)}`);
+}
+
+function jsonInit(method: string, token: string, body: unknown): RequestInit {
+  return {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  };
+}
+
+/** The admin API of the server that holds DATA_DIR, on this machine. */
+export function adminApiUrl(config: Config): string {
+  const host = !config.host || config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `http://${host}:${config.port}/api`;
+}
+
+function remoteClient(config: Config, pid: number): AdminClient {
+  const base = adminApiUrl(config);
+  const holder = `hookrun is running on DATA_DIR ${config.dataDir} (pid ${pid})`;
+  if (!config.adminToken) {
+    throw new ConfigError(`${holder}, and the embedded database serves one process. Set ADMIN_TOKEN (the server's) so this command can use its admin API at ${base}, or stop the server.`);
+  }
+  return {
+    mode: 'remote',
+    async request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+      let response: Response;
+      try {
+        response = await fetch(`${base}${path}`, { ...jsonInit(method, config.adminToken!, body), signal: AbortSignal.timeout(60_000) });
+      } catch (error) {
+        const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
+        throw new AdminRequestError(0, 'unreachable', `${holder} but its admin API does not answer at ${base} (${cause}). Is PORT the same as the server's? Or stop the server.`);
+      }
+      try {
+        return await decode<T>(response);
+      } catch (error) {
+        if (error instanceof AdminRequestError && (error.status === 401 || error.code === 'not_configured')) {
+          throw new ConfigError(`${holder} and refused this command's ADMIN_TOKEN (${error.message}) Use the server's ADMIN_TOKEN, or stop the server.`);
+        }
+        throw error;
+      }
+    },
+    close: async () => undefined,
+  };
+}
+
+async function localClient(config: Config): Promise<AdminClient> {
+  const db: Database = await openCliDatabase(config);
+  try {
+    const cron = await createCronService({ config, db, log: silentLogger, metrics: new Metrics(), clock: systemClock });
+    cron.validate(); // a bad platform.json is a ConfigError (exit 78), not a failed request
+    const token = randomBytes(32).toString('base64url'); // in-process only: never leaves this process
+    const app: Hono = createAdminApi({ config: { adminToken: token }, db, clock: systemClock, cron, log: silentLogger });
+    return {
+      mode: 'local',
+      request: async <T>(method: 'GET' | 'POST', path: string, body?: unknown) => decode<T>(await app.request(path, jsonInit(method, token, body))),
+      close: async () => {
+        await cron.stop();
+        await db.close();
+      },
+    };
+  } catch (error) {
+    await db.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * Reach hookrun's data for a one-shot command. With PostgreSQL, or an
+ * embedded DATA_DIR no server holds, the command opens the database itself
+ * and calls the admin API in-process; when a running server holds the
+ * embedded DATA_DIR (PGlite serves one process), it calls that server's admin
+ * API at http://127.0.0.1:$PORT/api with ADMIN_TOKEN. Same answers either way.
+ */
+export async function openAdminClient(config: Config): Promise<AdminClient> {
+  const pid = embeddedHolderPid(config);
+  return pid === undefined ? localClient(config) : remoteClient(config, pid);
+}
+
+/** Run `fn` with a client and always close it. */
+export async function withAdminClient<T>(config: Config, fn: (client: AdminClient) => Promise<T>): Promise<T> {
+  const client = await openAdminClient(config);
+  try {
+    return await fn(client);
+  } finally {
+    await client.close();
+  }
+}

@@ -1,0 +1,76 @@
+import type { Command } from 'commander';
+import { SECRET_ENV_NAMES, SOURCES, loadConfig, type Config } from '../config.js';
+import { displayConfigPath } from '../cron/schedule.js';
+import { createVerifiers } from '../webhooks/verifiers.js';
+import { scheduledJobs } from './cron.js';
+import { printJson, shortTime } from './output.js';
+
+/** The database location as people can read it, with any password masked. */
+function describeDatabase(config: Config): { kind: 'pglite' | 'postgres'; location: string } {
+  if (!config.databaseUrl) return { kind: 'pglite', location: config.dataDir };
+  const url = new URL(config.databaseUrl);
+  if (url.password) url.password = '***';
+  return { kind: 'postgres', location: url.toString() };
+}
+
+/**
+ * Everything `hookrun start` would refuse, checked without starting: env,
+ * secrets (a malformed whsec_ secret fails here), platform.json against the
+ * job files. Throws ConfigError (exit 78) on the first problem; missing
+ * optional settings are warnings.
+ */
+export async function checkConfig(config: Config) {
+  createVerifiers(config);
+  const crons = await scheduledJobs(config);
+  const warnings = [...crons.warnings];
+  const sources = Object.fromEntries(
+    SOURCES.map((source) => {
+      const setting = config.secrets[source];
+      if (!setting) warnings.push(`${SECRET_ENV_NAMES[source][0]} is not set: /webhooks/${source} answers 503 not_configured.`);
+      return [source, setting ? { envName: setting.envName, secrets: setting.values.length } : null];
+    }),
+  );
+  if (!config.cronSecret) warnings.push('CRON_SECRET is not set: /cron/* answers only callers on this machine.');
+  if (!config.adminToken) warnings.push('ADMIN_TOKEN is not set: the admin API and the dashboard answer 503.');
+  const now = Date.now();
+  return {
+    ok: true,
+    database: describeDatabase(config),
+    port: config.port,
+    sources,
+    cronSecret: config.cronSecret !== undefined,
+    adminToken: config.adminToken !== undefined,
+    scheduler: config.scheduler,
+    platformConfig: displayConfigPath(config.platformConfigPath),
+    jobs: crons.jobs,
+    crons: crons.scheduled.map((s) => ({ job: s.job, path: s.path, schedule: s.schedule.expression, nextRuns: s.schedule.nextRuns(3, now).map((d) => d.toISOString()) })),
+    warnings,
+  };
+}
+
+/** `hookrun check`: validate the configuration and show what would run when, without starting anything. */
+export function registerCheckCommand(program: Command): void {
+  program
+    .command('check')
+    .description('validate env and platform.json without starting; print each cron with its next 3 run times (UTC)')
+    .option('--json', 'print the report as JSON')
+    .addHelpText('after', '\nExit codes: 0 valid (warnings allowed), 78 invalid configuration (the message names the setting and the fix).')
+    .action(async (flags: { json?: boolean }) => {
+      const report = await checkConfig(loadConfig());
+      if (flags.json) return printJson(report);
+      const out = [
+        'configuration OK',
+        `  database     ${report.database.kind === 'pglite' ? `embedded PGlite in ${report.database.location}` : `PostgreSQL ${report.database.location}`}`,
+        `  port         ${report.port}`,
+        ...SOURCES.map((s) => `  ${`/webhooks/${s}`.padEnd(20)} ${report.sources[s] ? `${report.sources[s].envName} (${report.sources[s].secrets} secret${report.sources[s].secrets > 1 ? 's' : ''})` : 'not configured'}`),
+        `  CRON_SECRET  ${report.cronSecret ? 'set' : 'not set'}`,
+        `  ADMIN_TOKEN  ${report.adminToken ? 'set' : 'not set'}`,
+        `  scheduler    ${report.scheduler ? 'on' : 'off (SCHEDULER=off)'}`,
+        `  jobs         ${report.jobs.join(', ') || 'none'}`,
+        `crons (${report.platformConfig}, UTC):`,
+        ...(report.crons.length === 0 ? ['  none'] : report.crons.map((c) => `  ${c.path}  "${c.schedule}"  next: ${c.nextRuns.map(shortTime).join(', ')}`)),
+        ...(report.warnings.length ? ['warnings:', ...report.warnings.map((w) => `  - ${w}`)] : []),
+      ];
+      process.stdout.write(out.join('\n') + '\n');
+    });
+}

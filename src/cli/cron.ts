@@ -1,0 +1,87 @@
+import type { Command } from 'commander';
+import { loadConfig, type Config } from '../config.js';
+import type { JobStatus } from '../cron/cron-service.js';
+import { loadJobs } from '../cron/registry.js';
+import { displayConfigPath, validateCrons, type ScheduledJob } from '../cron/schedule.js';
+import type { CronRunRow } from '../db/cron-runs.js';
+import type { CronRunResult } from '../cron/run-job.js';
+import { withAdminClient } from './admin-client.js';
+import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, shortTime } from './output.js';
+
+/** Jobs and their platform.json schedules, without touching the database (for `check` and `cron next`). */
+export async function scheduledJobs(config: Config): Promise<{ jobs: string[]; scheduled: ScheduledJob[]; warnings: string[] }> {
+  const registry = await loadJobs();
+  const jobs = [...registry.keys()].sort();
+  return { jobs, ...validateCrons(config.crons, jobs, displayConfigPath(config.platformConfigPath)) };
+}
+
+type JobJson = Omit<JobStatus, 'nextRuns' | 'lastRun'> & { nextRuns: string[]; lastRun: (Omit<CronRunRow, 'startedAt'> & { startedAt: string }) | null };
+
+/** `hookrun cron list|next|run`: see when jobs run, and run one now. */
+export function registerCronCommands(program: Command): void {
+  const cron = program.command('cron').description('list cron jobs, show their next runs (UTC), run one now');
+
+  cron
+    .command('list')
+    .description('every job: schedule (UTC), next run, last run and its status')
+    .option('--json', 'print JSON')
+    .action(
+      adminAction(async (flags: { json?: boolean }) => {
+        const { jobs } = await withAdminClient(loadConfig(), (client) => client.request<{ jobs: JobJson[] }>('GET', '/cron/jobs'));
+        printListing(
+          jobs,
+          [
+            { header: 'JOB', cell: (j) => j.path },
+            { header: 'SCHEDULE (UTC)', cell: (j) => j.schedule ?? 'not scheduled' },
+            { header: 'NEXT RUN', cell: (j) => shortTime(j.nextRuns[0]) },
+            { header: 'LAST RUN', cell: (j) => shortTime(j.lastRun?.startedAt) },
+            { header: 'STATUS', cell: (j) => j.lastRun?.status ?? '-' },
+            { header: 'TRIGGER', cell: (j) => j.lastRun?.trigger ?? '-' },
+          ],
+          { json: flags.json === true, jsonValue: jobs, empty: 'No cron jobs (add a file to src/cron/jobs/).' },
+        );
+      }),
+    );
+
+  cron
+    .command('next')
+    .description('the next N run times of a job, in UTC (reads platform.json; no database needed)')
+    .argument('<job>', 'job name, e.g. keep-alive')
+    .option('-n, --count <n>', 'how many', positiveInt('--count', 1000), 5)
+    .option('--json', 'print JSON')
+    .action(async (job: string, flags: { count: number; json?: boolean }) => {
+      const config = loadConfig();
+      const { jobs, scheduled } = await scheduledJobs(config);
+      if (!jobs.includes(job)) {
+        process.stderr.write(`hookrun: no cron job "${job}". Jobs: ${jobs.join(', ') || 'none'}.\n`);
+        process.exitCode = EXIT_CODES.failure;
+        return;
+      }
+      const entry = scheduled.find((s) => s.job === job);
+      const runs = entry ? entry.schedule.nextRuns(flags.count, Date.now()).map((d) => d.toISOString()) : [];
+      if (flags.json) return printJson({ job, schedule: entry?.schedule.expression ?? null, nextRuns: runs });
+      if (!entry) {
+        process.stdout.write(`${job} has no schedule in ${displayConfigPath(config.platformConfigPath)}; it runs only when called (POST /cron/${job}, hookrun cron run ${job}).\n`);
+        return;
+      }
+      process.stdout.write(`${job}  "${entry.schedule.expression}" (UTC)\n${runs.map((r) => `  ${shortTime(r)}`).join('\n')}\n`);
+    });
+
+  cron
+    .command('run')
+    .description('run a job once now, in this process (recorded in cron_runs with trigger "cli")')
+    .argument('<job>', 'job name, e.g. keep-alive')
+    .option('--json', 'print the run as JSON')
+    .addHelpText('after', '\nExit codes: 0 succeeded, 1 failed / already running / unknown job, 78 config.\nWhen a server holds the embedded DATA_DIR, the run goes through its admin API (ADMIN_TOKEN).')
+    .action(
+      adminAction(async (job: string, flags: { json?: boolean }) => {
+        const { run } = await withAdminClient(loadConfig(), (client) =>
+          client.request<{ run: CronRunResult }>('POST', `/cron/jobs/${encodeURIComponent(job)}/run?trigger=cli`),
+        );
+        if (flags.json) printJson(run);
+        else if (run.status === 'succeeded') process.stdout.write(`${job} succeeded in ${run.durationMs} ms (run ${run.id})\n`);
+        else process.stdout.write(`${job} ${run.status}: ${run.error ?? 'no message'} (run ${run.id})\n`);
+        if (run.status !== 'succeeded') process.exitCode = EXIT_CODES.failure;
+      }),
+    );
+}

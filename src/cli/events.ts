@@ -1,0 +1,153 @@
+import { Option, type Command } from 'commander';
+import { SOURCES, loadConfig } from '../config.js';
+import { EVENT_STATUSES } from '../db/events.js';
+import { AdminRequestError, withAdminClient, type AdminClient } from './admin-client.js';
+import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, ProgressBar, shortTime } from './output.js';
+
+/** An event as the admin API lists it (dates as ISO strings). */
+interface EventJson {
+  id: number;
+  source: string;
+  key: string;
+  type: string;
+  status: string;
+  attempts: number;
+  nextAttemptAt: string;
+  lastError: string | null;
+  receivedAt: string;
+  processedAt: string | null;
+  payload?: unknown;
+}
+
+interface ListFlags {
+  source?: string;
+  status?: string;
+  type?: string;
+  limit: number;
+  cursor?: string;
+  json?: boolean;
+}
+
+const PAGE = 200;
+
+function listPath(filter: { source?: string; status?: string; type?: string; limit: number; cursor?: string }): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(filter)) if (value !== undefined) params.set(key, String(value));
+  return `/events?${params}`;
+}
+
+/** Every id matching a replay filter, collected first so the progress bar knows the total. */
+async function matchingIds(client: AdminClient, filter: { status: string; source?: string; type?: string }): Promise<number[]> {
+  const ids: number[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.request<{ events: EventJson[]; nextCursor: string | null }>('GET', listPath({ ...filter, limit: PAGE, cursor }));
+    ids.push(...page.events.map((e) => e.id));
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor);
+  return ids;
+}
+
+const statusOption = () => new Option('--status <status>', 'only this status').choices(EVENT_STATUSES);
+const sourceOption = () => new Option('--source <source>', 'only this source').choices(SOURCES);
+
+/** `hookrun events list|show|replay`: see what arrived and what happened to it, and run it again. */
+export function registerEventsCommands(program: Command): void {
+  const events = program.command('events').description('list stored webhook events, show one, replay them');
+
+  events
+    .command('list')
+    .description('events, newest first')
+    .addOption(sourceOption())
+    .addOption(statusOption())
+    .option('--type <type>', 'only this event type, e.g. user.created')
+    .option('--limit <n>', `how many (max ${PAGE})`, positiveInt('--limit', PAGE), 20)
+    .option('--cursor <cursor>', 'continue after a previous page (printed when there is more)')
+    .option('--json', 'print {"events": [...], "nextCursor"} as JSON')
+    .action(
+      adminAction(async (flags: ListFlags) => {
+        const page = await withAdminClient(loadConfig(), (client) =>
+          client.request<{ events: EventJson[]; nextCursor: string | null }>('GET', listPath({ source: flags.source, status: flags.status, type: flags.type, limit: flags.limit, cursor: flags.cursor })),
+        );
+        printListing(
+          page.events,
+          [
+            { header: 'ID', cell: (e) => String(e.id), align: 'right' },
+            { header: 'RECEIVED (UTC)', cell: (e) => shortTime(e.receivedAt) },
+            { header: 'SOURCE', cell: (e) => e.source },
+            { header: 'TYPE', cell: (e) => e.type, max: 40 },
+            { header: 'STATUS', cell: (e) => e.status },
+            { header: 'ATTEMPTS', cell: (e) => String(e.attempts), align: 'right' },
+            { header: 'LAST ERROR', cell: (e) => e.lastError ?? '', max: 60 },
+          ],
+          { json: flags.json === true, jsonValue: page, empty: 'No events. Send one with: hookrun send auth user.created' },
+        );
+        if (!flags.json && page.nextCursor) process.stderr.write(`more: hookrun events list --cursor ${page.nextCursor}\n`);
+      }),
+    );
+
+  events
+    .command('show')
+    .description('one event: status, attempts, last error and payload')
+    .argument('<id>', 'event id', positiveInt('<id>', Number.MAX_SAFE_INTEGER))
+    .option('--json', 'print JSON')
+    .action(
+      adminAction(async (id: number, flags: { json?: boolean }) => {
+        const { event } = await withAdminClient(loadConfig(), (client) => client.request<{ event: EventJson }>('GET', `/events/${id}`));
+        if (flags.json) return printJson(event);
+        const lines = [
+          `event ${event.id}  ${event.source} ${event.type}`,
+          `  status        ${event.status}`,
+          `  attempts      ${event.attempts}`,
+          `  key           ${event.key}`,
+          `  received      ${shortTime(event.receivedAt)}`,
+          `  next attempt  ${shortTime(event.nextAttemptAt)}`,
+          `  processed     ${shortTime(event.processedAt)}`,
+          `  last error    ${event.lastError ?? '-'}`,
+          'payload:',
+          JSON.stringify(event.payload, null, 2),
+        ];
+        process.stdout.write(lines.join('\n') + '\n');
+      }),
+    );
+
+  events
+    .command('replay')
+    .description('put events back in the queue: one by id, or every event of a status (e.g. --status dead)')
+    .argument('[id]', 'event id', positiveInt('[id]', Number.MAX_SAFE_INTEGER))
+    .addOption(statusOption())
+    .addOption(sourceOption())
+    .option('--type <type>', 'with --status: only this event type')
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nExamples:\n  hookrun events replay 42\n  hookrun events replay --status dead --source payments\n\nExit codes: 0 all replayed, 1 some could not be (unknown id, being processed), 2 usage.')
+    .action(
+      adminAction(async (id: number | undefined, flags: { status?: string; source?: string; type?: string; json?: boolean }, command: Command) => {
+        if ((id === undefined) === (flags.status === undefined)) command.error('Give an event id or --status (not both).', { exitCode: EXIT_CODES.usage });
+        if (flags.status === 'processing') command.error('--status processing cannot be replayed: a worker owns those events.', { exitCode: EXIT_CODES.usage });
+        await withAdminClient(loadConfig(), async (client) => {
+          if (id !== undefined) {
+            const { event } = await client.request<{ event: EventJson }>('POST', `/events/${id}/replay`);
+            if (flags.json) printJson({ replayed: 1, event });
+            else process.stdout.write(`event ${id} replayed: ${event.status}, attempts ${event.attempts}\n`);
+            return;
+          }
+          const ids = await matchingIds(client, { status: flags.status!, source: flags.source, type: flags.type });
+          const bar = new ProgressBar('replaying', ids.length);
+          const failed: Array<{ id: number; message: string }> = [];
+          for (const [index, eventId] of ids.entries()) {
+            try {
+              await client.request('POST', `/events/${eventId}/replay`);
+            } catch (error) {
+              if (!(error instanceof AdminRequestError) || error.status === 0) throw error;
+              failed.push({ id: eventId, message: error.message });
+            }
+            if (ids.length > 1) bar.update(index + 1);
+          }
+          if (ids.length > 1) bar.finish();
+          if (flags.json) printJson({ replayed: ids.length - failed.length, failed });
+          else process.stdout.write(`replayed ${ids.length - failed.length} of ${ids.length} ${flags.status} event(s)\n${failed.map((f) => `  ${f.id}: ${f.message}`).join('\n')}${failed.length ? '\n' : ''}`);
+          if (failed.length > 0) process.exitCode = EXIT_CODES.failure;
+        });
+      }),
+    );
+}

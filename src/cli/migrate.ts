@@ -1,0 +1,32 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../config.js';
+import { openDatabase } from '../db/client.js';
+import { embeddedHolderPid } from './local-database.js';
+import { EXIT_CODES } from './output.js';
+
+/** `hookrun migrate`: apply the committed migrations (start does it too; this is for deploy pipelines). */
+export function registerMigrateCommand(program: Command): void {
+  program
+    .command('migrate')
+    .description('apply the database migrations and exit (hookrun start also applies them)')
+    .addHelpText('after', '\nExit codes: 0 migrated, 1 failed (or the embedded DATA_DIR is in use), 78 config.')
+    .action(async () => {
+      const config = loadConfig();
+      const holder = embeddedHolderPid(config);
+      if (holder !== undefined) {
+        process.stderr.write(
+          `hookrun: hookrun is running on DATA_DIR ${config.dataDir} (pid ${holder}) and applied the migrations it ships when it started. ` +
+            'To apply newer ones, stop it and run `hookrun migrate` again (or just start the new version).\n',
+        );
+        process.exitCode = EXIT_CODES.failure;
+        return;
+      }
+      const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+      try {
+        await db.migrate();
+        process.stdout.write(`migrated (${db.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL at DATABASE_URL'})\n`);
+      } finally {
+        await db.close();
+      }
+    });
+}

@@ -1,0 +1,84 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { serve } from '@hono/node-server';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.js';
+import { buildSample, signSample } from '../../src/webhooks/samples.js';
+import { SECRETS } from '../helpers/config.js';
+import { createPgliteDatabase, type TestDatabase } from '../helpers/db.js';
+import { createToolsApp, type ToolsApp } from './tools-app.js';
+
+/** Debian's chromium package; `.ci/run` installs it with apt-get when missing. */
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+describe('dashboard in headless Chromium', () => {
+  let testDb: TestDatabase;
+  let tools: ToolsApp;
+  let server: Server;
+  let base: string;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    testDb = await createPgliteDatabase();
+    tools = await createToolsApp(testDb.db);
+    tools.clock.set(systemClock.now());
+    server = await new Promise<Server>((resolve) => {
+      const s = serve({ fetch: tools.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s as Server)) as Server;
+    });
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 30_000 });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+    await testDb?.close();
+  });
+
+  it('logs in with the token, shows an event that was just posted, and replays it', async () => {
+    const event = buildSample('auth', 'user.created', undefined, tools.clock.now()) as { data: { id: string } };
+    const body = JSON.stringify(event);
+    const posted = await fetch(`${base}/webhooks/auth`, { method: 'POST', body, headers: signSample('auth', body, tools.config, { nowMs: tools.clock.now() }) });
+    expect(posted.status).toBe(200);
+    const { id } = (await posted.json()) as { id: number };
+    // No worker runs here: make it dead, as if its handler had failed for good.
+    await testDb.db.query(`UPDATE webhook_events SET status = 'dead', attempts = 10, last_error = 'handler failed' WHERE id = $1`, [id]);
+
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    await page.goto(`${base}/admin`);
+    expect(new URL(page.url()).pathname).toBe('/admin/login');
+
+    await page.fill('input[name="token"]', 'wrong-token');
+    await page.click('button[type="submit"]');
+    await expect.poll(() => page.textContent('body')).toContain('That is not the ADMIN_TOKEN');
+
+    await page.fill('input[name="token"]', SECRETS.admin);
+    await page.click('button[type="submit"]');
+    await page.waitForURL(`${base}/admin`);
+    const row = page.locator(`#events tr[data-event-id="${id}"]`);
+    await row.waitFor();
+    expect(await row.textContent()).toContain('user.created');
+    expect(await row.textContent()).toContain('dead');
+
+    const [cookie] = await context.cookies();
+    expect(cookie).toMatchObject({ name: 'hookrun_admin', httpOnly: true, sameSite: 'Strict', path: '/admin' });
+    expect(cookie!.value).not.toContain(SECRETS.admin);
+
+    await row.locator('a').first().click();
+    await page.waitForURL(`${base}/admin/events/${id}`);
+    expect(await page.textContent('#payload')).toContain(event.data.id);
+    expect(await page.textContent('#event-status')).toContain('dead');
+
+    await page.click('button:has-text("Replay")');
+    await page.waitForURL(`${base}/admin/events/${id}?replayed=1`);
+    expect(await page.textContent('[role="status"]')).toContain('Replayed');
+    expect(await page.textContent('#event-status')).toContain('pending');
+    const rows = await testDb.db.query<{ status: string; attempts: number }>('SELECT status, attempts FROM webhook_events WHERE id = $1', [id]);
+    expect(rows[0]).toEqual({ status: 'pending', attempts: 0 });
+    await context.close();
+  });
+});

@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { buildSample, signSample } from '../../src/webhooks/samples.js';
+import { SECRETS } from '../helpers/config.js';
+import { createPgliteDatabase, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { createToolsApp, postSample, type ToolsApp } from './tools-app.js';
+
+const form = (fields: Record<string, string>) => ({ 'content-type': 'application/x-www-form-urlencoded', body: new URLSearchParams(fields).toString() });
+
+describe('dashboard over HTTP', () => {
+  let testDb: TestDatabase;
+  let tools: ToolsApp;
+  beforeAll(async () => {
+    testDb = await createPgliteDatabase();
+    tools = await createToolsApp(testDb.db);
+  });
+  afterAll(async () => testDb?.close());
+  beforeEach(() => truncateAll(testDb.db));
+
+  async function login(): Promise<string> {
+    const { body, ...headers } = form({ token: SECRETS.admin });
+    const res = await tools.app.request('/admin/login', { method: 'POST', headers, body });
+    expect(res.status).toBe(303);
+    const cookie = res.headers.get('set-cookie')!;
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Strict/);
+    expect(cookie).toMatch(/Path=\/admin/);
+    expect(cookie).not.toContain(SECRETS.admin);
+    return cookie.split(';')[0]!;
+  }
+
+  async function csrfOf(cookie: string, path: string): Promise<string> {
+    const html = await (await tools.app.request(path, { headers: { cookie } })).text();
+    return /name="csrf" value="([^"]+)"/.exec(html)![1]!;
+  }
+
+  it('sends people without a session to the login page, and refuses a wrong token', async () => {
+    const res = await tools.app.request('/admin');
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/admin/login');
+    const { body, ...headers } = form({ token: 'not-the-token' });
+    const wrong = await tools.app.request('/admin/login', { method: 'POST', headers, body });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('set-cookie')).toBeNull();
+    expect(await wrong.text()).toContain('That is not the ADMIN_TOKEN');
+  });
+
+  it('does not accept the raw token, a forged or an expired cookie as a session', async () => {
+    for (const value of [SECRETS.admin, '9999999999.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']) {
+      const res = await tools.app.request('/admin', { headers: { cookie: `hookrun_admin=${value}` } });
+      expect(res.status).toBe(303);
+    }
+    const cookie = await login();
+    tools.clock.advance(13 * 3600_000);
+    try {
+      expect((await tools.app.request('/admin', { headers: { cookie } })).status).toBe(303);
+    } finally {
+      tools.clock.advance(-13 * 3600_000);
+    }
+  });
+
+  it('is closed (503) when ADMIN_TOKEN is unset', async () => {
+    const closed = await createToolsApp(testDb.db, { ADMIN_TOKEN: '' });
+    expect((await closed.app.request('/admin')).status).toBe(503);
+    const { body, ...headers } = form({ token: '' });
+    expect((await closed.app.request('/admin/login', { method: 'POST', headers, body })).status).toBe(503);
+  });
+
+  it('shows counts, events, cron jobs and runs; replays only with the CSRF token from the same origin', async () => {
+    const id = await postSample(tools, 'auth', 'user.created');
+    await testDb.db.query(`UPDATE webhook_events SET status = 'dead' WHERE id = $1`, [id]);
+    const cookie = await login();
+    const overview = await (await tools.app.request('/admin', { headers: { cookie } })).text();
+    expect(overview).toContain(`data-event-id="${id}"`);
+    expect(overview).toMatch(/dead: <b>1<\/b>/);
+    expect(overview).toContain('/cron/tick');
+    expect(overview).toContain('2026-06-02 01:00:00Z');
+
+    const csrf = await csrfOf(cookie, `/admin/events/${id}`);
+    const noToken = form({});
+    expect((await tools.app.request(`/admin/events/${id}/replay`, { method: 'POST', headers: { cookie, 'content-type': noToken['content-type'] }, body: noToken.body })).status).toBe(403);
+    const good = form({ csrf });
+    const crossSite = await tools.app.request(`/admin/events/${id}/replay`, { method: 'POST', headers: { cookie, origin: 'https://evil.example', 'content-type': good['content-type'] }, body: good.body });
+    expect(crossSite.status).toBe(403);
+    const rows = await testDb.db.query<{ status: string }>('SELECT status FROM webhook_events WHERE id = $1', [id]);
+    expect(rows[0]?.status).toBe('dead');
+
+    const replay = await tools.app.request(`/admin/events/${id}/replay`, { method: 'POST', headers: { cookie, origin: 'http://localhost', 'content-type': good['content-type'] }, body: good.body });
+    expect(replay.status).toBe(303);
+    expect(replay.headers.get('location')).toBe(`/admin/events/${id}?replayed=1`);
+    const after = await testDb.db.query<{ status: string }>('SELECT status FROM webhook_events WHERE id = $1', [id]);
+    expect(after[0]?.status).toBe('pending');
+  });
+
+  it('escapes everything that came from outside', async () => {
+    const event = buildSample('auth', '<img src=x onerror=alert(1)>', { data: { first_name: '</pre><script>alert(2)</script>' } }, tools.clock.now());
+    const body = JSON.stringify(event);
+    const res = await tools.app.request('/webhooks/auth', { method: 'POST', body, headers: signSample('auth', body, tools.config, { nowMs: tools.clock.now() }) });
+    const { id } = (await res.json()) as { id: number };
+    const cookie = await login();
+    const list = await (await tools.app.request('/admin', { headers: { cookie } })).text();
+    expect(list).not.toContain('<img src=x');
+    expect(list).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    const detail = await tools.app.request(`/admin/events/${id}`, { headers: { cookie } });
+    expect(detail.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const html = await detail.text();
+    expect(html).not.toContain('<script>');
+    expect(html).toContain('&lt;/pre&gt;&lt;script&gt;alert(2)&lt;/script&gt;');
+  });
+});
