@@ -117,6 +117,21 @@ describe.each(databaseKinds())('inbox worker on $name', (kind) => {
     expect(calls.get(id)).toBe(1);
   });
 
+  it('an event whose worker keeps crashing (lease expires every time) ends dead without another run', async () => {
+    const { handlers, calls } = flakyHandlers(0);
+    const { worker, clock } = testWorker(db, { handlers, env: { MAX_ATTEMPTS: '3' } });
+    const id = await storeEvent(db, 'test', 'flaky', {});
+    for (let n = 0; n < 3; n++) {
+      expect(await claimDueEvents(db, { now: clock.now(), leaseMs: 30_000, limit: 10 })).toHaveLength(1);
+      clock.advance(30_000);
+    }
+    expect(await worker.runOnce()).toBe(1);
+    const row = await eventRow(db, id);
+    expect(row).toMatchObject({ status: 'dead', attempts: 4 });
+    expect(row.last_error).toMatch(/^Claimed 4 times without finishing/);
+    expect(calls.get(id)).toBeUndefined();
+  });
+
   it('start() picks a new event up at once on wake() and on NOTIFY; stop() resolves', async () => {
     const { worker } = testWorker(db, { options: { pollIntervalMs: 60_000 } });
     worker.start();
