@@ -1,0 +1,122 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureDistBuilt } from '../helpers/build-dist.js';
+import { assertNoSecretLeaks, recordCapture } from '../helpers/secret-scan.js';
+import { REPO_ROOT, baseEnv, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run `node dist/main.js <args>` to completion (bounded), stdout and stderr apart. */
+function hookrun(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
+  const merged: Record<string, string> = { ...baseEnv() };
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) delete merged[name];
+    else merged[name] = value;
+  }
+  return new Promise((resolve) => {
+    execFile(process.execPath, [join(REPO_ROOT, 'dist', 'main.js'), ...args], { cwd: REPO_ROOT, env: merged, timeout: 60_000 }, (error, stdout, stderr) => {
+      recordCapture(`hookrun ${args.join(' ')}`, stdout + stderr);
+      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe('hookrun CLI (spawned)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hookrun-cli-'));
+  const dataDir = join(dir, 'data');
+  let server: HookrunProcess | undefined;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    await ensureDistBuilt();
+    await seedDataDir(dataDir);
+    env = { DATA_DIR: dataDir, PLATFORM_CONFIG: join(REPO_ROOT, 'platform.json'), LOG_LEVEL: 'warn' };
+  }, 180_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(dir, { recursive: true, force: true });
+    assertNoSecretLeaks();
+  });
+
+  it('check: 0 with each cron and its next 3 UTC runs; 78 naming a bad platform.json entry', async () => {
+    const ok = await hookrun(['check', '--json'], env);
+    expect(ok.code).toBe(0);
+    const report = JSON.parse(ok.stdout) as { crons: Array<{ path: string; schedule: string; nextRuns: string[] }> };
+    const keepAlive = report.crons.find((c) => c.path === '/cron/keep-alive')!;
+    expect(keepAlive.schedule).toBe('0 1 * * *');
+    expect(keepAlive.nextRuns).toHaveLength(3);
+    for (const run of keepAlive.nextRuns) expect(run).toMatch(/T01:00:00\.000Z$/);
+
+    const bad = join(dir, 'bad-platform.json');
+    writeFileSync(bad, JSON.stringify({ crons: [{ path: '/cron/keep-alive', schedule: '61 * * * *' }] }));
+    const refused = await hookrun(['check'], { ...env, PLATFORM_CONFIG: bad });
+    expect(refused.code).toBe(78);
+    expect(refused.stderr).toMatch(/crons\[0\]\.schedule "61 \* \* \* \*": minute must be 0-59/);
+  });
+
+  it('runs a job in-process (trigger cli) and lists events with no server running', async () => {
+    const run = await hookrun(['cron', 'run', 'keep-alive', '--json'], env);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ job: 'keep-alive', trigger: 'cli', status: 'succeeded' });
+    const list = await hookrun(['events', 'list', '--json'], env);
+    expect(list.code).toBe(0);
+    expect(JSON.parse(list.stdout)).toEqual({ events: [], nextCursor: null });
+  });
+
+  it('send: posts a signed sample the running server accepts; events and cron go through its admin API', async () => {
+    server = await spawnHookrun({ dataDir, env: { PLATFORM_CONFIG: env.PLATFORM_CONFIG, SCHEDULER: 'off' } });
+    const port = new URL(server.url).port;
+    const remote = { ...env, PORT: port };
+
+    const sent = await hookrun(['send', 'auth', 'user.created', '--json'], remote);
+    expect(sent.code).toBe(0);
+    const answer = JSON.parse(sent.stdout) as { status: number; answer: { id: number }; event: { data: { id: string } } };
+    expect(answer.status).toBe(200);
+
+    const list = await hookrun(['events', 'list', '--source', 'auth', '--json'], remote);
+    expect(list.code).toBe(0);
+    const { events } = JSON.parse(list.stdout) as { events: Array<{ id: number; type: string }> };
+    expect(events.map((e) => e.id)).toContain(answer.answer.id);
+
+    const table = await hookrun(['events', 'list'], remote);
+    expect(table.stdout).toMatch(/^ID\s+RECEIVED \(UTC\)\s+SOURCE\s+TYPE\s+STATUS/);
+    expect(table.stdout).toContain('user.created');
+
+    const show = await hookrun(['events', 'show', String(answer.answer.id)], remote);
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain(answer.event.data.id);
+
+    const replay = await hookrun(['events', 'replay', String(answer.answer.id)], remote);
+    expect(replay.code).toBe(0);
+
+    const cron = await hookrun(['cron', 'list', '--json'], remote);
+    expect(cron.code).toBe(0);
+    const jobs = JSON.parse(cron.stdout) as Array<{ name: string; nextRuns: string[]; lastRun: { trigger: string } | null }>;
+    expect(jobs.find((j) => j.name === 'keep-alive')).toMatchObject({ lastRun: { trigger: 'cli' } });
+
+    const noToken = await hookrun(['events', 'list'], { ...remote, ADMIN_TOKEN: undefined });
+    expect(noToken.code).toBe(78);
+    expect(noToken.stderr).toMatch(/hookrun is running on DATA_DIR .* \(pid \d+\).*ADMIN_TOKEN/);
+  });
+
+  it('exit codes: 1 when the server answers non-2xx or nothing answers, 2 for usage', async () => {
+    const port = server ? new URL(server.url).port : '9';
+    const refused = await hookrun(['send', 'auth', 'user.created'], { ...env, PORT: port, AUTH_WEBHOOK_SECRET: 'whsec_' + Buffer.from('a-different-secret-of-32-bytes!!').toString('base64') });
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toMatch(/^400 .*invalid_signature/m);
+    const nobody = await hookrun(['send', 'payments', 'invoice.paid', '--url', 'http://127.0.0.1:9'], env);
+    expect(nobody.code).toBe(1);
+    expect(nobody.stderr).toMatch(/nothing answered at http:\/\/127\.0\.0\.1:9\/webhooks\/payments/);
+    expect((await hookrun(['send', 'auth', 'no.such.type'], env)).code).toBe(2);
+    expect((await hookrun(['send', 'mail', 'user.created'], env)).code).toBe(2);
+  });
+});
