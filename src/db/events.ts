@@ -4,6 +4,7 @@ import { webhookEvents } from './schema.js';
 
 /** Every status an inbox event can have (DESIGN.md "Processing"), in lifecycle order. */
 export const EVENT_STATUSES = ['pending', 'processing', 'processed', 'ignored', 'failed', 'dead'] as const;
+/** One of `EVENT_STATUSES`: the `status` column's vocabulary. */
 export type EventStatus = (typeof EVENT_STATUSES)[number];
 
 /** An inbox row without its payload: what lists show. */

@@ -132,6 +132,24 @@ describe.each(databaseKinds())('inbox worker on $name', (kind) => {
     expect(calls.get(id)).toBeUndefined();
   });
 
+  it('a handler that hangs is given up before its lease ends and retried later', async () => {
+    const handlers = new HandlerRegistry().on('test', 'hang', () => new Promise<void>(() => undefined));
+    const { worker } = testWorker(db, { handlers, env: { LEASE_SECONDS: '1' } });
+    const id = await storeEvent(db, 'test', 'hang', {});
+    expect(await worker.runOnce()).toBe(1);
+    expect(await eventRow(db, id)).toMatchObject({ status: 'failed', attempts: 1, last_error: 'The handler did not finish within 500 ms.' });
+  });
+
+  it('claims taken while stopping are released untouched (not counted as an attempt)', async () => {
+    const { handlers, calls } = flakyHandlers(0);
+    const { worker } = testWorker(db, { handlers });
+    const id = await storeEvent(db, 'test', 'flaky', {});
+    await worker.stop();
+    expect(await worker.runOnce()).toBe(0);
+    expect(await eventRow(db, id)).toMatchObject({ status: 'pending', attempts: 0, locked_until: null });
+    expect(calls.size).toBe(0);
+  });
+
   it('start() picks a new event up at once on wake() and on NOTIFY; stop() resolves', async () => {
     const { worker } = testWorker(db, { options: { pollIntervalMs: 60_000 } });
     worker.start();
