@@ -22,7 +22,14 @@ const JSON_CONTENT_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
 
 async function readBody(c: Context, maxBytes: number): Promise<Uint8Array> {
   const declared = c.req.header('content-length');
-  if (declared !== undefined && Number(declared) > maxBytes) throw tooLarge(maxBytes);
+  if (declared !== undefined) {
+    if (Number(declared) > maxBytes) throw tooLarge(maxBytes);
+    // Node frames the body by Content-Length, so it cannot outgrow what was declared: read it whole
+    // through @hono/node-server's direct path (no web stream, no AbortSignal, no undici Request).
+    const body = new Uint8Array(await c.req.raw.arrayBuffer());
+    if (body.byteLength > maxBytes) throw tooLarge(maxBytes); // a fetch Request (tests) is not framed
+    return body;
+  }
   const stream = c.req.raw.body;
   if (!stream) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
@@ -46,11 +53,20 @@ function tooLarge(maxBytes: number): AppError {
 }
 
 function withDeadline(promise: Promise<StoredEvent>, ms: number): Promise<StoredEvent> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer from the database within ${ms} ms`)), ms);
+  // One timer and one promise per request (Promise.race + finally allocated three more).
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer from the database within ${ms} ms`)), ms);
+    promise.then(
+      (stored) => {
+        clearTimeout(timer);
+        resolve(stored);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
   });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -60,6 +76,9 @@ function withDeadline(promise: Promise<StoredEvent>, ms: number): Promise<Stored
  */
 export function createReceiver(source: Source, verifier: SourceVerifier, deps: ReceiveDeps) {
   const rejected = deps.metrics.eventsReceived;
+  // Bound once: prom-client hashes a label object on every inc() otherwise.
+  const accepted = rejected.labels({ source, outcome: 'accepted', reason: '' });
+  const duplicate = rejected.labels({ source, outcome: 'duplicate', reason: '' });
   return async (c: Context): Promise<Response> => {
     try {
       if (!verifier.ok) throw new AppError('not_configured', verifier.message);
@@ -77,7 +96,7 @@ export function createReceiver(source: Source, verifier: SourceVerifier, deps: R
         deps.log.error({ source, key: delivery.key, err: { message: (error as Error).message } }, 'event not stored: database unavailable');
         throw new AppError('unavailable', 'The database is unavailable, so the event was not stored. Retry later; the provider retries by itself.', { cause: error });
       }
-      rejected.inc({ source, outcome: stored.duplicate ? 'duplicate' : 'accepted', reason: '' });
+      (stored.duplicate ? duplicate : accepted).inc();
       if (stored.duplicate) deps.log.debug({ source, key: delivery.key, id: stored.id }, 'duplicate delivery');
       return c.json({ received: true, id: stored.id, duplicate: stored.duplicate });
     } catch (error) {
