@@ -19,11 +19,23 @@ export interface StoredEvent {
 const MAX_BATCH_ROWS = 500;
 const DATA_EXCEPTION_CLASS = '22'; // SQLSTATE class: the value itself is bad (e.g. \u0000 in jsonb)
 
-const INSERT_SQL = `
-  INSERT INTO webhook_events (source, key, type, payload)
-  SELECT s, k, t, p::jsonb FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS u(s, k, t, p)
+const INSERT_HEAD = 'INSERT INTO webhook_events (source, key, type, payload) VALUES ';
+const INSERT_TAIL = `
   ON CONFLICT (source, key) DO NOTHING
   RETURNING id, source, key, pg_notify('hookrun_events', '')`; // wakes LISTENing workers at commit (one per transaction; none for duplicates)
+
+// One statement text per batch size, built once: a multi-row VALUES with plain text parameters, so the
+// ~1.5 KB payloads travel as they are (an unnest over text[] made the driver escape every quote of every body).
+const insertSqlByRows: string[] = [];
+function insertSql(rows: number): string {
+  let sql = insertSqlByRows[rows];
+  if (sql === undefined) {
+    const values: string[] = new Array(rows);
+    for (let i = 0, p = 1; i < rows; i++, p += 4) values[i] = `($${p}, $${p + 1}, $${p + 2}, $${p + 3}::jsonb)`;
+    sql = insertSqlByRows[rows] = INSERT_HEAD + values.join(', ') + INSERT_TAIL;
+  }
+  return sql;
+}
 
 const FIND_SQL = `
   SELECT e.id, e.source, e.key FROM webhook_events e
@@ -103,12 +115,15 @@ export class EventWriter {
       else firstByIdentity.set(id, item);
     }
     const unique = [...firstByIdentity.values()];
-    const inserted = await this.db.query<{ id: number; source: string; key: string }>(INSERT_SQL, [
-      unique.map((p) => p.event.source),
-      unique.map((p) => p.event.key),
-      unique.map((p) => p.event.type),
-      unique.map((p) => p.event.payloadJson),
-    ]);
+    const params: string[] = new Array(unique.length * 4);
+    for (let i = 0, p = 0; i < unique.length; i++) {
+      const { source, key, type, payloadJson } = unique[i]!.event;
+      params[p++] = source;
+      params[p++] = key;
+      params[p++] = type;
+      params[p++] = payloadJson;
+    }
+    const inserted = await this.db.query<{ id: number; source: string; key: string }>(insertSql(unique.length), params);
     const insertedIds = new Map(inserted.map((row) => [identity(row), Number(row.id)]));
     const missing = unique.filter((p) => !insertedIds.has(identity(p.event)));
     const existingIds = new Map<string, number>();
