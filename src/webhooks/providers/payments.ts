@@ -1,6 +1,39 @@
-import Stripe from 'stripe';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { AppError } from '../../errors.js';
 import { parseJsonObject, requireString, type Verifier } from '../delivery.js';
+
+/** The part of stripe-node's webhook module the verifier calls (`Stripe.webhooks.signature.verifyHeader`). */
+interface StripeSignature {
+  verifyHeader(payload: Buffer, header: string, secret: string, tolerance: number, cryptoProvider: undefined, receivedAt: number): void;
+}
+
+/**
+ * stripe-node's own webhook module, built the way its Node entry builds
+ * `Stripe.webhooks` (`createWebhooks(new NodePlatformFunctions())`), without
+ * loading the whole API client: `import 'stripe'` evaluates ~400 resource
+ * modules and cost ~300-450 ms of every start-up (BENCHMARKS.md). The package
+ * exports only its root, so the two modules are loaded by path from the
+ * installed (pinned) package; if that layout ever changes, the full package
+ * is loaded instead. Either way stripe-node does the verification.
+ */
+async function loadStripeSignature(): Promise<StripeSignature> {
+  try {
+    const entry = pathToFileURL(createRequire(import.meta.url).resolve('stripe'));
+    const [webhooks, platform] = await Promise.all([
+      import(new URL('../esm/Webhooks.js', entry).href),
+      import(new URL('../esm/platform/NodePlatformFunctions.js', entry).href),
+    ]);
+    const signature = webhooks.createWebhooks(new platform.NodePlatformFunctions()).signature as StripeSignature | null;
+    if (signature) return signature;
+  } catch {
+    // fall through to the package root
+  }
+  const { default: Stripe } = await import('stripe');
+  return Stripe.webhooks.signature as StripeSignature;
+}
+
+const stripeSignature = await loadStripeSignature();
 
 const STALE_MESSAGE = 'Timestamp outside the tolerance zone';
 
@@ -33,7 +66,7 @@ export function createPaymentsVerifier(secrets: string[]): Verifier {
     let matched = false;
     for (const secret of secrets) {
       try {
-        Stripe.webhooks.signature!.verifyHeader(Buffer.from(body.buffer, body.byteOffset, body.byteLength), header, secret, toleranceSeconds, undefined, nowMs);
+        stripeSignature.verifyHeader(Buffer.from(body.buffer, body.byteOffset, body.byteLength), header, secret, toleranceSeconds, undefined, nowMs);
         matched = true;
         break;
       } catch (error) {
