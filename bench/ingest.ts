@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import { makeSignedEvents, type SignedEvent } from './events.js';
-import { cpuMs, peakRssMb, type ServerProcess } from './servers.js';
+import { cpuMs, rssMb, type ServerProcess } from './servers.js';
 import { spread, type Spread } from './stats.js';
 
 /** One server in the A B A B rotation. */
@@ -21,6 +21,8 @@ export interface Round {
   /** Connection errors and timeouts (not answered at all). */
   errors: number;
   cpuMsPerRequest: number;
+  /** Highest VmRSS sampled during the round. */
+  peakRssMb: number;
   /** Requests that reused an event because the pre-generated pool ran out (duplicates). */
   reused: number;
 }
@@ -82,6 +84,10 @@ class EventPool {
 async function round(target: Target, pool: EventPool, seconds: number, connections: number): Promise<Round> {
   const pid = target.server.child.pid!;
   const cpuBefore = cpuMs(pid);
+  let peakRss = rssMb(pid);
+  const sampler = setInterval(() => {
+    peakRss = Math.max(peakRss, rssMb(pid));
+  }, 200);
   const result = await autocannon({
     url: target.server.url,
     connections,
@@ -101,6 +107,8 @@ async function round(target: Target, pool: EventPool, seconds: number, connectio
     ],
   });
   const cpu = cpuMs(pid) - cpuBefore;
+  clearInterval(sampler);
+  peakRss = Math.max(peakRss, rssMb(pid));
   const ok = result['2xx'];
   return {
     reqPerSec: ok / seconds,
@@ -109,6 +117,7 @@ async function round(target: Target, pool: EventPool, seconds: number, connectio
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
     cpuMsPerRequest: ok > 0 ? cpu / ok : NaN,
+    peakRssMb: peakRss,
     reused: pool.reused,
   };
 }
@@ -149,7 +158,7 @@ export async function runIngest(targets: Target[], options: IngestOptions, progr
       non2xx: list.reduce((sum, r) => sum + r.non2xx, 0),
       errors: list.reduce((sum, r) => sum + r.errors, 0),
       cpuMsPerRequest: spread(list.map((r) => r.cpuMsPerRequest)),
-      peakRssMb: peakRssMb(target.server.child.pid!),
+      peakRssMb: Math.max(...list.map((r) => r.peakRssMb)),
       reused: target.distinct ? list.reduce((sum, r) => sum + r.reused, 0) : 0,
     };
   });

@@ -20,6 +20,7 @@ const { values: args } = parseArgs({
     'no-build': { type: 'boolean', default: false },
     skip: { type: 'string', default: '' },
     profile: { type: 'boolean', default: false },
+    baseline: { type: 'string' },
   },
 });
 
@@ -49,28 +50,42 @@ function build(): void {
   }
 }
 
+/** The hookrun builds in the rotation: this checkout, and an older one with `--baseline <dir>` (before/after in one run). */
+function builds(): Array<{ label: string; root?: string }> {
+  const list: Array<{ label: string; root?: string }> = [{ label: 'hookrun' }];
+  if (args.baseline) list.push({ label: 'baseline', root: args.baseline });
+  return list;
+}
+
 async function ingestSection(): Promise<IngestFigures[]> {
   const servers: ServerProcess[] = [];
-  const dataDir = mkdtempSync(join(tmpdir(), 'hookrun-bench-ingest-'));
-  const database = databaseUrl ? await createDatabase(databaseUrl, 'ingest') : undefined;
+  const cleanups: Array<() => Promise<void>> = [];
   const nodeArgs = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(ROOT, 'bench/results/profiles')}`] : [];
   try {
     const hello = await startHello();
     servers.push(hello);
     const targets: Target[] = [{ name: 'hello-world', server: hello, path: '/', distinct: false }];
-    const embedded = await startHookrun({ kind: 'embedded', dataDir }, BENCH_SECRET, { nodeArgs });
-    servers.push(embedded.server);
-    targets.push({ name: 'hookrun embedded', server: embedded.server, path: '/webhooks/payments', distinct: true });
-    if (database) {
-      const postgres = await startHookrun({ kind: 'postgres', url: database.url }, BENCH_SECRET, { nodeArgs });
-      servers.push(postgres.server);
-      targets.push({ name: 'hookrun postgres', server: postgres.server, path: '/webhooks/payments', distinct: true });
+    for (const build of builds()) {
+      const dataDir = mkdtempSync(join(tmpdir(), 'hookrun-bench-ingest-'));
+      cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+      // First boot (initdb) happens before the rounds, so peak RSS is the RSS under load.
+      const first = await startHookrun({ kind: 'embedded', dataDir }, BENCH_SECRET, { root: build.root });
+      await first.server.stop();
+      const embedded = await startHookrun({ kind: 'embedded', dataDir }, BENCH_SECRET, { nodeArgs, root: build.root });
+      servers.push(embedded.server);
+      targets.push({ name: `${build.label} embedded`, server: embedded.server, path: '/webhooks/payments', distinct: true });
+      if (databaseUrl) {
+        const database = await createDatabase(databaseUrl, 'ingest');
+        cleanups.push(() => database.drop());
+        const postgres = await startHookrun({ kind: 'postgres', url: database.url }, BENCH_SECRET, { nodeArgs, root: build.root });
+        servers.push(postgres.server);
+        targets.push({ name: `${build.label} postgres`, server: postgres.server, path: '/webhooks/payments', distinct: true });
+      }
     }
     return await runIngest(targets, { rounds, seconds, warmupSeconds: smoke ? 1 : 3, connections }, progress);
   } finally {
     for (const server of servers) await server.stop();
-    await database?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
+    for (const cleanup of cleanups) await cleanup();
   }
 }
 

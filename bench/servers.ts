@@ -38,15 +38,15 @@ export function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
 }
 
-/** Peak resident set size so far (VmHWM), in MB. */
-export function peakRssMb(pid: number): number {
+/** Resident set size now (VmRSS), in MB; sampled during load rounds for the peak under load. */
+export function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const match = /VmHWM:\s+(\d+) kB/.exec(status);
+  const match = /VmRSS:\s+(\d+) kB/.exec(status);
   return match ? Number(match[1]) / 1024 : NaN;
 }
 
-function spawnServer(name: string, args: string[], env: Record<string, string>, port: number): ServerProcess {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+function spawnServer(name: string, args: string[], env: Record<string, string>, port: number, cwd: string = ROOT): ServerProcess {
+  const child = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const keep = (chunk: Buffer) => {
     lines.push(...chunk.toString().split('\n').filter(Boolean));
@@ -106,11 +106,19 @@ export function hookrunEnv(storage: Storage, secret: string, extra: Record<strin
   };
 }
 
+/** How to start one hookrun: extra node flags, env, and which checkout (`--baseline` runs an older build). */
+export interface StartOptions {
+  nodeArgs?: string[];
+  env?: Record<string, string>;
+  /** A checkout with a built dist/ (default: this one). */
+  root?: string;
+}
+
 /** Spawn `node dist/main.js start` and measure spawn → `/ready` 200, in ms. */
-export async function startHookrun(storage: Storage, secret: string, options: { nodeArgs?: string[]; env?: Record<string, string> } = {}): Promise<{ server: ServerProcess; readyMs: number }> {
+export async function startHookrun(storage: Storage, secret: string, options: StartOptions = {}): Promise<{ server: ServerProcess; readyMs: number }> {
   const port = await freePort();
   const startedAt = performance.now();
-  const server = spawnServer(`hookrun (${storage.kind})`, [...(options.nodeArgs ?? []), 'dist/main.js', 'start'], hookrunEnv(storage, secret, options.env), port);
+  const server = spawnServer(`hookrun (${storage.kind})`, [...(options.nodeArgs ?? []), 'dist/main.js', 'start'], hookrunEnv(storage, secret, options.env), port, options.root ?? ROOT);
   const readyMs = await waitForOk(server, '/ready', startedAt);
   return { server, readyMs };
 }
