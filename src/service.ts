@@ -63,6 +63,8 @@ function closeServer(server: Server, timeoutMs: number): Promise<void> {
       clearTimeout(timer);
       resolve();
     });
+    // A busy keep-alive client is never idle: answer its next request with `Connection: close` so it moves on.
+    server.on('request', (_req, res: { shouldKeepAlive: boolean }) => (res.shouldKeepAlive = false));
     server.closeIdleConnections();
   });
 }
