@@ -27,6 +27,8 @@ export type Settlement =
  * next_attempt_at, so a skew between the app clock and the database clock
  * never delays a new event. SKIP LOCKED lets any number of workers claim side
  * by side; the outer UPDATE re-checks the row, so two claims never both win.
+ * Ordered by next_attempt_at (≈ arrival order for new events) so the partial
+ * due index is read in order and a large backlog costs no sort per batch.
  */
 const CLAIM_SQL = `
   UPDATE webhook_events e
@@ -36,7 +38,7 @@ const CLAIM_SQL = `
     WHERE status = 'pending'
        OR (status = 'failed' AND next_attempt_at <= $1::timestamptz)
        OR (status = 'processing' AND locked_until <= $1::timestamptz)
-    ORDER BY id
+    ORDER BY next_attempt_at
     LIMIT $3
     FOR UPDATE SKIP LOCKED
   ) due
