@@ -146,13 +146,19 @@ export function acknowledged(result: SendResult): boolean {
 export async function sendAll(
   baseUrl: string,
   deliveries: Delivery[],
-  options: { concurrency: number; timeoutMs?: number; onResult?: (index: number, result: SendResult) => void },
+  options: {
+    concurrency: number;
+    timeoutMs?: number;
+    onResult?: (index: number, result: SendResult) => void;
+    /** Stop taking new deliveries once this returns true (the rest are `{ error: 'not sent' }`), like a provider that backs off. */
+    until?: () => boolean;
+  },
 ): Promise<SendResult[]> {
   const agent = new Agent({ keepAlive: true, maxSockets: options.concurrency });
-  const results: SendResult[] = new Array(deliveries.length);
+  const results: SendResult[] = Array.from({ length: deliveries.length }, () => ({ error: 'not sent', ms: 0 }));
   let next = 0;
   const workers = Array.from({ length: options.concurrency }, async () => {
-    while (next < deliveries.length) {
+    while (next < deliveries.length && !options.until?.()) {
       const index = next++;
       results[index] = await sendDelivery(baseUrl, deliveries[index]!, { agent, timeoutMs: options.timeoutMs });
       options.onResult?.(index, results[index]!);

@@ -2,7 +2,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { inject } from 'vitest';
 import { SECRETS } from './config.js';
 import { ensureDistBuilt } from './build-dist.js';
 import { recordCapture } from './secret-scan.js';
@@ -160,6 +159,7 @@ export async function runHookrun(options: SpawnOptions & { timeoutMs?: number })
  * spawned embedded hookrun opens it in ~1 s instead of a 5-10 s first boot.
  */
 export async function seedDataDir(dataDir: string): Promise<void> {
+  const { inject } = await import('vitest'); // lazy: the spawn helpers also work outside vitest (scratch scripts)
   const template = await readFile(inject('pgliteTemplate'));
   const pgdata = join(dataDir, 'pgdata');
   await mkdir(pgdata, { recursive: true });
