@@ -29,7 +29,7 @@ function hookrun(args: string[], env: Record<string, string | undefined>): Promi
   });
 }
 
-describe('hookrun CLI (spawned)', () => {
+describe('hookrun CLI (spawned)', { timeout: 120_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'hookrun-cli-'));
   const dataDir = join(dir, 'data');
   let server: HookrunProcess | undefined;
@@ -49,7 +49,7 @@ describe('hookrun CLI (spawned)', () => {
 
   it('check: 0 with each cron and its next 3 UTC runs; 78 naming a bad platform.json entry', async () => {
     const ok = await hookrun(['check', '--json'], env);
-    expect(ok.code).toBe(0);
+    expect(ok.code, ok.stderr).toBe(0);
     const report = JSON.parse(ok.stdout) as { crons: Array<{ path: string; schedule: string; nextRuns: string[] }> };
     const keepAlive = report.crons.find((c) => c.path === '/cron/keep-alive')!;
     expect(keepAlive.schedule).toBe('0 1 * * *');
@@ -65,10 +65,10 @@ describe('hookrun CLI (spawned)', () => {
 
   it('runs a job in-process (trigger cli) and lists events with no server running', async () => {
     const run = await hookrun(['cron', 'run', 'keep-alive', '--json'], env);
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ job: 'keep-alive', trigger: 'cli', status: 'succeeded' });
     const list = await hookrun(['events', 'list', '--json'], env);
-    expect(list.code).toBe(0);
+    expect(list.code, list.stderr).toBe(0);
     expect(JSON.parse(list.stdout)).toEqual({ events: [], nextCursor: null });
   });
 
@@ -78,28 +78,29 @@ describe('hookrun CLI (spawned)', () => {
     const remote = { ...env, PORT: port };
 
     const sent = await hookrun(['send', 'auth', 'user.created', '--json'], remote);
-    expect(sent.code).toBe(0);
+    expect(sent.code, sent.stderr).toBe(0);
     const answer = JSON.parse(sent.stdout) as { status: number; answer: { id: number }; event: { data: { id: string } } };
     expect(answer.status).toBe(200);
 
     const list = await hookrun(['events', 'list', '--source', 'auth', '--json'], remote);
-    expect(list.code).toBe(0);
+    expect(list.code, list.stderr).toBe(0);
     const { events } = JSON.parse(list.stdout) as { events: Array<{ id: number; type: string }> };
     expect(events.map((e) => e.id)).toContain(answer.answer.id);
 
     const table = await hookrun(['events', 'list'], remote);
+    expect(table.code, table.stderr).toBe(0);
     expect(table.stdout).toMatch(/^ID\s+RECEIVED \(UTC\)\s+SOURCE\s+TYPE\s+STATUS/);
     expect(table.stdout).toContain('user.created');
 
     const show = await hookrun(['events', 'show', String(answer.answer.id)], remote);
-    expect(show.code).toBe(0);
+    expect(show.code, show.stderr).toBe(0);
     expect(show.stdout).toContain(answer.event.data.id);
 
     const replay = await hookrun(['events', 'replay', String(answer.answer.id)], remote);
-    expect(replay.code).toBe(0);
+    expect(replay.code, replay.stderr).toBe(0);
 
     const cron = await hookrun(['cron', 'list', '--json'], remote);
-    expect(cron.code).toBe(0);
+    expect(cron.code, cron.stderr).toBe(0);
     const jobs = JSON.parse(cron.stdout) as Array<{ name: string; nextRuns: string[]; lastRun: { trigger: string } | null }>;
     expect(jobs.find((j) => j.name === 'keep-alive')).toMatchObject({ lastRun: { trigger: 'cli' } });
 
