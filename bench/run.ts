@@ -114,7 +114,7 @@ async function main(): Promise<void> {
       postgres: await runProcessing('postgres', databaseUrl, sizes, progress),
     };
   }
-  if (!skip.has('cron')) report.cron = await runCron();
+  if (!skip.has('cron')) report.cron = await runCron(smoke ? 3 : 30, databaseUrl, progress);
 
   process.stdout.write(formatReport(report));
   const dir = join(ROOT, 'bench/results');
