@@ -1,9 +1,7 @@
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';
-import type { JobStatus } from '../cron/cron-service.js';
 import { loadJobs } from '../cron/registry.js';
 import { displayConfigPath, validateCrons, type ScheduledJob } from '../cron/schedule.js';
-import type { CronRunRow } from '../db/cron-runs.js';
 import type { CronRunResult } from '../cron/run-job.js';
 import { withAdminClient } from './admin-client.js';
 import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, shortTime } from './output.js';
@@ -15,7 +13,14 @@ export async function scheduledJobs(config: Config): Promise<{ jobs: string[]; s
   return { jobs, ...validateCrons(config.crons, jobs, displayConfigPath(config.platformConfigPath)) };
 }
 
-type JobJson = Omit<JobStatus, 'nextRuns' | 'lastRun'> & { nextRuns: string[]; lastRun: (Omit<CronRunRow, 'startedAt'> & { startedAt: string }) | null };
+/** A job as the admin API answers it (dates as ISO strings). */
+interface JobJson {
+  name: string;
+  path: string;
+  schedule: string | null;
+  nextRuns: string[];
+  lastRun: { id: number; trigger: string; status: string; startedAt: string; error: string | null } | null;
+}
 
 /** `hookrun cron list|next|run`: see when jobs run, and run one now. */
 export function registerCronCommands(program: Command): void {

@@ -91,6 +91,22 @@ describe('dashboard over HTTP', () => {
     expect(after[0]?.status).toBe('pending');
   });
 
+  it('replays every dead event from the overview form', async () => {
+    const a = await postSample(tools, 'payments', 'invoice.payment_failed');
+    const b = await postSample(tools, 'payments', 'invoice.paid');
+    await testDb.db.query(`UPDATE webhook_events SET status = 'dead'`);
+    const cookie = await login();
+    const csrf = await csrfOf(cookie, '/admin');
+    const { body, ...headers } = form({ csrf, status: 'dead' });
+    const res = await tools.app.request('/admin/events/replay', { method: 'POST', headers: { ...headers, cookie }, body });
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/admin?replayed=2');
+    const rows = await testDb.db.query<{ status: string }>('SELECT status FROM webhook_events WHERE id = ANY($1) ORDER BY id', [[a, b]]);
+    expect(rows.map((r) => r.status)).toEqual(['pending', 'pending']);
+    const page = await (await tools.app.request('/admin?replayed=2', { headers: { cookie } })).text();
+    expect(page).toContain('Replayed 2 event(s).');
+  });
+
   it('escapes everything that came from outside', async () => {
     const event = buildSample('auth', '<img src=x onerror=alert(1)>', { data: { first_name: '</pre><script>alert(2)</script>' } }, tools.clock.now());
     const body = JSON.stringify(event);
