@@ -11,6 +11,8 @@ export interface BenchReport {
   machine: { cpu: string; cores: number; memoryGb: number; node: string; commit: string; dirty: boolean };
   settings: { rounds: number; seconds: number; connections: number; database: string | undefined };
   startup?: StartupFigures;
+  /** The same for the `--baseline` build, when one was given. */
+  startupBaseline?: StartupFigures;
   ingest?: IngestFigures[];
   processing?: { embedded: ProcessingFigures; postgres: ProcessingFigures };
   cron?: CronFigures;
@@ -66,12 +68,14 @@ export function formatReport(report: BenchReport): string {
   out.push(`machine: ${m.cores} × ${m.cpu}, ${m.memoryGb} GB, Node ${m.node}; ${report.settings.rounds} rounds × ${report.settings.seconds} s, ${report.settings.connections} connections\n`);
   if (report.ingest) out.push('Ingest (median (min–max) ×ratio to hello-world)', ingestTable(report.ingest), '');
   if (report.startup) {
-    const s = report.startup;
-    out.push('Start-up: spawn → /ready 200, ms', table(['situation', 'target', 'median (min–max)'], [
-      ['embedded, fresh data dir', '', range(s.freshDataDirMs)],
-      ['embedded, existing data dir', '≤ 1,000', range(s.existingDataDirMs)],
-      ['PostgreSQL, fresh database', '', s.postgresFreshMs ? range(s.postgresFreshMs) : NA],
-      ['PostgreSQL, migrated database', '≤ 500', s.postgresMs ? range(s.postgresMs) : NA],
+    const columns: Array<[string, StartupFigures]> = [['hookrun', report.startup]];
+    if (report.startupBaseline) columns.push(['baseline', report.startupBaseline]);
+    const row = (name: string, target: string, pick: (s: StartupFigures) => Spread | undefined): string[] => [name, target, ...columns.map(([, s]) => range(pick(s)))];
+    out.push('Start-up: spawn → /ready 200, ms, median (min–max)', table(['situation', 'target', ...columns.map(([name]) => name)], [
+      row('embedded, fresh data dir', '', (s) => s.freshDataDirMs),
+      row('embedded, existing data dir', '≤ 1,000', (s) => s.existingDataDirMs),
+      row('PostgreSQL, fresh database', '', (s) => s.postgresFreshMs),
+      row('PostgreSQL, migrated database', '≤ 500', (s) => s.postgresMs),
     ]), '');
   }
   if (report.processing) {

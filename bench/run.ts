@@ -105,7 +105,10 @@ async function main(): Promise<void> {
     settings: { rounds, seconds, connections, database: databaseUrl ? new URL(databaseUrl).host : undefined },
   };
   process.stderr.write(`hookrun bench (${report.mode}): ${rounds} rounds × ${seconds} s, ${connections} connections, PostgreSQL ${databaseUrl ? 'on' : 'off (set BENCH_DATABASE_URL)'}\n`);
-  if (!skip.has('startup')) report.startup = await runStartup(smoke ? 1 : 3, databaseUrl, progress);
+  if (!skip.has('startup')) {
+    report.startup = await runStartup(smoke ? 1 : 3, databaseUrl, progress);
+    if (args.baseline) report.startupBaseline = await runStartup(smoke ? 1 : 3, databaseUrl, progress, args.baseline);
+  }
   if (!skip.has('ingest')) report.ingest = await ingestSection();
   if (!skip.has('processing')) {
     const sizes = smoke ? { backlog: 500, lightLoadEvents: 20 } : { backlog: 20_000, lightLoadEvents: 200 };

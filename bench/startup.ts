@@ -19,19 +19,19 @@ export interface StartupFigures {
  * Each repeat: a new data dir (first boot: initdb + migrations), then a
  * restart on it; on PostgreSQL a fresh database, then restarts on it.
  */
-export async function runStartup(repeats: number, databaseUrl: string | undefined, progress: (line: string) => void): Promise<StartupFigures> {
+export async function runStartup(repeats: number, databaseUrl: string | undefined, progress: (line: string) => void, root?: string): Promise<StartupFigures> {
   const fresh: number[] = [];
   const existing: number[] = [];
   for (let i = 0; i < repeats; i++) {
     const dataDir = mkdtempSync(join(tmpdir(), 'hookrun-bench-start-'));
     try {
-      const first = await startHookrun({ kind: 'embedded', dataDir }, BENCH_SECRET);
+      const first = await startHookrun({ kind: 'embedded', dataDir }, BENCH_SECRET, { root });
       await first.server.stop();
       fresh.push(first.readyMs);
-      const again = await startHookrun({ kind: 'embedded', dataDir }, BENCH_SECRET);
+      const again = await startHookrun({ kind: 'embedded', dataDir }, BENCH_SECRET, { root });
       await again.server.stop();
       existing.push(again.readyMs);
-      progress(`start-up embedded: fresh ${first.readyMs.toFixed(0)} ms, existing ${again.readyMs.toFixed(0)} ms`);
+      progress(`start-up${root ? ` (${root})` : ''} embedded: fresh ${first.readyMs.toFixed(0)} ms, existing ${again.readyMs.toFixed(0)} ms`);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
@@ -42,15 +42,15 @@ export async function runStartup(repeats: number, databaseUrl: string | undefine
   try {
     const pgFresh: number[] = [];
     const pgExisting: number[] = [];
-    const first = await startHookrun({ kind: 'postgres', url: database.url }, BENCH_SECRET);
+    const first = await startHookrun({ kind: 'postgres', url: database.url }, BENCH_SECRET, { root });
     await first.server.stop();
     pgFresh.push(first.readyMs);
     for (let i = 0; i < repeats; i++) {
-      const again = await startHookrun({ kind: 'postgres', url: database.url }, BENCH_SECRET);
+      const again = await startHookrun({ kind: 'postgres', url: database.url }, BENCH_SECRET, { root });
       await again.server.stop();
       pgExisting.push(again.readyMs);
     }
-    progress(`start-up postgres: fresh ${first.readyMs.toFixed(0)} ms, migrated ${pgExisting.map((ms) => ms.toFixed(0)).join(', ')} ms`);
+    progress(`start-up${root ? ` (${root})` : ''} postgres: fresh ${first.readyMs.toFixed(0)} ms, migrated ${pgExisting.map((ms) => ms.toFixed(0)).join(', ')} ms`);
     return { ...figures, postgresMs: spread(pgExisting), postgresFreshMs: spread(pgFresh) };
   } finally {
     await database.drop();
