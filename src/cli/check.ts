@@ -5,6 +5,9 @@ import { createVerifiers } from '../webhooks/verifiers.js';
 import { scheduledJobs } from './cron.js';
 import { printJson, shortTime } from './output.js';
 
+/** Below this, an admin token is guessable over the network; `check` says so. */
+const MIN_ADMIN_TOKEN_CHARS = 20;
+
 /** The database location as people can read it, with any password masked. */
 function describeDatabase(config: Config): { kind: 'pglite' | 'postgres'; location: string } {
   if (!config.databaseUrl) return { kind: 'pglite', location: config.dataDir };
@@ -32,6 +35,9 @@ export async function checkConfig(config: Config) {
   );
   if (!config.cronSecret) warnings.push('CRON_SECRET is not set: /cron/* answers only callers on this machine.');
   if (!config.adminToken) warnings.push('ADMIN_TOKEN is not set: the admin API and the dashboard answer 503.');
+  else if (config.adminToken.length < MIN_ADMIN_TOKEN_CHARS) {
+    warnings.push(`ADMIN_TOKEN is shorter than ${MIN_ADMIN_TOKEN_CHARS} characters: anyone who can reach /api or /admin can guess it faster. Use a long random value (openssl rand -hex 32).`);
+  }
   const now = Date.now();
   return {
     ok: true,
