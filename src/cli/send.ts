@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Argument, type Command } from 'commander';
 import { SOURCES, loadConfig, type Source } from '../config.js';
-import { buildSample, signSample, SAMPLE_TYPES, UnknownSampleTypeError } from '../webhooks/samples.js';
+import { SAMPLE_TYPES } from '../webhooks/sample-events/types.js';
 import { EXIT_CODES, printJson } from './output.js';
 
 interface SendFlags {
@@ -55,6 +55,8 @@ export function registerSendCommand(program: Command): void {
     )
     .action(async (source: Source, type: string, flags: SendFlags, command: Command) => {
       const config = loadConfig();
+      // Loaded on use: the builders pull in stripe-node, which `hookrun start` should not pay for.
+      const { buildSample, signSample, UnknownSampleTypeError } = await import('../webhooks/samples.js');
       const overrides = readOverrides(command, flags.data);
       let event: Record<string, unknown>;
       try {

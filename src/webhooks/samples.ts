@@ -2,17 +2,13 @@ import Stripe from 'stripe';
 import { Webhook } from 'standardwebhooks';
 import { SECRET_ENV_NAMES, type Config, type Source } from '../config.js';
 import { ConfigError } from '../errors.js';
-import { AUTH_SAMPLE_TYPES, buildAuthSample } from './sample-events/auth.js';
-import { DATABASE_SAMPLE_TYPES, buildDatabaseSample } from './sample-events/database.js';
+import { buildAuthSample } from './sample-events/auth.js';
+import { buildDatabaseSample } from './sample-events/database.js';
 import { deepMerge, providerId } from './sample-events/ids.js';
-import { PAYMENTS_SAMPLE_TYPES, buildPaymentsSample } from './sample-events/payments.js';
+import { buildPaymentsSample } from './sample-events/payments.js';
+import { SAMPLE_TYPES } from './sample-events/types.js';
 
-/** Every event type `hookrun send` can build a full sample of, per source (the types the shipped handlers know). */
-export const SAMPLE_TYPES: Record<Source, readonly string[]> = {
-  payments: PAYMENTS_SAMPLE_TYPES,
-  auth: AUTH_SAMPLE_TYPES,
-  database: DATABASE_SAMPLE_TYPES,
-};
+export { SAMPLE_TYPES };
 
 /** Thrown for a type with no sample and no overrides to build one from; the CLI turns it into a usage error. */
 export class UnknownSampleTypeError extends Error {

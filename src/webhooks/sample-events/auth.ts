@@ -1,18 +1,5 @@
 import { providerId, samplePerson } from './ids.js';
 
-/** The Clerk event types the shipped auth handler mirrors. */
-export const AUTH_SAMPLE_TYPES = [
-  'user.created',
-  'user.updated',
-  'user.deleted',
-  'organization.created',
-  'organization.updated',
-  'organization.deleted',
-  'organizationMembership.created',
-  'organizationMembership.updated',
-  'organizationMembership.deleted',
-] as const;
-
 function clerkUser(nowMs: number, createdMs: number): Record<string, unknown> {
   const person = samplePerson();
   const emailId = providerId('idn', 27);

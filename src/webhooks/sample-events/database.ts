@@ -1,8 +1,5 @@
 import { samplePerson, uuid } from './ids.js';
 
-/** The change types of a Supabase Database Webhook. */
-export const DATABASE_SAMPLE_TYPES = ['INSERT', 'UPDATE', 'DELETE'] as const;
-
 function profileRow(nowMs: number): Record<string, unknown> {
   const person = samplePerson();
   const created = new Date(nowMs - 86_400_000).toISOString();

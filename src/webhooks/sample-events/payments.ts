@@ -1,16 +1,6 @@
 import Stripe from 'stripe';
 import { providerId, samplePerson } from './ids.js';
 
-/** The Stripe event types the shipped payments handler mirrors. */
-export const PAYMENTS_SAMPLE_TYPES = [
-  'checkout.session.completed',
-  'customer.subscription.created',
-  'customer.subscription.updated',
-  'customer.subscription.deleted',
-  'invoice.paid',
-  'invoice.payment_failed',
-] as const;
-
 const DAY_SECONDS = 86_400;
 const MONTH_SECONDS = 30 * DAY_SECONDS;
 
