@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError } from './errors.js';
 
@@ -148,6 +148,16 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     dbTimeoutMs: readInt(env, 'DB_TIMEOUT_MS', 1500, 100, 60_000),
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 8000, 100, 120_000),
   };
+}
+
+/**
+ * Read `.env` from the working directory into the environment, as Next.js
+ * does, so the server and the CLI in another terminal share secrets. Values
+ * already in the environment win.
+ */
+export function loadDotEnvFile(cwd: string = process.cwd()): void {
+  const path = resolve(cwd, '.env');
+  if (existsSync(path)) process.loadEnvFile(path);
 }
 
 /** Every secret value in the config, so tests and log scrubbing can look for leaks. */

@@ -6,6 +6,7 @@ import { registerCronCommands } from './cli/cron.js';
 import { registerEventsCommands } from './cli/events.js';
 import { registerMigrateCommand } from './cli/migrate.js';
 import { registerSendCommand } from './cli/send.js';
+import { loadDotEnvFile } from './config.js';
 import { ConfigError } from './errors.js';
 
 /** Exit codes scripts can rely on. */
@@ -25,6 +26,7 @@ registerCronCommands(program);
 registerEventsCommands(program);
 
 try {
+  loadDotEnvFile();
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? EXIT.ok : EXIT.usage);

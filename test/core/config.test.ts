@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig, loadDotEnvFile } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { createVerifiers } from '../../src/webhooks/verifiers.js';
 
@@ -62,6 +62,20 @@ describe('loadConfig', () => {
     } catch (error) {
       expect((error as Error).message).toContain('AUTH_WEBHOOK_SECRET');
       expect((error as Error).message).not.toContain('%%%not-base64%%%');
+    }
+  });
+
+  it('reads .env from the working directory without overriding the environment', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hookrun-dotenv-'));
+    writeFileSync(join(dir, '.env'), 'HOOKRUN_TEST_FROM_FILE=file\nHOOKRUN_TEST_BOTH=file\n');
+    process.env.HOOKRUN_TEST_BOTH = 'env';
+    try {
+      loadDotEnvFile(dir);
+      expect(process.env.HOOKRUN_TEST_FROM_FILE).toBe('file');
+      expect(process.env.HOOKRUN_TEST_BOTH).toBe('env');
+    } finally {
+      delete process.env.HOOKRUN_TEST_FROM_FILE;
+      delete process.env.HOOKRUN_TEST_BOTH;
     }
   });
 });
