@@ -2,17 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import { openDatabase, type Database } from '../db/client.js';
-import { LOCK_FILE_NAME } from '../db/data-dir-lock.js';
-
-function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+import { LOCK_FILE_NAME, isProcessAlive } from '../db/data-dir-lock.js';
 
 /**
  * The pid of a live hookrun that holds the embedded DATA_DIR, if any. PGlite
@@ -23,7 +13,7 @@ export function embeddedHolderPid(config: Config): number | undefined {
   if (config.databaseUrl) return undefined;
   try {
     const pid = Number(readFileSync(join(config.dataDir, LOCK_FILE_NAME), 'utf8').trim());
-    return isAlive(pid) ? pid : undefined;
+    return isProcessAlive(pid) ? pid : undefined;
   } catch {
     return undefined;
   }

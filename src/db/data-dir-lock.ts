@@ -5,7 +5,8 @@ import { ConfigError } from '../errors.js';
 /** The lock file that guards an embedded data dir; PGlite takes none of its own. */
 export const LOCK_FILE_NAME = 'hookrun.lock';
 
-function isAlive(pid: number): boolean {
+/** True when `pid` is a live process other than this one (EPERM: alive, owned by someone else). */
+export function isProcessAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
   try {
     process.kill(pid, 0);
@@ -52,7 +53,7 @@ export function lockDataDir(dataDir: string): () => void {
     } catch {
       continue; // removed between our open and read: try again
     }
-    if (isAlive(holder)) {
+    if (isProcessAlive(holder)) {
       throw new ConfigError(
         `DATA_DIR ${dataDir} is in use by another hookrun process (pid ${holder}). ` +
           'Stop that process, or give this one its own DATA_DIR; to run several instances, share a PostgreSQL database with DATABASE_URL.',
