@@ -130,7 +130,7 @@ async function round(target: Target, pool: EventPool, seconds: number, connectio
 export async function runIngest(targets: Target[], options: IngestOptions, progress: (line: string) => void): Promise<IngestFigures[]> {
   const pool = new EventPool();
   const expected = new Map<string, number>();
-  const poolSize = (target: Target, seconds: number) => Math.ceil((expected.get(target.name) ?? 4_000) * seconds * 2) + 2_000;
+  const poolSize = (target: Target, seconds: number) => Math.ceil(Math.max(expected.get(target.name) ?? 0, 3_000) * seconds * 2) + 2_000;
   for (const target of targets) {
     pool.refill(poolSize(target, options.warmupSeconds));
     const warm = await round(target, pool, options.warmupSeconds, options.connections);
