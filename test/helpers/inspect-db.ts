@@ -47,3 +47,33 @@ export async function inboxCounts(query: <R = Record<string, unknown>>(sql: stri
     byStatus: Object.fromEntries(statuses.map((s) => [s.status, s.n])),
   };
 }
+
+type Query = <R = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<R[]>;
+
+/**
+ * Count handler side effects, not rows: a trigger logs every INSERT into the
+ * mirror tables and every UPDATE that actually changes a row. A handler that
+ * runs again after a crash and rewrites the same state leaves no extra entry;
+ * one that changes state twice does.
+ */
+export async function installEffectCounter(query: Query): Promise<void> {
+  await query(`CREATE TABLE IF NOT EXISTS reliability_effects (tbl text NOT NULL, id text NOT NULL, op text NOT NULL)`);
+  await query(`CREATE OR REPLACE FUNCTION reliability_log_effect() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN INSERT INTO reliability_effects VALUES (TG_TABLE_NAME, NEW.id, TG_OP); RETURN NEW; END $$`);
+  for (const table of ['users', 'customers']) {
+    await query(`DROP TRIGGER IF EXISTS reliability_insert ON ${table}`);
+    await query(`DROP TRIGGER IF EXISTS reliability_update ON ${table}`);
+    await query(`CREATE TRIGGER reliability_insert AFTER INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION reliability_log_effect()`);
+    await query(`CREATE TRIGGER reliability_update AFTER UPDATE ON ${table} FOR EACH ROW WHEN (OLD.* IS DISTINCT FROM NEW.*) EXECUTE FUNCTION reliability_log_effect()`);
+  }
+}
+
+/** Side effects logged by `installEffectCounter` for ids starting with `prefix`. */
+export async function effectCounts(query: Query, table: string, prefix: string): Promise<{ ids: number; effects: number; maxPerId: number }> {
+  const [row] = await query<{ ids: number; effects: number; max_per_id: number }>(
+    `SELECT count(DISTINCT id)::int AS ids, count(*)::int AS effects, coalesce(max(n), 0)::int AS max_per_id
+       FROM (SELECT id, count(*) OVER (PARTITION BY id) AS n FROM reliability_effects WHERE tbl = $1 AND id LIKE $2) t`,
+    [table, `${prefix}%`],
+  );
+  return { ids: row!.ids, effects: row!.effects, maxPerId: row!.max_per_id };
+}

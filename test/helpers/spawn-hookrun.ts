@@ -106,7 +106,9 @@ export async function spawnHookrun(options: SpawnOptions = {}): Promise<HookrunP
     waitForExit: (timeoutMs) =>
       Promise.race([
         exitPromise,
-        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`hookrun pid ${child.pid} still running after ${timeoutMs} ms`)), timeoutMs).unref()),
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error(`hookrun pid ${child.pid} still running after ${timeoutMs} ms\n--- its output ---\n${proc.output().slice(-3000)}`)), timeoutMs).unref(),
+        ),
       ]),
     kill: (signal = 'SIGTERM') => {
       if (proc.exited === undefined) child.kill(signal);

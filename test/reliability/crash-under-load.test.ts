@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresDatabase } from '../helpers/db.js';
 import { reportFigures } from '../helpers/figures.js';
-import { inboxCounts, withDatabase } from '../helpers/inspect-db.js';
+import { effectCounts, inboxCounts, installEffectCounter, withDatabase } from '../helpers/inspect-db.js';
 import { assertNoSecretLeaks } from '../helpers/secret-scan.js';
 import { acknowledged, checkoutCompleted, clerkUserCreated, sendAll, type Delivery, type SendResult } from '../helpers/signed-deliveries.js';
 import { seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
@@ -53,6 +53,7 @@ describe.each(kinds)('crash under load ($name)', ({ name, make }) => {
   it(`stores exactly ${EVENTS} events after kill -9 mid-stream and re-sends`, { timeout: 150_000 }, async () => {
     const target = await make();
     try {
+      await withDatabase(target.inspect, installEffectCounter);
       const tag = `${name}${Date.now().toString(36)}`;
       const deliveries: Delivery[] = Array.from({ length: EVENTS }, (_, i) => (i % 2 === 0 ? clerkUserCreated(`${tag}_${i}`) : checkoutCompleted(`${tag}_${i}`)));
 
@@ -92,7 +93,9 @@ describe.each(kinds)('crash under load ($name)', ({ name, make }) => {
         const lost = acknowledgedKeys.filter((key) => !keys.has(key)).length;
         const users = await query<{ n: number }>(`SELECT count(*)::int AS n FROM users WHERE id LIKE $1`, [`user_${tag}_%`]);
         const customers = await query<{ n: number }>(`SELECT count(*)::int AS n FROM customers WHERE id LIKE $1`, [`cus_${tag}_%`]);
-        return { counts, lost, users: users[0]!.n, customers: customers[0]!.n };
+        const userEffects = await effectCounts(query, 'users', `user_${tag}_`);
+        const customerEffects = await effectCounts(query, 'customers', `cus_${tag}_`);
+        return { counts, lost, users: users[0]!.n, customers: customers[0]!.n, userEffects, customerEffects };
       });
       expect(figures.counts.rows).toBe(EVENTS);
       expect(figures.counts.distinctKeys).toBe(EVENTS);
@@ -102,6 +105,9 @@ describe.each(kinds)('crash under load ($name)', ({ name, make }) => {
         // Each handler's side effect exactly once: one mirrored user per user.created, one customer per checkout.
         expect(figures.users).toBe(EVENTS / 2);
         expect(figures.customers).toBe(EVENTS / 2);
+        // Side effects, not rows: every user and customer was written once; a re-run after the crash changed nothing.
+        expect(figures.userEffects).toEqual({ ids: EVENTS / 2, effects: EVENTS / 2, maxPerId: 1 });
+        expect(figures.customerEffects).toEqual({ ids: EVENTS / 2, effects: EVENTS / 2, maxPerId: 1 });
       }
       reportFigures(`1 crash under load (${name})`, {
         eventsSent: EVENTS,
@@ -115,6 +121,8 @@ describe.each(kinds)('crash under load ($name)', ({ name, make }) => {
         byStatus: figures.counts.byStatus,
         reclaimedAfterLease: figures.counts.reclaimed,
         usersMirrored: figures.users,
+        userStateChanges: figures.userEffects.effects,
+        customerStateChanges: figures.customerEffects.effects,
         customersMirrored: figures.customers,
         processingMs: processing?.ms,
         workerWired: workerWired(),
