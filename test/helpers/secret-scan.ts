@@ -46,6 +46,11 @@ export interface SecretHit {
   needle: string;
 }
 
+/** The secret forms found in one text (so a test can prove the scan finds a planted leak). */
+export function secretHits(text: string, secrets?: readonly string[]): string[] {
+  return secretNeedles(secrets).filter((needle) => text.includes(needle));
+}
+
 /** Scan everything captured in this test file for every configured secret. */
 export function scanCapturedForSecrets(secrets?: readonly string[]): { hits: SecretHit[]; labels: number; bytes: number } {
   const needles = secretNeedles(secrets);

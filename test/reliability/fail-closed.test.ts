@@ -1,0 +1,192 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SECRETS } from '../helpers/config.js';
+import { reportFigures } from '../helpers/figures.js';
+import { inboxCounts, withDatabase } from '../helpers/inspect-db.js';
+import { assertNoSecretLeaks, recordResponse, secretHits } from '../helpers/secret-scan.js';
+import { checkoutCompleted, sendDelivery } from '../helpers/signed-deliveries.js';
+import { REPO_ROOT, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
+import { cronWired } from '../helpers/worker-probe.js';
+
+/** This machine's first non-loopback IPv4 address: a caller that is not "on this machine" for the server. */
+function externalAddress(): string | undefined {
+  for (const list of Object.values(networkInterfaces())) {
+    for (const entry of list ?? []) if (entry.family === 'IPv4' && !entry.internal) return entry.address;
+  }
+  return undefined;
+}
+
+let requests = 0;
+/** fetch that never follows redirects and records the response for the secret scan. */
+async function call(url: string, init: RequestInit = {}): Promise<{ status: number; body: string; headers: Headers }> {
+  requests++;
+  const res = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(10_000), ...init });
+  const body = await res.text();
+  recordResponse(`${init.method ?? 'GET'} ${new URL(url).pathname}`, res.status, res.headers, body);
+  return { status: res.status, body, headers: res.headers };
+}
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+const WRONG_TOKENS: Array<Record<string, string>> = [
+  {},
+  { authorization: '' },
+  { authorization: 'Bearer' },
+  bearer('wrong'),
+  bearer(`${SECRETS.admin}x`),
+  bearer(SECRETS.admin.slice(0, -1)),
+  { authorization: `Basic ${Buffer.from(`admin:${SECRETS.admin}`).toString('base64')}` },
+  { authorization: SECRETS.admin },
+];
+
+const ADMIN_ROUTES: Array<[string, string]> = [
+  ['GET', '/api/events'],
+  ['GET', '/api/events/1'],
+  ['GET', '/api/events/counts'],
+  ['POST', '/api/events/replay'],
+  ['POST', '/api/events/1/replay'],
+  ['GET', '/api/cron/jobs'],
+  ['GET', '/api/cron/runs'],
+  ['POST', '/api/cron/jobs/keep-alive/run'],
+];
+
+// Guarantee 5: cron routes, the admin API and the dashboard fail closed; no secret leaves the process.
+describe.skipIf(!cronWired())('nothing let in (spawned hookrun)', () => {
+  const external = externalAddress();
+  let dataDirs: string[] = [];
+  let secured: HookrunProcess;
+  let open: HookrunProcess;
+  const at = (proc: HookrunProcess, host: string) => proc.url.replace('0.0.0.0', host);
+
+  beforeAll(async () => {
+    dataDirs = await Promise.all([mkdtemp(join(tmpdir(), 'hookrun-rel-closed-a-')), mkdtemp(join(tmpdir(), 'hookrun-rel-closed-b-'))]);
+    await Promise.all(dataDirs.map(seedDataDir));
+    [secured, open] = await Promise.all([
+      spawnHookrun({ dataDir: dataDirs[0], env: { HOST: '0.0.0.0', SCHEDULER: 'off', LOG_LEVEL: 'debug' } }),
+      // Nothing configured: no CRON_SECRET, no ADMIN_TOKEN, no payments secret.
+      spawnHookrun({ dataDir: dataDirs[1], env: { HOST: '0.0.0.0', SCHEDULER: 'off', LOG_LEVEL: 'debug', CRON_SECRET: undefined, ADMIN_TOKEN: undefined, PAYMENTS_WEBHOOK_SECRET: undefined } }),
+    ]);
+  });
+
+  afterAll(async () => {
+    await Promise.all([secured?.stop(10_000), open?.stop(10_000)]);
+    const scan = assertNoSecretLeaks();
+    reportFigures('5 nothing let in', { requests, secretScan: scan, externalAddress: external ?? 'none' });
+    await Promise.all(dataDirs.map((d) => rm(d, { recursive: true, force: true })));
+  });
+
+  it('cron routes with CRON_SECRET: a missing or wrong bearer is 401 from anywhere (even for an unknown job); the right one runs the job', async () => {
+    const hosts = ['127.0.0.1', ...(external ? [external] : [])];
+    for (const host of hosts) {
+      for (const method of ['GET', 'POST']) {
+        for (const headers of [...WRONG_TOKENS, bearer(SECRETS.admin), bearer(SECRETS.payments)]) {
+          const res = await call(`${at(secured, host)}/cron/keep-alive`, { method, headers });
+          expect(res.status, `${method} ${host} ${JSON.stringify(headers)}`).toBe(401);
+        }
+        expect((await call(`${at(secured, host)}/cron/no-such-job`, { method })).status).toBe(401);
+        const ok = await call(`${at(secured, host)}/cron/keep-alive`, { method, headers: bearer(SECRETS.cron) });
+        expect(ok).toMatchObject({ status: 200, body: 'OK' });
+      }
+    }
+  });
+
+  it('cron routes without CRON_SECRET: loopback only; a spoofed X-Forwarded-For does not help a remote caller', async ({ skip }) => {
+    expect((await call(`${at(open, '127.0.0.1')}/cron/keep-alive`, { method: 'POST' })).status).toBe(200);
+    if (!external) skip('no non-loopback interface on this machine');
+    const attempts: Array<Record<string, string>> = [{}, bearer('anything'), { 'x-forwarded-for': '127.0.0.1', 'x-real-ip': '127.0.0.1', forwarded: 'for=127.0.0.1' }];
+    for (const headers of attempts) {
+      const res = await call(`${at(open, external!)}/cron/keep-alive`, { method: 'POST', headers });
+      expect(res.status).toBe(403);
+      expect(JSON.parse(res.body)).toMatchObject({ error: { code: 'forbidden' } });
+    }
+  });
+
+  it('admin API: 401 for every route without the right bearer; 503 on every route when ADMIN_TOKEN is unset', async () => {
+    for (const [method, path] of ADMIN_ROUTES) {
+      for (const headers of [...WRONG_TOKENS, bearer(SECRETS.cron)]) {
+        const res = await call(`${at(secured, '127.0.0.1')}${path}`, { method, headers });
+        expect(res.status, `${method} ${path} ${JSON.stringify(headers)}`).toBe(401);
+        expect(JSON.parse(res.body)).toMatchObject({ error: { code: 'unauthorized' } });
+      }
+      for (const headers of [{}, bearer(SECRETS.admin), bearer('')]) {
+        const res = await call(`${at(open, '127.0.0.1')}${path}`, { method, headers });
+        expect(res.status, `${method} ${path} unset`).toBe(503);
+        expect(JSON.parse(res.body)).toMatchObject({ error: { code: 'not_configured' } });
+      }
+    }
+    const ok = await call(`${at(secured, '127.0.0.1')}/api/events`, { headers: bearer(SECRETS.admin) });
+    expect(ok.status).toBe(200);
+  });
+
+  it('dashboard: no session → login; forged or wrong credentials never get in; unset ADMIN_TOKEN → 503', async () => {
+    const base = at(secured, '127.0.0.1');
+    const forged = [`${Math.floor(Date.now() / 1000) + 3600}.${'A'.repeat(43)}`, '9999999999.x', SECRETS.admin, ''];
+    for (const path of ['/admin', '/admin/', '/admin/events/1']) {
+      expect((await call(`${base}${path}`)).status).toBe(303);
+      for (const cookie of forged) {
+        const res = await call(`${base}${path}`, { headers: { cookie: `hookrun_admin=${cookie}; hookrun_session=${cookie}` } });
+        expect(res.status).toBe(303);
+        expect(res.headers.get('location')).toMatch(/\/admin\/login$/);
+      }
+    }
+    for (const token of ['', 'wrong', SECRETS.cron, `${SECRETS.admin} `.trim() + 'x']) {
+      const res = await call(`${base}/admin/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token }) });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('set-cookie')).toBeNull();
+    }
+    // State-changing posts without a session do nothing.
+    for (const path of ['/admin/events/replay', '/admin/events/1/replay', '/admin/logout']) {
+      const res = await call(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' }, body: 'status=dead' });
+      expect([303, 403]).toContain(res.status);
+    }
+    // The right token gets a session, and the page it opens does not contain the token.
+    const login = await call(`${base}/admin/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: SECRETS.admin }) });
+    expect(login.status).toBe(303);
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const page = await call(`${base}/admin`, { headers: { cookie } });
+    expect(page.status).toBe(200);
+    expect(secretHits(page.body)).toEqual([]);
+
+    for (const [method, path] of [['GET', '/admin'], ['GET', '/admin/login'], ['POST', '/admin/login']] as const) {
+      expect((await call(`${at(open, '127.0.0.1')}${path}`, { method, body: method === 'POST' ? 'token=x' : undefined, headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status).toBe(503);
+    }
+  });
+
+  it('a receiver without its secret answers 503 not_configured and stores nothing', async () => {
+    const res = await sendDelivery(at(open, '127.0.0.1'), checkoutCompleted(`closed${Date.now()}`));
+    expect(res).toMatchObject({ status: 503 });
+    expect(JSON.parse((res as { body: string }).body)).toMatchObject({ error: { code: 'not_configured' } });
+    await open.stop(10_000);
+    expect((await withDatabase({ dataDir: dataDirs[1] }, inboxCounts)).rows).toBe(0);
+  });
+
+  it('the secret scan finds a planted leak in every form it looks for (so a clean scan means something)', () => {
+    for (const secret of Object.values(SECRETS)) expect(secretHits(`log line with ${secret} inside`)).not.toEqual([]);
+    const authKey = SECRETS.auth.slice('whsec_'.length);
+    expect(secretHits(`{"key":"${authKey}"}`)).not.toEqual([]);
+    expect(secretHits(Buffer.from(authKey, 'base64').toString('hex'))).not.toEqual([]);
+  });
+
+  it('secrets and signatures are compared in constant time: no === / !== against a secret, token or signature value in src/', () => {
+    const offenders: string[] = [];
+    const walk = (dir: string) => {
+      for (const name of readdirSync(dir)) {
+        const path = join(dir, name);
+        if (statSync(path).isDirectory()) walk(path);
+        else if (path.endsWith('.ts')) {
+          readFileSync(path, 'utf8').split('\n').forEach((line, i) => {
+            const compares = /([\w.]*(?:[sS]ecret|[tT]oken|[sS]ignature|[dD]igest|[mM]ac)\b[\w.]*)\s*(?:===|!==|==|!=)\s*([\w.'"`]+)|([\w.'"`]+)\s*(?:===|!==)\s*([\w.]*(?:[sS]ecret|[tT]oken|[sS]ignature)\b)/.exec(line);
+            if (!compares) return;
+            // Presence checks (=== undefined / null / '') compare no secret bytes.
+            if (/(?:===|!==|==|!=)\s*(undefined|null|''|""|0)\b/.test(line) || /\b(undefined|null)\s*(?:===|!==)/.test(line)) return;
+            offenders.push(`${path.slice(REPO_ROOT.length + 1)}:${i + 1}: ${line.trim()}`);
+          });
+        }
+      }
+    };
+    walk(join(REPO_ROOT, 'src'));
+    expect(offenders).toEqual([]);
+  });
+});
