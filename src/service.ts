@@ -42,6 +42,7 @@ const REQUEST_TIMEOUT_MS = 30_000;
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 /** Node enforces the two time-outs above only on this interval (default 30 s, so a drip of headers held a socket ~30 s). */
 const CONNECTIONS_CHECK_INTERVAL_MS = 1_000;
+const IDLE_SWEEP_MS = 100;
 
 function listen(app: Hono, config: Config): Promise<Server> {
   return new Promise((resolve, reject) => {
@@ -55,11 +56,15 @@ function listen(app: Hono, config: Config): Promise<Server> {
 
 function closeServer(server: Server, timeoutMs: number): Promise<void> {
   return new Promise((resolve) => {
+    // Sockets busy at close() turn idle once their response is out: close them then, not at KEEP_ALIVE_TIMEOUT_MS.
+    const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
     const timer = setTimeout(() => {
+      clearInterval(sweep);
       server.closeAllConnections();
       resolve();
     }, timeoutMs);
     server.close(() => {
+      clearInterval(sweep);
       clearTimeout(timer);
       resolve();
     });
