@@ -10,6 +10,7 @@ import { startTcpProxy, type CutMode, type TcpProxy } from '../helpers/tcp-proxy
 import { waitForInboxSettled, workerWired } from '../helpers/worker-probe.js';
 
 const CUT_MS = 4_000;
+const LEASE_SECONDS = 5;
 const QUIET_WINDOW_MS = 2_000;
 const LOAD_PAUSE_MS = 25;
 /** DESIGN: a receiver answers 503 `unavailable` within 2 s while the database is gone (dbTimeoutMs 1500). */
@@ -42,7 +43,8 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('database outage (PostgreSQL thr
     database = await createPostgresDatabase();
     const target = new URL(process.env.TEST_DATABASE_URL!);
     proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
-    hookrun = await spawnHookrun({ databaseUrl: proxy.rewrite(database.url!), env: { SCHEDULER: 'on' } });
+    // A claim or settle whose reply the cut swallowed is recovered only when its lease ends: keep it short here.
+    hookrun = await spawnHookrun({ databaseUrl: proxy.rewrite(database.url!), env: { SCHEDULER: 'on', LEASE_SECONDS: String(LEASE_SECONDS) } });
   });
 
   afterAll(async () => {
@@ -130,6 +132,8 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('database outage (PostgreSQL thr
     for (const [i, s] of unacknowledged.entries()) s.result = resent[i]!;
     const storedButUnacknowledged = resent.filter((r) => 'body' in r && JSON.parse(r.body).duplicate === true).length;
 
+    // The worker, backed off during the cut, catches up: every stored event is processed.
+    const settled = workerWired() ? await waitForInboxSettled(hookrun.url, { url: database.url }, 1, LEASE_SECONDS * 1000 + 15_000) : undefined;
     const keys = new Set(sent.map((s) => `${s.delivery.source}:${s.delivery.key}`));
     const figures = await withDatabase({ url: database.url }, async (query) => {
       const stored = new Set((await query<{ k: string }>(`SELECT source || ':' || key AS k FROM webhook_events`)).map((r) => r.k));
@@ -137,7 +141,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('database outage (PostgreSQL thr
     });
     expect(figures.lost).toBe(0);
     expect(figures.counts.distinctKeys).toBe(figures.counts.rows);
-    if (workerWired()) await waitForInboxSettled(hookrun.url, { url: database.url }, figures.counts.rows, 30_000);
+    if (workerWired()) expect(figures.counts.byStatus).toEqual({ processed: figures.counts.rows });
 
     reportFigures(`2 database outage (${mode})`, {
       cutMs: Math.round(cutSeconds * 1000),
@@ -153,6 +157,8 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('database outage (PostgreSQL thr
       storedButUnacknowledged,
       lost: figures.lost,
       byStatus: figures.counts.byStatus,
+      workerCaughtUpMs: settled?.ms,
+      reclaimedAfterLease: figures.counts.reclaimed,
     });
   });
 });
