@@ -35,6 +35,24 @@ export function backoffDelayMs(failures: number, baseMs: number, maxMs: number):
   return Math.min(maxMs, baseMs * 2 ** Math.min(failures, 20));
 }
 
+/** Wake this long after a tick is due, so timer jitter never wakes us just before it. */
+const TICK_WAKE_MARGIN_MS = 2;
+
+/**
+ * How long the scheduler sleeps after a good pass: until the earliest next
+ * tick of any job (a few ms after it, so the tick is due when it wakes), never
+ * longer than `intervalMs`. Start lag stays at timer precision instead of up
+ * to a whole polling interval.
+ */
+export function delayToNextTick(entries: readonly Pick<TickerEntry, 'schedule'>[], nowMs: number, intervalMs: number): number {
+  let delay = intervalMs;
+  for (const entry of entries) {
+    const next = entry.schedule.next(nowMs);
+    if (next !== null) delay = Math.min(delay, next - nowMs + TICK_WAKE_MARGIN_MS);
+  }
+  return Math.max(delay, 0);
+}
+
 /**
  * The built-in scheduler. Each pass looks, per job, for the latest tick since
  * the last one it handled and claims it through the runner; the unique
@@ -134,9 +152,13 @@ export class Ticker {
         this.deps.log.error({ err: { message: messageOf(error) } }, 'scheduler pass crashed; retrying');
       }
       if (!this.running) return;
-      this.timer = setTimeout(() => void loop(), backoffDelayMs(this.failures, this.intervalMs, this.maxBackoffMs));
+      this.timer = setTimeout(() => void loop(), this.failures > 0 ? backoffDelayMs(this.failures, this.intervalMs, this.maxBackoffMs) : this.delayToNextTick());
     };
     this.timer = setTimeout(() => void loop(), 0);
+  }
+
+  private delayToNextTick(): number {
+    return delayToNextTick(this.deps.entries, this.deps.clock.now(), this.intervalMs);
   }
 
   /** Stop ticking and wait for the pass in progress (runs it started are the runner's to drain). */
