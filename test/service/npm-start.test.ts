@@ -46,6 +46,17 @@ function exitOf(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
 }
 
+/** Resolves when every process holding the child's stdout (npm, sh, node) has let go of it, bounded. */
+function outputClosed(child: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`stdout still open ${START_TIMEOUT_MS} ms after SIGTERM`)), START_TIMEOUT_MS);
+    child.stdout!.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
 const stripePayload = JSON.stringify({ id: 'evt_spawned_1', object: 'event', type: 'invoice.paid', created: Math.floor(Date.now() / 1000), data: { object: {} } });
 const postStripe = (url: string) =>
   fetch(`${url}/webhooks/payments`, {
@@ -80,7 +91,8 @@ describe('npm start (the real process, embedded database)', () => {
     expect(await (await postStripe(url)).json()).toMatchObject({ received: true, duplicate: true });
 
     process.kill(-child.pid!, 'SIGTERM'); // the whole group, as Ctrl-C in a terminal
-    await exitOf(child);
+    // npm exits at once on the signal; hookrun (its grandchild) keeps the pipe open until it has stopped.
+    await outputClosed(child);
     const log = output.join('');
     expect(log).toContain('"msg":"stopped"');
     expect(log).not.toContain(SECRETS.payments);
