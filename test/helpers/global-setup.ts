@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../src/db/client.js';
-import { ensureBuilt } from './build.js';
+import { ensureDistBuilt } from './build-dist.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -18,7 +18,7 @@ declare module 'vitest' {
  * rebuild dist/ when stale, for the tests that spawn the real process.
  */
 export default async function setup(project: TestProject): Promise<void> {
-  ensureBuilt();
+  await ensureDistBuilt();
   const pglite = new PGlite();
   const db = await openDatabase({ pglite });
   await db.migrate();
