@@ -95,7 +95,7 @@ export async function startService(config: Config, options: ServiceOptions): Pro
     const metrics = new Metrics({ defaultMetrics: true });
     const cron = await createCronService({ config, db, clock, log, metrics });
     for (const warning of cron.validate()) log.warn(warning); // a broken platform.json throws here
-    const worker = options.worker === false ? undefined : createWorker({ db, config, clock, log, metrics });
+    const worker = options.worker === false ? undefined : createWorker({ db, config, clock, log, metrics, ingest: { get queued() { return writer.queued; } } });
     const writer = new EventWriter(db, () => worker?.wake());
     const mounts = [{ prefix: '/cron', app: cron.routes }, ...createOperatorMounts({ config, db, clock, log, metrics, cron })];
     const app = createApp({ config, db, writer, verifiers, clock, log, metrics, mounts });

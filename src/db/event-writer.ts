@@ -72,6 +72,11 @@ export class EventWriter {
     private readonly onCommitted: (ids: number[]) => void = () => undefined,
   ) {}
 
+  /** Deliveries waiting for the next flush: the in-process worker lets them go first on PGlite. */
+  get queued(): number {
+    return this.queue.length;
+  }
+
   /** Store one event; resolves once it is committed (or found as a duplicate). */
   write(event: NewEvent): Promise<StoredEvent> {
     return new Promise((resolve, reject) => {

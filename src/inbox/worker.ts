@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import type { Database } from '../db/client.js';
+import type { Database, Queryable } from '../db/client.js';
 import { EVENTS_CHANNEL, claimDueEvents, nextDueAt, releaseClaims, settleEvents, type ClaimedEvent, type Settlement } from '../db/inbox-queue.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -11,7 +11,7 @@ import { DEFAULT_RETRY_POLICY, computeBackoffMs, hasAttemptsLeft, type RetryPoli
 
 /** Tuning knobs; the defaults suit production, tests shrink them. */
 export interface WorkerOptions {
-  /** Events per claim (small: a claim's lease runs while its batch is handled). Default 10. */
+  /** Events per claim; a batch's handlers share one transaction (one commit per batch). Default 100. */
   batchSize?: number;
   /** Longest idle sleep: picks up retries and other instances' rows. Default 1000 ms. */
   pollIntervalMs?: number;
@@ -29,6 +29,11 @@ export interface WorkerDeps {
   metrics: Metrics;
   handlers?: HandlerRegistry;
   options?: WorkerOptions;
+  /**
+   * The receivers' group-commit writer (its `queued` deliveries). On PGlite (one
+   * session) the worker lets a waiting insert go first, up to `MAX_YIELD_MS`.
+   */
+  ingest?: { readonly queued: number };
 }
 
 /** The inbox worker's controls (DESIGN.md "Processing"). */
@@ -49,10 +54,23 @@ const DB_BACKOFF_MAX_MS = 30_000;
 const LISTEN_RETRY_MS = 30_000;
 const MIN_DUE_SLEEP_MS = 25;
 
+/** PGlite: a handler may hold the one session inside a batch this long before its type runs alone. */
+const PGLITE_IN_TRANSACTION_BUDGET_MS = 1000;
+/** PGlite: the longest the worker waits for the receivers' queue to empty before it claims anyway. */
+const MAX_YIELD_MS = 200;
+const YIELD_POLL_MS = 2;
+
+/** A handler ran past its time limit. */
+class HandlerTimeout extends Error {}
+/** Thrown inside the batch transaction to roll it back and fall back to one event at a time. */
+const BATCH_ABANDONED = new Error('batch abandoned');
+
+const typeKey = (event: ClaimedEvent) => `${event.source}\u0000${event.type}`;
+
 function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), ms);
+    timer = setTimeout(() => reject(new HandlerTimeout(message)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
@@ -67,13 +85,17 @@ function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promi
 export function createWorker(deps: WorkerDeps): Worker {
   const { db, config, clock, log, metrics } = deps;
   const handlers = deps.handlers ?? createDefaultHandlers();
-  const batchSize = deps.options?.batchSize ?? 10;
+  const batchSize = deps.options?.batchSize ?? 100;
   const pollIntervalMs = deps.options?.pollIntervalMs ?? 1000;
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...deps.options?.retry, maxAttempts: config.maxAttempts };
   const random = deps.options?.random ?? Math.random;
   const leaseMs = config.leaseSeconds * 1000;
   // Give up on a handler before its lease ends, so no other instance takes the event while it still runs.
   const handlerTimeoutMs = Math.max(leaseMs / 2, leaseMs - 5000);
+  // PostgreSQL: a batch transaction blocks nobody else (row locks aside). PGlite: it holds the only session.
+  const inTransactionBudgetMs = db.kind === 'pglite' ? Math.min(handlerTimeoutMs, PGLITE_IN_TRANSACTION_BUDGET_MS) : handlerTimeoutMs;
+  /** (source, type) pairs that proved too slow for a shared transaction on PGlite. */
+  const slowTypes = new Set<string>();
 
   let started = false;
   let stopping = false;
@@ -84,31 +106,49 @@ export function createWorker(deps: WorkerDeps): Worker {
   let lastListenAttempt = -Infinity;
   const inFlight = new Set<Promise<unknown>>();
 
-  async function handle(event: ClaimedEvent): Promise<Settlement> {
+  /** A settlement decided without running a handler: no handler, or claimed too often. */
+  function settleWithoutHandler(event: ClaimedEvent): Settlement | undefined {
     const base = { id: event.id, attempts: event.attempts };
-    const handler = handlers.find(event.source, event.type);
-    if (!handler) return { ...base, status: 'ignored' };
+    if (!handlers.find(event.source, event.type)) return { ...base, status: 'ignored' };
     if (event.attempts > policy.maxAttempts) {
       return { ...base, status: 'dead', error: `Claimed ${event.attempts} times without finishing (the worker crashed or stopped each time). Fix the cause, then replay it.` };
     }
+    return undefined;
+  }
+
+  function failure(event: ClaimedEvent, error: unknown): Settlement {
+    const base = { id: event.id, attempts: event.attempts };
+    const message = messageOf(error).slice(0, MAX_ERROR_CHARS);
+    let settlement: Settlement;
+    if (error instanceof MalformedPayloadError) {
+      settlement = { ...base, status: 'dead', error: message };
+    } else if (!hasAttemptsLeft(event.attempts, policy)) {
+      settlement = { ...base, status: 'dead', error: `${message} (gave up after ${event.attempts} attempts)` };
+    } else {
+      const nextAttemptAt = new Date(clock.now() + computeBackoffMs(event.attempts, policy, random));
+      settlement = { ...base, status: 'failed', error: message, nextAttemptAt };
+    }
+    const level = settlement.status === 'dead' ? 'error' : 'warn';
+    log[level]({ eventId: event.id, source: event.source, type: event.type, attempts: event.attempts, err: { message } }, `event ${settlement.status}`);
+    return settlement;
+  }
+
+  /** Run one handler on `q`; throws only what `runHandlers` must see (timeouts), as `HandlerOutcome`. */
+  async function runHandler(event: ClaimedEvent, q: Queryable, timeoutMs: number): Promise<void> {
+    const handler = handlers.find(event.source, event.type)!;
+    const handlerLog = log.child({ eventId: event.id, source: event.source, type: event.type });
+    await withTimeout(handler({ db: q, event, clock, log: handlerLog }), timeoutMs, `The handler did not finish within ${timeoutMs} ms.`);
+  }
+
+  /** One event on its own (no shared transaction): the fallback path and slow handlers. */
+  async function handleAlone(event: ClaimedEvent): Promise<Settlement> {
     const startedAt = performance.now();
     let settlement: Settlement;
     try {
-      const handlerLog = log.child({ eventId: event.id, source: event.source, type: event.type });
-      await withTimeout(handler({ db, event, clock, log: handlerLog }), handlerTimeoutMs, `The handler did not finish within ${handlerTimeoutMs} ms.`);
-      settlement = { ...base, status: 'processed' };
+      await runHandler(event, db, handlerTimeoutMs);
+      settlement = { id: event.id, attempts: event.attempts, status: 'processed' };
     } catch (error) {
-      const message = messageOf(error).slice(0, MAX_ERROR_CHARS);
-      if (error instanceof MalformedPayloadError) {
-        settlement = { ...base, status: 'dead', error: message };
-      } else if (!hasAttemptsLeft(event.attempts, policy)) {
-        settlement = { ...base, status: 'dead', error: `${message} (gave up after ${event.attempts} attempts)` };
-      } else {
-        const nextAttemptAt = new Date(clock.now() + computeBackoffMs(event.attempts, policy, random));
-        settlement = { ...base, status: 'failed', error: message, nextAttemptAt };
-      }
-      const level = settlement.status === 'dead' ? 'error' : 'warn';
-      log[level]({ eventId: event.id, source: event.source, type: event.type, attempts: event.attempts, err: { message } }, `event ${settlement.status}`);
+      settlement = failure(event, error);
     }
     metrics.processingDuration.observe({ source: event.source, outcome: settlement.status }, (performance.now() - startedAt) / 1000);
     return settlement;
@@ -121,16 +161,106 @@ export function createWorker(deps: WorkerDeps): Worker {
       await releaseClaims(db, claims);
       return 0;
     }
-    const settlements = await Promise.all(claims.map(handle));
-    const owned = new Set(await settleEvents(db, settlements, clock.now()));
-    for (const [index, settlement] of settlements.entries()) {
+    const fixed: Settlement[] = [];
+    const batched: ClaimedEvent[] = [];
+    const alone: ClaimedEvent[] = [];
+    for (const event of claims) {
+      const settlement = settleWithoutHandler(event);
+      if (settlement) fixed.push(settlement);
+      else (slowTypes.has(typeKey(event)) ? alone : batched).push(event);
+    }
+    let result = await runInOneTransaction(batched, alone.length === 0 ? fixed : []);
+    if (result.kind === 'fallback') {
+      // The shared transaction rolled back: every event whose outcome it did not decide runs on its own.
+      const decided = new Set(result.decided.map((s) => s.id));
+      const rerun = [...batched.filter((e) => !decided.has(e.id)), ...alone];
+      const settlements = [...fixed, ...result.decided, ...(await Promise.all(rerun.map(handleAlone)))];
+      result = { kind: 'committed', settlements, owned: await settleEvents(db, settlements, clock.now()) };
+    } else if (alone.length > 0) {
+      const settlements = [...fixed, ...(await Promise.all(alone.map(handleAlone)))];
+      result.settlements.push(...settlements);
+      result.owned.push(...(await settleEvents(db, settlements, clock.now())));
+    }
+    const owned = new Set(result.owned);
+    const byId = new Map(claims.map((c) => [c.id, c]));
+    for (const settlement of result.settlements) {
       if (!owned.has(settlement.id)) {
         log.warn({ eventId: settlement.id }, 'lease lost before settling: another worker claimed the event again');
         continue;
       }
-      metrics.eventsProcessed.inc({ source: claims[index]!.source, outcome: settlement.status });
+      metrics.eventsProcessed.inc({ source: byId.get(settlement.id)!.source, outcome: settlement.status });
     }
     return claims.length;
+  }
+
+  type BatchResult = { kind: 'committed'; settlements: Settlement[]; owned: number[] } | { kind: 'fallback'; decided: Settlement[] };
+
+  /**
+   * The batch's handlers one after another in ONE transaction, settled in it:
+   * one commit for the whole batch, and state change and outcome commit
+   * together. A handler that throws without breaking the transaction (e.g. a
+   * malformed payload) fails only its own event. A failed statement aborts
+   * the transaction: it rolls back and the batch falls back to one event at a
+   * time, keeping the outcome of the event that broke it. On PGlite (one
+   * session) a handler slower than the in-transaction budget would hold up
+   * ingest: the batch rolls back and that type runs on its own from then on.
+   */
+  async function runInOneTransaction(events: ClaimedEvent[], fixed: Settlement[]): Promise<BatchResult> {
+    if (events.length === 0) {
+      const settlements = [...fixed];
+      return { kind: 'committed', settlements, owned: await settleEvents(db, settlements, clock.now()) };
+    }
+    const state: { brokenBy: number | undefined; abandoned: boolean } = { brokenBy: undefined, abandoned: false };
+    const decided: Settlement[] = [];
+    try {
+      return await db.transaction(async (tx) => {
+        let current = 0;
+        const q: Queryable = {
+          async query<T>(text: string, params?: unknown[]): Promise<T[]> {
+            if (state.abandoned || state.brokenBy !== undefined) throw new Error('The batch transaction was abandoned; the event is retried on its own.');
+            try {
+              return await tx.query<T>(text, params);
+            } catch (error) {
+              state.brokenBy ??= current;
+              throw error;
+            }
+          },
+        };
+        const settlements = [...fixed];
+        const observed: Array<[ClaimedEvent, Settlement, number]> = [];
+        for (const event of events) {
+          current = event.id;
+          const startedAt = performance.now();
+          try {
+            await runHandler(event, q, inTransactionBudgetMs);
+            settlements.push({ id: event.id, attempts: event.attempts, status: 'processed' });
+            observed.push([event, settlements.at(-1)!, performance.now() - startedAt]);
+          } catch (error) {
+            if (error instanceof HandlerTimeout && inTransactionBudgetMs < handlerTimeoutMs) {
+              slowTypes.add(typeKey(event));
+              log.info({ source: event.source, type: event.type }, `handler took over ${inTransactionBudgetMs} ms inside a batch; it runs on its own from now on`);
+              throw BATCH_ABANDONED;
+            }
+            const settlement = failure(event, error);
+            if (error instanceof HandlerTimeout || state.brokenBy !== undefined) {
+              if (state.brokenBy === event.id || error instanceof HandlerTimeout) decided.push(settlement);
+              throw BATCH_ABANDONED;
+            }
+            settlements.push(settlement);
+            observed.push([event, settlement, performance.now() - startedAt]);
+          }
+        }
+        const owned = await settleEvents(tx, settlements, clock.now());
+        for (const [event, settlement, ms] of observed) {
+          metrics.processingDuration.observe({ source: event.source, outcome: settlement.status }, ms / 1000);
+        }
+        return { kind: 'committed', settlements, owned } as BatchResult;
+      });
+    } catch (error) {
+      state.abandoned = true; // a handler still running from a timed-out call must not write any more
+      if (error !== BATCH_ABANDONED) log.warn({ err: { message: messageOf(error) } }, 'batch transaction failed; processing its events one at a time');
+      return { kind: 'fallback', decided };
+    }
   }
 
   function track<T>(promise: Promise<T>): Promise<T> {
@@ -144,6 +274,16 @@ export function createWorker(deps: WorkerDeps): Worker {
     return new Promise((resolve) => {
       sleeper = { resolve, timer: setTimeout(() => { sleeper = undefined; resolve(); }, ms) };
     });
+  }
+
+  /** PGlite: let the receivers' waiting inserts go first (bounded, so processing never starves under load). */
+  async function yieldToIngest(): Promise<void> {
+    const ingest = deps.ingest;
+    if (!ingest || db.kind !== 'pglite') return;
+    const deadline = performance.now() + MAX_YIELD_MS;
+    while (ingest.queued > 0 && !stopping && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, YIELD_POLL_MS));
+    }
   }
 
   async function ensureListening(): Promise<void> {
@@ -163,6 +303,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       let delayMs: number;
       try {
         await ensureListening(); // before the claim: an event committed after it is claimed now or NOTIFYs
+        await yieldToIngest();
         wakePending = false;
         const claimed = await track(runBatch());
         if (failures > 0) log.info({ failures }, 'database reachable again; processing resumed');
