@@ -1,4 +1,5 @@
 import type { Queryable } from './client.js';
+import { mirrorBatchOf, type TransitionState } from './mirror-batch.js';
 
 /**
  * Order-safe writes to the mirror tables (DESIGN.md "Processing"). Every row
@@ -15,6 +16,8 @@ import type { Queryable } from './client.js';
  * and the event `timestamp`) refreshes the fields but the row stays deleted.
  *
  * Each function returns whether the row was written (false: the event was stale).
+ * Inside a worker batch (`db` carries a `MirrorBatch`), customer and
+ * subscription writes are deferred to the batch's end and return true.
  */
 
 type IdentityTable = 'users' | 'organizations' | 'memberships';
@@ -120,6 +123,8 @@ export interface CustomerState {
  * and an unknown one is filled in by any event that carries it, even an old one.
  */
 export async function upsertCustomer(db: Queryable, c: CustomerState): Promise<boolean> {
+  const batch = mirrorBatchOf(db);
+  if (batch) return (batch.customer(c), true);
   const rows = await db.query(
     `INSERT INTO customers (id, email, user_id, source_updated_at) VALUES ($1, $2, $3, $4::timestamptz)
      ON CONFLICT (id) DO UPDATE SET
@@ -151,6 +156,8 @@ export interface SubscriptionState {
  * a cancellation (Stripe's `created` has one-second resolution).
  */
 export async function upsertSubscription(db: Queryable, s: SubscriptionState): Promise<boolean> {
+  const batch = mirrorBatchOf(db);
+  if (batch) return (batch.subscription(s), true);
   const rows = await db.query(
     `INSERT INTO subscriptions (id, customer_id, status, price_id, current_period_end, cancel_at_period_end, source_updated_at)
      VALUES ($1, $2, $3, $4, $5::timestamptz, $6, $7::timestamptz)
@@ -175,10 +182,9 @@ export async function upsertSubscription(db: Queryable, s: SubscriptionState): P
  * active/trialing one past_due). An unknown subscription is left to its own
  * `customer.subscription.*` events.
  */
-export async function transitionSubscription(
-  db: Queryable,
-  t: { id: string; fromStatuses: string[]; toStatus: string; at: Date },
-): Promise<boolean> {
+export async function transitionSubscription(db: Queryable, t: TransitionState): Promise<boolean> {
+  const batch = mirrorBatchOf(db);
+  if (batch) return (batch.transition(t), true);
   const rows = await db.query(
     `UPDATE subscriptions SET status = $3, source_updated_at = $4::timestamptz
      WHERE id = $1 AND status = ANY($2::text[]) AND source_updated_at <= $4::timestamptz

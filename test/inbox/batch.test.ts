@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/client.js';
+import { transitionSubscription, upsertCustomer, upsertSubscription } from '../../src/db/mirror.js';
+import { MirrorBatch } from '../../src/db/mirror-batch.js';
+import type { Queryable } from '../../src/db/client.js';
+import { createDefaultHandlers } from '../../src/inbox/handlers/defaults.js';
+import { databaseKinds, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { drain, eventRow, storeEvent, testWorker } from './fixtures.js';
+
+const sub = (type: string, created: number, status: string, extra: Record<string, unknown> = {}) => ({
+  type,
+  created,
+  data: { object: { id: 'sub_1', customer: 'cus_1', status, cancel_at_period_end: false, items: { data: [{ price: { id: 'price_1' }, current_period_end: created + 100 }] }, ...extra } },
+});
+const invoice = (type: string, created: number, email: string | null) => ({
+  type,
+  created,
+  data: { object: { customer: 'cus_1', customer_email: email, subscription: 'sub_1' } },
+});
+const checkout = (created: number, email: string, userId: string | null) => ({
+  type: 'checkout.session.completed',
+  created,
+  data: { object: { customer: 'cus_1', customer_details: { email }, client_reference_id: userId } },
+});
+
+/** Several writes to the same rows, some stale, in arrival order. */
+const SEQUENCE = [
+  sub('customer.subscription.created', 10, 'active'),
+  invoice('invoice.payment_failed', 20, 'a@example.com'),
+  checkout(15, 'old@example.com', 'user_1'),
+  invoice('invoice.paid', 30, 'b@example.com'),
+  sub('customer.subscription.updated', 25, 'trialing'), // stale: older than the paid invoice
+  invoice('invoice.payment_failed', 35, null),
+  invoice('invoice.paid', 5, 'stale@example.com'), // stale
+  sub('customer.subscription.deleted', 40, 'active'),
+  sub('customer.subscription.updated', 40, 'active'), // same second as the cancellation: stays canceled
+  checkout(50, 'new@example.com', null),
+];
+
+async function mirrorState(db: Database) {
+  return {
+    customers: await db.query(`SELECT id, email, user_id, source_updated_at FROM customers ORDER BY id`),
+    subscriptions: await db.query(`SELECT id, customer_id, status, price_id, current_period_end, cancel_at_period_end, source_updated_at FROM subscriptions ORDER BY id`),
+  };
+}
+
+describe.each(databaseKinds())('batched processing on $name', (kind) => {
+  let handle: TestDatabase;
+  let db: Database;
+  beforeAll(async () => {
+    handle = await kind.create();
+    db = handle.db;
+  });
+  afterAll(() => handle.close());
+  beforeEach(() => truncateAll(db));
+
+  it('writes to the same rows within one batch end as they do one event at a time', async () => {
+    const store = async () => {
+      for (const payload of SEQUENCE) await storeEvent(db, 'payments', payload.type, payload);
+    };
+    await store();
+    await drain(testWorker(db, { options: { batchSize: 1 } }).worker);
+    const oneByOne = await mirrorState(db);
+    expect(oneByOne.subscriptions).toMatchObject([{ status: 'canceled' }]);
+    expect(oneByOne.customers).toMatchObject([{ email: 'new@example.com', user_id: 'user_1' }]);
+
+    await truncateAll(db);
+    await store();
+    const { worker } = testWorker(db, { options: { batchSize: 100 } });
+    expect(await worker.runOnce()).toBe(SEQUENCE.length);
+    expect(await mirrorState(db)).toEqual(oneByOne);
+  });
+
+  it('deferred mirror writes (MirrorBatch) apply as the same writes one by one do, with no fallback', async () => {
+    const at = (s: number) => new Date(s * 1000);
+    const subscription = (s: number, status: string) => ({ id: 'sub_1', customerId: 'cus_1', status, priceId: null, currentPeriodEnd: null, cancelAtPeriodEnd: null, at: at(s) });
+    const writes = async (q: Queryable) => {
+      await upsertCustomer(q, { id: 'cus_1', email: 'a@example.com', userId: null, at: at(10) });
+      await upsertSubscription(q, subscription(10, 'active'));
+      await transitionSubscription(q, { id: 'sub_1', fromStatuses: ['active', 'trialing'], toStatus: 'past_due', at: at(20) });
+      await upsertCustomer(q, { id: 'cus_1', email: 'old@example.com', userId: 'user_1', at: at(5) });
+      await upsertSubscription(q, subscription(15, 'trialing'));
+      await transitionSubscription(q, { id: 'sub_1', fromStatuses: ['past_due'], toStatus: 'active', at: at(30) });
+      await upsertCustomer(q, { id: 'cus_2', email: null, userId: null, at: at(1) });
+      await upsertSubscription(q, subscription(40, 'canceled'));
+      await upsertSubscription(q, subscription(40, 'active'));
+    };
+    await writes(db);
+    const oneByOne = await mirrorState(db);
+    expect(oneByOne.subscriptions).toMatchObject([{ status: 'canceled' }]);
+    await truncateAll(db);
+    await db.transaction(async (tx) => {
+      const mirrorBatch = new MirrorBatch();
+      await writes({ query: (text, params) => tx.query(text, params), mirrorBatch } as Queryable);
+      expect(await mirrorState(tx as Database)).toEqual({ customers: [], subscriptions: [] }); // nothing written before the flush
+      await mirrorBatch.flush(tx);
+    });
+    expect(await mirrorState(db)).toEqual(oneByOne);
+  });
+
+  it('a failing statement fails only its own event; a malformed payload is dead; the rest of the batch is processed', async () => {
+    const handlers = createDefaultHandlers()
+      .on('test', 'bad-sql', async ({ db: q }) => {
+        await q.query('SELECT 1 / 0');
+      })
+      .on('test', 'swallows', async ({ db: q }) => {
+        await q.query('SELECT 1 / 0').catch(() => undefined); // leaves the shared transaction aborted
+      });
+    const good = await storeEvent(db, 'payments', 'checkout.session.completed', checkout(60, 'c@example.com', null));
+    const bad = await storeEvent(db, 'test', 'bad-sql', {});
+    const malformed = await storeEvent(db, 'payments', 'invoice.paid', { created: 'yesterday' });
+    const swallows = await storeEvent(db, 'test', 'swallows', {});
+    const late = await storeEvent(db, 'payments', 'customer.subscription.created', sub('customer.subscription.created', 70, 'active'));
+    const { worker } = testWorker(db, { handlers });
+    expect(await worker.runOnce()).toBe(5);
+    expect(await eventRow(db, good)).toMatchObject({ status: 'processed', attempts: 1 });
+    expect(await eventRow(db, bad)).toMatchObject({ status: 'failed', attempts: 1, last_error: expect.stringMatching(/division by zero/) });
+    expect(await eventRow(db, malformed)).toMatchObject({ status: 'dead', attempts: 1 });
+    expect(await eventRow(db, swallows)).toMatchObject({ status: 'processed', attempts: 1 });
+    expect(await eventRow(db, late)).toMatchObject({ status: 'processed', attempts: 1 });
+    expect(await mirrorState(db)).toMatchObject({ customers: [{ email: 'c@example.com' }], subscriptions: [{ status: 'active' }] });
+  });
+});
