@@ -66,15 +66,16 @@ const identity = (e: { source: string; key: string }) => `${e.source}\u0000${e.k
 export class EventWriter {
   private queue: Pending[] = [];
   private flushing = false;
+  private writing = 0;
 
   constructor(
     private readonly db: Queryable,
     private readonly onCommitted: (ids: number[]) => void = () => undefined,
   ) {}
 
-  /** Deliveries waiting for the next flush: the in-process worker lets them go first on PGlite. */
+  /** Deliveries waiting or being written: the in-process worker lets them go first on PGlite. */
   get queued(): number {
-    return this.queue.length;
+    return this.queue.length + this.writing;
   }
 
   /** Store one event; resolves once it is committed (or found as a duplicate). */
@@ -91,7 +92,9 @@ export class EventWriter {
   private async drain(): Promise<void> {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, MAX_BATCH_ROWS);
+      this.writing = batch.length;
       await this.flush(batch);
+      this.writing = 0;
     }
     this.flushing = false;
   }
