@@ -135,7 +135,7 @@ export function createWorker(deps: WorkerDeps): Worker {
     return settlement;
   }
 
-  /** Run one handler on `q`; throws only what `runHandlers` must see (timeouts), as `HandlerOutcome`. */
+  /** Run the event's handler on `q` within `timeoutMs` (a `HandlerTimeout` when it does not finish). */
   async function runHandler(event: ClaimedEvent, q: Queryable, timeoutMs: number): Promise<void> {
     const handler = handlers.find(event.source, event.type)!;
     const handlerLog = log.child({ eventId: event.id, source: event.source, type: event.type });
