@@ -32,16 +32,21 @@ export function openPostgres(url: string, options: OpenOptions): Database {
     query,
     async transaction(fn) {
       const client = await pool.connect();
+      // pg-pool listens for errors only on idle clients: a socket error on a checked-out one would crash the process.
+      let lost: Error | undefined;
+      const onError = (error: Error) => (lost = error);
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const result = await fn({ query: async <T>(text: string, params?: unknown[]) => (await client.query(text, params)).rows as T[] });
         await client.query('COMMIT');
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
+        if (!lost) await client.query('ROLLBACK').catch(() => undefined);
         throw error;
       } finally {
-        client.release();
+        client.removeListener('error', onError);
+        client.release(lost); // a lost connection is discarded, not pooled
       }
     },
     async listen(channel, onNotify) {

@@ -60,6 +60,8 @@ const PGLITE_IN_TRANSACTION_BUDGET_MS = 1000;
 /** PGlite: the longest the worker waits for the receivers' queue to empty before it claims anyway. */
 const MAX_YIELD_MS = 200;
 const YIELD_POLL_MS = 2;
+/** PGlite: vacuum the inbox when the worker goes idle after this many events. */
+const VACUUM_EVERY_EVENTS = 5000;
 
 /** A handler ran past its time limit. */
 class HandlerTimeout extends Error {}
@@ -106,6 +108,7 @@ export function createWorker(deps: WorkerDeps): Worker {
   let unlisten: (() => Promise<void>) | undefined;
   let lastListenAttempt = -Infinity;
   let lastClaimFull = false;
+  let processedSinceVacuum = 0;
   const inFlight = new Set<Promise<unknown>>();
 
   /** A settlement decided without running a handler: no handler, or claimed too often. */
@@ -318,7 +321,13 @@ export function createWorker(deps: WorkerDeps): Worker {
         lastClaimFull = claimed >= batchSize;
         if (failures > 0) log.info({ failures }, 'database reachable again; processing resumed');
         failures = 0;
+        processedSinceVacuum += claimed;
         if (claimed > 0) continue;
+        if (db.kind === 'pglite' && processedSinceVacuum >= VACUUM_EVERY_EVENTS) {
+          // PGlite runs without autovacuum: each event leaves two dead row versions (claim, settle) in the heap and indexes.
+          processedSinceVacuum = 0;
+          await db.query('VACUUM webhook_events');
+        }
         const due = await nextDueAt(db);
         delayMs = due === undefined ? pollIntervalMs : Math.min(pollIntervalMs, Math.max(MIN_DUE_SLEEP_MS, due - clock.now()));
       } catch (error) {
