@@ -1,14 +1,14 @@
 import { Hono } from 'hono';
 import type { Clock } from '../clock.js';
-import { SOURCES, type Config } from '../config.js';
+import { SOURCES, type Config, type Source } from '../config.js';
 import type { Database } from '../db/client.js';
 import type { EventWriter } from '../db/event-writer.js';
+import { withDeadline } from '../deadline.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { createReceiver } from '../webhooks/receive.js';
 import type { SourceVerifier } from '../webhooks/verifiers.js';
-import type { Source } from '../config.js';
 import { createErrorHandler, errorResponse } from './errors.js';
 
 /** Everything the HTTP layer serves from; built once by `service.ts` (or a test). */
@@ -24,18 +24,8 @@ export interface AppDeps {
   mounts?: Array<{ prefix: string; app: Hono }>;
 }
 
-async function pingDatabase(db: Database, timeoutMs: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      db.query('SELECT 1'),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error('timeout')), timeoutMs);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
+function pingDatabase(db: Database, timeoutMs: number): Promise<unknown> {
+  return withDeadline(db.query('SELECT 1'), timeoutMs, () => new Error('timeout'));
 }
 
 /**

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { withDeadline } from '../deadline.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 
@@ -14,15 +15,6 @@ export interface MetricsRouteDeps {
   sampleTimeoutMs: number;
 }
 
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /**
  * `GET /metrics` in the Prometheus text format. The pending/dead gauges are
  * sampled from the database at scrape time, so every instance reports the
@@ -33,7 +25,7 @@ export function createMetricsRoute(deps: MetricsRouteDeps): Hono {
   const app = new Hono();
   app.get('/metrics', async (c) => {
     try {
-      const counts = await withTimeout(deps.countEventsByStatus(), deps.sampleTimeoutMs);
+      const counts = await withDeadline(deps.countEventsByStatus(), deps.sampleTimeoutMs, () => new Error(`no answer within ${deps.sampleTimeoutMs} ms`));
       for (const status of new Set([...EVENT_STATUSES, ...Object.keys(counts)])) {
         deps.metrics.eventsByStatus.set({ status }, counts[status] ?? 0);
       }

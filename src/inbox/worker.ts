@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { Database, Queryable } from '../db/client.js';
 import { EVENTS_CHANNEL, claimDueEvents, nextDueAt, releaseClaims, settleEvents, type ClaimedEvent, type Settlement } from '../db/inbox-queue.js';
 import { MirrorBatch, type DeferringQueryable } from '../db/mirror-batch.js';
+import { withDeadline } from '../deadline.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -70,14 +71,6 @@ const BATCH_ABANDONED = new Error('batch abandoned');
 
 const typeKey = (event: ClaimedEvent) => `${event.source}\u0000${event.type}`;
 
-function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new HandlerTimeout(message)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
 /**
  * Build the worker: claim due events (`FOR UPDATE SKIP LOCKED`, so instances
  * share work), run each batch's handlers side by side, settle the batch in one
@@ -142,7 +135,7 @@ export function createWorker(deps: WorkerDeps): Worker {
   async function runHandler(event: ClaimedEvent, q: Queryable, timeoutMs: number): Promise<void> {
     const handler = handlers.find(event.source, event.type)!;
     const handlerLog = log.child({ eventId: event.id, source: event.source, type: event.type });
-    await withTimeout(handler({ db: q, event, clock, log: handlerLog }), timeoutMs, `The handler did not finish within ${timeoutMs} ms.`);
+    await withDeadline(handler({ db: q, event, clock, log: handlerLog }), timeoutMs, () => new HandlerTimeout(`The handler did not finish within ${timeoutMs} ms.`));
   }
 
   /** One event on its own (no shared transaction): the fallback path and slow handlers. */

@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import type { Clock } from '../clock.js';
 import type { Source } from '../config.js';
 import { RejectedPayloadError, type EventWriter, type StoredEvent } from '../db/event-writer.js';
+import { withDeadline } from '../deadline.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -52,23 +53,6 @@ function tooLarge(maxBytes: number): AppError {
   return new AppError('payload_too_large', `The body is larger than ${maxBytes} bytes (MAX_BODY_BYTES).`);
 }
 
-function withDeadline(promise: Promise<StoredEvent>, ms: number): Promise<StoredEvent> {
-  // One timer and one promise per request (Promise.race + finally allocated three more).
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer from the database within ${ms} ms`)), ms);
-    promise.then(
-      (stored) => {
-        clearTimeout(timer);
-        resolve(stored);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
-}
-
 /**
  * The receiver of one source: content type → body limit → verify the raw
  * bytes → commit to the inbox → 200. The event is committed before the answer
@@ -90,7 +74,7 @@ export function createReceiver(source: Source, verifier: SourceVerifier, deps: R
       const delivery = verifier.verify({ body, headers: c.req.raw.headers, nowMs: deps.clock.now(), toleranceSeconds: deps.toleranceSeconds });
       let stored: StoredEvent;
       try {
-        stored = await withDeadline(deps.writer.write({ source, ...delivery }), deps.dbTimeoutMs);
+        stored = await withDeadline(deps.writer.write({ source, ...delivery }), deps.dbTimeoutMs, () => new Error(`no answer from the database within ${deps.dbTimeoutMs} ms`));
       } catch (error) {
         if (error instanceof RejectedPayloadError) throw new AppError('invalid_payload', error.message, { cause: error });
         deps.log.error({ source, key: delivery.key, err: { message: (error as Error).message } }, 'event not stored: database unavailable');
