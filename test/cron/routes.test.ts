@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { countPages } from '../../src/db/pages.js';
 import { SECRETS } from '../helpers/config.js';
-import { databaseKinds, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { databaseKinds, useTestDatabase } from '../helpers/db.js';
 import { allRuns, createHarness, deferred, eventually, jobsOf, type CronHarness } from './support.js';
 import { loadJobs } from '../../src/cron/registry.js';
 import { serve } from '@hono/node-server';
@@ -11,18 +11,11 @@ import type { Server } from 'node:http';
 const auth = { Authorization: `Bearer ${SECRETS.cron}` };
 
 describe.each(databaseKinds())('/cron routes on $name', (kind) => {
-  let testDb: TestDatabase;
+  const testDb = useTestDatabase(kind);
   let h: CronHarness;
   let gate = deferred();
 
-  beforeAll(async () => {
-    testDb = await kind.create();
-  });
-  afterAll(async () => {
-    await testDb?.close();
-  });
   beforeEach(async () => {
-    await truncateAll(testDb.db);
     gate = deferred();
     const real = await loadJobs();
     h = await createHarness(testDb.db, {

@@ -1,23 +1,13 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadJobs } from '../../src/cron/registry.js';
 import { countPages } from '../../src/db/pages.js';
 import { AppError } from '../../src/errors.js';
 import { SECRETS } from '../helpers/config.js';
-import { databaseKinds, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { databaseKinds, useTestDatabase } from '../helpers/db.js';
 import { allRuns, createHarness, deferred, eventually, faultyDatabase, jobsOf } from './support.js';
 
 describe.each(databaseKinds())('cron runs on $name', (kind) => {
-  let testDb: TestDatabase;
-
-  beforeAll(async () => {
-    testDb = await kind.create();
-  });
-  afterAll(async () => {
-    await testDb?.close();
-  });
-  beforeEach(async () => {
-    await truncateAll(testDb.db);
-  });
+  const testDb = useTestDatabase(kind);
 
   it('a CLI run is one row with trigger cli, timestamps from the clock and a duration', async () => {
     const h = await createHarness(testDb.db, { jobs: await loadJobs() });

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { openDatabase, type Database } from '../../src/db/client.js';
-import { databaseKinds, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { databaseKinds, useTestDatabase } from '../helpers/db.js';
 import { allRuns, createHarness, deferred, faultyDatabase, jobsOf, type CronHarness } from './support.js';
 
 const T0 = Date.UTC(2026, 0, 1, 0, 0, 0);
@@ -10,17 +10,7 @@ const HOUR = 60 * MINUTE;
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 
 describe.each(databaseKinds())('scheduler on $name', (kind) => {
-  let testDb: TestDatabase;
-
-  beforeAll(async () => {
-    testDb = await kind.create();
-  });
-  afterAll(async () => {
-    await testDb?.close();
-  });
-  beforeEach(async () => {
-    await truncateAll(testDb.db);
-  });
+  const testDb = useTestDatabase(kind);
 
   it('three instances ticking over many simulated minutes run each tick exactly once', async () => {
     // PostgreSQL: three separate connection pools, like three processes. PGlite is one session by nature.

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, beforeEach, inject } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/client.js';
 
 /** A database a test file owns: migrated, empty, and dropped by `close()`. */
@@ -64,4 +64,36 @@ export async function truncateAll(db: Database): Promise<void> {
   await db.query(
     'TRUNCATE webhook_events, cron_runs, pages, users, organizations, memberships, customers, subscriptions RESTART IDENTITY',
   );
+}
+
+/** A test file's database, valid inside its tests and hooks. */
+export interface TestDatabaseRef {
+  readonly db: Database;
+  readonly url: string | undefined;
+}
+
+/**
+ * The usual life of a test file's database, registered as hooks: create it
+ * once, empty it before each test, drop it after the file. Call it first in a
+ * `describe`, so its `beforeEach` runs before the file's own.
+ */
+export function useTestDatabase(kind: DatabaseKind): TestDatabaseRef {
+  let handle: TestDatabase | undefined;
+  beforeAll(async () => {
+    handle = await kind.create();
+  });
+  afterAll(async () => {
+    await handle?.close();
+  });
+  beforeEach(async () => {
+    await truncateAll(handle!.db);
+  });
+  return {
+    get db() {
+      return handle!.db;
+    },
+    get url() {
+      return handle!.url;
+    },
+  };
 }

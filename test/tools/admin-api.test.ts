@@ -1,19 +1,16 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { databaseKinds, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { databaseKinds, useTestDatabase } from '../helpers/db.js';
 import { SECRETS } from '../helpers/config.js';
 import { createToolsApp, postSample, type ToolsApp } from './tools-app.js';
 
 const auth = { authorization: `Bearer ${SECRETS.admin}` };
 
 describe.each(databaseKinds())('admin API ($name)', (kind) => {
-  let testDb: TestDatabase;
+  const testDb = useTestDatabase(kind);
   let tools: ToolsApp;
   beforeAll(async () => {
-    testDb = await kind.create();
     tools = await createToolsApp(testDb.db);
   });
-  afterAll(async () => testDb?.close());
-  beforeEach(() => truncateAll(testDb.db));
 
   const get = (path: string, headers: Record<string, string> = auth) => tools.app.request(path, { headers });
   const post = (path: string, body?: unknown) =>

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { SOURCES, type Source } from '../../src/config.js';
 import { EventWriter } from '../../src/db/event-writer.js';
@@ -8,17 +8,12 @@ import { Metrics } from '../../src/metrics.js';
 import { SAMPLE_TYPES, UnknownSampleTypeError, buildSample, signSample } from '../../src/webhooks/samples.js';
 import { createVerifiers } from '../../src/webhooks/verifiers.js';
 import { testConfig } from '../helpers/config.js';
-import { databaseKinds, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { databaseKinds, useTestDatabase } from '../helpers/db.js';
 
 const SIGNING_DB_SECRET = 'whsec_' + Buffer.from('database-signing-secret-32-bytes').toString('base64');
 
 describe.each(databaseKinds())('samples verified by our receivers ($name)', (kind) => {
-  let testDb: TestDatabase;
-  beforeAll(async () => {
-    testDb = await kind.create();
-  });
-  afterAll(async () => testDb?.close());
-  beforeEach(() => truncateAll(testDb.db));
+  const testDb = useTestDatabase(kind);
 
   function appFor(env: Record<string, string> = {}) {
     const config = testConfig(env);

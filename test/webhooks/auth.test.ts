@@ -1,8 +1,8 @@
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, countEvents, type TestApp } from '../helpers/app.js';
 import { SECRETS } from '../helpers/config.js';
-import { databaseKinds, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { databaseKinds, useTestDatabase } from '../helpers/db.js';
 
 let seq = 0;
 function clerkEvent(type = 'user.created') {
@@ -23,19 +23,12 @@ function svixHeaders(body: string, options: { secret?: string; id?: string; at?:
 }
 
 describe.each(databaseKinds())('POST /webhooks/auth on $name', (kind) => {
-  let tdb: TestDatabase;
+  const tdb = useTestDatabase(kind);
   let t: TestApp;
   const post = (body: string, headers: Record<string, string>) =>
     t.app.request('/webhooks/auth', { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
 
-  beforeAll(async () => {
-    tdb = await kind.create();
-  });
-  afterAll(async () => {
-    await tdb.close();
-  });
-  beforeEach(async () => {
-    await truncateAll(tdb.db);
+  beforeEach(() => {
     t = createTestApp(tdb.db);
   });
 

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, countEvents, type TestApp } from '../helpers/app.js';
 import { SECRETS } from '../helpers/config.js';
-import { databaseKinds, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { databaseKinds, useTestDatabase } from '../helpers/db.js';
 
 let seq = 0;
 function change(type = 'INSERT', table = 'profiles') {
@@ -12,20 +12,13 @@ function change(type = 'INSERT', table = 'profiles') {
 }
 
 describe.each(databaseKinds())('POST /webhooks/database on $name', (kind) => {
-  let tdb: TestDatabase;
+  const tdb = useTestDatabase(kind);
   let t: TestApp;
   const post = (body: string, headers: Record<string, string>) =>
     t.app.request('/webhooks/database', { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
   const bearer = { authorization: `Bearer ${SECRETS.database}` };
 
-  beforeAll(async () => {
-    tdb = await kind.create();
-  });
-  afterAll(async () => {
-    await tdb.close();
-  });
-  beforeEach(async () => {
-    await truncateAll(tdb.db);
+  beforeEach(() => {
     t = createTestApp(tdb.db);
   });
 

@@ -1,8 +1,8 @@
 import Stripe from 'stripe';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, countEvents, type TestApp } from '../helpers/app.js';
 import { SECRETS } from '../helpers/config.js';
-import { databaseKinds, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { databaseKinds, useTestDatabase } from '../helpers/db.js';
 
 const sign = (payload: string, secret: string = SECRETS.payments, timestamp?: number) =>
   Stripe.webhooks.generateTestHeaderString({ payload, secret, timestamp });
@@ -14,19 +14,12 @@ function stripeEvent(type = 'customer.subscription.updated', extra: Record<strin
 }
 
 describe.each(databaseKinds())('POST /webhooks/payments on $name', (kind) => {
-  let tdb: TestDatabase;
+  const tdb = useTestDatabase(kind);
   let t: TestApp;
   const post = (body: string, headers: Record<string, string>) =>
     t.app.request('/webhooks/payments', { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
 
-  beforeAll(async () => {
-    tdb = await kind.create();
-  });
-  afterAll(async () => {
-    await tdb.close();
-  });
-  beforeEach(async () => {
-    await truncateAll(tdb.db);
+  beforeEach(() => {
     t = createTestApp(tdb.db);
   });
 
