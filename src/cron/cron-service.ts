@@ -69,6 +69,13 @@ export interface CronService {
 const ABORT_GRACE_MS = 1000;
 
 /**
+ * A scheduled delivery this early still belongs to the coming tick: the
+ * sender's clock may run a little ahead of ours. Small next to any schedule's
+ * interval, so a late delivery is never mistaken for the next tick's.
+ */
+export const SCHEDULED_DELIVERY_EARLY_MS = 5000;
+
+/**
  * Build the cron capability: discover jobs, and give the HTTP routes, the
  * scheduler and the CLI one runner, so every run is recorded the same way.
  */
@@ -95,7 +102,23 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
       deps.ticker,
     ));
 
-  const routes = createCronRoutes({ jobs, cronSecret: config.cronSecret, remoteAddress: deps.remoteAddress, run: (job) => runner.run(job, 'http') });
+  /** A scheduled delivery (Vercel Cron) runs the job's latest due tick, once: the same claim the built-in scheduler makes. */
+  const runScheduled = async (job: string): Promise<CronRunResult | 'duplicate'> => {
+    const schedule = scheduleOf(job)?.schedule;
+    const tick = schedule?.latestBetween(Number.NEGATIVE_INFINITY, clock.now() + SCHEDULED_DELIVERY_EARLY_MS);
+    if (tick === undefined || tick === null) {
+      log.warn({ job }, `scheduled delivery for a job with no ${displayConfigPath(config.platformConfigPath)} entry: run as a manual call (add the entry so repeats of a tick run once)`);
+      return runner.run(job, 'http');
+    }
+    const started = await runner.start(job, 'schedule', { scheduledFor: new Date(tick) });
+    if (!started) {
+      log.info({ job, scheduledFor: new Date(tick).toISOString() }, 'scheduled delivery repeated: this tick already has its run');
+      return 'duplicate';
+    }
+    return started.done;
+  };
+
+  const routes = createCronRoutes({ jobs, cronSecret: config.cronSecret, remoteAddress: deps.remoteAddress, run: (job) => runner.run(job, 'http'), runScheduled });
 
   return {
     routes,

@@ -10,6 +10,11 @@ import type { JobRegistry } from './registry.js';
 export interface CronRoutesOptions {
   jobs: JobRegistry;
   run(job: string): Promise<CronRunResult>;
+  /**
+   * Run the job for the tick a scheduled delivery belongs to; `duplicate` when
+   * that tick already has its run (Vercel Cron may deliver a tick twice).
+   */
+  runScheduled(job: string): Promise<CronRunResult | 'duplicate'>;
   /** Unset → only loopback callers are served. */
   cronSecret: string | undefined;
   /** The caller's IP; defaults to the socket's (none under `app.request()` → not loopback). */
@@ -41,11 +46,16 @@ export function bearerMatches(header: string | undefined, secret: string): boole
   return timingSafeEqual(digest(token), digest(secret)) && token.length > 0;
 }
 
+/** Vercel Cron's `User-Agent` (`vercel-cron/1.0`): the request is a scheduled delivery of a tick. */
+export const SCHEDULED_DELIVERY_AGENT = /^vercel-cron\//i;
+
 /**
  * `POST` and `GET /cron/<job>` (GET is what Vercel Cron sends): run the job
  * once, answer `200 OK` as text. Unknown job 404, running 409, failed
  * 500 `Job failed: <message>` (DESIGN.md "Cron jobs"). With CRON_SECRET set a
  * `Bearer` token is required; without it only loopback callers get in.
+ * A scheduled delivery (`User-Agent: vercel-cron/…`) runs at most once per
+ * tick; a repeat answers `200 OK` without running the job again.
  */
 export function createCronRoutes(options: CronRoutesOptions): Hono {
   const app = new Hono();
@@ -69,7 +79,9 @@ export function createCronRoutes(options: CronRoutesOptions): Hono {
     if (!options.jobs.has(job)) {
       throw new AppError('not_found', `No cron job "${job}". Jobs: ${[...options.jobs.keys()].join(', ') || 'none'}. A job is a file src/cron/jobs/<name>.ts.`);
     }
-    const result = await options.run(job);
+    const scheduled = SCHEDULED_DELIVERY_AGENT.test(c.req.header('user-agent') ?? '');
+    const result = scheduled ? await options.runScheduled(job) : await options.run(job);
+    if (result === 'duplicate') return c.text('OK', 200, { 'X-Hookrun-Run': 'duplicate' });
     if (result.status === 'skipped') {
       throw new AppError('conflict', `Job "${job}" is already running; this call was recorded as skipped (run ${result.id}). Try again when it has finished.`);
     }
