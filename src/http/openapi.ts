@@ -113,7 +113,7 @@ export function buildOpenApiDocument(version: string = '0.1.0'): Json {
         header('svix-timestamp', 'unix seconds (or `webhook-timestamp`)'),
         header('svix-signature', 'space-separated `v1,<base64>` list (or `webhook-signature`)'),
       ]),
-      '/webhooks/database': receiver('Supabase Database Webhooks', 'Body `{type: INSERT|UPDATE|DELETE, table, schema, record, old_record}`; secret DATABASE_WEBHOOK_SECRET. Idempotency key: `webhook-id` when signed, else the SHA-256 of the body.', [
+      '/webhooks/database': receiver('Supabase Database Webhooks', 'Body `{type: INSERT|UPDATE|DELETE, table, schema, record, old_record}`; secret DATABASE_WEBHOOK_SECRET. A missing or wrong bearer answers 401 unauthorized. Idempotency key: `webhook-id` when signed, else the `Idempotency-Key` header, else none: every delivery is its own event (pg_net sends each change once).', [
         header('Authorization', '`Bearer <DATABASE_WEBHOOK_SECRET>`, unless signed'),
         header('webhook-id', 'Standard Webhooks message id (when the secret is `whsec_…`)'),
         header('webhook-timestamp', 'unix seconds'),

@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, countEvents, type TestApp } from '../helpers/app.js';
 import { SECRETS } from '../helpers/config.js';
 import { databaseKinds, useTestDatabase } from '../helpers/db.js';
+import { drain, testWorker } from '../inbox/fixtures.js';
 
 let seq = 0;
 function change(type = 'INSERT', table = 'profiles') {
@@ -22,25 +22,47 @@ describe.each(databaseKinds())('POST /webhooks/database on $name', (kind) => {
     t = createTestApp(tdb.db);
   });
 
-  it('stores a Supabase change authenticated by bearer, keyed by the SHA-256 of the body', async () => {
-    const body = change();
-    expect((await post(body, bearer)).status).toBe(200);
+  it('stores a Supabase change authenticated by bearer, with a key of its own', async () => {
+    const res = await post(change(), bearer);
+    expect(res.status).toBe(200);
+    expect((await res.json()).duplicate).toBe(false);
     const rows = await tdb.db.query<{ key: string; type: string }>('SELECT key, type FROM webhook_events');
-    expect(rows).toEqual([{ key: createHash('sha256').update(body).digest('hex'), type: 'INSERT' }]);
+    expect(rows).toMatchObject([{ key: expect.stringMatching(/^delivery_[0-9a-f-]{36}$/), type: 'INSERT' }]);
   });
 
-  it('stores the same body once', async () => {
-    const body = change();
-    await post(body, bearer);
-    expect((await (await post(body, bearer)).json()).duplicate).toBe(true);
-    expect(await countEvents(tdb.db)).toBe(1);
+  it('a row going A→B, B→A, A→B: the third body repeats the first and is still a new event, processed', async () => {
+    const toB = JSON.stringify({ type: 'UPDATE', table: 'profiles', schema: 'public', record: { id: 7, name: 'B' }, old_record: { id: 7, name: 'A' } });
+    const toA = JSON.stringify({ type: 'UPDATE', table: 'profiles', schema: 'public', record: { id: 7, name: 'A' }, old_record: { id: 7, name: 'B' } });
+    for (const body of [toB, toA, toB]) expect((await (await post(body, bearer)).json()).duplicate).toBe(false);
+    expect(await countEvents(tdb.db)).toBe(3);
+    await drain(testWorker(tdb.db).worker);
+    const statuses = await tdb.db.query<{ status: string }>('SELECT status FROM webhook_events ORDER BY id');
+    expect(statuses.map((r) => r.status)).toEqual(['processed', 'processed', 'processed']);
   });
 
-  it('rejects a missing Authorization header with missing_signature and a wrong token with invalid_signature', async () => {
+  it('an Idempotency-Key header is the key: a retry with it is stored once', async () => {
     const body = change();
-    expect((await (await post(body, {})).json()).error.code).toBe('missing_signature');
-    expect((await (await post(body, { authorization: 'Bearer nope' })).json()).error.code).toBe('invalid_signature');
-    expect((await (await post(body, { authorization: SECRETS.database })).json()).error.code).toBe('invalid_signature');
+    const keyed = { ...bearer, 'idempotency-key': 'profiles-1-v3' };
+    expect((await (await post(body, keyed)).json()).duplicate).toBe(false);
+    expect((await (await post(body, keyed)).json()).duplicate).toBe(true);
+    expect((await (await post(body, { ...bearer, 'idempotency-key': 'profiles-1-v4' })).json()).duplicate).toBe(false);
+    expect((await tdb.db.query<{ key: string }>('SELECT key FROM webhook_events ORDER BY id')).map((r) => r.key)).toEqual(['profiles-1-v3', 'profiles-1-v4']);
+  });
+
+  it('an Idempotency-Key over 255 characters is refused, nothing stored', async () => {
+    const res = await post(change(), { ...bearer, 'idempotency-key': 'k'.repeat(256) });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error.code).toBe('invalid_payload');
+    expect(await countEvents(tdb.db)).toBe(0);
+  });
+
+  it('a missing, wrong or malformed bearer is 401 unauthorized (RFC 6750), nothing stored', async () => {
+    const body = change();
+    for (const headers of [{}, { authorization: 'Bearer nope' }, { authorization: SECRETS.database }, { authorization: `Basic ${SECRETS.database}` }]) {
+      const res = await post(body, headers);
+      expect(res.status).toBe(401);
+      expect((await res.json()).error.code).toBe('unauthorized');
+    }
     expect(await countEvents(tdb.db)).toBe(0);
   });
 
