@@ -58,7 +58,7 @@ describe.each(databaseKinds())('POST /webhooks/database on $name', (kind) => {
 
   it('a missing, wrong or malformed bearer is 401 unauthorized (RFC 6750), nothing stored', async () => {
     const body = change();
-    for (const headers of [{}, { authorization: 'Bearer nope' }, { authorization: SECRETS.database }, { authorization: `Basic ${SECRETS.database}` }]) {
+    for (const headers of [{} as Record<string, string>, { authorization: 'Bearer nope' }, { authorization: SECRETS.database }, { authorization: `Basic ${SECRETS.database}` }]) {
       const res = await post(body, headers);
       expect(res.status).toBe(401);
       expect((await res.json()).error.code).toBe('unauthorized');
