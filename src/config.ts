@@ -48,6 +48,12 @@ export interface Config {
   /** How long a receiver waits for the database before answering 503 `unavailable`. */
   dbTimeoutMs: number;
   shutdownTimeoutMs: number;
+  /**
+   * `STRIPE_SECRET_KEY` (and `STRIPE_API_BASE`): payments handlers store what
+   * the API says, not what the event says, and `hookrun reconcile` can list
+   * missed events. Unset → event order rules, no reconcile.
+   */
+  stripe: { secretKey: string; apiBase: URL | undefined } | undefined;
 }
 
 type Env = Record<string, string | undefined>;
@@ -105,6 +111,30 @@ export function readPlatformConfig(path: string): CronEntry[] {
   });
 }
 
+function readStripe(env: Env): Config['stripe'] {
+  const secretKey = env.STRIPE_SECRET_KEY?.trim();
+  const rawBase = env.STRIPE_API_BASE?.trim();
+  if (!secretKey) {
+    if (rawBase) throw new ConfigError('STRIPE_API_BASE is set but STRIPE_SECRET_KEY is not: set the key (sk_… or rk_…) or unset STRIPE_API_BASE.');
+    return undefined;
+  }
+  if (!/^(sk|rk)_(test|live)_\S+$/.test(secretKey)) {
+    throw new ConfigError('STRIPE_SECRET_KEY must be a Stripe secret or restricted key (sk_test_…, sk_live_…, rk_…); copy it from Developers → API keys.');
+  }
+  let apiBase: URL | undefined;
+  if (rawBase) {
+    try {
+      apiBase = new URL(rawBase);
+    } catch {
+      apiBase = undefined;
+    }
+    if (!apiBase || !['http:', 'https:'].includes(apiBase.protocol) || (apiBase.pathname !== '/' && apiBase.pathname !== '')) {
+      throw new ConfigError(`STRIPE_API_BASE="${rawBase}" is not valid: use an origin like http://127.0.0.1:12111 (no path), or unset it for api.stripe.com.`);
+    }
+  }
+  return { secretKey, apiBase };
+}
+
 /**
  * Read and validate the environment once. Only this module reads `process.env`
  * (STYLE.md "Config is read once"); a wrong value throws a `ConfigError` whose
@@ -147,6 +177,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     leaseSeconds: readInt(env, 'LEASE_SECONDS', 30, 1, 3600),
     dbTimeoutMs: readInt(env, 'DB_TIMEOUT_MS', 1500, 100, 60_000),
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 8000, 100, 120_000),
+    stripe: readStripe(env),
   };
 }
 

@@ -9,9 +9,11 @@ import { EventWriter } from './db/event-writer.js';
 import { createCronService } from './cron/cron-service.js';
 import { createApp } from './http/app.js';
 import { createOperatorMounts } from './http/operator-routes.js';
+import { createDefaultHandlers } from './inbox/handlers/defaults.js';
 import { createWorker } from './inbox/worker.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics.js';
+import { createStripeApi } from './payments-api/stripe-client.js';
 import { createVerifiers } from './webhooks/verifiers.js';
 
 /** Switches for the parts of a running hookrun; `hookrun start` turns everything on. */
@@ -95,7 +97,7 @@ export async function startService(config: Config, options: ServiceOptions): Pro
     const metrics = new Metrics({ defaultMetrics: true });
     const cron = await createCronService({ config, db, clock, log, metrics });
     for (const warning of cron.validate()) log.warn(warning); // a broken platform.json throws here
-    const worker = options.worker === false ? undefined : createWorker({ db, config, clock, log, metrics, ingest: { get queued() { return writer.queued; } } });
+    const worker = options.worker === false ? undefined : createWorker({ db, config, clock, log, metrics, handlers: createDefaultHandlers({ stripe: config.stripe && createStripeApi(config.stripe) }), ingest: { get queued() { return writer.queued; } } });
     const writer = new EventWriter(db, () => worker?.wake());
     const mounts = [{ prefix: '/cron', app: cron.routes }, ...createOperatorMounts({ config, db, clock, log, metrics, cron })];
     const app = createApp({ config, db, writer, verifiers, clock, log, metrics, mounts });

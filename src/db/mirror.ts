@@ -193,3 +193,17 @@ export async function transitionSubscription(db: Queryable, t: TransitionState):
   );
   return rows.length > 0;
 }
+
+/**
+ * Record that Stripe deleted a customer (the API answers 404 or `deleted`).
+ * Final, as in Stripe: later upserts never clear `deleted_at`. Written at once,
+ * not deferred with a batch: it only sets columns the batched upsert leaves alone.
+ */
+export async function markCustomerDeleted(db: Queryable, c: { id: string; at: Date }): Promise<void> {
+  await db.query(
+    `INSERT INTO customers (id, email, user_id, source_updated_at, deleted_at) VALUES ($1, null, null, $2::timestamptz, $2::timestamptz)
+     ON CONFLICT (id) DO UPDATE SET deleted_at = coalesce(customers.deleted_at, excluded.deleted_at),
+       source_updated_at = greatest(customers.source_updated_at, excluded.source_updated_at)`,
+    [c.id, iso(c.at)],
+  );
+}

@@ -111,6 +111,8 @@ export const customers = pgTable('customers', {
   id: text('id').primaryKey(),
   email: text('email'),
   userId: text('user_id'),
+  /** Set when the Stripe API says the customer is deleted; a deletion is final in Stripe. */
+  deletedAt: tz('deleted_at'),
   sourceUpdatedAt: tz('source_updated_at').notNull(),
 });
 

@@ -1,11 +1,8 @@
 import type Stripe from 'stripe';
+import type { Config } from '../config.js';
 
-/** Where the Stripe API client sends requests: Stripe itself, or (tests) a local server. */
-export interface StripeApiSettings {
-  secretKey: string;
-  /** `STRIPE_API_BASE`, e.g. `http://127.0.0.1:12111`; undefined → `https://api.stripe.com`. */
-  apiBase: URL | undefined;
-}
+/** Where the Stripe API client sends requests: Stripe itself, or (`STRIPE_API_BASE`, tests) a local server. */
+export type StripeApiSettings = NonNullable<Config['stripe']>;
 
 /** A Stripe event as the events list returns it (the same JSON a webhook delivers). */
 export interface StripeEventJson {

@@ -1,55 +1,21 @@
-import { z } from 'zod';
 import { transitionSubscription, upsertCustomer, upsertSubscription } from '../../db/mirror.js';
+import type { StripeApi } from '../../payments-api/stripe-client.js';
+import { createSyncedPaymentsHandlers } from './payments-sync.js';
 import { parsePayload, type HandlerContext, type HandlerTable } from './registry.js';
+import { checkoutSession, envelope, fromSeconds, invoice, invoiceSubscriptionId, subscription, subscriptionState } from './stripe-objects.js';
 
 /**
- * Stripe (payment provider) events → customers, subscriptions. Stripe objects
- * carry no update time, so the event's `created` (seconds) orders them.
+ * Stripe (payment provider) events → customers, subscriptions, from what the
+ * event says. Stripe objects carry no update time, so the event's `created`
+ * (seconds) orders them; two events of one object in the same second are
+ * applied in processing order, except that `canceled` is never undone.
+ * With STRIPE_SECRET_KEY the handlers ask the API instead (payments-sync.ts).
  * https://docs.stripe.com/billing/subscriptions/webhooks
  */
 
-const id = z.string().min(1);
-/** An id field Stripe may send as a string or, when expanded, as an object with an id. */
-const ref = z.union([id, z.object({ id })]).transform((value) => (typeof value === 'string' ? value : value.id));
-const epochSeconds = z.number().int().nonnegative();
-
-const envelope = <T extends z.ZodType>(object: T) =>
-  z.object({ created: epochSeconds, data: z.object({ object }) });
-
-const checkoutSchema = envelope(
-  z.object({
-    customer: ref.nullish(),
-    customer_details: z.object({ email: z.string().nullish() }).nullish(),
-    customer_email: z.string().nullish(),
-    client_reference_id: z.string().nullish(),
-  }),
-);
-
-const subscriptionSchema = envelope(
-  z.object({
-    id,
-    customer: ref,
-    status: z.string().min(1),
-    cancel_at_period_end: z.boolean().nullish(),
-    /** Older API versions keep the period on the subscription, newer ones (2025-03-31+) on each item. */
-    current_period_end: epochSeconds.nullish(),
-    items: z
-      .object({ data: z.array(z.object({ price: z.object({ id }).nullish(), current_period_end: epochSeconds.nullish() })) })
-      .nullish(),
-  }),
-);
-
-const invoiceSchema = envelope(
-  z.object({
-    customer: ref.nullish(),
-    customer_email: z.string().nullish(),
-    /** Older API versions: `subscription`; 2025-03-31+: `parent.subscription_details.subscription`. */
-    subscription: ref.nullish(),
-    parent: z.object({ subscription_details: z.object({ subscription: ref.nullish() }).nullish() }).nullish(),
-  }),
-);
-
-const fromSeconds = (seconds: number) => new Date(seconds * 1000);
+const checkoutSchema = envelope(checkoutSession);
+const subscriptionSchema = envelope(subscription);
+const invoiceSchema = envelope(invoice);
 
 async function checkoutCompleted(ctx: HandlerContext): Promise<void> {
   const { created, data } = parsePayload(checkoutSchema, ctx.event);
@@ -69,18 +35,7 @@ async function checkoutCompleted(ctx: HandlerContext): Promise<void> {
 function subscriptionHandler(forcedStatus?: string) {
   return async (ctx: HandlerContext): Promise<void> => {
     const { created, data } = parsePayload(subscriptionSchema, ctx.event);
-    const sub = data.object;
-    const item = sub.items?.data[0];
-    const periodEnd = item?.current_period_end ?? sub.current_period_end;
-    await upsertSubscription(ctx.db, {
-      id: sub.id,
-      customerId: sub.customer,
-      status: forcedStatus ?? sub.status,
-      priceId: item?.price?.id ?? null,
-      currentPeriodEnd: periodEnd != null ? fromSeconds(periodEnd) : null,
-      cancelAtPeriodEnd: sub.cancel_at_period_end ?? null,
-      at: fromSeconds(created),
-    });
+    await upsertSubscription(ctx.db, subscriptionState(data.object, fromSeconds(created), forcedStatus));
   };
 }
 
@@ -94,17 +49,17 @@ function subscriptionHandler(forcedStatus?: string) {
 function invoiceHandler(fromStatuses: string[], toStatus: string) {
   return async (ctx: HandlerContext): Promise<void> => {
     const { created, data } = parsePayload(invoiceSchema, ctx.event);
-    const invoice = data.object;
+    const inv = data.object;
     const at = fromSeconds(created);
-    if (invoice.customer) {
-      await upsertCustomer(ctx.db, { id: invoice.customer, email: invoice.customer_email ?? null, userId: null, at });
+    if (inv.customer) {
+      await upsertCustomer(ctx.db, { id: inv.customer, email: inv.customer_email ?? null, userId: null, at });
     }
-    const subscriptionId = invoice.subscription ?? invoice.parent?.subscription_details?.subscription;
+    const subscriptionId = invoiceSubscriptionId(inv);
     if (subscriptionId) await transitionSubscription(ctx.db, { id: subscriptionId, fromStatuses, toStatus, at });
   };
 }
 
-/** The payment provider's handlers by Stripe event type. */
+/** The payment provider's handlers by Stripe event type, ordered by each event's `created`. */
 export const paymentsHandlers: HandlerTable = {
   'checkout.session.completed': checkoutCompleted,
   'customer.subscription.created': subscriptionHandler(),
@@ -113,3 +68,11 @@ export const paymentsHandlers: HandlerTable = {
   'invoice.paid': invoiceHandler(['past_due', 'unpaid', 'incomplete'], 'active'),
   'invoice.payment_failed': invoiceHandler(['active', 'trialing'], 'past_due'),
 };
+
+/** The Stripe event types the payments handlers act on (and `hookrun reconcile payments` lists). */
+export const HANDLED_PAYMENT_TYPES = Object.keys(paymentsHandlers);
+
+/** The payments handlers: synced from the Stripe API when a client is given, else from the events alone. */
+export function createPaymentsHandlers(api?: StripeApi): HandlerTable {
+  return api ? createSyncedPaymentsHandlers(api) : paymentsHandlers;
+}

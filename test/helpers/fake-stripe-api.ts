@@ -1,0 +1,84 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** The secret key tests give hookrun; the fake API refuses any other (401, as Stripe does). */
+export const TEST_STRIPE_KEY = 'sk_test_hookrun_fake_api_key';
+
+type StripeObject = Record<string, unknown> & { id: string };
+
+/**
+ * A local stand-in for the few Stripe API endpoints hookrun calls, answering
+ * in the shapes Stripe documents (https://docs.stripe.com/api): retrieve a
+ * subscription or customer (404 `resource_missing` error object when unknown,
+ * `{deleted: true}` for a deleted customer), and the events list (newest
+ * first, `created[gte]`, `types[]`, `limit`, `starting_after`, `has_more`).
+ * Tests point stripe-node at it through STRIPE_API_BASE: nothing leaves the machine.
+ */
+export class FakeStripeApi {
+  readonly subscriptions = new Map<string, StripeObject>();
+  readonly customers = new Map<string, StripeObject | 'deleted'>();
+  /** Every event the account has, any order; listed newest first. */
+  readonly events: StripeObject[] = [];
+  /** Each request's method and path with query, in arrival order. */
+  readonly requests: string[] = [];
+  /** Answer the next N requests with this status (an outage); 0 = healthy. */
+  failNext = 0;
+  private server = createServer((req, res) => this.answer(req, res));
+
+  /** Listen on a free loopback port; resolves to the base URL for STRIPE_API_BASE. */
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  close(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  reset(): void {
+    this.subscriptions.clear();
+    this.customers.clear();
+    this.events.length = 0;
+    this.requests.length = 0;
+    this.failNext = 0;
+  }
+
+  private answer(req: IncomingMessage, res: ServerResponse): void {
+    this.requests.push(`${req.method} ${req.url}`);
+    const send = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_${this.requests.length}` });
+      res.end(JSON.stringify(body));
+    };
+    const error = (status: number, type: string, message: string, code?: string) => send(status, { error: { type, message, ...(code ? { code } : {}) } });
+    if (req.headers.authorization !== `Bearer ${TEST_STRIPE_KEY}`) {
+      return error(401, 'invalid_request_error', 'Invalid API Key provided: the fake API knows one key.');
+    }
+    if (this.failNext > 0) {
+      this.failNext--;
+      return error(500, 'api_error', 'Something went wrong on the fake API (an outage the test asked for).');
+    }
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const [, version, resource, id] = url.pathname.split('/');
+    if (req.method !== 'GET' || version !== 'v1') return error(404, 'invalid_request_error', `Unrecognized request URL (${req.method}: ${url.pathname}).`);
+    if (resource === 'events' && id === undefined) return send(200, this.listEvents(url.searchParams));
+    const store = resource === 'subscriptions' ? this.subscriptions : resource === 'customers' ? this.customers : undefined;
+    if (!store || !id) return error(404, 'invalid_request_error', `Unrecognized request URL (GET: ${url.pathname}).`);
+    const object = store.get(decodeURIComponent(id));
+    if (object === 'deleted') return send(200, { id, object: 'customer', deleted: true });
+    if (!object) return error(404, 'invalid_request_error', `No such ${resource.slice(0, -1)}: '${id}'`, 'resource_missing');
+    return send(200, object);
+  }
+
+  private listEvents(query: URLSearchParams) {
+    const gte = Number(query.get('created[gte]') ?? 0);
+    const types = [...query.entries()].filter(([k]) => /^types\[\d*\]$/.test(k)).map(([, v]) => v);
+    const limit = Math.min(Number(query.get('limit') ?? 10), 100);
+    let list = this.events
+      .filter((e) => (e.created as number) >= gte && (types.length === 0 || types.includes(e.type as string)))
+      .sort((a, b) => (b.created as number) - (a.created as number) || b.id.localeCompare(a.id));
+    const after = query.get('starting_after');
+    if (after) list = list.slice(list.findIndex((e) => e.id === after) + 1);
+    return { object: 'list', url: '/v1/events', has_more: list.length > limit, data: list.slice(0, limit) };
+  }
+}
