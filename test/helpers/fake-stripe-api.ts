@@ -59,7 +59,7 @@ export class FakeStripeApi {
       return error(500, 'api_error', 'Something went wrong on the fake API (an outage the test asked for).');
     }
     const url = new URL(req.url ?? '/', 'http://fake');
-    const [, version, resource, id] = url.pathname.split('/');
+    const [, version, resource = '', id] = url.pathname.split('/');
     if (req.method !== 'GET' || version !== 'v1') return error(404, 'invalid_request_error', `Unrecognized request URL (${req.method}: ${url.pathname}).`);
     if (resource === 'events' && id === undefined) return send(200, this.listEvents(url.searchParams));
     const store = resource === 'subscriptions' ? this.subscriptions : resource === 'customers' ? this.customers : undefined;
