@@ -5,6 +5,7 @@ import { registerCheckCommand } from './cli/check.js';
 import { registerCronCommands } from './cli/cron.js';
 import { registerEventsCommands } from './cli/events.js';
 import { registerMigrateCommand } from './cli/migrate.js';
+import { registerReconcileCommand } from './cli/reconcile.js';
 import { registerSendCommand } from './cli/send.js';
 import { loadDotEnvFile } from './config.js';
 import { ConfigError } from './errors.js';
@@ -24,6 +25,7 @@ registerCheckCommand(program);
 registerSendCommand(program);
 registerCronCommands(program);
 registerEventsCommands(program);
+registerReconcileCommand(program);
 
 try {
   loadDotEnvFile();

@@ -99,7 +99,7 @@ export async function startService(config: Config, options: ServiceOptions): Pro
     for (const warning of cron.validate()) log.warn(warning); // a broken platform.json throws here
     const worker = options.worker === false ? undefined : createWorker({ db, config, clock, log, metrics, handlers: createDefaultHandlers({ stripe: config.stripe && createStripeApi(config.stripe) }), ingest: { get queued() { return writer.queued; } } });
     const writer = new EventWriter(db, () => worker?.wake());
-    const mounts = [{ prefix: '/cron', app: cron.routes }, ...createOperatorMounts({ config, db, clock, log, metrics, cron })];
+    const mounts = [{ prefix: '/cron', app: cron.routes }, ...createOperatorMounts({ config, db, clock, log, metrics, cron, writer })];
     const app = createApp({ config, db, writer, verifiers, clock, log, metrics, mounts });
 
     const server = options.http === false ? undefined : await listen(app, config);

@@ -83,7 +83,7 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
   const { config, db, log, metrics } = deps;
   const clock = deps.clock ?? systemClock;
   const jobs = deps.jobs ?? (await loadJobs());
-  const runner = new JobRunner({ db, jobs, clock, log, metrics });
+  const runner = new JobRunner({ config, db, jobs, clock, log, metrics });
   let validated: { scheduled: ScheduledJob[]; warnings: string[] } | undefined;
   let ticker: Ticker | undefined;
   let stopping: Promise<void> | undefined;

@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
 import type { Database } from '../db/client.js';
 import type { CronTrigger } from '../db/cron-runs.js';
 import type { Logger } from '../log.js';
@@ -12,6 +13,8 @@ export type CatchUpPolicy = 'latest' | 'none';
 /** A job gets only what it needs to do its work, and a signal that says when to stop. */
 export interface JobContext {
   db: Database;
+  /** hookrun's settings, read once at start-up (e.g. `stripe` for the reconcile job). */
+  config: Config;
   /** Aborted on timeout or shutdown: pass it on to fetch/queries and stop early. */
   signal: AbortSignal;
   log: Logger;

@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
 import type { Database } from '../db/client.js';
 import { claimCronRun, finishCronRun, type CronTrigger } from '../db/cron-runs.js';
 import { AppError, messageOf } from '../errors.js';
@@ -29,6 +30,7 @@ export interface StartedRun {
 
 /** What the runner needs; the same for schedule, HTTP and CLI runs. */
 export interface RunnerDeps {
+  config: Config;
   db: Database;
   jobs: JobRegistry;
   clock: Clock;
@@ -152,7 +154,7 @@ export class JobRunner {
 
     this.busy.set(job, (this.busy.get(job) ?? 0) + 1);
     this.controllers.add(controller);
-    const execution = (async () => definition.run({ db, signal: controller.signal, log: runLog, clock, now: base.startedAt, trigger, scheduledFor: base.scheduledFor, runId: base.id }))();
+    const execution = (async () => definition.run({ db, config: this.deps.config, signal: controller.signal, log: runLog, clock, now: base.startedAt, trigger, scheduledFor: base.scheduledFor, runId: base.id }))();
     const returned = execution.then(
       () => undefined,
       () => undefined,

@@ -8,6 +8,7 @@ import { EVENT_STATUSES, countEventsByStatus, getEvent, listEvents } from '../db
 import { AppError } from '../errors.js';
 import { replayEvent, replayEventsByStatus } from '../inbox/replay.js';
 import type { Logger } from '../log.js';
+import { parseSince, type ReconcileSummary } from '../payments-api/reconcile.js';
 import { adminTokenMatches, bearerToken } from './admin-auth.js';
 import { createErrorHandler, errorResponse } from './errors.js';
 
@@ -19,6 +20,8 @@ export interface AdminApiDeps {
   clock: Clock;
   cron: Pick<CronService, 'listJobs' | 'listRuns' | 'runJob'>;
   log: Logger;
+  /** Set when STRIPE_SECRET_KEY is: feed the events Stripe lists since a date into the inbox. */
+  reconcilePayments?: (since: Date) => Promise<ReconcileSummary>;
 }
 
 const MAX_PAGE = 200;
@@ -40,6 +43,7 @@ const replayBody = z.object({
 });
 
 const runsQuery = z.object({ job: z.string().min(1).max(100).optional(), limit: limit.default(50), cursor: cursor.optional() });
+const reconcileBody = z.object({ since: z.string().min(1).max(40) });
 const jobsQuery = z.object({ count: z.coerce.number().int().min(1).max(50).default(3) });
 const runQuery = z.object({ trigger: z.enum(['http', 'cli']).default('http') });
 
@@ -138,6 +142,22 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
     }
     deps.log.info({ job, trigger, run: run.id, status: run.status }, 'cron job run by the admin API');
     return c.json({ run });
+  });
+
+  app.post('/payments/reconcile', async (c) => {
+    if (!deps.reconcilePayments) {
+      throw new AppError('not_configured', 'STRIPE_SECRET_KEY is not set, so hookrun cannot list Stripe events. Set it (Developers → API keys) and restart hookrun.');
+    }
+    const body = parse(reconcileBody, await readJson(c));
+    let since: Date;
+    try {
+      since = parseSince(body.since, clock.now());
+    } catch (error) {
+      throw new AppError('bad_request', (error as Error).message);
+    }
+    const summary = await deps.reconcilePayments(since);
+    deps.log.info({ since: summary.since, found: summary.found, added: summary.added }, 'payments reconciled by the admin API');
+    return c.json(summary);
   });
 
   return app;

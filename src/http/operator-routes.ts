@@ -4,6 +4,9 @@ import type { Config } from '../config.js';
 import type { CronService } from '../cron/cron-service.js';
 import type { Database } from '../db/client.js';
 import { countEventsByStatus } from '../db/events.js';
+import type { EventWriter } from '../db/event-writer.js';
+import { reconcilePayments } from '../payments-api/reconcile.js';
+import { createStripeApi } from '../payments-api/stripe-client.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { createAdminApi } from './admin.js';
@@ -19,6 +22,8 @@ export interface OperatorRoutesDeps {
   log: Logger;
   metrics: Metrics;
   cron: Pick<CronService, 'listJobs' | 'listRuns' | 'runJob'>;
+  /** The receivers' insert-or-ignore, which `POST /api/payments/reconcile` feeds. */
+  writer: Pick<EventWriter, 'write'>;
 }
 
 /**
@@ -27,7 +32,9 @@ export interface OperatorRoutesDeps {
  * dashboard under `/admin`.
  */
 export function createOperatorMounts(deps: OperatorRoutesDeps): Array<{ prefix: string; app: Hono }> {
-  const adminDeps = { config: deps.config, db: deps.db, clock: deps.clock, cron: deps.cron, log: deps.log };
+  const stripe = deps.config.stripe && createStripeApi(deps.config.stripe);
+  const reconcile = stripe && ((since: Date) => reconcilePayments({ api: stripe, writer: deps.writer, since }));
+  const adminDeps = { config: deps.config, db: deps.db, clock: deps.clock, cron: deps.cron, log: deps.log, reconcilePayments: reconcile };
   return [
     {
       prefix: '/',

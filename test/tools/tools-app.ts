@@ -33,8 +33,9 @@ export async function createToolsApp(db: Database, env: Record<string, string | 
   const config: Config = { ...testConfig(env), crons: [{ path: '/cron/tick', schedule: '0 1 * * *' }] };
   const metrics = new Metrics();
   const cron = await createCronService({ config, db, log: silentLogger, metrics, clock, jobs: TEST_JOBS });
-  const mounts = [{ prefix: '/cron', app: cron.routes }, ...createOperatorMounts({ config, db, clock, log: silentLogger, metrics, cron })];
-  const app = createApp({ config, db, writer: new EventWriter(db), verifiers: createVerifiers(config), clock, log: silentLogger, metrics, mounts });
+  const writer = new EventWriter(db);
+  const mounts = [{ prefix: '/cron', app: cron.routes }, ...createOperatorMounts({ config, db, clock, log: silentLogger, metrics, cron, writer })];
+  const app = createApp({ config, db, writer, verifiers: createVerifiers(config), clock, log: silentLogger, metrics, mounts });
   return { app, config, clock, metrics, cron };
 }
 

@@ -69,9 +69,6 @@ export const paymentsHandlers: HandlerTable = {
   'invoice.payment_failed': invoiceHandler(['active', 'trialing'], 'past_due'),
 };
 
-/** The Stripe event types the payments handlers act on (and `hookrun reconcile payments` lists). */
-export const HANDLED_PAYMENT_TYPES = Object.keys(paymentsHandlers);
-
 /** The payments handlers: synced from the Stripe API when a client is given, else from the events alone. */
 export function createPaymentsHandlers(api?: StripeApi): HandlerTable {
   return api ? createSyncedPaymentsHandlers(api) : paymentsHandlers;
