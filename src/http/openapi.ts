@@ -35,6 +35,7 @@ const received = json('Stored (or a duplicate of a stored delivery); the provide
 });
 
 const receiverErrors = errors({
+  401: ['unauthorized'],
   400: ['missing_signature', 'invalid_signature', 'timestamp_out_of_tolerance', 'invalid_payload'],
   405: ['method_not_allowed'],
   413: ['payload_too_large'],
@@ -76,7 +77,7 @@ function cronRoute(method: 'get' | 'post', note: string): Json {
     security: [{ cronSecret: [] }],
     parameters: [path('job', 'the job file name in src/cron/jobs/, e.g. keep-alive'), header('Authorization', '`Bearer <CRON_SECRET>`; without CRON_SECRET only loopback callers are accepted')],
     responses: {
-      200: { description: 'The job ran; body `OK`', content: { 'text/plain': { schema: { type: 'string', example: 'OK' } } } },
+      200: { description: 'The job ran; body `OK`. A scheduled delivery (`User-Agent: vercel-cron/…`) whose tick already has its run answers `OK` with `X-Hookrun-Run: duplicate` and does not run it again', content: { 'text/plain': { schema: { type: 'string', example: 'OK' } } } },
       401: { description: 'Missing or wrong bearer token (`unauthorized`)', content: { 'application/json': { schema: errorRef } } },
       403: { description: 'CRON_SECRET is not set and the caller is not on this machine (`forbidden`)', content: { 'application/json': { schema: errorRef } } },
       404: { description: 'No such job (`not_found`)', content: { 'application/json': { schema: errorRef } } },
@@ -115,6 +116,7 @@ export function buildOpenApiDocument(version: string = '0.1.0'): Json {
       ]),
       '/webhooks/database': receiver('Supabase Database Webhooks', 'Body `{type: INSERT|UPDATE|DELETE, table, schema, record, old_record}`; secret DATABASE_WEBHOOK_SECRET. A missing or wrong bearer answers 401 unauthorized. Idempotency key: `webhook-id` when signed, else the `Idempotency-Key` header, else none: every delivery is its own event (pg_net sends each change once).', [
         header('Authorization', '`Bearer <DATABASE_WEBHOOK_SECRET>`, unless signed'),
+        header('Idempotency-Key', 'optional, 1-255 characters: the key of an unsigned delivery (a retry with the same key is a duplicate)'),
         header('webhook-id', 'Standard Webhooks message id (when the secret is `whsec_…`)'),
         header('webhook-timestamp', 'unix seconds'),
         header('webhook-signature', '`v1,<base64>` list'),
@@ -130,6 +132,9 @@ export function buildOpenApiDocument(version: string = '0.1.0'): Json {
       '/api/cron/jobs': admin('get', 'Cron jobs with schedule, next runs and last run'),
       '/api/cron/runs': admin('get', 'Cron runs, newest first', { parameters: [query('job', 'job name'), query('status', 'running, succeeded, failed or skipped'), ...eventFilters.slice(3)] }),
       '/api/cron/jobs/{job}/run': admin('post', 'Run a job now; answers the run (status succeeded or failed)', { parameters: [path('job', 'job name'), query('trigger', '`http` (default) or `cli`')] }, { ...notFound, ...errors({ 409: ['conflict'] }) }),
+      '/api/payments/reconcile': admin('post', 'Store the Stripe events the inbox is missing since `since` (a duration like `3d` or an ISO date, at most 30 days back); needs STRIPE_SECRET_KEY', {
+        requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['since'], properties: { since: { type: 'string', maxLength: 40, examples: ['3d', '2026-11-20T08:00:00Z'] } } } } } },
+      }),
       '/admin': page('get', 'Dashboard: counts, events, cron jobs (login required)', [query('status', 'filter'), query('source', 'filter'), query('cursor', 'next page')]),
       '/admin/login': { ...page('get', 'Login form'), ...page('post', 'Log in with ADMIN_TOKEN (form field `token`); sets an HttpOnly session cookie') },
       '/admin/logout': page('post', 'Log out'),
