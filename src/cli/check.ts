@@ -46,6 +46,8 @@ export async function checkConfig(config: Config) {
     sources,
     cronSecret: config.cronSecret !== undefined,
     adminToken: config.adminToken !== undefined,
+    /** Where STRIPE_SECRET_KEY sends API calls (payments synced from the API, reconcile), or null when unset. */
+    stripeApi: config.stripe ? (config.stripe.apiBase?.origin ?? 'https://api.stripe.com') : null,
     scheduler: config.scheduler,
     platformConfig: displayConfigPath(config.platformConfigPath),
     jobs: crons.jobs,
@@ -71,6 +73,7 @@ export function registerCheckCommand(program: Command): void {
         ...SOURCES.map((s) => `  ${`/webhooks/${s}`.padEnd(20)} ${report.sources[s] ? `${report.sources[s].envName} (${report.sources[s].secrets} secret${report.sources[s].secrets > 1 ? 's' : ''})` : 'not configured'}`),
         `  CRON_SECRET  ${report.cronSecret ? 'set' : 'not set'}`,
         `  ADMIN_TOKEN  ${report.adminToken ? 'set' : 'not set'}`,
+        `  Stripe API   ${report.stripeApi ? `STRIPE_SECRET_KEY set: payments synced from ${report.stripeApi}` : 'not set: payments ordered by event time (STRIPE_SECRET_KEY)'}`,
         `  scheduler    ${report.scheduler ? 'on' : 'off (SCHEDULER=off)'}`,
         `  jobs         ${report.jobs.join(', ') || 'none'}`,
         `crons (${report.platformConfig}, UTC):`,

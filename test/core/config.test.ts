@@ -39,9 +39,19 @@ describe('loadConfig', () => {
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL="loud"/],
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL must start with postgres/],
     [{ WEBHOOK_TOLERANCE_SECONDS: '0' }, /WEBHOOK_TOLERANCE_SECONDS/],
+    [{ STRIPE_SECRET_KEY: 'pk_test_publishable' }, /STRIPE_SECRET_KEY must be a Stripe secret or restricted key/],
+    [{ STRIPE_API_BASE: 'http://127.0.0.1:12111' }, /STRIPE_API_BASE is set but STRIPE_SECRET_KEY is not/],
+    [{ STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_API_BASE: 'http://127.0.0.1:12111/v1' }, /STRIPE_API_BASE=.* use an origin/],
+    [{ STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_API_BASE: 'ftp://stripe' }, /STRIPE_API_BASE=/],
   ])('stops on a wrong setting %j with a message naming it', (env, message) => {
     expect(() => loadConfig({ ...base, ...env })).toThrow(ConfigError);
     expect(() => loadConfig({ ...base, ...env })).toThrow(message);
+  });
+
+  it('reads STRIPE_SECRET_KEY and STRIPE_API_BASE (unset: no Stripe API calls)', () => {
+    expect(loadConfig(base).stripe).toBeUndefined();
+    const config = loadConfig({ ...base, STRIPE_SECRET_KEY: ' rk_live_abc ', STRIPE_API_BASE: 'http://127.0.0.1:12111' });
+    expect(config.stripe).toEqual({ secretKey: 'rk_live_abc', apiBase: new URL('http://127.0.0.1:12111') });
   });
 
   it('reads platform.json crons, and names the file when it is not JSON', () => {

@@ -7,6 +7,8 @@ export const SECRETS = {
   database: 'db-bearer-secret-for-tests',
   cron: 'cron-secret-for-tests',
   admin: 'admin-token-for-tests',
+  /** STRIPE_SECRET_KEY for the fake Stripe API (test/helpers/fake-stripe-api.ts). */
+  stripe: 'sk_test_hookrun_fake_api_key',
 } as const;
 
 /** A config as `loadConfig` would build it from env, with test secrets and overrides. */

@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SECRETS } from './config.js';
 
-/** The secret key tests give hookrun; the fake API refuses any other (401, as Stripe does). */
-export const TEST_STRIPE_KEY = 'sk_test_hookrun_fake_api_key';
+/** The secret key tests give hookrun (a test secret: the secret scan looks for it); the fake API refuses any other (401, as Stripe does). */
+export const TEST_STRIPE_KEY = SECRETS.stripe;
 
 type StripeObject = Record<string, unknown> & { id: string };
 
