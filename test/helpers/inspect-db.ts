@@ -77,3 +77,11 @@ export async function effectCounts(query: Query, table: string, prefix: string):
   );
   return { ids: row!.ids, effects: row!.effects, maxPerId: row!.max_per_id };
 }
+
+/** Count every row ever inserted into `pages` (keep-alive inserts one per run and deletes it), via a trigger. */
+export async function installPageInsertCounter(query: Query): Promise<void> {
+  await query('CREATE TABLE reliability_page_inserts (at timestamptz NOT NULL DEFAULT clock_timestamp())');
+  await query(`CREATE OR REPLACE FUNCTION reliability_log_page() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN INSERT INTO reliability_page_inserts DEFAULT VALUES; RETURN NEW; END $$`);
+  await query('CREATE TRIGGER reliability_page_insert AFTER INSERT ON pages FOR EACH ROW EXECUTE FUNCTION reliability_log_page()');
+}

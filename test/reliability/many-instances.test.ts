@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresDatabase, type TestDatabase } from '../helpers/db.js';
 import { reportFigures } from '../helpers/figures.js';
-import { effectCounts, inboxCounts, installEffectCounter, withDatabase } from '../helpers/inspect-db.js';
+import { effectCounts, inboxCounts, installEffectCounter, installPageInsertCounter, withDatabase } from '../helpers/inspect-db.js';
 import { assertNoSecretLeaks } from '../helpers/secret-scan.js';
 import { acknowledged, checkoutCompleted, clerkUserCreated, sendDelivery, type Delivery, type SendResult } from '../helpers/signed-deliveries.js';
 import { pollUntil, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
@@ -48,10 +48,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !workerWired() || !cronWired()
     database = await createPostgresDatabase();
     await withDatabase({ url: database.url }, async (query) => {
       await installEffectCounter(query);
-      await query('CREATE TABLE reliability_page_inserts (at timestamptz NOT NULL DEFAULT clock_timestamp())');
-      await query(`CREATE OR REPLACE FUNCTION reliability_log_page() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN INSERT INTO reliability_page_inserts DEFAULT VALUES; RETURN NEW; END $$`);
-      await query('CREATE TRIGGER reliability_page_insert AFTER INSERT ON pages FOR EACH ROW EXECUTE FUNCTION reliability_log_page()');
+      await installPageInsertCounter(query);
     });
     configDir = await mkdtemp(join(tmpdir(), 'hookrun-rel-many-'));
     const platformConfig = join(configDir, 'platform.json');

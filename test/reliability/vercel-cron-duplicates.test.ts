@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SECRETS } from '../helpers/config.js';
 import { createPostgresDatabase, type TestDatabase } from '../helpers/db.js';
 import { reportFigures } from '../helpers/figures.js';
-import { withDatabase } from '../helpers/inspect-db.js';
+import { installPageInsertCounter, withDatabase } from '../helpers/inspect-db.js';
 import { assertNoSecretLeaks } from '../helpers/secret-scan.js';
 import { spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
 
@@ -27,12 +27,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('Vercel Cron delivering one tick
 
   it(`${INSTANCES} instances × ${DELIVERIES_PER_INSTANCE} concurrent deliveries of one tick: one run; manual calls run every time`, { timeout: 90_000 }, async () => {
     database = await createPostgresDatabase();
-    await withDatabase({ url: database.url }, async (query) => {
-      await query('CREATE TABLE reliability_page_inserts (at timestamptz NOT NULL DEFAULT clock_timestamp())');
-      await query(`CREATE OR REPLACE FUNCTION reliability_log_page() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN INSERT INTO reliability_page_inserts DEFAULT VALUES; RETURN NEW; END $$`);
-      await query('CREATE TRIGGER reliability_page_insert AFTER INSERT ON pages FOR EACH ROW EXECUTE FUNCTION reliability_log_page()');
-    });
+    await withDatabase({ url: database.url }, installPageInsertCounter);
     configDir = await mkdtemp(join(tmpdir(), 'hookrun-rel-vercel-'));
     const platformConfig = join(configDir, 'platform.json');
     // Yearly: every delivery of this test belongs to one tick, whatever the wall clock says.
