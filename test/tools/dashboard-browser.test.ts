@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
@@ -13,7 +14,14 @@ import { createToolsApp, type ToolsApp } from './tools-app.js';
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
-describe('dashboard in headless Chromium', () => {
+const CHROMIUM_PRESENT = existsSync(CHROMIUM);
+if (!CHROMIUM_PRESENT) {
+  // CI (CI=true, as .ci/run runs) installs Chromium first: there a missing browser is a failure, not a skip.
+  if (process.env.CI === 'true') throw new Error(`CI=true but ${CHROMIUM} is missing: .ci/run should have installed it (apt-get install -y chromium).`);
+  console.warn(`\n  SKIPPED the dashboard browser test: no Chromium at ${CHROMIUM}. Enable it with: sudo apt-get install -y chromium\n`);
+}
+
+describe.skipIf(!CHROMIUM_PRESENT)('dashboard in headless Chromium', () => {
   let testDb: TestDatabase;
   let tools: ToolsApp;
   let server: Server;
