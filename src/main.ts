@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { registerStartCommands } from './cli/start.js';
 import { registerCheckCommand } from './cli/check.js';
@@ -13,10 +14,13 @@ import { ConfigError } from './errors.js';
 /** Exit codes scripts can rely on. */
 export const EXIT = { ok: 0, failure: 1, usage: 2, config: 78 } as const;
 
+const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
+
 const program = new Command()
   .name('hookrun')
   .description('Verified, durable, exactly-once webhooks and scheduled jobs.')
-  .showHelpAfterError()
+  .version(version, '-v, --version', 'print the hookrun version')
+  .showHelpAfterError('(hookrun <command> --help shows how to use it)')
   .exitOverride();
 
 registerStartCommands(program);

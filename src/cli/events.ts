@@ -48,6 +48,13 @@ async function matchingIds(client: AdminClient, filter: { status: string; source
   return ids;
 }
 
+/** What an empty listing says: with filters, that nothing matched them; with none, how to send a first event. */
+function emptyListMessage(flags: { source?: string; status?: string; type?: string; cursor?: string }): string {
+  const filters = [flags.status && `status ${flags.status}`, flags.source && `source ${flags.source}`, flags.type && `type ${flags.type}`].filter(Boolean);
+  if (flags.cursor) return 'No more events.';
+  return filters.length > 0 ? `No events with ${filters.join(', ')}.` : 'No events yet. Send one with: hookrun send auth user.created';
+}
+
 const statusOption = () => new Option('--status <status>', 'only this status').choices(EVENT_STATUSES);
 const sourceOption = () => new Option('--source <source>', 'only this source').choices(SOURCES);
 
@@ -80,7 +87,7 @@ export function registerEventsCommands(program: Command): void {
             { header: 'ATTEMPTS', cell: (e) => String(e.attempts), align: 'right' },
             { header: 'LAST ERROR', cell: (e) => e.lastError ?? '', max: 60 },
           ],
-          { json: flags.json === true, jsonValue: page, empty: 'No events. Send one with: hookrun send auth user.created' },
+          { json: flags.json === true, jsonValue: page, empty: emptyListMessage(flags) },
         );
         if (!flags.json && page.nextCursor) process.stderr.write(`more: hookrun events list --cursor ${page.nextCursor}\n`);
       }),

@@ -13,18 +13,22 @@ interface SendFlags {
 
 const SEND_TIMEOUT_MS = 10_000;
 
-function readOverrides(command: Command, path: string | undefined): unknown {
-  if (path === undefined) return undefined;
-  let text: string;
-  try {
-    text = readFileSync(path === '-' ? 0 : path, 'utf8');
-  } catch (error) {
-    command.error(`--data ${path}: cannot be read (${(error as Error).message}).`, { exitCode: EXIT_CODES.usage });
+/** `--data`: inline JSON (starts with `{`), a file path, or `-` for stdin. */
+function readOverrides(command: Command, data: string | undefined): unknown {
+  if (data === undefined) return undefined;
+  const inline = data.trimStart().startsWith('{');
+  let text = data;
+  if (!inline) {
+    try {
+      text = readFileSync(data === '-' ? 0 : data, 'utf8');
+    } catch (error) {
+      command.error(`--data ${data}: cannot be read (${(error as Error).message}). Pass inline JSON ('{"data":{"id":"user_123"}}'), a file path, or - for stdin.`, { exitCode: EXIT_CODES.usage });
+    }
   }
   try {
     return JSON.parse(text);
   } catch (error) {
-    command.error(`--data ${path}: is not valid JSON (${(error as Error).message}).`, { exitCode: EXIT_CODES.usage });
+    command.error(`--data ${inline ? '(inline JSON)' : data}: is not valid JSON (${(error as Error).message}).`, { exitCode: EXIT_CODES.usage });
   }
 }
 
@@ -43,7 +47,7 @@ export function registerSendCommand(program: Command): void {
     .description('build a realistic sample event, sign it with the configured secret as the provider would, and POST it')
     .addArgument(new Argument('<source>', 'which receiver').choices(SOURCES))
     .argument('<type>', 'event type, e.g. user.created, checkout.session.completed, INSERT')
-    .option('--data <file.json>', 'JSON deep-merged into the sample event ("-" reads stdin), e.g. {"data":{"id":"user_123"}}')
+    .option('--data <json|file>', 'JSON deep-merged into the sample event: inline, a file, or "-" for stdin, e.g. \'{"data":{"id":"user_123"}}\'')
     .option('--url <url>', 'server or receiver URL (default http://localhost:$PORT/webhooks/<source>)')
     .option('--json', 'print the request summary and answer as JSON')
     .option('--dry-run', 'print the signed request instead of sending it')

@@ -109,6 +109,21 @@ describe('hookrun CLI (spawned)', { timeout: 120_000 }, () => {
     expect(noToken.stderr).toMatch(/hookrun is running on DATA_DIR .* \(pid \d+\).*ADMIN_TOKEN/);
   });
 
+  it('--version; a usage error is one line and a hint, not the whole help; --data takes inline JSON; empty listings say what matched', async () => {
+    const version = await hookrun(['--version'], env);
+    expect([version.code, version.stdout.trim()]).toEqual([0, '0.1.0']);
+    const usage = await hookrun(['send', 'auth'], env);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr.trim().split('\n')).toEqual(["error: missing required argument 'type'", '(hookrun <command> --help shows how to use it)']);
+    const inline = await hookrun(['send', 'auth', 'user.created', '--dry-run', '--json', '--data', '{"data":{"id":"user_inline"}}'], env);
+    expect(inline.code, inline.stderr).toBe(0);
+    expect(inline.stdout).toContain('"user_inline"');
+    const broken = await hookrun(['send', 'auth', 'user.created', '--dry-run', '--data', '{"data":'], env);
+    expect([broken.code, broken.stderr]).toEqual([2, expect.stringContaining('--data (inline JSON): is not valid JSON')]);
+    const empty = await hookrun(['events', 'list', '--status', 'dead', '--source', 'auth'], { ...env, PORT: server ? new URL(server.url).port : '3002' });
+    expect(empty.stdout.trim()).toBe('No events with status dead, source auth.');
+  });
+
   it('exit codes: 1 when the server answers non-2xx or nothing answers, 2 for usage', async () => {
     const port = server ? new URL(server.url).port : '9';
     const refused = await hookrun(['send', 'auth', 'user.created'], { ...env, PORT: port, AUTH_WEBHOOK_SECRET: 'whsec_' + Buffer.from('a-different-secret-of-32-bytes!!').toString('base64') });
