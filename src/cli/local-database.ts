@@ -19,8 +19,32 @@ export function embeddedHolderPid(config: Config): number | undefined {
   }
 }
 
+/** How long the CLI asks a local server which database it uses; nothing listening answers at once. */
+const PROBE_TIMEOUT_MS = 300;
+
+/**
+ * Warn when this command is about to read the embedded DATA_DIR while the
+ * hookrun listening on PORT runs on PostgreSQL: a second terminal without
+ * DATABASE_URL would otherwise show stale or empty data without a word.
+ */
+async function warnIfServerUsesPostgres(config: Config): Promise<void> {
+  if (config.databaseUrl) return;
+  try {
+    const res = await fetch(`http://127.0.0.1:${config.port}/ready`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+    const body = (await res.json()) as { database?: unknown };
+    if (body.database === 'postgres') {
+      process.stderr.write(
+        `hookrun: warning: the hookrun on port ${config.port} uses PostgreSQL, but this command has no DATABASE_URL and reads the embedded database in ${config.dataDir}. Set DATABASE_URL (or put it in .env) to see the server's data.\n`,
+      );
+    }
+  } catch {
+    // nothing listens there, or it is not hookrun: nothing to warn about
+  }
+}
+
 /** Open and migrate the configured database for a one-shot CLI command. */
 export async function openCliDatabase(config: Config): Promise<Database> {
+  await warnIfServerUsesPostgres(config);
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
   try {
     await db.migrate();
