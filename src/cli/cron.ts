@@ -13,6 +13,9 @@ export async function scheduledJobs(config: Config): Promise<{ jobs: string[]; s
   return { jobs, ...validateCrons(config.crons, jobs, displayConfigPath(config.platformConfigPath)) };
 }
 
+/** `keep-alive` or `/cron/keep-alive` (the form `cron list` prints): the job's name. */
+const jobName = (arg: string) => arg.replace(/^\/?cron\//, '');
+
 /** A job as the admin API answers it (dates as ISO strings). */
 interface JobJson {
   name: string;
@@ -54,7 +57,8 @@ export function registerCronCommands(program: Command): void {
     .argument('<job>', 'job name, e.g. keep-alive')
     .option('-n, --count <n>', 'how many', positiveInt('--count', 1000), 5)
     .option('--json', 'print JSON')
-    .action(async (job: string, flags: { count: number; json?: boolean }) => {
+    .action(async (jobArg: string, flags: { count: number; json?: boolean }) => {
+      const job = jobName(jobArg);
       const config = loadConfig();
       const { jobs, scheduled } = await scheduledJobs(config);
       if (!jobs.includes(job)) {
@@ -79,7 +83,8 @@ export function registerCronCommands(program: Command): void {
     .option('--json', 'print the run as JSON')
     .addHelpText('after', '\nExit codes: 0 succeeded, 1 failed / already running / unknown job, 78 config.\nWhen a server holds the embedded DATA_DIR, the run goes through its admin API (ADMIN_TOKEN).')
     .action(
-      adminAction(async (job: string, flags: { json?: boolean }) => {
+      adminAction(async (jobArg: string, flags: { json?: boolean }) => {
+        const job = jobName(jobArg);
         const { run } = await withAdminClient(loadConfig(), (client) =>
           client.request<{ run: CronRunResult }>('POST', `/cron/jobs/${encodeURIComponent(job)}/run?trigger=cli`),
         );

@@ -120,6 +120,8 @@ describe('hookrun CLI (spawned)', { timeout: 120_000 }, () => {
     expect(inline.stdout).toContain('"user_inline"');
     const broken = await hookrun(['send', 'auth', 'user.created', '--dry-run', '--data', '{"data":'], env);
     expect([broken.code, broken.stderr]).toEqual([2, expect.stringContaining('--data (inline JSON): is not valid JSON')]);
+    const next = await hookrun(['cron', 'next', '/cron/keep-alive', '-n', '1', '--json'], env); // the name `cron list` prints
+    expect([next.code, JSON.parse(next.stdout || '{}').job], next.stderr).toEqual([0, 'keep-alive']);
     const empty = await hookrun(['events', 'list', '--status', 'dead', '--source', 'auth'], { ...env, PORT: server ? new URL(server.url).port : '3002' });
     expect(empty.stdout.trim()).toBe('No events with status dead, source auth.');
   });
