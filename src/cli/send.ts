@@ -9,6 +9,7 @@ interface SendFlags {
   url?: string;
   json?: boolean;
   dryRun?: boolean;
+  curl?: boolean;
 }
 
 const SEND_TIMEOUT_MS = 10_000;
@@ -50,7 +51,8 @@ export function registerSendCommand(program: Command): void {
     .option('--data <json|file>', 'JSON deep-merged into the sample event: inline, a file, or "-" for stdin, e.g. \'{"data":{"id":"user_123"}}\'')
     .option('--url <url>', 'server or receiver URL (default http://localhost:$PORT/webhooks/<source>)')
     .option('--json', 'print the request summary and answer as JSON')
-    .option('--dry-run', 'print the signed request instead of sending it')
+    .option('--dry-run', 'print the signed request instead of sending it (the body as the exact signed string)')
+    .option('--curl', 'print a signed curl command that works when pasted, instead of sending')
     .addHelpText(
       'after',
       `\nTypes with a full sample:\n${SOURCES.map((s) => `  ${s}: ${SAMPLE_TYPES[s].join(', ')}`).join('\n')}\n` +
@@ -72,8 +74,12 @@ export function registerSendCommand(program: Command): void {
       const body = JSON.stringify(event);
       const headers = signSample(source, body, config);
       const url = targetUrl(source, config.port, flags.url);
+      if (flags.curl) {
+        process.stdout.write(`${curlCommand(url, headers, body, config.secrets[source]?.envName)}\n`);
+        return;
+      }
       if (flags.dryRun) {
-        printJson({ method: 'POST', url, headers: redactHeaders(headers), body: event });
+        printJson({ method: 'POST', url, headers: redactHeaders(headers), body });
         return;
       }
       let response: Response;
@@ -101,9 +107,31 @@ export function registerSendCommand(program: Command): void {
     });
 }
 
-/** A dry run shows which headers are sent without printing a bearer secret. */
+/** A dry run shows which headers are sent without printing a bearer secret (signatures are not secrets). */
 function redactHeaders(headers: Record<string, string>): Record<string, string> {
   const out = { ...headers };
   if (out.authorization) out.authorization = 'Bearer [DATABASE_WEBHOOK_SECRET]';
   return out;
+}
+
+/** Quote for a POSIX shell: one single-quoted word, whatever the text holds. */
+const shellQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * A curl command that sends exactly the signed bytes. A bearer secret is not
+ * printed: the command reads it from the environment, loading `.env` first
+ * when there is one, so it still works when pasted into a fresh shell.
+ */
+export function curlCommand(url: string, headers: Record<string, string>, body: string, secretEnvName: string | undefined): string {
+  const lines = [`curl -sS -i ${shellQuote(url)}`];
+  let needsEnv = false;
+  for (const [name, value] of Object.entries(headers)) {
+    if (name === 'authorization') {
+      needsEnv = true;
+      lines.push(`-H "Authorization: Bearer \$${secretEnvName ?? 'DATABASE_WEBHOOK_SECRET'}"`);
+    } else lines.push(`-H ${shellQuote(`${name}: ${value}`)}`);
+  }
+  lines.push(`--data-binary ${shellQuote(body)}`);
+  const curl = lines.join(' \\\n  ');
+  return needsEnv ? `( [ -f .env ] && set -a && . ./.env && set +a; ${curl} )` : curl;
 }

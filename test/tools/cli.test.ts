@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDistBuilt } from '../helpers/build-dist.js';
+import { SECRETS } from '../helpers/config.js';
 import { assertNoSecretLeaks, recordCapture } from '../helpers/secret-scan.js';
 import { REPO_ROOT, baseEnv, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
 
@@ -109,6 +110,19 @@ describe('hookrun CLI (spawned)', { timeout: 120_000 }, () => {
     expect(noToken.stderr).toMatch(/hookrun is running on DATA_DIR .* \(pid \d+\).*ADMIN_TOKEN/);
   });
 
+  it('send --curl prints a command that, pasted into a fresh shell, is accepted by the server (signed bytes, bearer from the env)', async () => {
+    const port = new URL(server!.url).port;
+    for (const [source, type] of [['payments', 'invoice.paid'], ['auth', 'user.created'], ['database', 'INSERT']]) {
+      const printed = await hookrun(['send', source!, type!, '--curl', '--data', `{"note":"it's ${source}"}`], { ...env, PORT: port });
+      expect(printed.code, printed.stderr).toBe(0);
+      expect(printed.stdout).not.toContain(SECRETS.database);
+      const pasted = await new Promise<string>((resolve) =>
+        execFile('bash', ['-c', printed.stdout], { cwd: dir, env: { PATH: process.env.PATH, DATABASE_WEBHOOK_SECRET: SECRETS.database }, timeout: 30_000 }, (_e, stdout) => resolve(stdout)),
+      );
+      expect(pasted, `${source}: ${printed.stdout}`).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*"duplicate":false/);
+    }
+  });
+
   it('--version; a usage error is one line and a hint, not the whole help; --data takes inline JSON; empty listings say what matched', async () => {
     const version = await hookrun(['--version'], env);
     expect([version.code, version.stdout.trim()]).toEqual([0, '0.1.0']);
@@ -117,7 +131,7 @@ describe('hookrun CLI (spawned)', { timeout: 120_000 }, () => {
     expect(usage.stderr.trim().split('\n')).toEqual(["error: missing required argument 'type'", '(hookrun <command> --help shows how to use it)']);
     const inline = await hookrun(['send', 'auth', 'user.created', '--dry-run', '--json', '--data', '{"data":{"id":"user_inline"}}'], env);
     expect(inline.code, inline.stderr).toBe(0);
-    expect(inline.stdout).toContain('"user_inline"');
+    expect(JSON.parse(JSON.parse(inline.stdout).body).data.id).toBe('user_inline'); // body: the exact signed string
     const broken = await hookrun(['send', 'auth', 'user.created', '--dry-run', '--data', '{"data":'], env);
     expect([broken.code, broken.stderr]).toEqual([2, expect.stringContaining('--data (inline JSON): is not valid JSON')]);
     const next = await hookrun(['cron', 'next', '/cron/keep-alive', '-n', '1', '--json'], env); // the name `cron list` prints
