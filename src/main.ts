@@ -6,6 +6,7 @@ import { registerCheckCommand } from './cli/check.js';
 import { registerCronCommands } from './cli/cron.js';
 import { registerEventsCommands } from './cli/events.js';
 import { registerMigrateCommand } from './cli/migrate.js';
+import { registerMirrorCommand } from './cli/mirror.js';
 import { registerReconcileCommand } from './cli/reconcile.js';
 import { registerSendCommand } from './cli/send.js';
 import { loadDotEnvFile } from './config.js';
@@ -30,6 +31,7 @@ registerSendCommand(program);
 registerCronCommands(program);
 registerEventsCommands(program);
 registerReconcileCommand(program);
+registerMirrorCommand(program);
 
 try {
   loadDotEnvFile();

@@ -5,6 +5,7 @@ import { SOURCES, type Config } from '../config.js';
 import type { CronService } from '../cron/cron-service.js';
 import type { Database } from '../db/client.js';
 import { EVENT_STATUSES, countEventsByStatus, getEvent, listEvents } from '../db/events.js';
+import { MIRROR_TABLES, listMirrorRows, type MirrorTable } from '../db/mirror-read.js';
 import { AppError } from '../errors.js';
 import { replayEvent, replayEventsByStatus } from '../inbox/replay.js';
 import type { Logger } from '../log.js';
@@ -43,6 +44,7 @@ const replayBody = z.object({
 });
 
 const runsQuery = z.object({ job: z.string().min(1).max(100).optional(), limit: limit.default(50), cursor: cursor.optional() });
+const mirrorQuery = z.object({ limit: limit.default(50), search: z.string().min(1).max(100).optional() });
 const reconcileBody = z.object({ since: z.string().min(1).max(40) });
 const jobsQuery = z.object({ count: z.coerce.number().int().min(1).max(50).default(3) });
 const runQuery = z.object({ trigger: z.enum(['http', 'cli']).default('http') });
@@ -142,6 +144,15 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
     }
     deps.log.info({ job, trigger, run: run.id, status: run.status }, 'cron job run by the admin API');
     return c.json({ run });
+  });
+
+  app.get('/mirror/:table', async (c) => {
+    const table = c.req.param('table');
+    if (!Object.hasOwn(MIRROR_TABLES, table)) {
+      throw new AppError('not_found', `No mirror table "${table.slice(0, 40)}". Tables: ${Object.keys(MIRROR_TABLES).join(', ')}.`);
+    }
+    const q = parse(mirrorQuery, c.req.query());
+    return c.json({ table, rows: await listMirrorRows(db, table as MirrorTable, q) });
   });
 
   app.post('/payments/reconcile', async (c) => {

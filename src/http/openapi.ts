@@ -132,6 +132,9 @@ export function buildOpenApiDocument(version: string = '0.1.0'): Json {
       '/api/cron/jobs': admin('get', 'Cron jobs with schedule, next runs and last run'),
       '/api/cron/runs': admin('get', 'Cron runs, newest first', { parameters: [query('job', 'job name'), query('status', 'running, succeeded, failed or skipped'), ...eventFilters.slice(3)] }),
       '/api/cron/jobs/{job}/run': admin('post', 'Run a job now; answers the run (status succeeded or failed)', { parameters: [path('job', 'job name'), query('trigger', '`http` (default) or `cli`')] }, { ...notFound, ...errors({ 409: ['conflict'] }) }),
+      '/api/mirror/{table}': admin('get', 'Rows of a mirror table (users, organizations, memberships, customers, subscriptions), most recently changed first', {
+        parameters: [path('table', 'users, organizations, memberships, customers or subscriptions'), query('limit', '1-200, default 50', { type: 'integer', minimum: 1, maximum: 200 }), query('search', 'only rows whose id, email, name or *_id contains this (1-100 characters)')],
+      }, notFound),
       '/api/payments/reconcile': admin('post', 'Store the Stripe events the inbox is missing since `since` (a duration like `3d` or an ISO date, at most 30 days back); needs STRIPE_SECRET_KEY', {
         requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['since'], properties: { since: { type: 'string', maxLength: 40, examples: ['3d', '2026-11-20T08:00:00Z'] } } } } } },
       }),

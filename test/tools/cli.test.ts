@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDistBuilt } from '../helpers/build-dist.js';
 import { SECRETS } from '../helpers/config.js';
 import { assertNoSecretLeaks, recordCapture } from '../helpers/secret-scan.js';
-import { REPO_ROOT, baseEnv, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
+import { REPO_ROOT, baseEnv, pollUntil, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
 
 interface CliResult {
   code: number;
@@ -99,6 +99,14 @@ describe('hookrun CLI (spawned)', { timeout: 120_000 }, () => {
 
     const replay = await hookrun(['events', 'replay', String(answer.answer.id)], remote);
     expect(replay.code, replay.stderr).toBe(0);
+
+    await pollUntil('the sent user in the users mirror', 20_000, async () => {
+      const mirror = await hookrun(['mirror', 'users', '--search', answer.event.data.id, '--json'], remote);
+      return (JSON.parse(mirror.stdout) as { rows: unknown[] }).rows.length === 1 ? true : undefined;
+    });
+    const users = await hookrun(['mirror', 'users'], remote);
+    expect(users.stdout).toMatch(/^ID\s+EMAIL\s+FIRST_NAME/);
+    expect(users.stdout).toContain(answer.event.data.id);
 
     const cron = await hookrun(['cron', 'list', '--json'], remote);
     expect(cron.code, cron.stderr).toBe(0);
