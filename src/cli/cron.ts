@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';
-import { loadJobs } from '../cron/registry.js';
+import { loadJobs, unbuiltJobHint } from '../cron/registry.js';
 import { displayConfigPath, validateCrons, type ScheduledJob } from '../cron/schedule.js';
 import type { CronRunResult } from '../cron/run-job.js';
-import { withAdminClient } from './admin-client.js';
+import { AdminRequestError, withAdminClient } from './admin-client.js';
 import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, shortTime } from './output.js';
 
 /** Jobs and their platform.json schedules, without touching the database (for `check` and `cron next`). */
@@ -15,6 +15,20 @@ export async function scheduledJobs(config: Config): Promise<{ jobs: string[]; s
 
 /** `keep-alive` or `/cron/keep-alive` (the form `cron list` prints): the job's name. */
 const jobName = (arg: string) => arg.replace(/^\/?cron\//, '');
+
+/**
+ * A 404 for a job whose file exists says why: the file is not built yet, or
+ * the running server started before it was (it loads jobs at start-up).
+ */
+export async function explainUnknownJob(error: unknown, job: string, mode: 'local' | 'remote'): Promise<unknown> {
+  if (!(error instanceof AdminRequestError) || error.status !== 404) return error;
+  const unbuilt = unbuiltJobHint(job);
+  if (unbuilt) return new AdminRequestError(404, error.code, `${error.message} ${unbuilt}.`);
+  if (mode === 'remote' && (await loadJobs()).has(job)) {
+    return new AdminRequestError(404, error.code, `${error.message} This build has dist/cron/jobs/${job}.js, but the running hookrun loaded its jobs before it was built: restart the server.`);
+  }
+  return error;
+}
 
 /** A job as the admin API answers it (dates as ISO strings). */
 interface JobJson {
@@ -86,7 +100,9 @@ export function registerCronCommands(program: Command): void {
       adminAction(async (jobArg: string, flags: { json?: boolean }) => {
         const job = jobName(jobArg);
         const { run } = await withAdminClient(loadConfig(), (client) =>
-          client.request<{ run: CronRunResult }>('POST', `/cron/jobs/${encodeURIComponent(job)}/run?trigger=cli`),
+          client.request<{ run: CronRunResult }>('POST', `/cron/jobs/${encodeURIComponent(job)}/run?trigger=cli`).catch(async (error: unknown) => {
+            throw await explainUnknownJob(error, job, client.mode);
+          }),
         );
         if (flags.json) printJson(run);
         else if (run.status === 'succeeded') process.stdout.write(`${job} succeeded in ${run.durationMs} ms (run ${run.id})\n`);

@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { extname, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ConfigError, messageOf } from '../errors.js';
@@ -15,6 +15,18 @@ export const JOB_NAME = /^[a-z0-9][a-z0-9-]*$/;
 
 /** This module's own extension (.ts from source, .js compiled), so we load job files of the same kind. */
 const OWN_EXTENSION = extname(fileURLToPath(import.meta.url));
+
+/**
+ * Why a job the config names has no file here, when the cause is a build:
+ * hookrun runs from `dist/`, and `src/cron/jobs/<job>.ts` exists but was not
+ * compiled. Undefined when there is no such source file either.
+ */
+export function unbuiltJobHint(job: string, dir: URL = JOBS_DIR, runningFrom: string = OWN_EXTENSION): string | undefined {
+  if (runningFrom !== '.js') return undefined; // running from source (tsx, npm run dev): nothing to build
+  const source = new URL(`../../../src/cron/jobs/${job}.ts`, dir);
+  if (!existsSync(source)) return undefined;
+  return `${displayPath(source)} exists but is not built yet: run \`npm run build\` (and restart a running hookrun), or use \`npm run dev\`, which runs the source`;
+}
 
 function isJobFile(file: string, extensions: readonly string[]): boolean {
   if (file.startsWith('_') || file.startsWith('.')) return false; // helpers and editor files

@@ -2,7 +2,7 @@ import { relative } from 'node:path';
 import { Cron } from 'croner';
 import type { CronEntry } from '../config.js';
 import { ConfigError } from '../errors.js';
-import { JOB_NAME } from './registry.js';
+import { JOB_NAME, unbuiltJobHint } from './registry.js';
 
 /** A valid cron expression, evaluated in UTC (Vercel Cron's only time zone). */
 export interface CronSchedule {
@@ -148,6 +148,8 @@ export function validateCrons(entries: readonly CronEntry[], jobs: Iterable<stri
     }
     if (!known.has(job)) {
       const list = known.size > 0 ? [...known].sort().join(', ') : 'none';
+      const unbuilt = unbuiltJobHint(job);
+      if (unbuilt) throw new ConfigError(`${where}.path "${path}": ${unbuilt}.`);
       throw new ConfigError(`${where}.path "${path}": no job file src/cron/jobs/${job}.ts (jobs: ${list}). Add the file or fix the path.`);
     }
     const first = seen.get(path);
