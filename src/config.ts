@@ -54,6 +54,8 @@ export interface Config {
    * missed events. Unset → event order rules, no reconcile.
    */
   stripe: { secretKey: string; apiBase: URL | undefined } | undefined;
+  /** `HOOKRUN_REMOTE_TOKEN`: a deployed hookrun's ADMIN_TOKEN, for `hookrun listen` and `events pull`. */
+  remoteToken: string | undefined;
 }
 
 type Env = Record<string, string | undefined>;
@@ -178,6 +180,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     dbTimeoutMs: readInt(env, 'DB_TIMEOUT_MS', 1500, 100, 60_000),
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 8000, 100, 120_000),
     stripe: readStripe(env),
+    remoteToken: env.HOOKRUN_REMOTE_TOKEN || undefined,
   };
 }
 

@@ -5,6 +5,7 @@ import { registerStartCommands } from './cli/start.js';
 import { registerCheckCommand } from './cli/check.js';
 import { registerCronCommands } from './cli/cron.js';
 import { registerEventsCommands } from './cli/events.js';
+import { registerListenCommand } from './cli/listen.js';
 import { registerMigrateCommand } from './cli/migrate.js';
 import { registerMirrorCommand } from './cli/mirror.js';
 import { registerReconcileCommand } from './cli/reconcile.js';
@@ -32,6 +33,7 @@ registerCronCommands(program);
 registerEventsCommands(program);
 registerReconcileCommand(program);
 registerMirrorCommand(program);
+registerListenCommand(program);
 
 try {
   loadDotEnvFile();

@@ -8,6 +8,7 @@ import { openDatabase, type Database } from './db/client.js';
 import { EventWriter } from './db/event-writer.js';
 import { createCronService } from './cron/cron-service.js';
 import { createApp } from './http/app.js';
+import { createEventStream } from './http/event-stream.js';
 import { createOperatorMounts } from './http/operator-routes.js';
 import { createDefaultHandlers } from './inbox/handlers/defaults.js';
 import { createWorker } from './inbox/worker.js';
@@ -99,7 +100,8 @@ export async function startService(config: Config, options: ServiceOptions): Pro
     for (const warning of cron.validate()) log.warn(warning); // a broken platform.json throws here
     const worker = options.worker === false ? undefined : createWorker({ db, config, clock, log, metrics, handlers: createDefaultHandlers({ stripe: config.stripe && createStripeApi(config.stripe) }), ingest: { get queued() { return writer.queued; } } });
     const writer = new EventWriter(db, () => worker?.wake());
-    const mounts = [{ prefix: '/cron', app: cron.routes }, ...createOperatorMounts({ config, db, clock, log, metrics, cron, writer })];
+    const eventStream = createEventStream({ db, log });
+    const mounts = [{ prefix: '/cron', app: cron.routes }, ...createOperatorMounts({ config, db, clock, log, metrics, cron, writer, eventStream })];
     const app = createApp({ config, db, writer, verifiers, clock, log, metrics, mounts });
 
     const server = options.http === false ? undefined : await listen(app, config);
@@ -112,6 +114,7 @@ export async function startService(config: Config, options: ServiceOptions): Pro
     const stop = () =>
       (stopping ??= (async () => {
         log.info('stopping: no new requests; finishing what runs');
+        eventStream.close(); // streams never go idle: end them, their clients resume elsewhere by id
         if (server) await closeServer(server, config.shutdownTimeoutMs);
         await Promise.all([worker?.stop(), cron.stop()]);
         if (ownsDb) await db.close();

@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import { SOURCES, loadConfig } from '../config.js';
 import { EVENT_STATUSES } from '../db/events.js';
 import { AdminRequestError, withAdminClient, type AdminClient } from './admin-client.js';
+import { registerPullCommand } from './pull.js';
 import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, ProgressBar, shortTime } from './output.js';
 
 /** An event as the admin API lists it (dates as ISO strings). */
@@ -157,4 +158,6 @@ export function registerEventsCommands(program: Command): void {
         });
       }),
     );
+
+  registerPullCommand(events);
 }

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';
 import { EventWriter } from '../db/event-writer.js';
 import { ConfigError } from '../errors.js';
-import { parseSince, reconcilePayments, type ReconcileSummary } from '../payments-api/reconcile.js';
+import { parseReconcileSince, reconcilePayments, type ReconcileSummary } from '../payments-api/reconcile.js';
 import { createStripeApi } from '../payments-api/stripe-client.js';
 import { withAdminClient } from './admin-client.js';
 import { embeddedHolderPid, openCliDatabase } from './local-database.js';
@@ -57,7 +57,7 @@ export function registerReconcileCommand(program: Command): void {
         if (source !== 'payments') command.error(`hookrun reconcile knows "payments" (Stripe's events API), not "${source}".`, { exitCode: EXIT_CODES.usage });
         let since: Date;
         try {
-          since = parseSince(flags.since, Date.now());
+          since = parseReconcileSince(flags.since, Date.now());
         } catch (error) {
           return command.error((error as Error).message, { exitCode: EXIT_CODES.usage });
         }

@@ -9,8 +9,9 @@ import { MIRROR_TABLES, listMirrorRows, type MirrorTable } from '../db/mirror-re
 import { AppError } from '../errors.js';
 import { replayEvent, replayEventsByStatus } from '../inbox/replay.js';
 import type { Logger } from '../log.js';
-import { parseSince, type ReconcileSummary } from '../payments-api/reconcile.js';
+import { parseReconcileSince, type ReconcileSummary } from '../payments-api/reconcile.js';
 import { adminTokenMatches, bearerToken } from './admin-auth.js';
+import type { EventStream } from './event-stream.js';
 import { createErrorHandler, errorResponse } from './errors.js';
 
 /** What the admin API reads and drives; the dashboard and the CLI use the same modules. */
@@ -21,6 +22,8 @@ export interface AdminApiDeps {
   clock: Clock;
   cron: Pick<CronService, 'listJobs' | 'listRuns' | 'runJob'>;
   log: Logger;
+  /** `GET /api/events/stream` (server-sent events); without it the route is 404. */
+  eventStream?: EventStream;
   /** Set when STRIPE_SECRET_KEY is: feed the events Stripe lists since a date into the inbox. */
   reconcilePayments?: (since: Date) => Promise<ReconcileSummary>;
 }
@@ -100,6 +103,11 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
     return c.json({ events: page.events, nextCursor: page.nextCursor === undefined ? null : String(page.nextCursor) });
   });
 
+  app.get('/events/stream', (c) => {
+    if (!deps.eventStream) throw new AppError('not_found', 'This hookrun does not serve the event stream.');
+    return deps.eventStream.handle(c);
+  });
+
   app.get('/events/counts', async (c) => c.json({ counts: await countEventsByStatus(db) }));
 
   app.get('/events/:id', async (c) => {
@@ -162,7 +170,7 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
     const body = parse(reconcileBody, await readJson(c));
     let since: Date;
     try {
-      since = parseSince(body.since, clock.now());
+      since = parseReconcileSince(body.since, clock.now());
     } catch (error) {
       throw new AppError('bad_request', (error as Error).message);
     }

@@ -11,6 +11,7 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { createAdminApi } from './admin.js';
 import { createDashboard } from './dashboard.js';
+import type { EventStream } from './event-stream.js';
 import { createMetricsRoute } from './metrics.js';
 import { createOpenApiRoute } from './openapi.js';
 
@@ -24,6 +25,8 @@ export interface OperatorRoutesDeps {
   cron: Pick<CronService, 'listJobs' | 'listRuns' | 'runJob'>;
   /** The receivers' insert-or-ignore, which `POST /api/payments/reconcile` feeds. */
   writer: Pick<EventWriter, 'write'>;
+  /** `GET /api/events/stream`; service.ts owns it so a stop can end open streams. */
+  eventStream?: EventStream;
 }
 
 /**
@@ -34,7 +37,7 @@ export interface OperatorRoutesDeps {
 export function createOperatorMounts(deps: OperatorRoutesDeps): Array<{ prefix: string; app: Hono }> {
   const stripe = deps.config.stripe && createStripeApi(deps.config.stripe);
   const reconcile = stripe && ((since: Date) => reconcilePayments({ api: stripe, writer: deps.writer, since }));
-  const adminDeps = { config: deps.config, db: deps.db, clock: deps.clock, cron: deps.cron, log: deps.log, reconcilePayments: reconcile };
+  const adminDeps = { config: deps.config, db: deps.db, clock: deps.clock, cron: deps.cron, log: deps.log, reconcilePayments: reconcile, eventStream: deps.eventStream };
   return [
     {
       prefix: '/',

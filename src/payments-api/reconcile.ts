@@ -1,4 +1,5 @@
 import type { EventWriter } from '../db/event-writer.js';
+import { parseSince } from '../since.js';
 import { PAYMENTS_SAMPLE_TYPES } from '../webhooks/sample-events/types.js';
 import type { StripeApi, StripeEventJson } from './stripe-client.js';
 
@@ -72,22 +73,14 @@ export async function reconcilePayments(input: ReconcileInput): Promise<Reconcil
   return summary;
 }
 
-const DURATION = /^(\d{1,6})\s*(m|h|d|w)$/i;
-const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
-
 /**
- * Read `--since`: a duration back from now (`90m`, `12h`, `3d`, `1w`) or an
- * ISO date (`2026-11-20`, `2026-11-20T08:00:00Z`). Throws a message that says
- * what to write; a start older than Stripe keeps events is refused.
+ * `--since` for a reconcile: a duration or an ISO date (see since.ts), no
+ * older than Stripe keeps events.
  */
-export function parseSince(text: string, nowMs: number): Date {
-  const trimmed = text.trim();
-  const duration = DURATION.exec(trimmed);
-  const ms = duration ? nowMs - Number(duration[1]) * UNIT_MS[duration[2]!.toLowerCase()]! : /^\d{4}-\d{2}-\d{2}/.test(trimmed) ? Date.parse(trimmed) : NaN;
-  if (!Number.isFinite(ms)) throw new Error(`--since "${text}" is not a duration (90m, 12h, 3d, 1w) or an ISO date (2026-11-20, 2026-11-20T08:00:00Z).`);
-  if (ms > nowMs) throw new Error(`--since "${text}" is in the future.`);
-  if (nowMs - ms > STRIPE_EVENT_RETENTION_DAYS * 86_400_000 + 60_000) {
+export function parseReconcileSince(text: string, nowMs: number): Date {
+  const since = parseSince(text, nowMs);
+  if (nowMs - since.getTime() > STRIPE_EVENT_RETENTION_DAYS * 86_400_000 + 60_000) {
     throw new Error(`--since "${text}" is more than ${STRIPE_EVENT_RETENTION_DAYS} days ago: Stripe keeps events for ${STRIPE_EVENT_RETENTION_DAYS} days, so the API cannot list older ones. Use --since 30d at most.`);
   }
-  return new Date(ms);
+  return since;
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EventWriter } from '../../src/db/event-writer.js';
 import { paymentsHandlers } from '../../src/inbox/handlers/payments.js';
-import { parseSince, reconcilePayments, RECONCILED_PAYMENT_TYPES } from '../../src/payments-api/reconcile.js';
+import { parseReconcileSince, reconcilePayments, RECONCILED_PAYMENT_TYPES } from '../../src/payments-api/reconcile.js';
 import { createStripeApi } from '../../src/payments-api/stripe-client.js';
 import { loadJobs } from '../../src/cron/registry.js';
 import { createToolsApp } from '../tools/tools-app.js';
@@ -22,15 +22,15 @@ function accountEvents(count: number, startHoursAgo = 1) {
   });
 }
 
-describe('parseSince', () => {
+describe('parseReconcileSince', () => {
   it('reads durations and ISO dates, and explains what it refuses', () => {
-    expect(parseSince('3d', NOW).getTime()).toBe(NOW - 72 * HOUR);
-    expect(parseSince('90m', NOW).getTime()).toBe(NOW - 90 * 60_000);
-    expect(parseSince('1w', NOW).getTime()).toBe(NOW - 168 * HOUR);
-    expect(parseSince('2026-11-20T08:00:00Z', NOW).toISOString()).toBe('2026-11-20T08:00:00.000Z');
-    expect(() => parseSince('yesterday', NOW)).toThrow(/not a duration \(90m, 12h, 3d, 1w\) or an ISO date/);
-    expect(() => parseSince('31d', NOW)).toThrow(/Stripe keeps events for 30 days/);
-    expect(() => parseSince('2027-01-01', NOW)).toThrow(/in the future/);
+    expect(parseReconcileSince('3d', NOW).getTime()).toBe(NOW - 72 * HOUR);
+    expect(parseReconcileSince('90m', NOW).getTime()).toBe(NOW - 90 * 60_000);
+    expect(parseReconcileSince('1w', NOW).getTime()).toBe(NOW - 168 * HOUR);
+    expect(parseReconcileSince('2026-11-20T08:00:00Z', NOW).toISOString()).toBe('2026-11-20T08:00:00.000Z');
+    expect(() => parseReconcileSince('yesterday', NOW)).toThrow(/not a duration \(90m, 12h, 3d, 1w\) or an ISO date/);
+    expect(() => parseReconcileSince('31d', NOW)).toThrow(/Stripe keeps events for 30 days/);
+    expect(() => parseReconcileSince('2027-01-01', NOW)).toThrow(/in the future/);
   });
 
   it('lists exactly the event types the payments handlers act on', () => {
@@ -60,7 +60,7 @@ describe.each(databaseKinds())('reconcile payments on $name', (kind) => {
     for (const e of inWindow.filter((_, i) => i % 3 === 0)) await writer.write({ source: 'payments', key: e.id, type: e.type, payloadJson: JSON.stringify(e) });
     const alreadyStored = Math.ceil(inWindow.length / 3);
 
-    const since = parseSince('3d', NOW);
+    const since = parseReconcileSince('3d', NOW);
     const first = await reconcilePayments({ api: stripe, writer, since });
     expect(first).toMatchObject({ since: since.toISOString(), found: inWindow.length, added: inWindow.length - alreadyStored, alreadyStored });
     expect(await keys()).toEqual(inWindow.map((e) => e.id).sort());
@@ -69,7 +69,7 @@ describe.each(databaseKinds())('reconcile payments on $name', (kind) => {
     expect(second).toMatchObject({ found: inWindow.length, added: 0, alreadyStored: inWindow.length });
     expect(await keys()).toHaveLength(inWindow.length);
 
-    const wide = await reconcilePayments({ api: stripe, writer, since: parseSince('12d', NOW) });
+    const wide = await reconcilePayments({ api: stripe, writer, since: parseReconcileSince('12d', NOW) });
     expect(wide.added).toBe(events.filter((e) => e.created * 1000 >= NOW - 288 * HOUR).length - inWindow.length);
     expect(api.requests.some((r) => r.includes('starting_after='))).toBe(true);
     expect(api.requests.every((r) => !r.includes('charge.succeeded'))).toBe(true);
@@ -78,7 +78,7 @@ describe.each(databaseKinds())('reconcile payments on $name', (kind) => {
 
   it('the recovered events are processed like delivered ones', async () => {
     api.events.push(...accountEvents(5));
-    await reconcilePayments({ api: stripe, writer: new EventWriter(testDb.db), since: parseSince('1d', NOW) });
+    await reconcilePayments({ api: stripe, writer: new EventWriter(testDb.db), since: parseReconcileSince('1d', NOW) });
     await drain(testWorker(testDb.db).worker);
     expect(await testDb.db.query(`SELECT count(*)::int AS n FROM subscriptions WHERE status = 'active'`)).toEqual([{ n: 5 }]);
   });

@@ -1,0 +1,67 @@
+import { isIP } from 'node:net';
+import type { Config, Source } from '../config.js';
+import { SOURCES } from '../config.js';
+
+/** An event as the remote admin API hands it over: the stream's `data`, or `GET /api/events/:id`'s `event`. */
+export interface RemoteEvent {
+  id: number;
+  source: string;
+  key: string;
+  type: string;
+  receivedAt: string;
+  payload: unknown;
+}
+
+/** What the local receiver answered. */
+export interface LocalAnswer {
+  status: number;
+  text: string;
+}
+
+const DELIVERY_TIMEOUT_MS = 10_000;
+
+/** The remote hookrun's admin API base: `https://api.example.com` and `…/api` both work. */
+export function remoteApiBase(from: string): string {
+  let url: URL;
+  try {
+    url = new URL(from);
+  } catch {
+    throw new Error(`--from "${from}" is not a URL: use the deployed hookrun's address, e.g. https://api.example.com`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`--from "${from}" must be http(s).`);
+  return url.toString().replace(/\/+$/, '').replace(/\/api$/, '') + '/api';
+}
+
+/** Loopback hosts: where `listen` forwards without `--allow-remote-target`. */
+export function isLoopbackUrl(url: string): boolean {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  return host === '::1';
+}
+
+/**
+ * Deliver a remote event to the local receiver the way its provider would:
+ * the payload re-signed with the LOCAL secret (the remote's never reaches the
+ * laptop), under the same idempotency key, so the local inbox stores it once
+ * and the local handlers run on the real payload.
+ */
+export async function deliverLocally(event: RemoteEvent, config: Config, to: string): Promise<LocalAnswer> {
+  if (!(SOURCES as readonly string[]).includes(event.source)) throw new Error(`event ${event.id} has source "${event.source}", which this hookrun does not receive.`);
+  const source = event.source as Source;
+  const { signSample } = await import('../webhooks/samples.js'); // loads stripe-node: only when relaying
+  const body = JSON.stringify(event.payload);
+  const headers = signSample(source, body, config, { messageId: event.key });
+  // An unsigned database delivery is keyed by Idempotency-Key (else every copy would be a new event).
+  if (headers.authorization) headers['idempotency-key'] = event.key;
+  headers['user-agent'] = 'hookrun-relay';
+  const url = `${to.replace(/\/+$/, '')}/webhooks/${source}`;
+  const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS) });
+  return { status: response.status, text: (await response.text()).slice(0, 300) };
+}
+
+/** One line per relayed event: time, source, type, key and what the local receiver said. */
+export function relayLine(event: RemoteEvent, answer: LocalAnswer | Error): string {
+  const outcome = answer instanceof Error ? `not delivered: ${answer.message}` : `${answer.status} ${answer.text}`;
+  return `${event.receivedAt.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}  ${event.source}  ${event.type}  ${event.key}  → ${outcome}`;
+}

@@ -1,0 +1,125 @@
+import type { Context } from 'hono';
+import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
+import { z } from 'zod';
+import { SOURCES } from '../config.js';
+import type { Database } from '../db/client.js';
+import { readEventFeed } from '../db/event-feed.js';
+import { EVENTS_CHANNEL } from '../db/inbox-queue.js';
+import { AppError, messageOf } from '../errors.js';
+import type { Logger } from '../log.js';
+
+/** Open streams one hookrun serves at once; each holds a connection and reads the inbox. */
+export const MAX_EVENT_STREAMS = 16;
+/** Events read (and written to the socket) at a time: a slow client holds at most this many in memory. */
+const BATCH = 100;
+/** A wake-up may be missed (another instance's NOTIFY on a dropped LISTEN): read at least this often. */
+const POLL_INTERVAL_MS = 1000;
+/** An SSE comment this often keeps proxies from closing an idle stream. */
+const KEEP_ALIVE_MS = 15_000;
+/** PostgreSQL: instances commit side by side, so a lower id can appear late; look back this far for one. */
+const LATE_WINDOW_SECONDS = 15;
+
+const streamQuery = z.object({
+  source: z.enum(SOURCES).optional(),
+  type: z.string().min(1).max(255).optional(),
+  lastEventId: z.string().regex(/^\d{1,15}$/).transform(Number).optional(),
+});
+
+/** The live stream's controls: the route handler, and a way to end every stream at shutdown. */
+export interface EventStream {
+  handle(c: Context): Promise<Response>;
+  /** End all open streams (their clients reconnect elsewhere and resume by id). */
+  close(): void;
+}
+
+/**
+ * `GET /api/events/stream`: server-sent events of every event as it is
+ * committed, `id:` being the inbox id, so a client resumes with
+ * `Last-Event-ID` and misses nothing. Woken by NOTIFY on `hookrun_events`
+ * (any instance's commit), with a 1 s poll behind it; filtered by source and
+ * type; keep-alives every 15 s. Sends payloads, never a secret.
+ */
+export function createEventStream(deps: { db: Database; log: Logger }): EventStream {
+  const { db, log } = deps;
+  const open = new Set<{ wake(): void; end(): void }>();
+  let starting = 0; // accepted streams whose pump has not registered yet
+  let unlisten: Promise<(() => Promise<void>) | undefined> | undefined;
+  const wakeAll = () => open.forEach((s) => s.wake());
+  const listenWhileOpen = () => {
+    unlisten ??= db.listen(EVENTS_CHANNEL, wakeAll).catch((error: unknown) => {
+      log.warn({ err: { message: messageOf(error) } }, 'event stream: LISTEN failed; streams poll every second');
+      return undefined;
+    });
+  };
+  const stopListeningIfIdle = () => {
+    if (open.size > 0 || !unlisten) return;
+    const pending = unlisten;
+    unlisten = undefined;
+    void pending.then((stop) => stop?.()).catch(() => undefined);
+  };
+
+  async function pump(stream: SSEStreamingApi, query: z.output<typeof streamQuery>): Promise<void> {
+    let wake: () => void = () => undefined;
+    let ended = false;
+    const handle = { wake: () => wake(), end: () => ((ended = true), wake(), stream.abort()) };
+    open.add(handle);
+    starting--;
+    stream.onAbort(() => {
+      ended = true;
+      wake();
+    });
+    listenWhileOpen();
+    const late = db.kind === 'postgres' ? LATE_WINDOW_SECONDS : 0;
+    const sent = new Map<number, number>(); // ids sent recently, for the late window
+    let cursor = query.lastEventId ?? (await db.query<{ max: number | null }>('SELECT max(id)::bigint AS max FROM webhook_events'))[0]?.max ?? 0;
+    cursor = Number(cursor);
+    let lastWrite = Date.now();
+    try {
+      while (!ended) {
+        const batch = await readEventFeed(db, { afterId: cursor, source: query.source, type: query.type, limit: BATCH, lateWindowSeconds: late, alreadySent: [...sent.keys()] });
+        for (const event of batch) {
+          await stream.writeSSE({ id: String(event.id), event: 'event', data: JSON.stringify(event) });
+          cursor = Math.max(cursor, Number(event.id));
+          if (late > 0) sent.set(Number(event.id), Date.now());
+        }
+        if (batch.length > 0) lastWrite = Date.now();
+        for (const [id, at] of sent) if (Date.now() - at > late * 1000) sent.delete(id);
+        if (batch.length === BATCH) continue;
+        if (Date.now() - lastWrite >= KEEP_ALIVE_MS) {
+          await stream.write(': keep-alive\n\n');
+          lastWrite = Date.now();
+        }
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, POLL_INTERVAL_MS);
+          wake = () => (clearTimeout(timer), resolve());
+        });
+      }
+    } finally {
+      open.delete(handle);
+      stopListeningIfIdle();
+    }
+  }
+
+  return {
+    async handle(c) {
+      const parsed = streamQuery.safeParse({ ...c.req.query(), lastEventId: c.req.header('last-event-id') ?? c.req.query('lastEventId') });
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        throw new AppError('bad_request', `${issue.path.join('.') || 'request'}: ${issue.message}.`);
+      }
+      if (open.size + starting >= MAX_EVENT_STREAMS) {
+        throw new AppError('unavailable', `${MAX_EVENT_STREAMS} event streams are already open on this instance (the limit). Close one, or retry in a while.`);
+      }
+      c.header('cache-control', 'no-store');
+      starting++;
+      return streamSSE(
+        c,
+        (stream) => pump(stream, parsed.data),
+        async (error) => log.warn({ err: { message: messageOf(error) } }, 'event stream ended by an error; the client resumes by Last-Event-ID'),
+      );
+    },
+    close() {
+      for (const s of [...open]) s.end();
+    },
+  };
+}
