@@ -92,9 +92,13 @@ export function registerListenCommand(program: Command): void {
             throw new Error(`answered ${response.status}`);
           }
           if (!response.ok || !response.body) throw new Error(`answered ${response.status}`);
-          process.stderr.write(`listening to ${streamUrl}${lastId ? ` from event ${lastId}` : ''}; delivering to ${to}\n`);
           failures = 0;
           for await (const message of readServerSentEvents(response.body)) {
+            if (message.event === 'ready') {
+              process.stderr.write(`listening to ${streamUrl}${lastId ? ` from event ${lastId}` : ''}; delivering to ${to}\n`);
+              continue;
+            }
+            if (message.event !== 'event') continue;
             const event = JSON.parse(message.data) as RemoteEvent;
             const answer = await deliverLocally(event, config, to).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
             process.stdout.write(`${relayLine(event, answer)}\n`);

@@ -22,12 +22,11 @@ export interface FeedQuery {
    * visible after a higher one was read. The caller skips ids it already sent.
    */
   lateWindowSeconds: number;
+  /** The late window looks only above this id: where the stream started, or the client's Last-Event-ID. */
+  lateFloorId: number;
   /** Ids below the cursor already sent (the late window's re-read skips them). */
   alreadySent: number[];
 }
-
-/** Ids below the cursor looked at again for late commits; bounds the re-read on a busy inbox. */
-const LATE_ID_SPAN = 10_000;
 
 /**
  * Read the next events for the live stream (`GET /api/events/stream`), oldest
@@ -37,9 +36,9 @@ const LATE_ID_SPAN = 10_000;
 export function readEventFeed(db: Queryable, q: FeedQuery): Promise<FeedEvent[]> {
   return db.query<FeedEvent>(
     `SELECT id, source, key, type, received_at AS "receivedAt", payload FROM webhook_events
-     WHERE (id > $1 OR ($5 > 0 AND id > $1 - ${LATE_ID_SPAN} AND received_at > now() - make_interval(secs => $5) AND id <> ALL($6::bigint[])))
+     WHERE (id > $1 OR ($5 > 0 AND id > $7 AND received_at > now() - make_interval(secs => $5) AND id <> ALL($6::bigint[])))
        AND ($2::text IS NULL OR source = $2) AND ($3::text IS NULL OR type = $3)
      ORDER BY id LIMIT $4`,
-    [q.afterId, q.source ?? null, q.type ?? null, q.limit, q.lateWindowSeconds, q.alreadySent],
+    [q.afterId, q.source ?? null, q.type ?? null, q.limit, q.lateWindowSeconds, q.alreadySent, q.lateFloorId],
   );
 }

@@ -34,7 +34,8 @@ export interface EventStream {
 
 /**
  * `GET /api/events/stream`: server-sent events of every event as it is
- * committed, `id:` being the inbox id, so a client resumes with
+ * committed (`event: event`, after one `event: ready` saying where the stream
+ * starts), `id:` being the inbox id, so a client resumes with
  * `Last-Event-ID` and misses nothing. Woken by NOTIFY on `hookrun_events`
  * (any instance's commit), with a 1 s poll behind it; filtered by source and
  * type; keep-alives every 15 s. Sends payloads, never a secret.
@@ -73,17 +74,20 @@ export function createEventStream(deps: { db: Database; log: Logger }): EventStr
     const sent = new Map<number, number>(); // ids sent recently, for the late window
     let cursor = query.lastEventId ?? (await db.query<{ max: number | null }>('SELECT max(id)::bigint AS max FROM webhook_events'))[0]?.max ?? 0;
     cursor = Number(cursor);
+    const lateFloorId = cursor; // the client has everything up to here (or the stream starts here)
+    // Tell the client where it stands: from here on, every commit reaches it (no id, so Last-Event-ID stays).
+    await stream.writeSSE({ event: 'ready', data: JSON.stringify({ after: cursor }) });
     let lastWrite = Date.now();
     try {
       while (!ended) {
-        const batch = await readEventFeed(db, { afterId: cursor, source: query.source, type: query.type, limit: BATCH, lateWindowSeconds: late, alreadySent: [...sent.keys()] });
+        const batch = await readEventFeed(db, { afterId: cursor, source: query.source, type: query.type, limit: BATCH, lateWindowSeconds: late, lateFloorId, alreadySent: [...sent.keys()] });
         for (const event of batch) {
           await stream.writeSSE({ id: String(event.id), event: 'event', data: JSON.stringify(event) });
           cursor = Math.max(cursor, Number(event.id));
           if (late > 0) sent.set(Number(event.id), Date.now());
         }
         if (batch.length > 0) lastWrite = Date.now();
-        for (const [id, at] of sent) if (Date.now() - at > late * 1000) sent.delete(id);
+        for (const [id, at] of sent) if (Date.now() - at > (late + 5) * 1000) sent.delete(id); // +5 s: database and process clocks differ
         if (batch.length === BATCH) continue;
         if (Date.now() - lastWrite >= KEEP_ALIVE_MS) {
           await stream.write(': keep-alive\n\n');

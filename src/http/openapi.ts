@@ -123,6 +123,9 @@ export function buildOpenApiDocument(version: string = '0.1.0'): Json {
       ]),
       '/cron/{job}': { get: cronRoute('get', 'what Vercel Cron sends'), post: cronRoute('post', 'the documented method') },
       '/api/events': admin('get', 'List events, newest first, with filters and cursor pagination', { parameters: eventFilters }),
+      '/api/events/stream': admin('get', 'Server-sent events: `event: ready` once, then `event: event` per committed event (`id:` the inbox id, `data:` {id, source, key, type, receivedAt, payload}); resume with the Last-Event-ID header (or `lastEventId`); 503 past 16 open streams', {
+        parameters: [query('source', 'payments, auth or database'), query('type', 'exact event type (1-255 characters)'), header('Last-Event-ID', 'resume after this inbox id'), query('lastEventId', 'the same, for clients that cannot set headers')],
+      }),
       '/api/events/counts': admin('get', 'Number of events by status'),
       '/api/events/{id}': admin('get', 'One event with its payload and attempts', { parameters: [id] }, notFound),
       '/api/events/{id}/replay': admin('post', 'Put one event back in the queue', { parameters: [id] }, { ...notFound, ...errors({ 409: ['conflict'] }) }),

@@ -6,6 +6,7 @@ import { defineJob } from '../../src/cron/job.js';
 import type { Database } from '../../src/db/client.js';
 import { EventWriter } from '../../src/db/event-writer.js';
 import { createApp } from '../../src/http/app.js';
+import { createEventStream } from '../../src/http/event-stream.js';
 import { createOperatorMounts } from '../../src/http/operator-routes.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
@@ -34,7 +35,8 @@ export async function createToolsApp(db: Database, env: Record<string, string | 
   const metrics = new Metrics();
   const cron = await createCronService({ config, db, log: silentLogger, metrics, clock, jobs: TEST_JOBS });
   const writer = new EventWriter(db);
-  const mounts = [{ prefix: '/cron', app: cron.routes }, ...createOperatorMounts({ config, db, clock, log: silentLogger, metrics, cron, writer })];
+  const eventStream = createEventStream({ db, log: silentLogger });
+  const mounts = [{ prefix: '/cron', app: cron.routes }, ...createOperatorMounts({ config, db, clock, log: silentLogger, metrics, cron, writer, eventStream })];
   const app = createApp({ config, db, writer, verifiers: createVerifiers(config), clock, log: silentLogger, metrics, mounts });
   return { app, config, clock, metrics, cron };
 }
