@@ -1,7 +1,8 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase, type Database } from '../src/db/client.js';
+import { openDatabase } from '../src/db/client.js';
+import type { Database } from '../src/db/database.js';
 import { EventWriter } from '../src/db/event-writer.js';
 import { BENCH_SECRET, makeSignedEvents } from './events.js';
 import { ROOT, createDatabase, startHookrun, type ServerProcess, type Storage } from './servers.js';

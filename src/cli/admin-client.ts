@@ -3,7 +3,7 @@ import type { Hono } from 'hono';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config.js';
 import { createCronService } from '../cron/cron-service.js';
-import type { Database } from '../db/client.js';
+import type { Database } from '../db/database.js';
 import { ConfigError } from '../errors.js';
 import { createAdminApi } from '../http/admin.js';
 import { silentLogger } from '../log.js';

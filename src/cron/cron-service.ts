@@ -1,7 +1,7 @@
 import type { Context, Hono } from 'hono';
 import { systemClock, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import type { Database } from '../db/client.js';
+import type { Database } from '../db/database.js';
 import { latestCronRuns, listCronRuns, type CronRunRow, type CronTrigger } from '../db/cron-runs.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import type { Database } from '../db/client.js';
+import type { Database } from '../db/database.js';
 import type { CronTrigger } from '../db/cron-runs.js';
 import type { Logger } from '../log.js';
 

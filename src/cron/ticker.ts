@@ -1,5 +1,6 @@
+import { backoffMs } from '../backoff.js';
 import type { Clock } from '../clock.js';
-import type { Database } from '../db/client.js';
+import type { Database } from '../db/database.js';
 import { lastScheduledFor } from '../db/cron-runs.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -27,12 +28,6 @@ export interface TickerOptions {
   /** A tick seen later than this after its time is "missed": catch-up `none` drops it. */
   lateToleranceMs?: number;
   maxBackoffMs?: number;
-}
-
-/** Exponential back-off after consecutive database failures, capped. */
-export function backoffDelayMs(failures: number, baseMs: number, maxMs: number): number {
-  if (failures <= 0) return baseMs;
-  return Math.min(maxMs, baseMs * 2 ** Math.min(failures, 20));
 }
 
 /** Wake this long after a tick is due, so timer jitter never wakes us just before it. */
@@ -68,6 +63,10 @@ export class Ticker {
   private readonly maxBackoffMs: number;
   private failures = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** The wait after `failures` failed passes in a row: the interval, doubling, capped (no jitter: one loop per instance). */
+  private backoff(): number {
+    return backoffMs(this.failures + 1, { baseMs: this.intervalMs, maxMs: this.maxBackoffMs });
+  }
   private running = false;
   private current: Promise<unknown> = Promise.resolve();
 
@@ -80,7 +79,7 @@ export class Ticker {
     this.maxBackoffMs = options.maxBackoffMs ?? 30_000;
   }
 
-  /** Consecutive failed passes; the loop waits `backoffDelayMs(failures)` before the next. */
+  /** Consecutive failed passes; the loop waits `backoff()` before the next. */
   get consecutiveFailures(): number {
     return this.failures;
   }
@@ -107,7 +106,7 @@ export class Ticker {
     if (failed) {
       this.failures += 1;
       this.deps.log.warn(
-        { failures: this.failures, retryInMs: backoffDelayMs(this.failures, this.intervalMs, this.maxBackoffMs), errors: outcomes.filter((o) => o.kind === 'error') },
+        { failures: this.failures, retryInMs: this.backoff(), errors: outcomes.filter((o) => o.kind === 'error') },
         'scheduler pass failed (database unavailable?); backing off',
       );
     } else this.failures = 0;
@@ -152,7 +151,7 @@ export class Ticker {
         this.deps.log.error({ err: { message: messageOf(error) } }, 'scheduler pass crashed; retrying');
       }
       if (!this.running) return;
-      this.timer = setTimeout(() => void loop(), this.failures > 0 ? backoffDelayMs(this.failures, this.intervalMs, this.maxBackoffMs) : this.delayToNextTick());
+      this.timer = setTimeout(() => void loop(), this.failures > 0 ? this.backoff() : this.delayToNextTick());
     };
     this.timer = setTimeout(() => void loop(), 0);
   }

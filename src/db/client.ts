@@ -1,45 +1,4 @@
-import { fileURLToPath } from 'node:url';
-import type { PGlite } from '@electric-sql/pglite';
-import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import type * as schema from './schema.js';
-
-/** The drizzle handle every query module takes; the same type over PGlite and node-postgres. */
-export type Orm = PgDatabase<PgQueryResultHKT, typeof schema>;
-
-/** Raw parameterised SQL, for the hot paths (batched ingest, claims) where one round trip matters. */
-export interface Queryable {
-  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
-}
-
-/** One database connection (embedded or pooled), with the operations hookrun needs of it. */
-export interface Database extends Queryable {
-  readonly kind: 'pglite' | 'postgres';
-  readonly orm: Orm;
-  /** Run `fn` in one transaction; keep it short (PGlite has a single session). */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
-  /** Subscribe to a NOTIFY channel; returns the unsubscribe function. */
-  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
-  /** Apply the committed drizzle-kit migrations (safe to call from many instances at once). */
-  migrate(): Promise<void>;
-  close(): Promise<void>;
-}
-
-/** Where drizzle-kit writes the committed SQL migrations (repo root, also beside `dist/`). */
-export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.meta.url));
-
-/** Options that shape a connection; tests pass `pglite` to reuse an in-memory instance. */
-export interface OpenOptions {
-  databaseUrl?: string;
-  dataDir?: string;
-  /** An already-open PGlite (tests, in-memory). The caller owns its lifetime lock. */
-  pglite?: PGlite;
-  /** node-postgres pool size. */
-  poolSize?: number;
-  /** Client-side cap on any single query on PostgreSQL. */
-  queryTimeoutMs?: number;
-  /** Called when an idle pooled connection dies (the pool recovers by itself). */
-  onPoolError?: (error: Error) => void;
-}
+import type { Database, OpenOptions } from './database.js';
 
 /**
  * Open the database: node-postgres when `databaseUrl` is set, otherwise PGlite

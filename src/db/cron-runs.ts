@@ -1,4 +1,4 @@
-import type { Database, Queryable } from './client.js';
+import type { Database, Queryable } from './database.js';
 
 /** What started a run; the `trigger` column of `cron_runs` (DESIGN.md "Names that others rely on"). */
 export type CronTrigger = 'schedule' | 'http' | 'cli';

@@ -1,4 +1,4 @@
-import type { Queryable } from './client.js';
+import type { Queryable } from './database.js';
 
 /** An event as the live stream sends it: identity, time and the verified payload (never a secret). */
 export interface FeedEvent {

@@ -1,4 +1,4 @@
-import type { Queryable } from './client.js';
+import type { Queryable } from './database.js';
 
 /** What a receiver hands over once a delivery is verified and parsed. */
 export interface NewEvent {

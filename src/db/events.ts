@@ -1,5 +1,5 @@
 import { and, desc, eq, lt, sql, type SQL } from 'drizzle-orm';
-import type { Database } from './client.js';
+import type { Database } from './database.js';
 import { webhookEvents } from './schema.js';
 
 /** Every status an inbox event can have (DESIGN.md "Processing"), in lifecycle order. */

@@ -1,4 +1,4 @@
-import type { Queryable } from './client.js';
+import type { Queryable } from './database.js';
 
 /** The NOTIFY channel a committed insert (event-writer.ts) or a replay signals; workers LISTEN on it. */
 export const EVENTS_CHANNEL = 'hookrun_events';

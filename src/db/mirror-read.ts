@@ -1,4 +1,4 @@
-import type { Queryable } from './client.js';
+import type { Queryable } from './database.js';
 
 /** The mirror tables the shipped handlers keep, and the columns a person reads first. */
 export const MIRROR_TABLES = {

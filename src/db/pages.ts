@@ -1,4 +1,4 @@
-import type { Queryable } from './client.js';
+import type { Queryable } from './database.js';
 
 /** Insert a scratch page and return its id; keep-alive writes one so the database sees activity. */
 export async function insertPage(db: Queryable, title: string): Promise<string> {

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle } from 'drizzle-orm/pglite';
 import { migrate } from 'drizzle-orm/pglite/migrator';
-import { MIGRATIONS_FOLDER, type Database, type OpenOptions, type Orm } from './client.js';
+import { MIGRATIONS_FOLDER, type Database, type OpenOptions, type Orm } from './database.js';
 import { lockDataDir } from './data-dir-lock.js';
 import * as schema from './schema.js';
 
@@ -32,6 +32,13 @@ export async function openPglite(options: OpenOptions): Promise<Database> {
   }
 }
 
+/** A handler may hold the one session inside a shared batch this long before its type runs alone. */
+const IN_TRANSACTION_BUDGET_MS = 1000;
+/** The longest the worker lets the receivers' queued inserts go first before it claims anyway. */
+const YIELD_TO_INGEST_MS = 200;
+/** PGlite has no autovacuum: each event leaves two dead row versions (claim, settle) in the heap and indexes. */
+const VACUUM_EVERY_EVENTS = 5000;
+
 function wrapPglite(client: PGlite, closeClient: () => Promise<void>): Database {
   const orm = drizzle(client, { schema }) as unknown as Orm;
   const query = async <T>(text: string, params?: unknown[]): Promise<T[]> =>
@@ -40,6 +47,12 @@ function wrapPglite(client: PGlite, closeClient: () => Promise<void>): Database 
     kind: 'pglite',
     orm,
     query,
+    tuning: {
+      lanes: 1, // one session: a second batch would only wait for the first
+      inTransactionBudgetMs: IN_TRANSACTION_BUDGET_MS,
+      yieldToIngestMs: YIELD_TO_INGEST_MS,
+      idleMaintenance: { every: VACUUM_EVERY_EVENTS, run: async () => void (await query('VACUUM webhook_events')) },
+    },
     transaction: (fn) =>
       client.transaction((tx) => fn({ query: async <T>(text: string, params?: unknown[]) => (await tx.query<T>(text, params)).rows })),
     listen: async (channel, onNotify) => {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import { SOURCES, type Config } from '../config.js';
 import type { CronService } from '../cron/cron-service.js';
-import type { Database } from '../db/client.js';
+import type { Database } from '../db/database.js';
 import { EVENT_STATUSES, countEventsByStatus, getEvent, listEvents } from '../db/events.js';
 import { MIRROR_TABLES, listMirrorRows, type MirrorTable } from '../db/mirror-read.js';
 import { AppError } from '../errors.js';

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import type { Clock } from '../clock.js';
 import { SOURCES, type Config, type Source } from '../config.js';
-import type { Database } from '../db/client.js';
+import type { Database } from '../db/database.js';
 import type { EventWriter } from '../db/event-writer.js';
 import { withDeadline } from '../deadline.js';
 import { AppError } from '../errors.js';

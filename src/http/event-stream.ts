@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import { z } from 'zod';
 import { SOURCES } from '../config.js';
-import type { Database } from '../db/client.js';
+import type { Database } from '../db/database.js';
 import { readEventFeed } from '../db/event-feed.js';
 import { EVENTS_CHANNEL } from '../db/inbox-queue.js';
 import { AppError, messageOf } from '../errors.js';

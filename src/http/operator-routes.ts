@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { CronService } from '../cron/cron-service.js';
-import type { Database } from '../db/client.js';
+import type { Database } from '../db/database.js';
 import { countEventsByStatus } from '../db/events.js';
 import type { EventWriter } from '../db/event-writer.js';
 import { reconcilePayments } from '../payments-api/reconcile.js';

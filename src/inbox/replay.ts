@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { Queryable } from '../db/client.js';
+import type { Queryable } from '../db/database.js';
 import { EVENT_STATUSES } from '../db/events.js';
 import { notifyEventsChannel, requeueEvents } from '../db/inbox-queue.js';
 import { AppError } from '../errors.js';

@@ -1,3 +1,5 @@
+import { backoffMs } from '../backoff.js';
+
 /** How failed events come back: exponential backoff with jitter, then `dead`. */
 export interface RetryPolicy {
   /** Claims before an event is `dead` (config.maxAttempts, default 10). */
@@ -14,17 +16,9 @@ export const DEFAULT_RETRY_POLICY: Omit<RetryPolicy, 'maxAttempts'> = {
   maxDelayMs: 60 * 60 * 1000,
 };
 
-/**
- * Delay before the next attempt after `attempts` failed ones: "equal jitter"
- * (half fixed, half random), so retries of events that failed together spread
- * out while each delay still at least doubles the previous one's floor: the
- * n-th delay lies in [d/2, d) with d = base·2^(n-1), capped.
- * https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/
- */
-export function computeBackoffMs(attempts: number, policy: Omit<RetryPolicy, 'maxAttempts'>, random: () => number = Math.random): number {
-  const exponent = Math.min(Math.max(attempts, 1) - 1, 30);
-  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** exponent);
-  return Math.round(ceiling / 2 + (ceiling / 2) * random());
+/** Delay before the next attempt after `attempts` failed ones: the shared backoff, with jitter. */
+export function computeBackoffMs(attempts: number, policy: Omit<RetryPolicy, 'maxAttempts'>, random: () => number): number {
+  return backoffMs(attempts, { baseMs: policy.baseDelayMs, maxMs: policy.maxDelayMs }, random);
 }
 
 /** Whether an event that has been claimed `attempts` times may be tried again. */

@@ -1,4 +1,4 @@
-import type { Database } from '../db/client.js';
+import type { Database } from '../db/database.js';
 import { countEventsByStatus } from '../db/events.js';
 import type { Metrics } from '../metrics.js';
 

@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../src/db/client.js';
+import { openDatabase } from '../../src/db/client.js';
+import type { Database } from '../../src/db/database.js';
 import { createTestApp } from '../helpers/app.js';
 import { SECRETS } from '../helpers/config.js';
 import { createPgliteDatabase, type TestDatabase } from '../helpers/db.js';

@@ -7,7 +7,7 @@ import { readPlatformConfig } from '../../src/config.js';
 import { defineJob } from '../../src/cron/job.js';
 import { loadJobs } from '../../src/cron/registry.js';
 import { parseSchedule, validateCrons, vercelIncompatibilities } from '../../src/cron/schedule.js';
-import { backoffDelayMs } from '../../src/cron/ticker.js';
+import { backoffMs } from '../../src/backoff.js';
 import { ConfigError } from '../../src/errors.js';
 
 const JOBS = ['keep-alive', 'report'];
@@ -156,6 +156,7 @@ describe('job registry', () => {
 
 describe('scheduler back-off', () => {
   it('doubles per consecutive failure up to the cap', () => {
-    expect([0, 1, 2, 3, 10].map((n) => backoffDelayMs(n, 1000, 30_000))).toEqual([1000, 2000, 4000, 8000, 30_000]);
+    expect([1, 2, 3, 4, 11].map((n) => backoffMs(n, { baseMs: 1000, maxMs: 30_000 }))).toEqual([1000, 2000, 4000, 8000, 30_000]);
+    expect([0, 0.5, 0.999].map((r) => backoffMs(3, { baseMs: 1000, maxMs: 30_000 }, () => r))).toEqual([2000, 3000, 3998]); // equal jitter: [d/2, d)
   });
 });

@@ -4,7 +4,7 @@ import type { Config, CronEntry } from '../../src/config.js';
 import { createCronService, type CronService } from '../../src/cron/cron-service.js';
 import { defineJob, type JobSpec } from '../../src/cron/job.js';
 import type { JobRegistry } from '../../src/cron/registry.js';
-import type { Database, Queryable } from '../../src/db/client.js';
+import type { Database, Queryable } from '../../src/db/database.js';
 import type { CronRunRow } from '../../src/db/cron-runs.js';
 import { EventWriter } from '../../src/db/event-writer.js';
 import { createApp } from '../../src/http/app.js';
@@ -109,6 +109,7 @@ export function faultyDatabase(db: Database, options: { failOn?: RegExp } = {}):
   const wrapped: Database & { down: boolean } = {
     kind: db.kind,
     orm: db.orm,
+    tuning: db.tuning,
     ...wrap(db),
     transaction: async (fn) => {
       if (state.down) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');

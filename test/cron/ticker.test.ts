@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { openDatabase, type Database } from '../../src/db/client.js';
+import { openDatabase } from '../../src/db/client.js';
+import type { Database } from '../../src/db/database.js';
 import { databaseKinds, useTestDatabase } from '../helpers/db.js';
 import { allRuns, createHarness, deferred, faultyDatabase, jobsOf, type CronHarness } from './support.js';
 

@@ -1,7 +1,7 @@
 import type { Hono } from 'hono';
 import { ManualClock } from '../../src/clock.js';
 import type { Config } from '../../src/config.js';
-import type { Database } from '../../src/db/client.js';
+import type { Database } from '../../src/db/database.js';
 import { EventWriter } from '../../src/db/event-writer.js';
 import { createApp } from '../../src/http/app.js';
 import { silentLogger } from '../../src/log.js';

@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, inject } from 'vitest';
-import { openDatabase, type Database } from '../../src/db/client.js';
+import { openDatabase } from '../../src/db/client.js';
+import type { Database } from '../../src/db/database.js';
 
 /** A database a test file owns: migrated, empty, and dropped by `close()`. */
 export interface TestDatabase {

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Database } from '../../src/db/client.js';
-import { transitionSubscription, upsertCustomer, upsertSubscription } from '../../src/db/mirror.js';
-import { MirrorBatch } from '../../src/db/mirror-batch.js';
-import type { Queryable } from '../../src/db/client.js';
+import type { Database } from '../../src/db/database.js';
+import { PaymentsMirrorWrites, transitionSubscription, upsertCustomer, upsertSubscription, type CustomerState, type SubscriptionState, type TransitionState } from '../../src/db/payments-mirror.js';
+import type { Queryable } from '../../src/db/database.js';
 import { createDefaultHandlers } from '../../src/inbox/handlers/defaults.js';
 import { databaseKinds, truncateAll, type TestDatabase } from '../helpers/db.js';
 import { drain, eventRow, storeEvent, testWorker } from './fixtures.js';
@@ -71,29 +70,40 @@ describe.each(databaseKinds())('batched processing on $name', (kind) => {
     expect(await mirrorState(db)).toEqual(oneByOne);
   });
 
-  it('deferred mirror writes (MirrorBatch) apply as the same writes one by one do, with no fallback', async () => {
+  it('the payments mirror queue applies as the same writes one by one do; a single write is a batch of one and says when it was stale', async () => {
     const at = (s: number) => new Date(s * 1000);
-    const subscription = (s: number, status: string) => ({ id: 'sub_1', customerId: 'cus_1', status, priceId: null, currentPeriodEnd: null, cancelAtPeriodEnd: null, at: at(s) });
-    const writes = async (q: Queryable) => {
-      await upsertCustomer(q, { id: 'cus_1', email: 'a@example.com', userId: null, at: at(10) });
-      await upsertSubscription(q, subscription(10, 'active'));
-      await transitionSubscription(q, { id: 'sub_1', fromStatuses: ['active', 'trialing'], toStatus: 'past_due', at: at(20) });
-      await upsertCustomer(q, { id: 'cus_1', email: 'old@example.com', userId: 'user_1', at: at(5) });
-      await upsertSubscription(q, subscription(15, 'trialing'));
-      await transitionSubscription(q, { id: 'sub_1', fromStatuses: ['past_due'], toStatus: 'active', at: at(30) });
-      await upsertCustomer(q, { id: 'cus_2', email: null, userId: null, at: at(1) });
-      await upsertSubscription(q, subscription(40, 'canceled'));
-      await upsertSubscription(q, subscription(40, 'active'));
-    };
-    await writes(db);
+    const subscription = (s: number, status: string): SubscriptionState => ({ id: 'sub_1', customerId: 'cus_1', status, priceId: null, currentPeriodEnd: null, cancelAtPeriodEnd: null, at: at(s) });
+    const writes: Array<['customer', CustomerState] | ['subscription', SubscriptionState] | ['transition', TransitionState]> = [
+      ['customer', { id: 'cus_1', email: 'a@example.com', userId: null, at: at(10) }],
+      ['subscription', subscription(10, 'active')],
+      ['transition', { id: 'sub_1', fromStatuses: ['active', 'trialing'], toStatus: 'past_due', at: at(20) }],
+      ['customer', { id: 'cus_1', email: 'old@example.com', userId: 'user_1', at: at(5) }],
+      ['subscription', subscription(15, 'trialing')],
+      ['transition', { id: 'sub_1', fromStatuses: ['past_due'], toStatus: 'active', at: at(30) }],
+      ['customer', { id: 'cus_2', email: null, userId: null, at: at(1) }],
+      ['subscription', subscription(40, 'canceled')],
+      ['subscription', subscription(40, 'active')],
+    ];
+    const results: boolean[] = [];
+    for (const [kind, w] of writes) {
+      if (kind === 'customer') results.push(await upsertCustomer(db, w));
+      else if (kind === 'subscription') results.push(await upsertSubscription(db, w));
+      else results.push(await transitionSubscription(db, w));
+    }
+    // Truthful: the stale trialing (15 < 20) and the transition from a status the row no longer has changed nothing.
+    expect(results).toEqual([true, true, true, true, false, true, true, true, true]);
     const oneByOne = await mirrorState(db);
     expect(oneByOne.subscriptions).toMatchObject([{ status: 'canceled' }]);
     await truncateAll(db);
     await db.transaction(async (tx) => {
-      const mirrorBatch = new MirrorBatch();
-      await writes({ query: (text, params) => tx.query(text, params), mirrorBatch } as Queryable);
+      const queue = new PaymentsMirrorWrites();
+      for (const [kind, w] of writes) {
+        if (kind === 'customer') queue.customer(w);
+        else if (kind === 'subscription') queue.subscription(w);
+        else queue.transition(w);
+      }
       expect(await mirrorState(tx as Database)).toEqual({ customers: [], subscriptions: [] }); // nothing written before the flush
-      await mirrorBatch.flush(tx);
+      await queue.flush(tx);
     });
     expect(await mirrorState(db)).toEqual(oneByOne);
   });

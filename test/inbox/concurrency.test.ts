@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { openDatabase, type Database } from '../../src/db/client.js';
+import { openDatabase } from '../../src/db/client.js';
+import type { Database } from '../../src/db/database.js';
 import { EventWriter } from '../../src/db/event-writer.js';
 import { EVENTS_CHANNEL } from '../../src/db/inbox-queue.js';
 import { HandlerRegistry } from '../../src/inbox/handlers/registry.js';

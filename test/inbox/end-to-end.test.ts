@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Source } from '../../src/config.js';
-import type { Database } from '../../src/db/client.js';
+import type { Database } from '../../src/db/database.js';
 import { SAMPLE_TYPES, buildSample } from '../../src/webhooks/samples.js';
 import { createTestApp } from '../helpers/app.js';
 import { databaseKinds, truncateAll, type TestDatabase } from '../helpers/db.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Database } from '../../src/db/client.js';
+import type { Database } from '../../src/db/database.js';
 import { countEventsByStatus, getEvent, listEvents } from '../../src/db/events.js';
 import { sampleEventCounts } from '../../src/inbox/sample-event-counts.js';
 import { Metrics } from '../../src/metrics.js';

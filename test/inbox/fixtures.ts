@@ -1,5 +1,5 @@
 import { ManualClock } from '../../src/clock.js';
-import type { Database } from '../../src/db/client.js';
+import type { Database } from '../../src/db/database.js';
 import { EventWriter } from '../../src/db/event-writer.js';
 import type { HandlerRegistry } from '../../src/inbox/handlers/registry.js';
 import { createWorker, type Worker, type WorkerOptions } from '../../src/inbox/worker.js';

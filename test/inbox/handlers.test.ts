@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Database } from '../../src/db/client.js';
+import type { Database } from '../../src/db/database.js';
 import { databaseKinds, truncateAll, type TestDatabase } from '../helpers/db.js';
 import {
   clerkDeleted,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Database } from '../../src/db/client.js';
+import type { Database } from '../../src/db/database.js';
 import { claimDueEvents } from '../../src/db/inbox-queue.js';
 import { HandlerRegistry } from '../../src/inbox/handlers/registry.js';
 import { replayEvent, replayEventsByStatus } from '../../src/inbox/replay.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Database } from '../../src/db/client.js';
+import type { Database } from '../../src/db/database.js';
 import { createDefaultHandlers } from '../../src/inbox/handlers/defaults.js';
 import { createStripeApi } from '../../src/payments-api/stripe-client.js';
 import { databaseKinds, useTestDatabase } from '../helpers/db.js';

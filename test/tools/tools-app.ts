@@ -3,7 +3,7 @@ import { ManualClock } from '../../src/clock.js';
 import type { Config } from '../../src/config.js';
 import { createCronService, type CronService } from '../../src/cron/cron-service.js';
 import { defineJob } from '../../src/cron/job.js';
-import type { Database } from '../../src/db/client.js';
+import type { Database } from '../../src/db/database.js';
 import { EventWriter } from '../../src/db/event-writer.js';
 import { createApp } from '../../src/http/app.js';
 import { createEventStream } from '../../src/http/event-stream.js';

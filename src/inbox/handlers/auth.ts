@@ -6,7 +6,7 @@ import {
   upsertMembership,
   upsertOrganization,
   upsertUser,
-} from '../../db/mirror.js';
+} from '../../db/identity-mirror.js';
 import { parsePayload, type HandlerContext, type HandlerTable } from './registry.js';
 
 /**

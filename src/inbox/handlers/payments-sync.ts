@@ -1,4 +1,4 @@
-import { markCustomerDeleted, upsertCustomer, upsertSubscription } from '../../db/mirror.js';
+import { markCustomerDeleted, PAYMENTS_MIRROR } from '../../db/payments-mirror.js';
 import type { StripeApi } from '../../payments-api/stripe-client.js';
 import { MalformedPayloadError, parsePayload, type HandlerContext, type HandlerTable } from './registry.js';
 import { checkoutSession, customer, envelope, invoice, invoiceSubscriptionId, subscription, subscriptionState } from './stripe-objects.js';
@@ -32,7 +32,7 @@ async function syncCustomer(ctx: HandlerContext, api: StripeApi, id: string, use
     return;
   }
   const current = parseObject(customer, fetched, 'customer');
-  await upsertCustomer(ctx.db, { id, email: current.email ?? null, userId, at });
+  ctx.batch.of(PAYMENTS_MIRROR).customer({ id, email: current.email ?? null, userId, at });
 }
 
 async function syncSubscription(ctx: HandlerContext, api: StripeApi, id: string, customerId: string | null): Promise<void> {
@@ -40,10 +40,10 @@ async function syncSubscription(ctx: HandlerContext, api: StripeApi, id: string,
   const fetched = await api.retrieveSubscription(id);
   if (!fetched) {
     ctx.log.info({ eventId: ctx.event.id, subscription: id }, 'Stripe has no such subscription: marked canceled');
-    await upsertSubscription(ctx.db, { id, customerId, status: 'canceled', priceId: null, currentPeriodEnd: null, cancelAtPeriodEnd: null, at });
+    ctx.batch.of(PAYMENTS_MIRROR).subscription({ id, customerId, status: 'canceled', priceId: null, currentPeriodEnd: null, cancelAtPeriodEnd: null, at });
     return;
   }
-  await upsertSubscription(ctx.db, subscriptionState(parseObject(subscription, fetched, 'subscription'), at));
+  ctx.batch.of(PAYMENTS_MIRROR).subscription(subscriptionState(parseObject(subscription, fetched, 'subscription'), at));
 }
 
 /** The payments handlers in API mode: same event types, state from `GET /v1/customers|subscriptions/:id`. */

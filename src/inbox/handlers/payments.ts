@@ -1,4 +1,4 @@
-import { transitionSubscription, upsertCustomer, upsertSubscription } from '../../db/mirror.js';
+import { PAYMENTS_MIRROR } from '../../db/payments-mirror.js';
 import type { StripeApi } from '../../payments-api/stripe-client.js';
 import { createSyncedPaymentsHandlers } from './payments-sync.js';
 import { parsePayload, type HandlerContext, type HandlerTable } from './registry.js';
@@ -24,7 +24,7 @@ async function checkoutCompleted(ctx: HandlerContext): Promise<void> {
     ctx.log.debug({ eventId: ctx.event.id }, 'checkout session without a customer: nothing to mirror');
     return;
   }
-  await upsertCustomer(ctx.db, {
+  ctx.batch.of(PAYMENTS_MIRROR).customer({
     id: session.customer,
     email: session.customer_details?.email ?? session.customer_email ?? null,
     userId: session.client_reference_id ?? null,
@@ -35,7 +35,7 @@ async function checkoutCompleted(ctx: HandlerContext): Promise<void> {
 function subscriptionHandler(forcedStatus?: string) {
   return async (ctx: HandlerContext): Promise<void> => {
     const { created, data } = parsePayload(subscriptionSchema, ctx.event);
-    await upsertSubscription(ctx.db, subscriptionState(data.object, fromSeconds(created), forcedStatus));
+    ctx.batch.of(PAYMENTS_MIRROR).subscription(subscriptionState(data.object, fromSeconds(created), forcedStatus));
   };
 }
 
@@ -51,11 +51,10 @@ function invoiceHandler(fromStatuses: string[], toStatus: string) {
     const { created, data } = parsePayload(invoiceSchema, ctx.event);
     const inv = data.object;
     const at = fromSeconds(created);
-    if (inv.customer) {
-      await upsertCustomer(ctx.db, { id: inv.customer, email: inv.customer_email ?? null, userId: null, at });
-    }
+    const mirror = ctx.batch.of(PAYMENTS_MIRROR);
+    if (inv.customer) mirror.customer({ id: inv.customer, email: inv.customer_email ?? null, userId: null, at });
     const subscriptionId = invoiceSubscriptionId(inv);
-    if (subscriptionId) await transitionSubscription(ctx.db, { id: subscriptionId, fromStatuses, toStatus, at });
+    if (subscriptionId) mirror.transition({ id: subscriptionId, fromStatuses, toStatus, at });
   };
 }
 

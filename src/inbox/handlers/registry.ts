@@ -1,12 +1,16 @@
 import type { z } from 'zod';
 import type { Clock } from '../../clock.js';
-import type { Queryable } from '../../db/client.js';
+import type { Queryable } from '../../db/database.js';
 import type { ClaimedEvent } from '../../db/inbox-queue.js';
+import type { WriteBatch } from '../../db/write-batch.js';
 import type { Logger } from '../../log.js';
 
 /** What a handler may use: the database, the claimed event (payload, receivedAt, …), time and a logger. */
 export interface HandlerContext {
+  /** Reads and immediate writes; inside a worker batch, the batch's transaction. */
   db: Queryable;
+  /** Writes to defer to the batch's end (`batch.of(PAYMENTS_MIRROR).customer(…)`), applied in the same transaction. */
+  batch: WriteBatch;
   event: ClaimedEvent;
   clock: Clock;
   log: Logger;

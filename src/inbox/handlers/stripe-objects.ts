@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SubscriptionState } from '../../db/mirror.js';
+import type { SubscriptionState } from '../../db/payments-mirror.js';
 
 /**
  * The parts of Stripe objects the payments handlers read, shared by the

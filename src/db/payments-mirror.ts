@@ -1,0 +1,182 @@
+import type { Queryable } from './database.js';
+import type { DeferredWrites, WriteFamily } from './write-batch.js';
+
+/**
+ * The one home of the payments mirror's writes (customers, subscriptions).
+ * Order-safe: every row keeps `source_updated_at` (Stripe: the event's
+ * `created`, or with STRIPE_SECRET_KEY the time the API was asked), and an
+ * older write changes nothing. Writes are queued and applied as multi-row
+ * statements, the k-th write to a row in round k (ON CONFLICT may touch a row
+ * once per statement), which gives the same result as one by one; a single
+ * write is a batch of one. The ordering SQL is written here once.
+ */
+
+/** A Stripe customer as the mirror keeps it; `null` means "this event does not say". */
+export interface CustomerState {
+  id: string;
+  email: string | null;
+  userId: string | null;
+  at: Date;
+}
+
+/** A Stripe subscription as the mirror keeps it. */
+export interface SubscriptionState {
+  id: string;
+  customerId: string | null;
+  status: string;
+  priceId: string | null;
+  currentPeriodEnd: Date | null;
+  cancelAtPeriodEnd: boolean | null;
+  at: Date;
+}
+
+/** Move a known subscription from one of `fromStatuses` to `toStatus` (invoice outcomes). */
+export interface TransitionState {
+  id: string;
+  fromStatuses: string[];
+  toStatus: string;
+  at: Date;
+}
+
+const iso = (date: Date) => date.toISOString();
+
+/**
+ * The email follows the newest write that names one. The link to our user is
+ * a fact that never goes stale: a known `user_id` is kept, and an unknown one
+ * is filled in by any write that carries it, even an old one.
+ */
+const UPSERT_CUSTOMERS_SQL = `
+  INSERT INTO customers (id, email, user_id, source_updated_at)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[])
+  ON CONFLICT (id) DO UPDATE SET
+    email = CASE WHEN customers.source_updated_at <= excluded.source_updated_at
+                 THEN coalesce(excluded.email, customers.email) ELSE customers.email END,
+    user_id = CASE WHEN customers.source_updated_at <= excluded.source_updated_at
+                   THEN coalesce(excluded.user_id, customers.user_id) ELSE coalesce(customers.user_id, excluded.user_id) END,
+    source_updated_at = greatest(customers.source_updated_at, excluded.source_updated_at)
+  RETURNING id`;
+
+/** `canceled` is terminal in Stripe: a same-second write that still says `active` cannot undo it. */
+const UPSERT_SUBSCRIPTIONS_SQL = `
+  INSERT INTO subscriptions (id, customer_id, status, price_id, current_period_end, cancel_at_period_end, source_updated_at)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::boolean[], $7::timestamptz[])
+  ON CONFLICT (id) DO UPDATE SET
+    customer_id = coalesce(excluded.customer_id, subscriptions.customer_id),
+    status = CASE WHEN subscriptions.status = 'canceled' THEN 'canceled' ELSE excluded.status END,
+    price_id = coalesce(excluded.price_id, subscriptions.price_id),
+    current_period_end = coalesce(excluded.current_period_end, subscriptions.current_period_end),
+    cancel_at_period_end = coalesce(excluded.cancel_at_period_end, subscriptions.cancel_at_period_end),
+    source_updated_at = excluded.source_updated_at
+  WHERE subscriptions.source_updated_at <= excluded.source_updated_at
+  RETURNING id`;
+
+// from_statuses travels as one text per row (arrays of arrays must be rectangular); statuses never contain a comma.
+const TRANSITION_SUBSCRIPTIONS_SQL = `
+  UPDATE subscriptions s SET status = u.to_status, source_updated_at = u.at
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) AS u(id, from_statuses, to_status, at)
+  WHERE s.id = u.id AND s.status = ANY(string_to_array(u.from_statuses, ',')) AND s.source_updated_at <= u.at
+  RETURNING s.id`;
+
+type SubscriptionOp = { kind: 'upsert'; s: SubscriptionState } | { kind: 'transition'; t: TransitionState };
+
+/** Split writes into rounds: the k-th write to a row goes into round k. */
+function rounds<T>(items: T[], idOf: (item: T) => string): T[][] {
+  const seen = new Map<string, number>();
+  const out: T[][] = [];
+  for (const item of items) {
+    const id = idOf(item);
+    const round = seen.get(id) ?? 0;
+    seen.set(id, round + 1);
+    (out[round] ??= []).push(item);
+  }
+  return out;
+}
+
+/** How many queued writes changed a row (the rest were stale or did not apply). */
+export interface FlushResult {
+  written: number;
+}
+
+/** The queued customer and subscription writes of a batch; `flush` applies them in the caller's transaction. */
+export class PaymentsMirrorWrites implements DeferredWrites {
+  private customers: CustomerState[] = [];
+  private subscriptions: SubscriptionOp[] = [];
+
+  /** Queue a customer upsert (see UPSERT_CUSTOMERS_SQL for what wins). */
+  customer(c: CustomerState): void {
+    this.customers.push(c);
+  }
+
+  /** Queue a subscription upsert unless newer state is stored. */
+  subscription(s: SubscriptionState): void {
+    this.subscriptions.push({ kind: 'upsert', s });
+  }
+
+  /** Queue a status transition of a known subscription. */
+  transition(t: TransitionState): void {
+    this.subscriptions.push({ kind: 'transition', t });
+  }
+
+  /** Apply everything queued, round by round, on `db`; the queue is empty after. */
+  async flush(db: Queryable): Promise<FlushResult> {
+    const customers = this.customers;
+    const subscriptions = this.subscriptions;
+    this.customers = [];
+    this.subscriptions = [];
+    let written = 0;
+    for (const round of rounds(customers, (c) => c.id)) {
+      written += (await db.query(UPSERT_CUSTOMERS_SQL, [round.map((c) => c.id), round.map((c) => c.email), round.map((c) => c.userId), round.map((c) => iso(c.at))])).length;
+    }
+    for (const round of rounds(subscriptions, (op) => (op.kind === 'upsert' ? op.s.id : op.t.id))) {
+      const upserts = round.flatMap((op) => (op.kind === 'upsert' ? [op.s] : []));
+      const transitions = round.flatMap((op) => (op.kind === 'transition' ? [op.t] : []));
+      if (upserts.length > 0) {
+        const params = [
+          upserts.map((s) => s.id),
+          upserts.map((s) => s.customerId),
+          upserts.map((s) => s.status),
+          upserts.map((s) => s.priceId),
+          upserts.map((s) => (s.currentPeriodEnd ? iso(s.currentPeriodEnd) : null)),
+          upserts.map((s) => s.cancelAtPeriodEnd),
+          upserts.map((s) => iso(s.at)),
+        ];
+        written += (await db.query(UPSERT_SUBSCRIPTIONS_SQL, params)).length;
+      }
+      if (transitions.length > 0) {
+        const params = [transitions.map((t) => t.id), transitions.map((t) => t.fromStatuses.join(',')), transitions.map((t) => t.toStatus), transitions.map((t) => iso(t.at))];
+        written += (await db.query(TRANSITION_SUBSCRIPTIONS_SQL, params)).length;
+      }
+    }
+    return { written };
+  }
+}
+
+/** The payments mirror as a batch family: `ctx.batch.of(PAYMENTS_MIRROR).customer(…)`. */
+export const PAYMENTS_MIRROR: WriteFamily<PaymentsMirrorWrites> = { name: 'payments mirror', create: () => new PaymentsMirrorWrites() };
+
+async function writeOne(db: Queryable, queue: (w: PaymentsMirrorWrites) => void): Promise<boolean> {
+  const writes = new PaymentsMirrorWrites();
+  queue(writes);
+  return (await writes.flush(db)).written > 0;
+}
+
+/** Upsert one customer now (a batch of one); true when the row changed. */
+export const upsertCustomer = (db: Queryable, c: CustomerState) => writeOne(db, (w) => w.customer(c));
+/** Upsert one subscription now unless newer state is stored; false when stale. */
+export const upsertSubscription = (db: Queryable, s: SubscriptionState) => writeOne(db, (w) => w.subscription(s));
+/** Transition one known subscription now; false when unknown, in another status, or stale. */
+export const transitionSubscription = (db: Queryable, t: TransitionState) => writeOne(db, (w) => w.transition(t));
+
+/**
+ * Record that Stripe deleted a customer (the API answers 404 or `deleted`).
+ * Final, as in Stripe: no write ever clears `deleted_at`. Applied at once: it
+ * sets only columns the queued upserts leave alone.
+ */
+export async function markCustomerDeleted(db: Queryable, c: { id: string; at: Date }): Promise<void> {
+  await db.query(
+    `INSERT INTO customers (id, email, user_id, source_updated_at, deleted_at) VALUES ($1, null, null, $2::timestamptz, $2::timestamptz)
+     ON CONFLICT (id) DO UPDATE SET deleted_at = coalesce(customers.deleted_at, excluded.deleted_at),
+       source_updated_at = greatest(customers.source_updated_at, excluded.source_updated_at)`,
+    [c.id, iso(c.at)],
+  );
+}

@@ -1,0 +1,40 @@
+import type { Queryable } from './database.js';
+
+/** One family of writes a batch can defer: queued while handlers run, applied once at the batch's end. */
+export interface DeferredWrites {
+  flush(db: Queryable): Promise<unknown>;
+}
+
+/** How a batch makes a family's queue: `batch.of(PAYMENTS_MIRROR)`. */
+export interface WriteFamily<T extends DeferredWrites> {
+  readonly name: string;
+  create(): T;
+}
+
+/**
+ * The deferred writes of one worker batch. Handlers ask it for their table
+ * family's queue (`ctx.batch.of(FAMILY)`); the worker flushes the whole batch
+ * once, in the batch's transaction, before it settles the events, and knows
+ * no table. A family applies its queue in few multi-row statements, with the
+ * same result as the writes one by one.
+ */
+export class WriteBatch {
+  private readonly families = new Map<WriteFamily<DeferredWrites>, DeferredWrites>();
+
+  /** This batch's queue of one family, made on first use. */
+  of<T extends DeferredWrites>(family: WriteFamily<T>): T {
+    let queue = this.families.get(family);
+    if (!queue) {
+      queue = family.create();
+      this.families.set(family, queue);
+    }
+    return queue as T;
+  }
+
+  /** Apply every family's queue on `db`, in the order the families were first used; the batch is empty after. */
+  async flush(db: Queryable): Promise<void> {
+    const queues = [...this.families.values()];
+    this.families.clear();
+    for (const queue of queues) await queue.flush(db);
+  }
+}

@@ -1,0 +1,182 @@
+import type { Clock } from '../clock.js';
+import type { Database, Queryable } from '../db/database.js';
+import { claimDueEvents, releaseClaims, settleEvents, type ClaimedEvent, type Settlement } from '../db/inbox-queue.js';
+import { WriteBatch } from '../db/write-batch.js';
+import { withDeadline } from '../deadline.js';
+import { messageOf } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import type { HandlerRegistry } from './handlers/registry.js';
+import type { RetryPolicy } from './retry.js';
+import { settleFailure, settleWithoutHandler } from './settle.js';
+
+/** What one batch needs; the loop (worker.ts) owns when batches run. */
+export interface BatchDeps {
+  db: Database;
+  handlers: HandlerRegistry;
+  clock: Clock;
+  log: Logger;
+  metrics: Metrics;
+  policy: RetryPolicy;
+  random: () => number;
+  leaseMs: number;
+  batchSize: number;
+  isStopping(): boolean;
+}
+
+/** A handler ran past its time limit. */
+class HandlerTimeout extends Error {}
+/** Thrown inside the batch transaction to roll it back and fall back to one event at a time. */
+const BATCH_ABANDONED = new Error('batch abandoned');
+
+type BatchResult = { kind: 'committed'; settlements: Settlement[]; owned: number[] } | { kind: 'fallback'; decided: Settlement[] };
+
+const typeKey = (event: ClaimedEvent) => `${event.source}\u0000${event.type}`;
+const eventFields = (e: ClaimedEvent) => ({ eventId: e.id, source: e.source, key: e.key, type: e.type });
+
+/**
+ * One claim of up to `batchSize` due events, processed and settled. Their
+ * handlers run one after another in ONE transaction, with their deferred
+ * writes (`ctx.batch`) flushed and the outcomes settled in it: one commit per
+ * batch, and state change and outcome commit together. A handler that throws
+ * without breaking the transaction (a malformed payload) fails only its own
+ * event. A failed statement aborts the transaction: it rolls back and the
+ * batch falls back to one event at a time, keeping the outcome of the event
+ * that broke it. A handler slower than the database's in-transaction budget
+ * (PGlite: one session) rolls the batch back and its type runs alone from then on.
+ */
+export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
+  const { db, handlers, clock, log, metrics, policy, random, leaseMs } = deps;
+  // Give up on a handler before its lease ends, so no other instance takes the event while it still runs.
+  const handlerTimeoutMs = Math.max(leaseMs / 2, leaseMs - 5000);
+  const inTransactionBudgetMs = Math.min(handlerTimeoutMs, db.tuning.inTransactionBudgetMs ?? handlerTimeoutMs);
+  /** (source, type) pairs that proved too slow for a shared transaction. */
+  const slowTypes = new Set<string>();
+
+  function failure(event: ClaimedEvent, error: unknown): Settlement {
+    const settlement = settleFailure(event, error, policy, clock.now(), random);
+    const message = settlement.status === 'failed' || settlement.status === 'dead' ? settlement.error : messageOf(error);
+    log[settlement.status === 'dead' ? 'error' : 'warn']({ ...eventFields(event), attempts: event.attempts, err: { message } }, `event ${settlement.status}`);
+    return settlement;
+  }
+
+  /** Run the event's handler on `q` within `timeoutMs`; its deferred writes go to `batch`. */
+  async function runHandler(event: ClaimedEvent, q: Queryable, batch: WriteBatch, timeoutMs: number): Promise<void> {
+    const handler = handlers.find(event.source, event.type)!;
+    const handlerLog = log.child(eventFields(event));
+    await withDeadline(handler({ db: q, batch, event, clock, log: handlerLog }), timeoutMs, () => new HandlerTimeout(`The handler did not finish within ${timeoutMs} ms.`));
+  }
+
+  /** One event on its own, with its deferred writes in its own transaction: the fallback path and slow types. */
+  async function handleAlone(event: ClaimedEvent): Promise<Settlement> {
+    const startedAt = performance.now();
+    let settlement: Settlement;
+    try {
+      const batch = new WriteBatch();
+      await runHandler(event, db, batch, handlerTimeoutMs);
+      await db.transaction((tx) => batch.flush(tx));
+      settlement = { id: event.id, attempts: event.attempts, status: 'processed' };
+    } catch (error) {
+      settlement = failure(event, error);
+    }
+    metrics.processingDuration.observe({ source: event.source, outcome: settlement.status }, (performance.now() - startedAt) / 1000);
+    return settlement;
+  }
+
+  async function runInOneTransaction(events: ClaimedEvent[], fixed: Settlement[]): Promise<BatchResult> {
+    if (events.length === 0) return { kind: 'committed', settlements: [...fixed], owned: await settleEvents(db, fixed, clock.now()) };
+    const state: { brokenBy: number | undefined; abandoned: boolean } = { brokenBy: undefined, abandoned: false };
+    const decided: Settlement[] = [];
+    try {
+      return await db.transaction(async (tx) => {
+        let current = 0;
+        const q: Queryable = {
+          async query<T>(text: string, params?: unknown[]): Promise<T[]> {
+            if (state.abandoned || state.brokenBy !== undefined) throw new Error('The batch transaction was abandoned; the event is retried on its own.');
+            try {
+              return await tx.query<T>(text, params);
+            } catch (error) {
+              state.brokenBy ??= current;
+              throw error;
+            }
+          },
+        };
+        const batch = new WriteBatch();
+        const settlements = [...fixed];
+        const observed: Array<[ClaimedEvent, Settlement, number]> = [];
+        for (const event of events) {
+          current = event.id;
+          const startedAt = performance.now();
+          try {
+            await runHandler(event, q, batch, inTransactionBudgetMs);
+            settlements.push({ id: event.id, attempts: event.attempts, status: 'processed' });
+          } catch (error) {
+            if (error instanceof HandlerTimeout && inTransactionBudgetMs < handlerTimeoutMs) {
+              slowTypes.add(typeKey(event));
+              log.info({ source: event.source, type: event.type }, `handler took over ${inTransactionBudgetMs} ms inside a batch; it runs on its own from now on`);
+              throw BATCH_ABANDONED;
+            }
+            const settlement = failure(event, error);
+            if (error instanceof HandlerTimeout || state.brokenBy !== undefined) {
+              if (state.brokenBy === event.id || error instanceof HandlerTimeout) decided.push(settlement);
+              throw BATCH_ABANDONED;
+            }
+            settlements.push(settlement);
+          }
+          observed.push([event, settlements.at(-1)!, performance.now() - startedAt]);
+        }
+        current = -1; // a failing deferred write is no single event's: everything runs on its own
+        await batch.flush(q);
+        const owned = await settleEvents(tx, settlements, clock.now());
+        for (const [event, settlement, ms] of observed) metrics.processingDuration.observe({ source: event.source, outcome: settlement.status }, ms / 1000);
+        return { kind: 'committed', settlements, owned } as BatchResult;
+      });
+    } catch (error) {
+      state.abandoned = true; // a handler still running from a timed-out call must not write any more
+      if (error !== BATCH_ABANDONED) log.warn({ err: { message: messageOf(error) } }, 'batch transaction failed; processing its events one at a time');
+      return { kind: 'fallback', decided };
+    }
+  }
+
+  async function run(): Promise<number> {
+    const claims = await claimDueEvents(db, { now: clock.now(), leaseMs, limit: deps.batchSize });
+    if (claims.length === 0) return 0;
+    if (deps.isStopping()) {
+      await releaseClaims(db, claims);
+      return 0;
+    }
+    const fixed: Settlement[] = [];
+    const batched: ClaimedEvent[] = [];
+    const alone: ClaimedEvent[] = [];
+    for (const event of claims) {
+      const settlement = settleWithoutHandler(event, handlers.find(event.source, event.type) !== undefined, policy);
+      if (settlement) fixed.push(settlement);
+      else (slowTypes.has(typeKey(event)) ? alone : batched).push(event);
+    }
+    let result = await runInOneTransaction(batched, alone.length === 0 ? fixed : []);
+    if (result.kind === 'fallback') {
+      // The shared transaction rolled back: every event whose outcome it did not decide runs on its own.
+      const decided = new Set(result.decided.map((s) => s.id));
+      const rerun = [...batched.filter((e) => !decided.has(e.id)), ...alone];
+      const settlements = [...fixed, ...result.decided, ...(await Promise.all(rerun.map(handleAlone)))];
+      result = { kind: 'committed', settlements, owned: await settleEvents(db, settlements, clock.now()) };
+    } else if (alone.length > 0) {
+      const settlements = [...fixed, ...(await Promise.all(alone.map(handleAlone)))];
+      result.settlements.push(...settlements);
+      result.owned.push(...(await settleEvents(db, settlements, clock.now())));
+    }
+    const owned = new Set(result.owned);
+    const byId = new Map(claims.map((c) => [c.id, c]));
+    for (const settlement of result.settlements) {
+      const event = byId.get(settlement.id)!;
+      if (!owned.has(settlement.id)) {
+        log.warn(eventFields(event), 'lease lost before settling: another worker claimed the event again');
+        continue;
+      }
+      metrics.eventsProcessed.inc({ source: event.source, outcome: settlement.status });
+    }
+    return claims.length;
+  }
+
+  return { run };
+}
