@@ -1,8 +1,8 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { Hono, type Context } from 'hono';
 import { AppError } from '../errors.js';
+import { bearerToken, secureEqual } from '../secure-compare.js';
 import type { CronRunResult } from './run-job.js';
 import type { JobRegistry } from './registry.js';
 
@@ -37,15 +37,6 @@ export function isLoopbackAddress(address: string | undefined): boolean {
   return plain === '::1' || plain === '0:0:0:0:0:0:0:1';
 }
 
-const digest = (value: string) => createHash('sha256').update(value).digest();
-
-/** Compare a bearer token in constant time (hashing first hides the length too). */
-export function bearerMatches(header: string | undefined, secret: string): boolean {
-  const match = /^Bearer\s+(.+)$/i.exec(header ?? '');
-  const token = match?.[1]?.trim() ?? '';
-  return timingSafeEqual(digest(token), digest(secret)) && token.length > 0;
-}
-
 /** Vercel Cron's `User-Agent` (`vercel-cron/1.0`): the request is a scheduled delivery of a tick. */
 export const SCHEDULED_DELIVERY_AGENT = /^vercel-cron\//i;
 
@@ -63,7 +54,7 @@ export function createCronRoutes(options: CronRoutesOptions): Hono {
 
   app.use('*', async (c, next) => {
     if (options.cronSecret !== undefined) {
-      if (!bearerMatches(c.req.header('authorization'), options.cronSecret)) {
+      if (!secureEqual(bearerToken(c.req.header('authorization')), options.cronSecret)) {
         throw new AppError('unauthorized', 'Send Authorization: Bearer <CRON_SECRET>; the token is missing or wrong.');
       }
     } else if (!isLoopbackAddress(remoteAddress(c))) {

@@ -1,30 +1,11 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-
-const digest = (value: string) => createHash('sha256').update(value).digest();
-
-/**
- * Compare an offered token with ADMIN_TOKEN in constant time; hashing both
- * first hides the length too. An empty offer never matches.
- */
-export function adminTokenMatches(offered: string | undefined, adminToken: string): boolean {
-  const token = offered ?? '';
-  return timingSafeEqual(digest(token), digest(adminToken)) && token.length > 0;
-}
-
-/** The token of an `Authorization: Bearer <token>` header, or undefined. */
-export function bearerToken(header: string | undefined): string | undefined {
-  return /^Bearer\s+(.+)$/i.exec(header ?? '')?.[1]?.trim();
-}
+import { createHmac } from 'node:crypto';
+import { secureEqual } from '../secure-compare.js';
 
 /** How long a dashboard login lasts. */
 export const SESSION_SECONDS = 12 * 60 * 60;
 
 function mac(adminToken: string, purpose: string, value: string): string {
   return createHmac('sha256', adminToken).update(`hookrun-admin:${purpose}:${value}`).digest('base64url');
-}
-
-function equalStrings(a: string, b: string): boolean {
-  return timingSafeEqual(digest(a), digest(b));
 }
 
 /**
@@ -43,7 +24,7 @@ export function sessionIsValid(value: string | undefined, adminToken: string, no
   const match = /^(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(value ?? '');
   if (!match) return false;
   const [, expires, signature] = match as unknown as [string, string, string];
-  if (!equalStrings(signature, mac(adminToken, 'session', expires))) return false;
+  if (!secureEqual(signature, mac(adminToken, 'session', expires))) return false;
   return Number(expires) * 1000 > nowMs;
 }
 
@@ -59,5 +40,5 @@ export function csrfToken(session: string, adminToken: string): string {
 
 /** Check a posted CSRF token against the session it claims to belong to. */
 export function csrfTokenMatches(offered: string | undefined, session: string, adminToken: string): boolean {
-  return offered !== undefined && equalStrings(offered, csrfToken(session, adminToken));
+  return secureEqual(offered, csrfToken(session, adminToken));
 }

@@ -10,7 +10,7 @@ import { AppError } from '../errors.js';
 import { replayEvent, replayEventsByStatus } from '../inbox/replay.js';
 import type { Logger } from '../log.js';
 import { parseReconcileSince, type ReconcileSummary } from '../payments-api/reconcile.js';
-import { adminTokenMatches, bearerToken } from './admin-auth.js';
+import { bearerToken, secureEqual } from '../secure-compare.js';
 import type { EventStream } from './event-stream.js';
 import { createErrorHandler, errorResponse } from './errors.js';
 
@@ -90,7 +90,7 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
   app.use('*', async (c, next) => {
     const adminToken = deps.config.adminToken;
     if (!adminToken) throw new AppError('not_configured', 'ADMIN_TOKEN is not set, so the admin API is closed. Set ADMIN_TOKEN and restart hookrun.');
-    if (!adminTokenMatches(bearerToken(c.req.header('authorization')), adminToken)) {
+    if (!secureEqual(bearerToken(c.req.header('authorization')), adminToken)) {
       throw new AppError('unauthorized', 'Send Authorization: Bearer <ADMIN_TOKEN>; the token is missing or wrong.');
     }
     await next();

@@ -6,7 +6,8 @@ import { EVENT_STATUSES, countEventsByStatus, getEvent, listEvents } from '../db
 import { AppError } from '../errors.js';
 import { replayEvent, replayEventsByStatus } from '../inbox/replay.js';
 import type { AdminApiDeps } from './admin.js';
-import { adminTokenMatches, createSession, csrfToken, csrfTokenMatches, sessionIsValid, SESSION_SECONDS } from './admin-auth.js';
+import { secureEqual } from '../secure-compare.js';
+import { createSession, csrfToken, csrfTokenMatches, sessionIsValid, SESSION_SECONDS } from './admin-auth.js';
 import { eventPage, loginPage, messagePage, overviewPage } from './dashboard-pages.js';
 
 /** The session cookie; scoped to /admin, HttpOnly, SameSite=Strict. */
@@ -71,7 +72,7 @@ export function createDashboard(deps: AdminApiDeps): Hono {
 
   app.post('/login', async (c) => {
     const token = await formField(c, 'token');
-    if (!adminTokenMatches(token, deps.config.adminToken!)) {
+    if (!secureEqual(token, deps.config.adminToken!)) {
       deps.log.info('dashboard login refused: wrong token');
       return page(c, loginPage('That is not the ADMIN_TOKEN.'), 401);
     }

@@ -1,6 +1,7 @@
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { SecretSetting } from '../../config.js';
 import { AppError } from '../../errors.js';
+import { bearerToken, secureEqualAny } from '../../secure-compare.js';
 import { parseJsonObject, requireString, type Verifier } from '../delivery.js';
 import { createSigners, readSignedHeaders, verifyStandardSignature } from './standard-webhooks.js';
 
@@ -21,16 +22,6 @@ function unsignedDeliveryKey(headers: Headers): string {
     throw new AppError('invalid_payload', `The Idempotency-Key header must be 1-${MAX_IDEMPOTENCY_KEY_CHARS} characters; leave it out to store every delivery as its own event.`);
   }
   return key;
-}
-
-function bearerMatches(header: string, secrets: string[]): boolean {
-  const offered = Buffer.from(header.slice('Bearer '.length).trim());
-  let matched = false;
-  for (const secret of secrets) {
-    const expected = Buffer.from(secret);
-    if (offered.length === expected.length && timingSafeEqual(offered, expected)) matched = true;
-  }
-  return matched;
 }
 
 /**
@@ -55,7 +46,7 @@ export function createDatabaseVerifier(setting: SecretSetting): Verifier {
       if (!authorization) {
         throw new AppError('unauthorized', 'Missing Authorization header: add "Authorization: Bearer <DATABASE_WEBHOOK_SECRET>" to the Supabase webhook.');
       }
-      if (!/^Bearer /i.test(authorization) || !bearerMatches(authorization, setting.values)) {
+      if (!secureEqualAny(bearerToken(authorization), setting.values)) {
         throw new AppError('unauthorized', 'The Authorization bearer token does not match DATABASE_WEBHOOK_SECRET.');
       }
       key = unsignedDeliveryKey(headers);

@@ -1,7 +1,7 @@
-import { timingSafeEqual } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { AppError } from '../../errors.js';
 import { ConfigError } from '../../errors.js';
+import { secureEqual } from '../../secure-compare.js';
 
 /** The signed headers of one delivery, from either the `svix-*` or the `webhook-*` family. */
 export interface SignedHeaders {
@@ -34,12 +34,6 @@ export function createSigners(secrets: string[], envName: string): Webhook[] {
   });
 }
 
-function constantTimeEqual(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && timingSafeEqual(left, right);
-}
-
 /**
  * Verify a Standard Webhooks / Svix signature: `v1,<base64 HMAC-SHA256 of
  * id.timestamp.body>`, space-separated list, any may match, against any of the
@@ -70,7 +64,7 @@ export function verifyStandardSignature(
   });
   const matched = signers.some((signer) => {
     const expected = signer.sign(id, new Date(seconds * 1000), payload).slice('v1,'.length);
-    return offered.some((value) => constantTimeEqual(value, expected));
+    return offered.some((value) => secureEqual(value, expected));
   });
   if (!matched) {
     throw new AppError('invalid_signature', 'No v1 signature matches the configured secret. Check the signing secret and that the body is forwarded unchanged.');
