@@ -8,9 +8,7 @@ import { openDatabase } from './db/client.js';
 import type { Database } from './db/database.js';
 import { EventWriter } from './db/event-writer.js';
 import { createCronService } from './cron/cron-service.js';
-import { createApp } from './http/app.js';
-import { createEventStream } from './http/event-stream.js';
-import { createOperatorMounts } from './http/operator-routes.js';
+import { buildApp } from './http/build-app.js';
 import { createDefaultHandlers } from './inbox/handlers/defaults.js';
 import { createWorker } from './inbox/worker.js';
 import type { Logger } from './log.js';
@@ -101,9 +99,7 @@ export async function startService(config: Config, options: ServiceOptions): Pro
     for (const warning of cron.validate()) log.warn(warning); // a broken platform.json throws here
     const worker = options.worker === false ? undefined : createWorker({ db, config, clock, log, metrics, handlers: createDefaultHandlers({ stripe: config.stripe && createStripeApi(config.stripe) }), ingest: { get queued() { return writer.queued; } } });
     const writer = new EventWriter(db, () => worker?.wake());
-    const eventStream = createEventStream({ db, log });
-    const mounts = [{ prefix: '/cron', app: cron.routes }, ...createOperatorMounts({ config, db, clock, log, metrics, cron, writer, eventStream })];
-    const app = createApp({ config, db, writer, verifiers, clock, log, metrics, mounts });
+    const { app, eventStream } = buildApp({ config, db, clock, log, metrics, writer, cron, verifiers });
 
     const server = options.http === false ? undefined : await listen(app, config);
     worker?.start();

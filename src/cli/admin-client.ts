@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { Hono } from 'hono';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config.js';
 import { createCronService } from '../cron/cron-service.js';
 import type { Database } from '../db/database.js';
 import { ConfigError } from '../errors.js';
-import { createAdminApi } from '../http/admin.js';
+import { EventWriter } from '../db/event-writer.js';
+import { buildApp } from '../http/build-app.js';
 import { silentLogger } from '../log.js';
 import { Metrics } from '../metrics.js';
 import { embeddedHolderPid, openCliDatabase } from './local-database.js';
@@ -88,10 +88,10 @@ async function localClient(config: Config): Promise<AdminClient> {
     const cron = await createCronService({ config, db, log: silentLogger, metrics: new Metrics(), clock: systemClock });
     cron.validate(); // a bad platform.json is a ConfigError (exit 78), not a failed request
     const token = randomBytes(32).toString('base64url'); // in-process only: never leaves this process
-    const app: Hono = createAdminApi({ config: { adminToken: token }, db, clock: systemClock, cron, log: silentLogger });
+    const { app } = buildApp({ config: { ...config, adminToken: token }, db, clock: systemClock, log: silentLogger, metrics: new Metrics(), writer: new EventWriter(db), cron });
     return {
       mode: 'local',
-      request: async <T>(method: 'GET' | 'POST', path: string, body?: unknown) => decode<T>(await app.request(path, jsonInit(method, token, body))),
+      request: async <T>(method: 'GET' | 'POST', path: string, body?: unknown) => decode<T>(await app.request(`/api${path}`, jsonInit(method, token, body))),
       close: async () => {
         await cron.stop();
         await db.close();

@@ -7,10 +7,9 @@ import type { JobRegistry } from '../../src/cron/registry.js';
 import type { Database, Queryable } from '../../src/db/database.js';
 import type { CronRunRow } from '../../src/db/cron-runs.js';
 import { EventWriter } from '../../src/db/event-writer.js';
-import { createApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/http/build-app.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
-import { createVerifiers } from '../../src/webhooks/verifiers.js';
 import { testConfig } from '../helpers/config.js';
 
 /** A promise the test settles by hand (a job that runs until the test says so). */
@@ -62,16 +61,7 @@ export async function createHarness(db: Database, options: HarnessOptions = {}):
     remoteAddress: options.remoteAddress,
     ticker: { lateToleranceMs: options.lateToleranceMs },
   });
-  const app = createApp({
-    config,
-    db,
-    writer: new EventWriter(db),
-    verifiers: createVerifiers(config),
-    clock,
-    log: silentLogger,
-    metrics,
-    mounts: [{ prefix: '/cron', app: cron.routes }],
-  });
+  const { app } = buildApp({ config, db, clock, log: silentLogger, metrics, writer: new EventWriter(db), cron });
   return { cron, clock, metrics, config, app };
 }
 

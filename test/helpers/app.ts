@@ -3,10 +3,9 @@ import { ManualClock } from '../../src/clock.js';
 import type { Config } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
 import { EventWriter } from '../../src/db/event-writer.js';
-import { createApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/http/build-app.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
-import { createVerifiers } from '../../src/webhooks/verifiers.js';
 import { testConfig } from './config.js';
 
 /** An in-process app over a test database, with a clock the test controls (starts at real now). */
@@ -17,20 +16,12 @@ export interface TestApp {
   metrics: Metrics;
 }
 
-/** Build the HTTP app the way service.ts does, minus the listening socket. */
+/** The HTTP app as service.ts builds it (buildApp), without cron and operator routes, minus the listening socket. */
 export function createTestApp(db: Database, env: Record<string, string | undefined> = {}): TestApp {
   const config = testConfig(env);
   const clock = new ManualClock(Date.now());
   const metrics = new Metrics();
-  const app = createApp({
-    config,
-    db,
-    writer: new EventWriter(db),
-    verifiers: createVerifiers(config),
-    clock,
-    log: silentLogger,
-    metrics,
-  });
+  const { app } = buildApp({ config, db, clock, log: silentLogger, metrics, writer: new EventWriter(db) });
   return { app, config, clock, metrics };
 }
 

@@ -5,13 +5,10 @@ import { createCronService, type CronService } from '../../src/cron/cron-service
 import { defineJob } from '../../src/cron/job.js';
 import type { Database } from '../../src/db/database.js';
 import { EventWriter } from '../../src/db/event-writer.js';
-import { createApp } from '../../src/http/app.js';
-import { createEventStream } from '../../src/http/event-stream.js';
-import { createOperatorMounts } from '../../src/http/operator-routes.js';
+import { buildApp } from '../../src/http/build-app.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
 import { buildSample, signSample } from '../../src/webhooks/samples.js';
-import { createVerifiers } from '../../src/webhooks/verifiers.js';
 import { testConfig } from '../helpers/config.js';
 
 /** The whole HTTP app with the operator's routes mounted, a test clock and two test jobs. */
@@ -29,15 +26,12 @@ export const TEST_JOBS = new Map([
   ['boom', defineJob({ description: 'always fails', run: () => Promise.reject(new Error('kaboom')) })],
 ]);
 
-/** Build createApp + createOperatorMounts the way service.ts wires them. */
+/** The app as service.ts builds it (buildApp), with test jobs and a test clock. */
 export async function createToolsApp(db: Database, env: Record<string, string | undefined> = {}, clock = new ManualClock(Date.UTC(2026, 5, 1, 12))): Promise<ToolsApp> {
   const config: Config = { ...testConfig(env), crons: [{ path: '/cron/tick', schedule: '0 1 * * *' }] };
   const metrics = new Metrics();
   const cron = await createCronService({ config, db, log: silentLogger, metrics, clock, jobs: TEST_JOBS });
-  const writer = new EventWriter(db);
-  const eventStream = createEventStream({ db, log: silentLogger });
-  const mounts = [{ prefix: '/cron', app: cron.routes }, ...createOperatorMounts({ config, db, clock, log: silentLogger, metrics, cron, writer, eventStream })];
-  const app = createApp({ config, db, writer, verifiers: createVerifiers(config), clock, log: silentLogger, metrics, mounts });
+  const { app } = buildApp({ config, db, clock, log: silentLogger, metrics, writer: new EventWriter(db), cron });
   return { app, config, clock, metrics, cron };
 }
 

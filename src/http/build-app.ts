@@ -1,0 +1,48 @@
+import type { Hono } from 'hono';
+import type { Clock } from '../clock.js';
+import type { Config, Source } from '../config.js';
+import type { CronService } from '../cron/cron-service.js';
+import type { Database } from '../db/database.js';
+import type { EventWriter } from '../db/event-writer.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import { createVerifiers, type SourceVerifier } from '../webhooks/verifiers.js';
+import { createApp } from './app.js';
+import { createEventStream, type EventStream } from './event-stream.js';
+import { createOperatorMounts } from './operator-routes.js';
+
+/** The parts a running hookrun (or a test, or the CLI) already has; the app is built from them. */
+export interface AppParts {
+  config: Config;
+  db: Database;
+  clock: Clock;
+  log: Logger;
+  metrics: Metrics;
+  /** The receivers' group-commit writer (also what `POST /api/payments/reconcile` feeds). */
+  writer: EventWriter;
+  /** With it: `/cron/<job>` and the operator's routes (`/metrics`, `/openapi.json`, `/docs`, `/api`, `/admin`). */
+  cron?: CronService;
+  /** Default: built from `config` (a bad secret throws ConfigError here). */
+  verifiers?: Record<Source, SourceVerifier>;
+}
+
+/** The app and the parts of it its owner must stop. */
+export interface BuiltApp {
+  app: Hono;
+  /** End open `GET /api/events/stream` connections at shutdown (they never go idle). */
+  eventStream: EventStream;
+}
+
+/**
+ * The one place hookrun's HTTP surface is wired: receivers, health and
+ * readiness always; cron routes and the operator's routes when a cron service
+ * is given. `service.ts`, the tests and the CLI all build the app here, so
+ * none of them can drift from what runs in production.
+ */
+export function buildApp(parts: AppParts): BuiltApp {
+  const { config, db, clock, log, metrics, writer, cron } = parts;
+  const eventStream = createEventStream({ db, log });
+  const mounts = cron ? [{ prefix: '/cron', app: cron.routes }, ...createOperatorMounts({ config, db, clock, log, metrics, cron, writer, eventStream })] : [];
+  const app = createApp({ config, db, writer, verifiers: parts.verifiers ?? createVerifiers(config), clock, log, metrics, mounts });
+  return { app, eventStream };
+}
