@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { PaymentsMirrorWrites, transitionSubscription, upsertCustomer, upsertSubscription, type CustomerState, type SubscriptionState, type TransitionState } from '../../src/db/payments-mirror.js';
 import type { Queryable } from '../../src/db/database.js';
 import { createDefaultHandlers } from '../../src/inbox/handlers/defaults.js';
-import { databaseKinds, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { databaseKinds, truncateAll, useTestDatabase } from '../helpers/db.js';
 import { drain, eventRow, storeEvent, testWorker } from './fixtures.js';
 
 const sub = (type: string, created: number, status: string, extra: Record<string, unknown> = {}) => ({
@@ -44,14 +44,11 @@ async function mirrorState(db: Database) {
 }
 
 describe.each(databaseKinds())('batched processing on $name', (kind) => {
-  let handle: TestDatabase;
+  const testDb = useTestDatabase(kind);
   let db: Database;
-  beforeAll(async () => {
-    handle = await kind.create();
-    db = handle.db;
+  beforeEach(() => {
+    db = testDb.db;
   });
-  afterAll(() => handle.close());
-  beforeEach(() => truncateAll(db));
 
   it('writes to the same rows within one batch end as they do one event at a time', async () => {
     const store = async () => {

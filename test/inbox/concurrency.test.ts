@@ -8,19 +8,16 @@ import { HandlerRegistry } from '../../src/inbox/handlers/registry.js';
 import { createWorker } from '../../src/inbox/worker.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
-import { databaseKinds, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { databaseKinds, useTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { testConfig } from '../helpers/config.js';
 import { drain, eventRow, storeEvent, testWorker, waitFor } from './fixtures.js';
 
 describe.each(databaseKinds())('inbox plumbing on $name', (kind) => {
-  let handle: TestDatabase;
+  const testDb = useTestDatabase(kind);
   let db: Database;
-  beforeAll(async () => {
-    handle = await kind.create();
-    db = handle.db;
+  beforeEach(() => {
+    db = testDb.db;
   });
-  afterAll(() => handle.close());
-  beforeEach(() => truncateAll(db));
 
   it('a committed insert NOTIFYs hookrun_events once; a duplicate does not', async () => {
     const notes: string[] = [];

@@ -1,21 +1,18 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { Source } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
 import { SAMPLE_TYPES, buildSample } from '../../src/webhooks/samples.js';
 import { createTestApp } from '../helpers/app.js';
-import { databaseKinds, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { databaseKinds, useTestDatabase } from '../helpers/db.js';
 import { checkoutCompleted, clerkUserCreated, type Delivery } from '../helpers/signed-deliveries.js';
 import { drain, storeEvent, testWorker, waitFor } from './fixtures.js';
 
 describe.each(databaseKinds())('receive → process on $name', (kind) => {
-  let handle: TestDatabase;
+  const testDb = useTestDatabase(kind);
   let db: Database;
-  beforeAll(async () => {
-    handle = await kind.create();
-    db = handle.db;
+  beforeEach(() => {
+    db = testDb.db;
   });
-  afterAll(() => handle.close());
-  beforeEach(() => truncateAll(db));
 
   it('every sample `hookrun send` builds is processed by a shipped handler (not ignored, not dead)', async () => {
     const stored: Array<{ id: number; what: string }> = [];

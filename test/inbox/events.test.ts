@@ -1,22 +1,17 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { countEventsByStatus, getEvent, listEvents } from '../../src/db/events.js';
 import { sampleEventCounts } from '../../src/inbox/sample-event-counts.js';
 import { Metrics } from '../../src/metrics.js';
-import { databaseKinds, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { databaseKinds, useTestDatabase } from '../helpers/db.js';
 import { storeEvent } from './fixtures.js';
 
 describe.each(databaseKinds())('event queries on $name', (kind) => {
-  let handle: TestDatabase;
+  const testDb = useTestDatabase(kind);
   let db: Database;
   let ids: number[];
-  beforeAll(async () => {
-    handle = await kind.create();
-    db = handle.db;
-  });
-  afterAll(() => handle.close());
   beforeEach(async () => {
-    await truncateAll(db);
+    db = testDb.db;
     ids = [];
     for (let n = 0; n < 7; n++) ids.push(await storeEvent(db, n % 2 ? 'auth' : 'payments', n < 5 ? 'a.created' : 'b.deleted', { n }, `key${n}`));
     await db.query(`UPDATE webhook_events SET status = 'dead', last_error = 'boom' WHERE id = ANY($1::bigint[])`, [[ids[1], ids[2]]]);

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
-import { databaseKinds, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { databaseKinds, useTestDatabase } from '../helpers/db.js';
 import {
   clerkDeleted,
   clerkMembership,
@@ -18,14 +18,11 @@ const T = Date.UTC(2026, 5, 1); // ms epoch, Clerk's unit
 const S = Math.floor(T / 1000); // seconds, Stripe's unit
 
 describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
-  let handle: TestDatabase;
+  const testDb = useTestDatabase(kind);
   let db: Database;
-  beforeAll(async () => {
-    handle = await kind.create();
-    db = handle.db;
+  beforeEach(() => {
+    db = testDb.db;
   });
-  afterAll(() => handle.close());
-  beforeEach(() => truncateAll(db));
 
   async function process(...events: Array<[string, unknown]>): Promise<number[]> {
     // One event at a time, so the arrival order is the processing order the test describes.

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { claimDueEvents } from '../../src/db/inbox-queue.js';
 import { HandlerRegistry } from '../../src/inbox/handlers/registry.js';
 import { replayEvent, replayEventsByStatus } from '../../src/inbox/replay.js';
 import { AppError } from '../../src/errors.js';
-import { databaseKinds, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { databaseKinds, useTestDatabase } from '../helpers/db.js';
 import { clerkUser, drain, eventRow, storeEvent, testWorker, waitFor } from './fixtures.js';
 
 /** A registry whose single handler fails `failures` times, then succeeds; counts calls per event id. */
@@ -19,14 +19,11 @@ function flakyHandlers(failures: number) {
 }
 
 describe.each(databaseKinds())('inbox worker on $name', (kind) => {
-  let handle: TestDatabase;
+  const testDb = useTestDatabase(kind);
   let db: Database;
-  beforeAll(async () => {
-    handle = await kind.create();
-    db = handle.db;
+  beforeEach(() => {
+    db = testDb.db;
   });
-  afterAll(() => handle.close());
-  beforeEach(() => truncateAll(db));
 
   it('a failing handler is retried after its backoff, then succeeds', async () => {
     const { handlers, calls } = flakyHandlers(2);
