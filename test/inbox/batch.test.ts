@@ -45,26 +45,22 @@ async function mirrorState(db: Database) {
 
 describe.each(databaseKinds())('batched processing on $name', (kind) => {
   const testDb = useTestDatabase(kind);
-  let db: Database;
-  beforeEach(() => {
-    db = testDb.db;
-  });
 
   it('writes to the same rows within one batch end as they do one event at a time', async () => {
     const store = async () => {
-      for (const payload of SEQUENCE) await storeEvent(db, 'payments', payload.type, payload);
+      for (const payload of SEQUENCE) await storeEvent(testDb.db, 'payments', payload.type, payload);
     };
     await store();
-    await drain(testWorker(db, { options: { batchSize: 1 } }).worker);
-    const oneByOne = await mirrorState(db);
+    await drain(testWorker(testDb.db, { options: { batchSize: 1 } }).worker);
+    const oneByOne = await mirrorState(testDb.db);
     expect(oneByOne.subscriptions).toMatchObject([{ status: 'canceled' }]);
     expect(oneByOne.customers).toMatchObject([{ email: 'new@example.com', user_id: 'user_1' }]);
 
-    await truncateAll(db);
+    await truncateAll(testDb.db);
     await store();
-    const { worker } = testWorker(db, { options: { batchSize: 100 } });
+    const { worker } = testWorker(testDb.db, { options: { batchSize: 100 } });
     expect(await worker.runOnce()).toBe(SEQUENCE.length);
-    expect(await mirrorState(db)).toEqual(oneByOne);
+    expect(await mirrorState(testDb.db)).toEqual(oneByOne);
   });
 
   it('the payments mirror queue applies as the same writes one by one do; a single write is a batch of one and says when it was stale', async () => {
@@ -83,16 +79,16 @@ describe.each(databaseKinds())('batched processing on $name', (kind) => {
     ];
     const results: boolean[] = [];
     for (const [kind, w] of writes) {
-      if (kind === 'customer') results.push(await upsertCustomer(db, w));
-      else if (kind === 'subscription') results.push(await upsertSubscription(db, w));
-      else results.push(await transitionSubscription(db, w));
+      if (kind === 'customer') results.push(await upsertCustomer(testDb.db, w));
+      else if (kind === 'subscription') results.push(await upsertSubscription(testDb.db, w));
+      else results.push(await transitionSubscription(testDb.db, w));
     }
     // Truthful: the stale trialing (15 < 20) and the transition from a status the row no longer has changed nothing.
     expect(results).toEqual([true, true, true, true, false, true, true, true, true]);
-    const oneByOne = await mirrorState(db);
+    const oneByOne = await mirrorState(testDb.db);
     expect(oneByOne.subscriptions).toMatchObject([{ status: 'canceled' }]);
-    await truncateAll(db);
-    await db.transaction(async (tx) => {
+    await truncateAll(testDb.db);
+    await testDb.db.transaction(async (tx) => {
       const queue = new PaymentsMirrorWrites();
       for (const [kind, w] of writes) {
         if (kind === 'customer') queue.customer(w);
@@ -102,7 +98,7 @@ describe.each(databaseKinds())('batched processing on $name', (kind) => {
       expect(await mirrorState(tx as Database)).toEqual({ customers: [], subscriptions: [] }); // nothing written before the flush
       await queue.flush(tx);
     });
-    expect(await mirrorState(db)).toEqual(oneByOne);
+    expect(await mirrorState(testDb.db)).toEqual(oneByOne);
   });
 
   it('a failing statement fails only its own event; a malformed payload is dead; the rest of the batch is processed', async () => {
@@ -113,18 +109,18 @@ describe.each(databaseKinds())('batched processing on $name', (kind) => {
       .on('test', 'swallows', async ({ db: q }) => {
         await q.query('SELECT 1 / 0').catch(() => undefined); // leaves the shared transaction aborted
       });
-    const good = await storeEvent(db, 'payments', 'checkout.session.completed', checkout(60, 'c@example.com', null));
-    const bad = await storeEvent(db, 'test', 'bad-sql', {});
-    const malformed = await storeEvent(db, 'payments', 'invoice.paid', { created: 'yesterday' });
-    const swallows = await storeEvent(db, 'test', 'swallows', {});
-    const late = await storeEvent(db, 'payments', 'customer.subscription.created', sub('customer.subscription.created', 70, 'active'));
-    const { worker } = testWorker(db, { handlers });
+    const good = await storeEvent(testDb.db, 'payments', 'checkout.session.completed', checkout(60, 'c@example.com', null));
+    const bad = await storeEvent(testDb.db, 'test', 'bad-sql', {});
+    const malformed = await storeEvent(testDb.db, 'payments', 'invoice.paid', { created: 'yesterday' });
+    const swallows = await storeEvent(testDb.db, 'test', 'swallows', {});
+    const late = await storeEvent(testDb.db, 'payments', 'customer.subscription.created', sub('customer.subscription.created', 70, 'active'));
+    const { worker } = testWorker(testDb.db, { handlers });
     expect(await worker.runOnce()).toBe(5);
-    expect(await eventRow(db, good)).toMatchObject({ status: 'processed', attempts: 1 });
-    expect(await eventRow(db, bad)).toMatchObject({ status: 'failed', attempts: 1, last_error: expect.stringMatching(/division by zero/) });
-    expect(await eventRow(db, malformed)).toMatchObject({ status: 'dead', attempts: 1 });
-    expect(await eventRow(db, swallows)).toMatchObject({ status: 'processed', attempts: 1 });
-    expect(await eventRow(db, late)).toMatchObject({ status: 'processed', attempts: 1 });
-    expect(await mirrorState(db)).toMatchObject({ customers: [{ email: 'c@example.com' }], subscriptions: [{ status: 'active' }] });
+    expect(await eventRow(testDb.db, good)).toMatchObject({ status: 'processed', attempts: 1 });
+    expect(await eventRow(testDb.db, bad)).toMatchObject({ status: 'failed', attempts: 1, last_error: expect.stringMatching(/division by zero/) });
+    expect(await eventRow(testDb.db, malformed)).toMatchObject({ status: 'dead', attempts: 1 });
+    expect(await eventRow(testDb.db, swallows)).toMatchObject({ status: 'processed', attempts: 1 });
+    expect(await eventRow(testDb.db, late)).toMatchObject({ status: 'processed', attempts: 1 });
+    expect(await mirrorState(testDb.db)).toMatchObject({ customers: [{ email: 'c@example.com' }], subscriptions: [{ status: 'active' }] });
   });
 });

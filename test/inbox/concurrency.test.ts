@@ -14,22 +14,18 @@ import { drain, eventRow, storeEvent, testWorker, waitFor } from './fixtures.js'
 
 describe.each(databaseKinds())('inbox plumbing on $name', (kind) => {
   const testDb = useTestDatabase(kind);
-  let db: Database;
-  beforeEach(() => {
-    db = testDb.db;
-  });
 
   it('a committed insert NOTIFYs hookrun_events once; a duplicate does not', async () => {
     const notes: string[] = [];
-    const unlisten = await db.listen(EVENTS_CHANNEL, (payload) => notes.push(payload));
+    const unlisten = await testDb.db.listen(EVENTS_CHANNEL, (payload) => notes.push(payload));
     try {
-      const writer = new EventWriter(db);
+      const writer = new EventWriter(testDb.db);
       const stored = await Promise.all([1, 2, 3].map((n) => writer.write({ source: 'auth', key: `k${n}`, type: 't', payloadJson: '{}' })));
       expect(stored.map((s) => s.duplicate)).toEqual([false, false, false]);
       await waitFor(() => notes.length >= 1);
       const seen = notes.length;
       expect(await writer.write({ source: 'auth', key: 'k1', type: 't', payloadJson: '{}' })).toMatchObject({ duplicate: true });
-      await db.query(`SELECT pg_notify('${EVENTS_CHANNEL}', 'marker')`);
+      await testDb.db.query(`SELECT pg_notify('${EVENTS_CHANNEL}', 'marker')`);
       await waitFor(() => notes.includes('marker'));
       expect(notes.length).toBe(seen + 1); // only the marker arrived after the duplicate
     } finally {
@@ -41,20 +37,20 @@ describe.each(databaseKinds())('inbox plumbing on $name', (kind) => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const handlers = new HandlerRegistry().on('test', 'slow', () => gate);
-    const { worker } = testWorker(db, { handlers, options: { pollIntervalMs: 50 } });
-    const id = await storeEvent(db, 'test', 'slow', {});
+    const { worker } = testWorker(testDb.db, { handlers, options: { pollIntervalMs: 50 } });
+    const id = await storeEvent(testDb.db, 'test', 'slow', {});
     worker.start();
-    await waitFor(async () => (await eventRow(db, id)).status === 'processing');
+    await waitFor(async () => (await eventRow(testDb.db, id)).status === 'processing');
     const stopped = worker.stop();
     release();
     await stopped;
-    expect(await eventRow(db, id)).toMatchObject({ status: 'processed', attempts: 1 });
+    expect(await eventRow(testDb.db, id)).toMatchObject({ status: 'processed', attempts: 1 });
   });
 
   it('a database that fails is logged and retried with backoff: no crash, no spin, stop() still resolves', async () => {
     let calls = 0;
     const broken: Database = {
-      ...db,
+      ...testDb.db,
       query: async () => {
         calls += 1;
         throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });

@@ -9,35 +9,31 @@ import { drain, storeEvent, testWorker, waitFor } from './fixtures.js';
 
 describe.each(databaseKinds())('receive → process on $name', (kind) => {
   const testDb = useTestDatabase(kind);
-  let db: Database;
-  beforeEach(() => {
-    db = testDb.db;
-  });
 
   it('every sample `hookrun send` builds is processed by a shipped handler (not ignored, not dead)', async () => {
     const stored: Array<{ id: number; what: string }> = [];
     for (const source of Object.keys(SAMPLE_TYPES) as Source[]) {
       for (const type of SAMPLE_TYPES[source]) {
         const sample = buildSample(source, type);
-        stored.push({ id: await storeEvent(db, source, String(sample.type), sample), what: `${source} ${type}` });
+        stored.push({ id: await storeEvent(testDb.db, source, String(sample.type), sample), what: `${source} ${type}` });
       }
     }
-    await drain(testWorker(db).worker);
-    const rows = await db.query<{ id: number; status: string; last_error: string | null }>('SELECT id, status, last_error FROM webhook_events ORDER BY id');
+    await drain(testWorker(testDb.db).worker);
+    const rows = await testDb.db.query<{ id: number; status: string; last_error: string | null }>('SELECT id, status, last_error FROM webhook_events ORDER BY id');
     const outcomes = rows.map((row) => `${stored.find((s) => s.id === Number(row.id))!.what}: ${row.status}${row.last_error ? ` (${row.last_error})` : ''}`);
     expect(outcomes).toEqual(stored.map((s) => `${s.what}: processed`));
   });
 
   it('a signed Clerk user.created and Stripe checkout posted to the app reach the mirror without a poll', async () => {
-    const t = createTestApp(db);
-    const { worker } = testWorker(db, { options: { pollIntervalMs: 60_000 } });
+    const t = createTestApp(testDb.db);
+    const { worker } = testWorker(testDb.db, { options: { pollIntervalMs: 60_000 } });
     const post = (d: Delivery) => t.app.request(`/webhooks/${d.source}`, { method: 'POST', body: d.body, headers: d.sign(t.clock.now()) });
     worker.start();
     try {
       expect((await post(clerkUserCreated('e2e'))).status).toBe(200);
       expect((await post(checkoutCompleted('e2e'))).status).toBe(200);
-      await waitFor(async () => (await db.query(`SELECT 1 FROM customers WHERE id = 'cus_e2e' AND user_id = 'user_e2e'`)).length === 1);
-      await waitFor(async () => (await db.query(`SELECT 1 FROM users WHERE id = 'user_e2e' AND email = 'e2e@example.com'`)).length === 1);
+      await waitFor(async () => (await testDb.db.query(`SELECT 1 FROM customers WHERE id = 'cus_e2e' AND user_id = 'user_e2e'`)).length === 1);
+      await waitFor(async () => (await testDb.db.query(`SELECT 1 FROM users WHERE id = 'user_e2e' AND email = 'e2e@example.com'`)).length === 1);
     } finally {
       await worker.stop();
     }

@@ -20,27 +20,23 @@ function flakyHandlers(failures: number) {
 
 describe.each(databaseKinds())('inbox worker on $name', (kind) => {
   const testDb = useTestDatabase(kind);
-  let db: Database;
-  beforeEach(() => {
-    db = testDb.db;
-  });
 
   it('a failing handler is retried after its backoff, then succeeds', async () => {
     const { handlers, calls } = flakyHandlers(2);
-    const { worker, clock, metrics } = testWorker(db, { handlers });
-    const id = await storeEvent(db, 'test', 'flaky', {});
+    const { worker, clock, metrics } = testWorker(testDb.db, { handlers });
+    const id = await storeEvent(testDb.db, 'test', 'flaky', {});
     expect(await worker.runOnce()).toBe(1);
-    let row = await eventRow(db, id);
+    let row = await eventRow(testDb.db, id);
     expect(row).toMatchObject({ status: 'failed', attempts: 1, last_error: 'boom 1' });
     // random() = 0.5 → first delay is 3/4 of the 5 s base.
     expect(new Date(row.next_attempt_at).getTime()).toBe(clock.now() + 3750);
     expect(await worker.runOnce()).toBe(0); // not due yet
     clock.advance(3750);
     expect(await worker.runOnce()).toBe(1);
-    expect(await eventRow(db, id)).toMatchObject({ status: 'failed', attempts: 2, last_error: 'boom 2' });
+    expect(await eventRow(testDb.db, id)).toMatchObject({ status: 'failed', attempts: 2, last_error: 'boom 2' });
     clock.advance(7500);
     expect(await worker.runOnce()).toBe(1);
-    row = await eventRow(db, id);
+    row = await eventRow(testDb.db, id);
     expect(row).toMatchObject({ status: 'processed', attempts: 3, last_error: null, locked_until: null });
     expect(new Date(row.processed_at!).getTime()).toBe(clock.now());
     expect(calls.get(id)).toBe(3);
@@ -51,12 +47,12 @@ describe.each(databaseKinds())('inbox worker on $name', (kind) => {
 
   it('a handler that always fails ends dead after maxAttempts, with backoff growing each time', async () => {
     const { handlers, calls } = flakyHandlers(Infinity);
-    const { worker, clock } = testWorker(db, { handlers, env: { MAX_ATTEMPTS: '5' } });
-    const id = await storeEvent(db, 'test', 'flaky', {});
+    const { worker, clock } = testWorker(testDb.db, { handlers, env: { MAX_ATTEMPTS: '5' } });
+    const id = await storeEvent(testDb.db, 'test', 'flaky', {});
     const delays: number[] = [];
     for (let attempt = 1; attempt <= 5; attempt++) {
       expect(await worker.runOnce()).toBe(1);
-      const row = await eventRow(db, id);
+      const row = await eventRow(testDb.db, id);
       expect(row.attempts).toBe(attempt);
       if (attempt < 5) {
         expect(row.status).toBe('failed');
@@ -68,7 +64,7 @@ describe.each(databaseKinds())('inbox worker on $name', (kind) => {
       }
     }
     expect(delays).toEqual([3750, 7500, 15000, 30000]);
-    const dead = await eventRow(db, id);
+    const dead = await eventRow(testDb.db, id);
     expect(dead.status).toBe('dead');
     expect(dead.last_error).toBe('boom 5 (gave up after 5 attempts)');
     clock.advance(24 * 3600 * 1000);
@@ -78,52 +74,52 @@ describe.each(databaseKinds())('inbox worker on $name', (kind) => {
 
   it('replay one event, and replay all dead: back to pending with attempts reset, then processed', async () => {
     const { handlers, calls } = flakyHandlers(1);
-    const { worker, clock } = testWorker(db, { handlers, env: { MAX_ATTEMPTS: '1' } });
-    const ids = [await storeEvent(db, 'test', 'flaky', {}), await storeEvent(db, 'test', 'flaky', {}), await storeEvent(db, 'test', 'flaky', {})];
+    const { worker, clock } = testWorker(testDb.db, { handlers, env: { MAX_ATTEMPTS: '1' } });
+    const ids = [await storeEvent(testDb.db, 'test', 'flaky', {}), await storeEvent(testDb.db, 'test', 'flaky', {}), await storeEvent(testDb.db, 'test', 'flaky', {})];
     await drain(worker);
-    for (const id of ids) expect(await eventRow(db, id)).toMatchObject({ status: 'dead', attempts: 1 });
+    for (const id of ids) expect(await eventRow(testDb.db, id)).toMatchObject({ status: 'dead', attempts: 1 });
 
-    await replayEvent(db, clock, ids[0]!);
-    expect(await eventRow(db, ids[0]!)).toMatchObject({ status: 'pending', attempts: 0 });
+    await replayEvent(testDb.db, clock, ids[0]!);
+    expect(await eventRow(testDb.db, ids[0]!)).toMatchObject({ status: 'pending', attempts: 0 });
     await drain(worker);
-    expect(await eventRow(db, ids[0]!)).toMatchObject({ status: 'processed', attempts: 1, last_error: null });
+    expect(await eventRow(testDb.db, ids[0]!)).toMatchObject({ status: 'processed', attempts: 1, last_error: null });
 
-    expect(await replayEventsByStatus(db, clock, { status: 'dead' })).toBe(2);
+    expect(await replayEventsByStatus(testDb.db, clock, { status: 'dead' })).toBe(2);
     await drain(worker);
-    for (const id of ids) expect(await eventRow(db, id)).toMatchObject({ status: 'processed', attempts: 1 });
+    for (const id of ids) expect(await eventRow(testDb.db, id)).toMatchObject({ status: 'processed', attempts: 1 });
     expect([...calls.values()]).toEqual([2, 2, 2]);
 
-    await replayEvent(db, clock, ids[1]!, { resetAttempts: false });
-    expect(await eventRow(db, ids[1]!)).toMatchObject({ status: 'pending', attempts: 1 });
-    await expect(replayEvent(db, clock, 999_999)).rejects.toMatchObject({ code: 'not_found' });
-    await expect(replayEventsByStatus(db, clock, { status: 'processing' })).rejects.toBeInstanceOf(AppError);
+    await replayEvent(testDb.db, clock, ids[1]!, { resetAttempts: false });
+    expect(await eventRow(testDb.db, ids[1]!)).toMatchObject({ status: 'pending', attempts: 1 });
+    await expect(replayEvent(testDb.db, clock, 999_999)).rejects.toMatchObject({ code: 'not_found' });
+    await expect(replayEventsByStatus(testDb.db, clock, { status: 'processing' })).rejects.toBeInstanceOf(AppError);
   });
 
   it('a processing row whose lease passed is claimed again (crashed worker); before that it is not', async () => {
     const { handlers, calls } = flakyHandlers(0);
-    const { worker, clock } = testWorker(db, { handlers });
-    const id = await storeEvent(db, 'test', 'flaky', {});
+    const { worker, clock } = testWorker(testDb.db, { handlers });
+    const id = await storeEvent(testDb.db, 'test', 'flaky', {});
     // A worker that claims and then dies: the claim stays 'processing' with a 30 s lease.
-    const [claimed] = await claimDueEvents(db, { now: clock.now(), leaseMs: 30_000, limit: 10 });
+    const [claimed] = await claimDueEvents(testDb.db, { now: clock.now(), leaseMs: 30_000, limit: 10 });
     expect(claimed).toMatchObject({ id, attempts: 1 });
     clock.advance(29_999);
     expect(await worker.runOnce()).toBe(0);
     clock.advance(1);
     expect(await worker.runOnce()).toBe(1);
-    expect(await eventRow(db, id)).toMatchObject({ status: 'processed', attempts: 2 });
+    expect(await eventRow(testDb.db, id)).toMatchObject({ status: 'processed', attempts: 2 });
     expect(calls.get(id)).toBe(1);
   });
 
   it('an event whose worker keeps crashing (lease expires every time) ends dead without another run', async () => {
     const { handlers, calls } = flakyHandlers(0);
-    const { worker, clock } = testWorker(db, { handlers, env: { MAX_ATTEMPTS: '3' } });
-    const id = await storeEvent(db, 'test', 'flaky', {});
+    const { worker, clock } = testWorker(testDb.db, { handlers, env: { MAX_ATTEMPTS: '3' } });
+    const id = await storeEvent(testDb.db, 'test', 'flaky', {});
     for (let n = 0; n < 3; n++) {
-      expect(await claimDueEvents(db, { now: clock.now(), leaseMs: 30_000, limit: 10 })).toHaveLength(1);
+      expect(await claimDueEvents(testDb.db, { now: clock.now(), leaseMs: 30_000, limit: 10 })).toHaveLength(1);
       clock.advance(30_000);
     }
     expect(await worker.runOnce()).toBe(1);
-    const row = await eventRow(db, id);
+    const row = await eventRow(testDb.db, id);
     expect(row).toMatchObject({ status: 'dead', attempts: 4 });
     expect(row.last_error).toMatch(/^Claimed 4 times without finishing/);
     expect(calls.get(id)).toBeUndefined();
@@ -131,24 +127,24 @@ describe.each(databaseKinds())('inbox worker on $name', (kind) => {
 
   it('a handler that hangs is given up before its lease ends and retried later', async () => {
     const handlers = new HandlerRegistry().on('test', 'hang', () => new Promise<void>(() => undefined));
-    const { worker } = testWorker(db, { handlers, env: { LEASE_SECONDS: '1' } });
-    const id = await storeEvent(db, 'test', 'hang', {});
+    const { worker } = testWorker(testDb.db, { handlers, env: { LEASE_SECONDS: '1' } });
+    const id = await storeEvent(testDb.db, 'test', 'hang', {});
     expect(await worker.runOnce()).toBe(1);
-    expect(await eventRow(db, id)).toMatchObject({ status: 'failed', attempts: 1, last_error: 'The handler did not finish within 500 ms.' });
+    expect(await eventRow(testDb.db, id)).toMatchObject({ status: 'failed', attempts: 1, last_error: 'The handler did not finish within 500 ms.' });
   });
 
   it('claims taken while stopping are released untouched (not counted as an attempt)', async () => {
     const { handlers, calls } = flakyHandlers(0);
-    const { worker } = testWorker(db, { handlers });
-    const id = await storeEvent(db, 'test', 'flaky', {});
+    const { worker } = testWorker(testDb.db, { handlers });
+    const id = await storeEvent(testDb.db, 'test', 'flaky', {});
     await worker.stop();
     expect(await worker.runOnce()).toBe(0);
-    expect(await eventRow(db, id)).toMatchObject({ status: 'pending', attempts: 0, locked_until: null });
+    expect(await eventRow(testDb.db, id)).toMatchObject({ status: 'pending', attempts: 0, locked_until: null });
     expect(calls.size).toBe(0);
   });
 
   it('start() picks a new event up at once on wake() and on NOTIFY; stop() resolves', async () => {
-    const { worker } = testWorker(db, { options: { pollIntervalMs: 60_000 } });
+    const { worker } = testWorker(testDb.db, { options: { pollIntervalMs: 60_000 } });
     worker.start();
     try {
       // Wait until the worker LISTENs (PGlite: its one session; PostgreSQL: the worker's own connection).
@@ -156,13 +152,13 @@ describe.each(databaseKinds())('inbox worker on $name', (kind) => {
         kind.name === 'pglite'
           ? `SELECT 1 FROM pg_listening_channels() c WHERE c = 'hookrun_events'`
           : `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN "hookrun_events"'`;
-      await waitFor(async () => (await db.query(listening)).length === 1);
-      await storeEvent(db, 'auth', 'user.created', clerkUser('user.created', 'user_1', Date.now()));
+      await waitFor(async () => (await testDb.db.query(listening)).length === 1);
+      await storeEvent(testDb.db, 'auth', 'user.created', clerkUser('user.created', 'user_1', Date.now()));
       // No wake() call: the INSERT's pg_notify reaches the LISTENing worker; polling is 60 s away.
-      await waitFor(async () => (await db.query(`SELECT 1 FROM users WHERE id = 'user_1'`)).length === 1);
-      await storeEvent(db, 'auth', 'user.created', clerkUser('user.created', 'user_2', Date.now()));
+      await waitFor(async () => (await testDb.db.query(`SELECT 1 FROM users WHERE id = 'user_1'`)).length === 1);
+      await storeEvent(testDb.db, 'auth', 'user.created', clerkUser('user.created', 'user_2', Date.now()));
       worker.wake();
-      await waitFor(async () => (await db.query(`SELECT 1 FROM users WHERE id = 'user_2'`)).length === 1);
+      await waitFor(async () => (await testDb.db.query(`SELECT 1 FROM users WHERE id = 'user_2'`)).length === 1);
     } finally {
       await worker.stop();
     }
@@ -173,15 +169,15 @@ describe.each(databaseKinds())('inbox worker on $name', (kind) => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     handlers.on('test', 'slow', async () => gate);
-    const { worker, clock } = testWorker(db, { handlers });
-    const id = await storeEvent(db, 'test', 'slow', {});
+    const { worker, clock } = testWorker(testDb.db, { handlers });
+    const id = await storeEvent(testDb.db, 'test', 'slow', {});
     const first = worker.runOnce();
-    await waitFor(async () => (await eventRow(db, id)).status === 'processing');
+    await waitFor(async () => (await eventRow(testDb.db, id)).status === 'processing');
     clock.advance(31_000); // lease over: another worker takes it
-    const [again] = await claimDueEvents(db, { now: clock.now(), leaseMs: 30_000, limit: 10 });
+    const [again] = await claimDueEvents(testDb.db, { now: clock.now(), leaseMs: 30_000, limit: 10 });
     expect(again).toMatchObject({ id, attempts: 2 });
     release();
     await first;
-    expect(await eventRow(db, id)).toMatchObject({ status: 'processing', attempts: 2 });
+    expect(await eventRow(testDb.db, id)).toMatchObject({ status: 'processing', attempts: 2 });
   });
 });
