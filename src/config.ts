@@ -193,12 +193,3 @@ export function loadDotEnvFile(cwd: string = process.cwd()): void {
   const path = resolve(cwd, '.env');
   if (existsSync(path)) process.loadEnvFile(path);
 }
-
-/** Every secret value in the config, so tests and log scrubbing can look for leaks. */
-export function allSecretValues(config: Config): string[] {
-  const out: string[] = [];
-  for (const source of SOURCES) out.push(...(config.secrets[source]?.values ?? []));
-  if (config.cronSecret) out.push(config.cronSecret);
-  if (config.adminToken) out.push(config.adminToken);
-  return out;
-}

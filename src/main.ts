@@ -5,6 +5,7 @@ import { registerStartCommands } from './cli/start.js';
 import { registerCheckCommand } from './cli/check.js';
 import { registerCronCommands } from './cli/cron.js';
 import { registerEventsCommands } from './cli/events.js';
+import { EXIT_CODES } from './cli/output.js';
 import { registerListenCommand } from './cli/listen.js';
 import { registerMigrateCommand } from './cli/migrate.js';
 import { registerMirrorCommand } from './cli/mirror.js';
@@ -13,8 +14,6 @@ import { registerSendCommand } from './cli/send.js';
 import { loadDotEnvFile } from './config.js';
 import { ConfigError } from './errors.js';
 
-/** Exit codes scripts can rely on. */
-export const EXIT = { ok: 0, failure: 1, usage: 2, config: 78 } as const;
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
 
@@ -39,11 +38,11 @@ try {
   loadDotEnvFile();
   await program.parseAsync(process.argv);
 } catch (error) {
-  if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? EXIT.ok : EXIT.usage);
+  if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage);
   if (error instanceof ConfigError) {
     process.stderr.write(`hookrun: ${error.message}\n`);
-    process.exit(EXIT.config);
+    process.exit(EXIT_CODES.config);
   }
   process.stderr.write(`hookrun: ${(error as Error).message}\n`);
-  process.exit(EXIT.failure);
+  process.exit(EXIT_CODES.failure);
 }

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { SECRET_ENV_NAMES, SOURCES, loadConfig, type Config } from '../config.js';
-import { displayConfigPath } from '../cron/schedule.js';
+import { displayPath } from '../cron/registry.js';
 import { createVerifiers } from '../webhooks/verifiers.js';
 import { scheduledJobs } from './cron.js';
 import { printJson, shortTime } from './output.js';
@@ -49,7 +49,7 @@ export async function checkConfig(config: Config) {
     /** Where STRIPE_SECRET_KEY sends API calls (payments synced from the API, reconcile), or null when unset. */
     stripeApi: config.stripe ? (config.stripe.apiBase?.origin ?? 'https://api.stripe.com') : null,
     scheduler: config.scheduler,
-    platformConfig: displayConfigPath(config.platformConfigPath),
+    platformConfig: displayPath(config.platformConfigPath),
     jobs: crons.jobs,
     crons: crons.scheduled.map((s) => ({ job: s.job, path: s.path, schedule: s.schedule.expression, nextRuns: s.schedule.nextRuns(3, now).map((d) => d.toISOString()) })),
     warnings,

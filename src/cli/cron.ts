@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';
-import { loadJobs, unbuiltJobHint } from '../cron/registry.js';
-import { displayConfigPath, validateCrons, type ScheduledJob } from '../cron/schedule.js';
+import { displayPath, loadJobs, unbuiltJobHint } from '../cron/registry.js';
+import { validateCrons, type ScheduledJob } from '../cron/schedule.js';
 import type { CronRunResult } from '../cron/run-job.js';
 import { AdminRequestError, withAdminClient } from './admin-client.js';
 import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, shortTime } from './output.js';
@@ -10,7 +10,7 @@ import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, shortTim
 export async function scheduledJobs(config: Config): Promise<{ jobs: string[]; scheduled: ScheduledJob[]; warnings: string[] }> {
   const registry = await loadJobs();
   const jobs = [...registry.keys()].sort();
-  return { jobs, ...validateCrons(config.crons, jobs, displayConfigPath(config.platformConfigPath)) };
+  return { jobs, ...validateCrons(config.crons, jobs, displayPath(config.platformConfigPath)) };
 }
 
 /** `keep-alive` or `/cron/keep-alive` (the form `cron list` prints): the job's name. */
@@ -84,7 +84,7 @@ export function registerCronCommands(program: Command): void {
       const runs = entry ? entry.schedule.nextRuns(flags.count, Date.now()).map((d) => d.toISOString()) : [];
       if (flags.json) return printJson({ job, schedule: entry?.schedule.expression ?? null, nextRuns: runs });
       if (!entry) {
-        process.stdout.write(`${job} has no schedule in ${displayConfigPath(config.platformConfigPath)}; it runs only when called (POST /cron/${job}, hookrun cron run ${job}).\n`);
+        process.stdout.write(`${job} has no schedule in ${displayPath(config.platformConfigPath)}; it runs only when called (POST /cron/${job}, hookrun cron run ${job}).\n`);
         return;
       }
       process.stdout.write(`${job}  "${entry.schedule.expression}" (UTC)\n${runs.map((r) => `  ${shortTime(r)}`).join('\n')}\n`);

@@ -7,10 +7,10 @@ import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { CatchUpPolicy, JobDefinition, OverlapPolicy } from './job.js';
-import { loadJobs, type JobRegistry } from './registry.js';
+import { displayPath, loadJobs, unknownJobMessage, type JobRegistry } from './registry.js';
 import { createCronRoutes } from './routes.js';
 import { JobRunner, type CronRunResult } from './run-job.js';
-import { displayConfigPath, validateCrons, type ScheduledJob } from './schedule.js';
+import { validateCrons, type ScheduledJob } from './schedule.js';
 import { Ticker, type TickerOptions, type TickOutcome } from './ticker.js';
 
 /** A job as `cron list`, the admin API and the dashboard show it. */
@@ -88,7 +88,7 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
   let ticker: Ticker | undefined;
   let stopping: Promise<void> | undefined;
 
-  const validate = () => (validated ??= validateCrons(config.crons, jobs.keys(), displayConfigPath(config.platformConfigPath)));
+  const validate = () => (validated ??= validateCrons(config.crons, jobs.keys(), displayPath(config.platformConfigPath)));
   const scheduleOf = (name: string) => validate().scheduled.find((s) => s.job === name);
   const getTicker = () =>
     (ticker ??= new Ticker(
@@ -107,7 +107,7 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
     const schedule = scheduleOf(job)?.schedule;
     const tick = schedule?.latestBetween(Number.NEGATIVE_INFINITY, clock.now() + SCHEDULED_DELIVERY_EARLY_MS);
     if (tick === undefined || tick === null) {
-      log.warn({ job }, `scheduled delivery for a job with no ${displayConfigPath(config.platformConfigPath)} entry: run as a manual call (add the entry so repeats of a tick run once)`);
+      log.warn({ job }, `scheduled delivery for a job with no ${displayPath(config.platformConfigPath)} entry: run as a manual call (add the entry so repeats of a tick run once)`);
       return runner.run(job, 'http');
     }
     const started = await runner.start(job, 'schedule', { scheduledFor: new Date(tick) });
@@ -132,7 +132,7 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
     },
     tick: () => getTicker().tick(),
     runJob(name, trigger, signal) {
-      if (!jobs.has(name)) return Promise.reject(new AppError('not_found', `No cron job "${name}". Jobs: ${[...jobs.keys()].join(', ') || 'none'}.`));
+      if (!jobs.has(name)) return Promise.reject(new AppError('not_found', unknownJobMessage(name, jobs)));
       return runner.run(name, trigger, signal);
     },
     async listJobs(count = 3) {
@@ -155,7 +155,7 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
       });
     },
     nextRuns(name, count, fromMs = clock.now()) {
-      if (!jobs.has(name)) throw new AppError('not_found', `No cron job "${name}". Jobs: ${[...jobs.keys()].join(', ') || 'none'}.`);
+      if (!jobs.has(name)) throw new AppError('not_found', unknownJobMessage(name, jobs));
       return scheduleOf(name)?.schedule.nextRuns(count, fromMs) ?? [];
     },
     listRuns: (options) => listCronRuns(db, options),

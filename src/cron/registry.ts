@@ -10,6 +10,11 @@ export type JobRegistry = ReadonlyMap<string, JobDefinition>;
 /** Where job files live: `src/cron/jobs` under tsx/vitest, `dist/cron/jobs` when compiled. */
 export const JOBS_DIR = new URL('./jobs/', import.meta.url);
 
+/** The 404 of every way to run a job (route, runner, service, admin API): names the jobs and how to add one. */
+export function unknownJobMessage(job: string, jobs: JobRegistry): string {
+  return `No cron job "${job}". Jobs: ${[...jobs.keys()].join(', ') || 'none'}. A job is a file src/cron/jobs/<name>.ts.`;
+}
+
 /** A job name is a URL path segment: lowercase letters, digits and dashes. */
 export const JOB_NAME = /^[a-z0-9][a-z0-9-]*$/;
 
@@ -34,10 +39,11 @@ function isJobFile(file: string, extensions: readonly string[]): boolean {
   return extensions.some((ext) => file.endsWith(ext));
 }
 
-function displayPath(url: URL): string {
-  const path = fileURLToPath(url);
+/** How a file is named in messages: relative to the working directory when inside it, else absolute. */
+export function displayPath(file: string | URL): string {
+  const path = typeof file === 'string' ? file : fileURLToPath(file);
   const rel = relative(process.cwd(), path);
-  return rel.startsWith('..') ? path : rel;
+  return rel === '' || rel.startsWith('..') ? path : rel;
 }
 
 /**

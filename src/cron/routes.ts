@@ -4,7 +4,7 @@ import { Hono, type Context } from 'hono';
 import { AppError } from '../errors.js';
 import { bearerToken, secureEqual } from '../secure-compare.js';
 import type { CronRunResult } from './run-job.js';
-import type { JobRegistry } from './registry.js';
+import { unknownJobMessage, type JobRegistry } from './registry.js';
 
 /** What the `/cron` sub-app needs. */
 export interface CronRoutesOptions {
@@ -68,7 +68,7 @@ export function createCronRoutes(options: CronRoutesOptions): Hono {
     if (c.req.method === 'HEAD') throw new AppError('method_not_allowed', 'Use POST (or GET) to run a cron job.');
     const job = c.req.param('job');
     if (!options.jobs.has(job)) {
-      throw new AppError('not_found', `No cron job "${job}". Jobs: ${[...options.jobs.keys()].join(', ') || 'none'}. A job is a file src/cron/jobs/<name>.ts.`);
+      throw new AppError('not_found', unknownJobMessage(job, options.jobs));
     }
     const scheduled = SCHEDULED_DELIVERY_AGENT.test(c.req.header('user-agent') ?? '');
     const result = scheduled ? await options.runScheduled(job) : await options.run(job);

@@ -6,7 +6,7 @@ import { AppError, messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { JobDefinition } from './job.js';
-import type { JobRegistry } from './registry.js';
+import { unknownJobMessage, type JobRegistry } from './registry.js';
 
 /** The outcome of one run, as recorded in its `cron_runs` row. */
 export interface CronRunResult {
@@ -76,7 +76,7 @@ export class JobRunner {
   async start(job: string, trigger: CronTrigger, options: { scheduledFor?: Date; signal?: AbortSignal } = {}): Promise<StartedRun | null> {
     const { db, jobs, clock, metrics } = this.deps;
     const definition = jobs.get(job);
-    if (!definition) throw new AppError('not_found', `No cron job "${job}". Jobs: ${[...jobs.keys()].join(', ') || 'none'}. A job is a file src/cron/jobs/<name>.ts.`);
+    if (!definition) throw new AppError('not_found', unknownJobMessage(job, jobs));
     const startedAt = new Date(clock.now());
     const scheduledFor = options.scheduledFor ?? null;
     let claim;

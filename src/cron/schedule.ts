@@ -1,4 +1,3 @@
-import { relative } from 'node:path';
 import { Cron } from 'croner';
 import type { CronEntry } from '../config.js';
 import { ConfigError } from '../errors.js';
@@ -120,12 +119,6 @@ export function vercelIncompatibilities(expression: string): string[] {
     reasons.push('it sets both day-of-month and day-of-week; Vercel wants one of them to be * (hookrun runs it when either matches, like standard cron)');
   }
   return reasons;
-}
-
-/** How a config file is named in messages: relative to the working directory when inside it. */
-export function displayConfigPath(path: string): string {
-  const rel = relative(process.cwd(), path);
-  return rel === '' || rel.startsWith('..') ? path : rel;
 }
 
 /**

@@ -1,10 +1,8 @@
 import { Hono } from 'hono';
+import { EVENT_STATUSES } from '../db/events.js';
 import { withDeadline } from '../deadline.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-
-/** Every inbox status, so a status with no rows reads 0 instead of disappearing from the graph. */
-export const EVENT_STATUSES = ['pending', 'processing', 'processed', 'ignored', 'failed', 'dead'] as const;
 
 /** What the metrics route needs: the registry, and a cheap count of inbox rows by status. */
 export interface MetricsRouteDeps {
