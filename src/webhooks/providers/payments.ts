@@ -17,7 +17,7 @@ interface StripeSignature {
  * installed (pinned) package; if that layout ever changes, the full package
  * is loaded instead. Either way stripe-node does the verification.
  */
-async function loadStripeSignature(): Promise<StripeSignature> {
+async function loadStripeSignature(): Promise<{ signature: StripeSignature; path: 'fast' | 'package' }> {
   try {
     const entry = pathToFileURL(createRequire(import.meta.url).resolve('stripe'));
     const [webhooks, platform] = await Promise.all([
@@ -25,15 +25,23 @@ async function loadStripeSignature(): Promise<StripeSignature> {
       import(new URL('../esm/platform/NodePlatformFunctions.js', entry).href),
     ]);
     const signature = webhooks.createWebhooks(new platform.NodePlatformFunctions()).signature as StripeSignature | null;
-    if (signature) return signature;
+    if (signature) return { signature, path: 'fast' };
   } catch {
     // fall through to the package root
   }
   const { default: Stripe } = await import('stripe');
-  return Stripe.webhooks.signature as StripeSignature;
+  return { signature: Stripe.webhooks.signature as StripeSignature, path: 'package' };
 }
 
-const stripeSignature = await loadStripeSignature();
+const loaded = await loadStripeSignature();
+const stripeSignature = loaded.signature;
+
+/**
+ * Which way stripe-node's verifier was loaded: `fast` (its webhook module by
+ * path) or `package` (the whole client, ~300-450 ms slower to start). A test
+ * fails on `package`, so an upgrade that moves stripe's files is noticed.
+ */
+export const STRIPE_VERIFIER_LOAD_PATH = loaded.path;
 
 const STALE_MESSAGE = 'Timestamp outside the tolerance zone';
 
