@@ -2,7 +2,7 @@ import type { Context, Hono } from 'hono';
 import { systemClock, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import { latestCronRuns, listCronRuns, type CronRunRow, type CronTrigger } from '../db/cron-runs.js';
+import { latestCronRuns, listCronRuns, type CronRunRow, type CronRunStatus, type CronTrigger } from '../db/cron-runs.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -59,7 +59,7 @@ export interface CronService {
   /** The next `count` runs of a scheduled job; [] when it has no schedule. */
   nextRuns(name: string, count: number, fromMs?: number): Date[];
   /** Run history, newest first. */
-  listRuns(options?: { job?: string; limit?: number; beforeId?: number }): Promise<CronRunRow[]>;
+  listRuns(options?: { job?: string; status?: CronRunStatus; limit?: number; beforeId?: number }): Promise<CronRunRow[]>;
   /** Wait until no run of this process is in flight (bounded). */
   idle(timeoutMs?: number): Promise<boolean>;
   /** Stop ticking, wait for running jobs (bounded by SHUTDOWN_TIMEOUT_MS), then abort what is left. */

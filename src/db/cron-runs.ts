@@ -118,13 +118,13 @@ export async function latestCronRuns(db: Queryable, jobs: string[]): Promise<Map
 /** Run history, newest first; `beforeId` pages back. */
 export async function listCronRuns(
   db: Queryable,
-  options: { job?: string; limit?: number; beforeId?: number } = {},
+  options: { job?: string; status?: CronRunStatus; limit?: number; beforeId?: number } = {},
 ): Promise<CronRunRow[]> {
   const limit = Math.min(Math.max(options.limit ?? 50, 1), 1000);
   return db.query<CronRunRow>(
     `SELECT ${COLUMNS} FROM cron_runs
-     WHERE ($1::text IS NULL OR job = $1) AND ($2::bigint IS NULL OR id < $2)
+     WHERE ($1::text IS NULL OR job = $1) AND ($2::bigint IS NULL OR id < $2) AND ($4::text IS NULL OR status = $4)
      ORDER BY id DESC LIMIT $3`,
-    [options.job ?? null, options.beforeId ?? null, limit],
+    [options.job ?? null, options.beforeId ?? null, limit, options.status ?? null],
   );
 }

@@ -1,5 +1,6 @@
 import { Hono, type Context } from 'hono';
-import { z } from 'zod';
+import type { z } from 'zod';
+import { eventListQuery, firstIssue, jobsQuery, mirrorQuery, reconcileBody, replayBody, runQuery, runsQuery } from './admin-schemas.js';
 import type { Clock } from '../clock.js';
 import { SOURCES, type Config } from '../config.js';
 import type { CronService } from '../cron/cron-service.js';
@@ -28,36 +29,11 @@ export interface AdminApiDeps {
   reconcilePayments?: (since: Date) => Promise<ReconcileSummary>;
 }
 
-const MAX_PAGE = 200;
-const cursor = z.string().regex(/^\d{1,15}$/, 'cursor must be the nextCursor of the previous page').transform(Number);
-const limit = z.coerce.number().int().min(1).max(MAX_PAGE);
-
-const eventListQuery = z.object({
-  source: z.enum(SOURCES).optional(),
-  status: z.enum(EVENT_STATUSES).optional(),
-  type: z.string().min(1).max(255).optional(),
-  limit: limit.default(50),
-  cursor: cursor.optional(),
-});
-
-const replayBody = z.object({
-  status: z.enum(EVENT_STATUSES),
-  source: z.enum(SOURCES).optional(),
-  type: z.string().min(1).max(255).optional(),
-});
-
-const runsQuery = z.object({ job: z.string().min(1).max(100).optional(), limit: limit.default(50), cursor: cursor.optional() });
-const mirrorQuery = z.object({ limit: limit.default(50), search: z.string().min(1).max(100).optional() });
-const reconcileBody = z.object({ since: z.string().min(1).max(40) });
-const jobsQuery = z.object({ count: z.coerce.number().int().min(1).max(50).default(3) });
-const runQuery = z.object({ trigger: z.enum(['http', 'cli']).default('http') });
-
 /** Parse with zod; a bad value is a 400 `bad_request` that names the field. */
 function parse<T>(schema: z.ZodType<T>, value: unknown): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  throw new AppError('bad_request', `${issue.path.join('.') || 'request'}: ${issue.message}.`);
+  throw new AppError('bad_request', firstIssue(result.error));
 }
 
 function eventId(c: Context): number {
@@ -99,7 +75,7 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
 
   app.get('/events', async (c) => {
     const q = parse(eventListQuery, c.req.query());
-    const page = await listEvents(db, { source: q.source, status: q.status, type: q.type, limit: q.limit, before: q.cursor });
+    const page = await listEvents(db, { source: q.source, status: q.status, type: q.type, limit: q.limit, before: q.cursor === undefined ? undefined : Number(q.cursor) });
     return c.json({ events: page.events, nextCursor: page.nextCursor === undefined ? null : String(page.nextCursor) });
   });
 
@@ -138,7 +114,7 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
 
   app.get('/cron/runs', async (c) => {
     const q = parse(runsQuery, c.req.query());
-    const runs = await cron.listRuns({ job: q.job, limit: q.limit + 1, beforeId: q.cursor });
+    const runs = await cron.listRuns({ job: q.job, status: q.status, limit: q.limit + 1, beforeId: q.cursor === undefined ? undefined : Number(q.cursor) });
     const page = runs.slice(0, q.limit);
     return c.json({ runs: page, nextCursor: runs.length > q.limit ? String(page[page.length - 1]!.id) : null });
   });

@@ -1,11 +1,11 @@
 import type { Context } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
-import { z } from 'zod';
-import { SOURCES } from '../config.js';
+import type { z } from 'zod';
 import type { Database } from '../db/database.js';
 import { readEventFeed } from '../db/event-feed.js';
 import { EVENTS_CHANNEL } from '../db/inbox-queue.js';
 import { AppError, messageOf } from '../errors.js';
+import { firstIssue, streamQuery } from './admin-schemas.js';
 import type { Logger } from '../log.js';
 
 /** Open streams one hookrun serves at once; each holds a connection and reads the inbox. */
@@ -18,12 +18,6 @@ const POLL_INTERVAL_MS = 1000;
 const KEEP_ALIVE_MS = 15_000;
 /** PostgreSQL: instances commit side by side, so a lower id can appear late; look back this far for one. */
 const LATE_WINDOW_SECONDS = 15;
-
-const streamQuery = z.object({
-  source: z.enum(SOURCES).optional(),
-  type: z.string().min(1).max(255).optional(),
-  lastEventId: z.string().regex(/^\d{1,15}$/).transform(Number).optional(),
-});
 
 /** The live stream's controls: the route handler, and a way to end every stream at shutdown. */
 export interface EventStream {
@@ -72,7 +66,7 @@ export function createEventStream(deps: { db: Database; log: Logger }): EventStr
     listenWhileOpen();
     const late = db.kind === 'postgres' ? LATE_WINDOW_SECONDS : 0;
     const sent = new Map<number, number>(); // ids sent recently, for the late window
-    let cursor = query.lastEventId ?? (await db.query<{ max: number | null }>('SELECT max(id)::bigint AS max FROM webhook_events'))[0]?.max ?? 0;
+    let cursor = (query.lastEventId === undefined ? undefined : Number(query.lastEventId)) ?? (await db.query<{ max: number | null }>('SELECT max(id)::bigint AS max FROM webhook_events'))[0]?.max ?? 0;
     cursor = Number(cursor);
     const lateFloorId = cursor; // the client has everything up to here (or the stream starts here)
     // Tell the client where it stands: from here on, every commit reaches it (no id, so Last-Event-ID stays).
@@ -107,10 +101,7 @@ export function createEventStream(deps: { db: Database; log: Logger }): EventStr
   return {
     async handle(c) {
       const parsed = streamQuery.safeParse({ ...c.req.query(), lastEventId: c.req.header('last-event-id') ?? c.req.query('lastEventId') });
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0]!;
-        throw new AppError('bad_request', `${issue.path.join('.') || 'request'}: ${issue.message}.`);
-      }
+      if (!parsed.success) throw new AppError('bad_request', firstIssue(parsed.error));
       if (open.size + starting >= MAX_EVENT_STREAMS) {
         throw new AppError('unavailable', `${MAX_EVENT_STREAMS} event streams are already open on this instance (the limit). Close one, or retry in a while.`);
       }

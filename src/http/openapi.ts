@@ -1,32 +1,6 @@
 import { Hono } from 'hono';
-
-type Json = Record<string, unknown>;
-
-const errorRef = { $ref: '#/components/schemas/Error' };
-
-function errors(codes: Record<number, string[]>): Json {
-  const out: Json = {};
-  for (const [status, list] of Object.entries(codes)) {
-    out[status] = { description: `Error: ${list.map((c) => `\`${c}\``).join(', ')}`, content: { 'application/json': { schema: errorRef } } };
-  }
-  return out;
-}
-
-function json(description: string, schema: Json = { type: 'object' }): Json {
-  return { description, content: { 'application/json': { schema } } };
-}
-
-function header(name: string, description: string, required = false): Json {
-  return { name, in: 'header', required, description, schema: { type: 'string' } };
-}
-
-function query(name: string, description: string, schema: Json = { type: 'string' }): Json {
-  return { name, in: 'query', required: false, description, schema };
-}
-
-function path(name: string, description: string, schema: Json = { type: 'string' }): Json {
-  return { name, in: 'path', required: true, description, schema };
-}
+import { adminPaths } from './openapi-admin.js';
+import { errorRef, errors, header, json, path, query, type Json } from './openapi-parts.js';
 
 const received = json('Stored (or a duplicate of a stored delivery); the provider may stop retrying.', {
   type: 'object',
@@ -54,20 +28,6 @@ function receiver(summary: string, description: string, headers: Json[]): Json {
       responses: { 200: received, ...receiverErrors },
     },
   };
-}
-
-const adminErrors = errors({ 400: ['bad_request'], 401: ['unauthorized'], 503: ['not_configured', 'unavailable'] });
-const notFound = errors({ 404: ['not_found'] });
-const eventFilters = [
-  query('source', 'payments, auth or database'),
-  query('status', 'pending, processing, processed, ignored, failed or dead'),
-  query('type', 'exact event type, e.g. user.created'),
-  query('limit', '1-500, default 50', { type: 'integer', minimum: 1, maximum: 500 }),
-  query('cursor', 'the `nextCursor` of the previous page'),
-];
-
-function admin(method: string, summary: string, extra: Json = {}, responses: Json = {}): Json {
-  return { [method]: { tags: ['admin'], summary, security: [{ adminToken: [] }], ...extra, responses: { 200: json('OK'), ...adminErrors, ...responses } } };
 }
 
 function cronRoute(method: 'get' | 'post', note: string): Json {
@@ -122,25 +82,7 @@ export function buildOpenApiDocument(version: string = '0.1.0'): Json {
         header('webhook-signature', '`v1,<base64>` list'),
       ]),
       '/cron/{job}': { get: cronRoute('get', 'what Vercel Cron sends'), post: cronRoute('post', 'the documented method') },
-      '/api/events': admin('get', 'List events, newest first, with filters and cursor pagination', { parameters: eventFilters }),
-      '/api/events/stream': admin('get', 'Server-sent events: `event: ready` once, then `event: event` per committed event (`id:` the inbox id, `data:` {id, source, key, type, receivedAt, payload}); resume with the Last-Event-ID header (or `lastEventId`); 503 past 16 open streams', {
-        parameters: [query('source', 'payments, auth or database'), query('type', 'exact event type (1-255 characters)'), header('Last-Event-ID', 'resume after this inbox id'), query('lastEventId', 'the same, for clients that cannot set headers')],
-      }),
-      '/api/events/counts': admin('get', 'Number of events by status'),
-      '/api/events/{id}': admin('get', 'One event with its payload and attempts', { parameters: [id] }, notFound),
-      '/api/events/{id}/replay': admin('post', 'Put one event back in the queue', { parameters: [id] }, { ...notFound, ...errors({ 409: ['conflict'] }) }),
-      '/api/events/replay': admin('post', 'Replay every event of a status (`{"status":"dead"}`) or a list (`{"ids":[1,2]}`)', {
-        requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { status: { type: 'string' }, ids: { type: 'array', items: { type: 'integer' } } } } } } },
-      }),
-      '/api/cron/jobs': admin('get', 'Cron jobs with schedule, next runs and last run'),
-      '/api/cron/runs': admin('get', 'Cron runs, newest first', { parameters: [query('job', 'job name'), query('status', 'running, succeeded, failed or skipped'), ...eventFilters.slice(3)] }),
-      '/api/cron/jobs/{job}/run': admin('post', 'Run a job now; answers the run (status succeeded or failed)', { parameters: [path('job', 'job name'), query('trigger', '`http` (default) or `cli`')] }, { ...notFound, ...errors({ 409: ['conflict'] }) }),
-      '/api/mirror/{table}': admin('get', 'Rows of a mirror table (users, organizations, memberships, customers, subscriptions), most recently changed first', {
-        parameters: [path('table', 'users, organizations, memberships, customers or subscriptions'), query('limit', '1-200, default 50', { type: 'integer', minimum: 1, maximum: 200 }), query('search', 'only rows whose id, email, name or *_id contains this (1-100 characters)')],
-      }, notFound),
-      '/api/payments/reconcile': admin('post', 'Store the Stripe events the inbox is missing since `since` (a duration like `3d` or an ISO date, at most 30 days back); needs STRIPE_SECRET_KEY', {
-        requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['since'], properties: { since: { type: 'string', maxLength: 40, examples: ['3d', '2026-11-20T08:00:00Z'] } } } } } },
-      }),
+      ...adminPaths(),
       '/admin': page('get', 'Dashboard: counts, events, cron jobs (login required)', [query('status', 'filter'), query('source', 'filter'), query('cursor', 'next page')]),
       '/admin/login': { ...page('get', 'Login form'), ...page('post', 'Log in with ADMIN_TOKEN (form field `token`); sets an HttpOnly session cookie') },
       '/admin/logout': page('post', 'Log out'),

@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { SOURCES } from '../config.js';
+import { EVENT_STATUSES } from '../db/events.js';
+
+/**
+ * The zod schemas of the admin API's query strings and bodies: admin.ts
+ * validates every request with them, and openapi.ts builds the documented
+ * parameters and bodies from them (`z.toJSONSchema`), so the description
+ * cannot drift from what the API accepts.
+ */
+
+/** The longest page any admin listing returns. */
+export const MAX_PAGE = 200;
+const cursor = z.string().regex(/^\d{1,15}$/, 'cursor must be the nextCursor of the previous page').describe('the `nextCursor` of the previous page');
+const limit = z.coerce.number().int().min(1).max(MAX_PAGE).describe('page size');
+const eventType = z.string().min(1).max(255).describe('exact event type, e.g. user.created');
+
+/** `GET /api/events` */
+export const eventListQuery = z.object({
+  source: z.enum(SOURCES).optional().describe('only this source'),
+  status: z.enum(EVENT_STATUSES).optional().describe('only this status'),
+  type: eventType.optional(),
+  limit: limit.default(50),
+  cursor: cursor.optional(),
+});
+
+/** `POST /api/events/replay` */
+export const replayBody = z.object({
+  status: z.enum(EVENT_STATUSES).describe('replay every event of this status (not `processing`)'),
+  source: z.enum(SOURCES).optional().describe('only this source'),
+  type: eventType.optional(),
+});
+
+/** `GET /api/cron/runs` */
+export const runsQuery = z.object({
+  job: z.string().min(1).max(100).optional().describe('only this job'),
+  status: z.enum(['running', 'succeeded', 'failed', 'skipped']).optional().describe('only runs with this status'),
+  limit: limit.default(50),
+  cursor: cursor.optional(),
+});
+
+/** `GET /api/cron/jobs` */
+export const jobsQuery = z.object({ count: z.coerce.number().int().min(1).max(50).default(3).describe('how many next runs per job') });
+
+/** `POST /api/cron/jobs/{job}/run` */
+export const runQuery = z.object({ trigger: z.enum(['http', 'cli']).default('http').describe('how the run is recorded') });
+
+/** `GET /api/mirror/{table}` */
+export const mirrorQuery = z.object({ limit: limit.default(50), search: z.string().min(1).max(100).optional().describe('only rows whose id, email, name or *_id contains this') });
+
+/** `POST /api/payments/reconcile` */
+export const reconcileBody = z.object({ since: z.string().min(1).max(40).describe('a duration back from now (`3d`, `12h`) or an ISO date, at most 30 days back') });
+
+/** `GET /api/events/stream` */
+export const streamQuery = z.object({
+  source: z.enum(SOURCES).optional().describe('only this source'),
+  type: eventType.optional(),
+  lastEventId: z.string().regex(/^\d{1,15}$/).optional().describe('resume after this inbox id (the `Last-Event-ID` header does the same)'),
+});
+
+/** Parse with zod; the first problem, named by its field, for a 400 `bad_request`. */
+export function firstIssue(error: z.ZodError): string {
+  const issue = error.issues[0]!;
+  return `${issue.path.join('.') || 'request'}: ${issue.message}.`;
+}

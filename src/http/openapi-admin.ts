@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { MIRROR_TABLES } from '../db/mirror-read.js';
+import { MAX_EVENT_STREAMS } from './event-stream.js';
+import { eventListQuery, jobsQuery, mirrorQuery, reconcileBody, replayBody, runQuery, runsQuery, streamQuery } from './admin-schemas.js';
+import { errors, header, json, path, type Json } from './openapi-parts.js';
+
+/** A zod schema as JSON Schema of what the caller sends (`io: 'input'`: before defaults and transforms). */
+function inputSchema(schema: z.ZodType): Json & { properties?: Record<string, Json>; required?: string[] } {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Json;
+  return rest;
+}
+
+/** The query parameters of a route, one per field of its schema, with its bounds, enum, pattern and default. */
+function queryFrom(schema: z.ZodType): Json[] {
+  const { properties = {}, required = [] } = inputSchema(schema);
+  return Object.entries(properties).map(([name, { description, ...rest }]) => ({ name, in: 'query', required: required.includes(name), description, schema: rest }));
+}
+
+/** A JSON request body described by its schema. */
+function bodyFrom(schema: z.ZodType): Json {
+  return { required: true, content: { 'application/json': { schema: inputSchema(schema) } } };
+}
+
+const adminErrors = errors({ 400: ['bad_request'], 401: ['unauthorized'], 503: ['not_configured', 'unavailable'] });
+const notFound = errors({ 404: ['not_found'] });
+const conflict = errors({ 409: ['conflict'] });
+const eventId = path('id', 'event id', { type: 'integer', minimum: 1 });
+
+function admin(method: 'get' | 'post', summary: string, extra: { parameters?: Json[]; requestBody?: Json } = {}, responses: Json = {}): Json {
+  return { [method]: { tags: ['admin'], summary, security: [{ adminToken: [] }], ...extra, responses: { 200: json('OK'), ...adminErrors, ...responses } } };
+}
+
+/**
+ * The admin API under `/api`. Query parameters and bodies come from the zod
+ * schemas admin.ts validates with (admin-schemas.ts), so a bound, an enum or
+ * a field documented here is the one the API enforces; a test sends each
+ * documented maximum and one past it.
+ */
+export function adminPaths(): Record<string, Json> {
+  return {
+    '/api/events': admin('get', 'List events, newest first, with filters and cursor pagination', { parameters: queryFrom(eventListQuery) }),
+    '/api/events/stream': admin(
+      'get',
+      `Server-sent events: \`event: ready\` once, then \`event: event\` per committed event (\`id:\` the inbox id, \`data:\` {id, source, key, type, receivedAt, payload}); 503 past ${MAX_EVENT_STREAMS} open streams`,
+      { parameters: [...queryFrom(streamQuery), header('Last-Event-ID', 'resume after this inbox id')] },
+    ),
+    '/api/events/counts': admin('get', 'Number of events by status'),
+    '/api/events/{id}': admin('get', 'One event with its payload and attempts', { parameters: [eventId] }, notFound),
+    '/api/events/{id}/replay': admin('post', 'Put one event back in the queue', { parameters: [eventId] }, { ...notFound, ...conflict }),
+    '/api/events/replay': admin('post', 'Replay every event of a status (and optionally a source and type)', { requestBody: bodyFrom(replayBody) }),
+    '/api/cron/jobs': admin('get', 'Cron jobs with schedule, next runs and last run', { parameters: queryFrom(jobsQuery) }),
+    '/api/cron/runs': admin('get', 'Cron runs, newest first', { parameters: queryFrom(runsQuery) }),
+    '/api/cron/jobs/{job}/run': admin('post', 'Run a job now; answers the run (status succeeded or failed)', { parameters: [path('job', 'job name'), ...queryFrom(runQuery)] }, { ...notFound, ...conflict }),
+    '/api/mirror/{table}': admin(
+      'get',
+      'Rows of a mirror table, most recently changed first',
+      { parameters: [path('table', 'which mirror', { type: 'string', enum: Object.keys(MIRROR_TABLES) }), ...queryFrom(mirrorQuery)] },
+      notFound,
+    ),
+    '/api/payments/reconcile': admin('post', 'Store the Stripe events the inbox is missing since `since`; needs STRIPE_SECRET_KEY', { requestBody: bodyFrom(reconcileBody) }),
+  };
+}
