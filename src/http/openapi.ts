@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { renderDocsPage } from './docs-page.js';
 import { adminPaths } from './openapi-admin.js';
 import { errorRef, errors, header, json, path, query, type Json } from './openapi-parts.js';
 
@@ -66,6 +67,7 @@ export function buildOpenApiDocument(version: string = '0.1.0'): Json {
       '/ready': { get: { tags: ['ops'], summary: 'The database answers', responses: { 200: json('Ready', { type: 'object', properties: { status: { const: 'ready' }, database: { enum: ['pglite', 'postgres'] } } }), ...errors({ 503: ['unavailable'] }) } } },
       '/metrics': { get: { tags: ['ops'], summary: 'Prometheus metrics (text format 0.0.4)', responses: { 200: { description: 'Metrics', content: { 'text/plain': {} } } } } },
       '/openapi.json': { get: { tags: ['ops'], summary: 'This document', responses: { 200: json('OpenAPI 3.1') } } },
+      '/docs': { get: { tags: ['ops'], summary: 'This document as a page (no script, no external asset)', responses: { 200: { description: 'HTML', content: { 'text/html': {} } } } } },
       '/webhooks/payments': receiver('Stripe events', 'Stripe signature scheme; secret PAYMENTS_WEBHOOK_SECRET (or STRIPE_WEBHOOK_SECRET). Idempotency key: the event `id`.', [
         header('Stripe-Signature', '`t=<unix seconds>,v1=<hex HMAC-SHA256 of t.body>`', true),
       ]),
@@ -106,8 +108,14 @@ export function buildOpenApiDocument(version: string = '0.1.0'): Json {
   };
 }
 
-/** `GET /openapi.json`: the document, built once. */
+/** `GET /openapi.json` and `GET /docs` (the same document as a page): built once. */
 export function createOpenApiRoute(version?: string): Hono {
   const document = buildOpenApiDocument(version);
-  return new Hono().get('/openapi.json', (c) => c.json(document));
+  const page = renderDocsPage(document);
+  return new Hono()
+    .get('/openapi.json', (c) => c.json(document))
+    .get('/docs', (c) => {
+      c.header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'");
+      return c.html(page);
+    });
 }

@@ -61,4 +61,15 @@ describe('GET /metrics and GET /openapi.json', () => {
       expect(responses).toContain(code);
     }
   });
+
+  it('serves the same document as a page at /docs: every path in it, no script, no external asset', async () => {
+    const res = await tools.app.request('/docs');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const page = await res.text();
+    const document = (await (await tools.app.request('/openapi.json')).json()) as { paths: Record<string, unknown> };
+    for (const path of Object.keys(document.paths)) expect(page).toContain(`<code>${path}</code>`);
+    expect(page).not.toMatch(/<script|https?:\/\/(?!localhost)[a-z]/i);
+    expect(page).toContain('integer, 1–200, default 50'); // the events limit, from the zod schema
+  });
 });
