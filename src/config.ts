@@ -113,6 +113,17 @@ export function readPlatformConfig(path: string): CronEntry[] {
   });
 }
 
+/** Below this, a token that guards /api and /admin can be guessed over the network: refused at start. */
+export const MIN_ADMIN_TOKEN_CHARS = 20;
+
+function readAdminToken(env: Env): string | undefined {
+  const token = env.ADMIN_TOKEN || undefined;
+  if (token !== undefined && token.length < MIN_ADMIN_TOKEN_CHARS) {
+    throw new ConfigError(`ADMIN_TOKEN is shorter than ${MIN_ADMIN_TOKEN_CHARS} characters: anyone who can reach /api or /admin could guess it. Use a long random value (openssl rand -hex 32), or unset it to keep the admin API closed.`);
+  }
+  return token;
+}
+
 function readStripe(env: Env): Config['stripe'] {
   const secretKey = env.STRIPE_SECRET_KEY?.trim();
   const rawBase = env.STRIPE_API_BASE?.trim();
@@ -170,7 +181,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     crons: readPlatformConfig(platformConfigPath),
     secrets,
     cronSecret: env.CRON_SECRET || undefined,
-    adminToken: env.ADMIN_TOKEN || undefined,
+    adminToken: readAdminToken(env),
     scheduler: scheduler === 'on',
     logLevel,
     toleranceSeconds: readInt(env, 'WEBHOOK_TOLERANCE_SECONDS', 300, 1, 86_400),

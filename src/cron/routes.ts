@@ -21,12 +21,29 @@ export interface CronRoutesOptions {
   remoteAddress?: (c: Context) => string | undefined;
 }
 
-function socketAddress(c: Context): string | undefined {
+/** The caller's IP from its Node socket; undefined under `app.request()` (tests) and other runtimes. */
+export function socketAddress(c: Context): string | undefined {
   try {
     return getConnInfo(c).remote.address;
   } catch {
     return undefined; // no Node socket (app.request() in tests, other runtimes): not loopback
   }
+}
+
+const LOOPBACK_NAMES = /^(localhost|.+\.localhost|127(\.\d{1,3}){3}|\[?::1\]?)$/i;
+
+/**
+ * A loopback caller that is really a browser: a page on any site can send a
+ * request to 127.0.0.1 (cross-site request), or make its own host name
+ * resolve there (DNS rebinding). Browsers mark both: `Origin` and
+ * `Sec-Fetch-Site` on the request, the foreign name in `Host`. A command-line
+ * caller sends neither and names a loopback host.
+ */
+export function fromBrowserPage(c: Context): boolean {
+  const site = c.req.header('sec-fetch-site');
+  if (site !== undefined && site !== 'none') return true;
+  if (c.req.header('origin') !== undefined) return true;
+  return !LOOPBACK_NAMES.test(new URL(c.req.url).hostname);
 }
 
 /** 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
@@ -59,6 +76,8 @@ export function createCronRoutes(options: CronRoutesOptions): Hono {
       }
     } else if (!isLoopbackAddress(remoteAddress(c))) {
       throw new AppError('forbidden', 'CRON_SECRET is not set, so /cron routes answer only callers on this machine. Set CRON_SECRET and send Authorization: Bearer <CRON_SECRET>.');
+    } else if (fromBrowserPage(c)) {
+      throw new AppError('forbidden', 'CRON_SECRET is not set, so /cron routes refuse requests a web page sends (Origin, Sec-Fetch-Site) or that name another host (DNS rebinding). Call it with curl, or set CRON_SECRET.');
     }
     await next();
   });

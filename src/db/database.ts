@@ -54,6 +54,8 @@ export interface OpenOptions {
   poolSize?: number;
   /** Client-side cap on any single query on PostgreSQL. */
   queryTimeoutMs?: number;
+  /** Called when a LISTEN connection dies or cannot be opened again (it is retried with backoff). */
+  onListenLost?: (error: Error) => void;
   /** Called when an idle pooled connection dies (the pool recovers by itself). */
   onPoolError?: (error: Error) => void;
 }

@@ -17,7 +17,12 @@ export interface StoredEvent {
 }
 
 const MAX_BATCH_ROWS = 500;
-const DATA_EXCEPTION_CLASS = '22'; // SQLSTATE class: the value itself is bad (e.g. \u0000 in jsonb)
+/**
+ * SQLSTATE classes of an error that one row's values cause (22: data exception, e.g. \u0000 in jsonb;
+ * 23: integrity constraint; 54: program limit, e.g. an index row over its size): the rest of the
+ * batch is innocent, so it is retried row by row and only that row is refused.
+ */
+const ROW_ERROR_CLASSES = ['22', '23', '54'];
 
 const INSERT_HEAD = 'INSERT INTO webhook_events (source, key, type, payload) VALUES ';
 const INSERT_TAIL = `
@@ -103,14 +108,14 @@ export class EventWriter {
     try {
       await this.insertBatch(batch);
     } catch (error) {
-      if (batch.length > 1 && isDataException(error)) {
+      if (batch.length > 1 && isRowError(error)) {
         // One bad value fails the whole statement: retry row by row so only it is refused.
         for (const item of batch) {
           await this.insertBatch([item]).catch((rowError) => item.reject(asRejected(rowError)));
         }
         return;
       }
-      for (const item of batch) item.reject(batch.length === 1 && isDataException(error) ? asRejected(error) : error);
+      for (const item of batch) item.reject(batch.length === 1 && isRowError(error) ? asRejected(error) : error);
     }
   }
 
@@ -156,9 +161,9 @@ export class EventWriter {
   }
 }
 
-function isDataException(error: unknown): boolean {
+function isRowError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith(DATA_EXCEPTION_CLASS);
+  return typeof code === 'string' && ROW_ERROR_CLASSES.includes(code.slice(0, 2));
 }
 
 function asRejected(error: unknown): RejectedPayloadError {

@@ -51,18 +51,7 @@ export function openPostgres(url: string, options: OpenOptions): Database {
         client.release(lost); // a lost connection is discarded, not pooled
       }
     },
-    async listen(channel, onNotify) {
-      const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000, keepAlive: true });
-      client.on('error', () => undefined); // a lost LISTEN connection only costs latency: polling covers it
-      client.on('notification', (message) => {
-        if (message.channel === channel) onNotify(message.payload ?? '');
-      });
-      await client.connect();
-      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-      return async () => {
-        await client.end().catch(() => undefined);
-      };
-    },
+    listen: (channel, onNotify) => listenWithReconnect(url, channel, onNotify, options.onListenLost),
     async migrate() {
       const client = await pool.connect();
       try {
@@ -74,5 +63,72 @@ export function openPostgres(url: string, options: OpenOptions): Database {
       }
     },
     close: () => pool.end(),
+  };
+}
+
+/** A lost LISTEN connection is opened again after this, doubling up to LISTEN_RETRY_MAX_MS. */
+const LISTEN_RETRY_BASE_MS = 500;
+const LISTEN_RETRY_MAX_MS = 30_000;
+
+/**
+ * LISTEN on a dedicated connection, and open it again when it dies (a
+ * restarted database, a killed backend, a network cut), with backoff. After a
+ * reconnect it calls `onNotify('')` once: notifications sent while it was down
+ * are gone, so listeners look for what they missed. The first connect throws;
+ * later losses are reported to `onLost` and never thrown.
+ */
+async function listenWithReconnect(url: string, channel: string, onNotify: (payload: string) => void, onLost?: (error: Error) => void): Promise<() => Promise<void>> {
+  let stopped = false;
+  let current: pg.Client | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let failures = 0;
+  const open = async (): Promise<void> => {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000, keepAlive: true });
+    let lost = false;
+    const onGone = (error: Error) => {
+      if (lost || stopped) return;
+      lost = true;
+      current = undefined;
+      onLost?.(error);
+      schedule();
+    };
+    client.on('error', onGone);
+    client.on('end', () => onGone(new Error('the LISTEN connection ended')));
+    client.on('notification', (message) => {
+      if (message.channel === channel) onNotify(message.payload ?? '');
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    } catch (error) {
+      lost = true;
+      await client.end().catch(() => undefined);
+      throw error;
+    }
+    if (stopped) return void (await client.end().catch(() => undefined));
+    current = client;
+  };
+  const schedule = () => {
+    if (stopped) return;
+    const delayMs = Math.min(LISTEN_RETRY_MAX_MS, LISTEN_RETRY_BASE_MS * 2 ** Math.min(failures, 10));
+    timer = setTimeout(() => {
+      open().then(
+        () => {
+          failures = 0;
+          onNotify(''); // wake the listener: what was sent while down was not delivered
+        },
+        (error: Error) => {
+          failures++;
+          onLost?.(error);
+          schedule();
+        },
+      );
+    }, delayMs);
+  };
+  await open();
+  return async () => {
+    stopped = true;
+    clearTimeout(timer);
+    await current?.end().catch(() => undefined);
   };
 }

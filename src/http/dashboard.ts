@@ -8,7 +8,9 @@ import { replayEvent, replayEventsByStatus } from '../inbox/replay.js';
 import type { AdminApiDeps } from './admin.js';
 import { secureEqual } from '../secure-compare.js';
 import { createSession, csrfToken, csrfTokenMatches, sessionIsValid, SESSION_SECONDS } from './admin-auth.js';
+import { socketAddress } from '../cron/routes.js';
 import { eventPage, loginPage, messagePage, overviewPage } from './dashboard-pages.js';
+import { LoginThrottle } from './login-throttle.js';
 
 /** The session cookie; scoped to /admin, HttpOnly, SameSite=Strict. */
 export const SESSION_COOKIE = 'hookrun_admin';
@@ -56,6 +58,7 @@ async function formField(c: Context, name: string): Promise<string | undefined> 
 export function createDashboard(deps: AdminApiDeps): Hono {
   const { db, clock } = deps;
   const app = new Hono();
+  const throttle = new LoginThrottle();
 
   const session = (c: Context): string | undefined => {
     const value = getCookie(c, SESSION_COOKIE);
@@ -71,11 +74,20 @@ export function createDashboard(deps: AdminApiDeps): Hono {
   app.get('/login', (c) => (session(c) ? c.redirect('/admin', 303) : page(c, loginPage())));
 
   app.post('/login', async (c) => {
+    const client = socketAddress(c) ?? 'unknown';
+    const waitMs = throttle.retryAfterMs(client, clock.now());
+    if (waitMs > 0) {
+      deps.log.warn({ client }, 'dashboard login throttled: too many wrong tokens');
+      c.header('retry-after', String(Math.ceil(waitMs / 1000)));
+      return page(c, loginPage(`Too many wrong tokens from your address; try again in ${Math.ceil(waitMs / 1000)} s.`), 429);
+    }
     const token = await formField(c, 'token');
     if (!secureEqual(token, deps.config.adminToken!)) {
-      deps.log.info('dashboard login refused: wrong token');
+      throttle.fail(client, clock.now());
+      deps.log.info({ client }, 'dashboard login refused: wrong token');
       return page(c, loginPage('That is not the ADMIN_TOKEN.'), 401);
     }
+    throttle.succeed(client);
     setCookie(c, SESSION_COOKIE, createSession(deps.config.adminToken!, clock.now()), {
       path: '/admin',
       httpOnly: true,

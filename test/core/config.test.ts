@@ -2,11 +2,20 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { describeDatabase } from '../../src/cli/check.js';
 import { loadConfig, loadDotEnvFile } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { createVerifiers } from '../../src/webhooks/verifiers.js';
 
 const base = { PLATFORM_CONFIG: '/nonexistent/platform.json' };
+
+describe('hookrun check shows the database without its password', () => {
+  it('masks the password in the URL and in a password-like query parameter', () => {
+    const shown = describeDatabase({ databaseUrl: 'postgres://app:hunter22@db.example:5432/app?sslmode=require&password=hunter33&sslpassword=k3y', dataDir: '' });
+    expect(shown.location).not.toMatch(/hunter22|hunter33|k3y/);
+    expect(shown.location).toContain('sslmode=require');
+  });
+});
 
 describe('loadConfig', () => {
   it('has the documented defaults', () => {
@@ -39,6 +48,7 @@ describe('loadConfig', () => {
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL="loud"/],
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL must start with postgres/],
     [{ WEBHOOK_TOLERANCE_SECONDS: '0' }, /WEBHOOK_TOLERANCE_SECONDS/],
+    [{ ADMIN_TOKEN: 'abc' }, /ADMIN_TOKEN is shorter than 20 characters/],
     [{ STRIPE_SECRET_KEY: 'pk_test_publishable' }, /STRIPE_SECRET_KEY must be a Stripe secret or restricted key/],
     [{ STRIPE_API_BASE: 'http://127.0.0.1:12111' }, /STRIPE_API_BASE is set but STRIPE_SECRET_KEY is not/],
     [{ STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_API_BASE: 'http://127.0.0.1:12111/v1' }, /STRIPE_API_BASE=.* use an origin/],

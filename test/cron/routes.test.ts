@@ -136,6 +136,21 @@ describe.each(databaseKinds())('/cron routes on $name', (kind) => {
       }
     });
 
+    it.each([
+      [{ origin: 'https://evil.example' }, '/cron/keep-alive'],
+      [{ 'sec-fetch-site': 'cross-site' }, '/cron/keep-alive'],
+      [{ 'sec-fetch-site': 'same-site' }, '/cron/keep-alive'],
+      [{}, 'http://rebound.evil.example/cron/keep-alive'],
+    ])('refuses a loopback request a web page sent (%j to %s): cross-site or DNS rebinding', async (headers, url) => {
+      const open = await createHarness(testDb.db, { env: { CRON_SECRET: '' }, remoteAddress: () => '127.0.0.1' });
+      const res = await open.app.request(url, { method: 'POST', headers });
+      expect(res.status).toBe(403);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toContain('refuse requests a web page sends');
+      expect(await allRuns(testDb.db)).toHaveLength(0);
+      const fine = await open.app.request('http://localhost:3002/cron/keep-alive', { method: 'POST', headers: { 'sec-fetch-site': 'none' } });
+      expect(fine.status).toBe(200); // typed into the address bar, or curl naming localhost
+    });
+
     it.each(['10.0.0.7', '::ffff:192.168.1.2', '2001:db8::1'])('refuses non-loopback %s', async (address) => {
       const open = await createHarness(testDb.db, { env: { CRON_SECRET: '' }, remoteAddress: () => address });
       expect((await open.app.request('/cron/keep-alive', { method: 'POST' })).status).toBe(403);

@@ -47,6 +47,12 @@ describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
     for (const id of ids) expect(await eventRow(db, id)).toMatchObject({ status: 'processed', attempts: 1, last_error: null });
   });
 
+  it('an updated_at past the year 3000 (e.g. 2^53-1) is dead at once, not retried, and writes nothing', async () => {
+    const [id] = await process(['auth', clerkUser('user.updated', 'user_far', Number.MAX_SAFE_INTEGER)]);
+    expect(await eventRow(db, id!)).toMatchObject({ status: 'dead', attempts: 1, last_error: expect.stringContaining('after the year 3000') });
+    expect(await one('SELECT count(*)::int AS n FROM users')).toEqual({ n: 0 });
+  });
+
   it('updated before created: the older created does not win', async () => {
     await process(
       ['auth', clerkUser('user.updated', 'user_1', T + 1000, { email: 'new@example.com' })],

@@ -122,4 +122,19 @@ describe('dashboard over HTTP', () => {
     expect(html).not.toContain('<script>');
     expect(html).toContain('&lt;/pre&gt;&lt;script&gt;alert(2)&lt;/script&gt;');
   });
+
+  it('throttles logins: after 10 wrong tokens in a minute even the right one waits (429, Retry-After), then it works again', async () => {
+    const throttled = await createToolsApp(testDb.db); // its own throttle and clock
+    const attempt = (token: string) => {
+      const { body, ...headers } = form({ token });
+      return throttled.app.request('/admin/login', { method: 'POST', headers, body });
+    };
+    for (let i = 0; i < 10; i++) expect((await attempt(`wrong-${i}`)).status).toBe(401);
+    const blocked = await attempt(SECRETS.admin);
+    expect(blocked.status).toBe(429);
+    expect(Number(blocked.headers.get('retry-after'))).toBe(60);
+    expect(await blocked.text()).toContain('Too many wrong tokens');
+    throttled.clock.advance(60_000);
+    expect((await attempt(SECRETS.admin)).status).toBe(303);
+  });
 });

@@ -41,6 +41,15 @@ describe.each(databaseKinds())('POST /webhooks/auth on $name', (kind) => {
     expect(rows).toEqual([{ key: headers['svix-id'], type: 'user.created', source: 'auth' }]);
   });
 
+  it('a message id over 255 characters is a 400 before it reaches the inbox; 255 is fine', async () => {
+    const long = await post(clerkEvent(), svixHeaders(clerkEvent(), { id: 'm'.repeat(256) }));
+    expect(long.status).toBe(400);
+    expect((await long.json()).error).toMatchObject({ code: 'invalid_signature', message: expect.stringContaining('longer than 255 characters') });
+    const body = clerkEvent();
+    expect((await post(body, svixHeaders(body, { id: 'm'.repeat(255) }))).status).toBe(200);
+    expect(await countEvents(tdb.db)).toBe(1);
+  });
+
   it('accepts the Standard Webhooks webhook-* headers too', async () => {
     const body = clerkEvent();
     expect((await post(body, svixHeaders(body, { prefix: 'webhook' }))).status).toBe(200);

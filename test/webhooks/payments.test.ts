@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { EventWriter, RejectedPayloadError } from '../../src/db/event-writer.js';
 import { createTestApp, countEvents, type TestApp } from '../helpers/app.js';
 import { SECRETS } from '../helpers/config.js';
 import { databaseKinds, useTestDatabase } from '../helpers/db.js';
@@ -135,6 +137,16 @@ describe.each(databaseKinds())('POST /webhooks/payments on $name', (kind) => {
     expect((await res.json()).error.code).toBe('timestamp_out_of_tolerance');
   });
 
+  it('two t= values cannot slip a future timestamp past the check: the last one counts, as in stripe-node', async () => {
+    const body = stripeEvent();
+    const now = Math.floor(t.clock.now() / 1000);
+    const future = sign(body, SECRETS.payments, now + 3600); // t=<future>,v1=<valid for future>
+    const res = await post(body, { 'stripe-signature': `t=${now},${future}` });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error.code).toBe('timestamp_out_of_tolerance');
+    expect(await countEvents(tdb.db)).toBe(0);
+  });
+
   it('accepts a timestamp just inside the tolerance on both sides', async () => {
     for (const offset of [-299, 299]) {
       const body = stripeEvent();
@@ -177,6 +189,16 @@ describe.each(databaseKinds())('POST /webhooks/payments on $name', (kind) => {
     expect((await badRes.json()).error.code).toBe('invalid_payload');
     expect(goodRes.status).toBe(200);
     expect(await countEvents(tdb.db)).toBe(1);
+  });
+
+  it('a row the index cannot hold (SQLSTATE 54000) is refused alone: its batch-mates are stored', async () => {
+    const writer = new EventWriter(tdb.db);
+    const writes = Array.from({ length: 10 }, (_, i) => writer.write({ source: 'payments', key: `evt_batch_${i}`, type: 'x', payloadJson: '{}' }));
+    const huge = writer.write({ source: 'payments', key: `evt_${randomBytes(4000).toString('base64')}`, type: 'x', payloadJson: '{}' }); // incompressible, past btree's ~2.7 KB
+    const results = await Promise.allSettled([...writes, huge]);
+    expect(results.slice(0, 10).map((r) => r.status)).toEqual(new Array(10).fill('fulfilled'));
+    expect(results[10]).toMatchObject({ status: 'rejected', reason: expect.any(RejectedPayloadError) });
+    expect(await countEvents(tdb.db)).toBe(10);
   });
 
   it('answers 400 quickly for deeply nested JSON behind a valid signature', async () => {

@@ -17,7 +17,9 @@ import { parsePayload, type HandlerContext, type HandlerTable } from './registry
  * https://clerk.com/docs/webhooks/sync-data
  */
 
-const epochMs = z.number().int().nonnegative();
+/** Year 3000 in ms: a later `updated_at` is a bug of the sender, and would outrank every real update for ever. */
+const MAX_EPOCH_MS = 32_503_680_000_000;
+const epochMs = z.number().int().nonnegative().max(MAX_EPOCH_MS, 'a time after the year 3000 (in ms since 1970)');
 const id = z.string().min(1);
 
 const userSchema = z.object({

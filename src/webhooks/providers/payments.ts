@@ -45,12 +45,20 @@ export const STRIPE_VERIFIER_LOAD_PATH = loaded.path;
 
 const STALE_MESSAGE = 'Timestamp outside the tolerance zone';
 
-function headerTimestamp(header: string): number | undefined {
-  for (const part of header.split(',')) {
-    const [name, value] = part.split('=', 2);
-    if (name?.trim() === 't' && value && /^\d{1,12}$/.test(value.trim())) return Number(value.trim());
+/**
+ * The timestamp stripe-node verifies against, read exactly as its
+ * `parseHeader` does: the LAST `t=` element wins, the name must be `t` to the
+ * letter, the value goes through parseInt. Reading it any other way (say, the
+ * first `t`) would check the future side of the tolerance against a
+ * timestamp the signature does not cover.
+ */
+export function headerTimestamp(header: string): number | undefined {
+  let timestamp: number | undefined;
+  for (const item of header.split(',')) {
+    const [name, value] = item.split('=');
+    if (name === 't') timestamp = Number.parseInt(value ?? '', 10);
   }
-  return undefined;
+  return timestamp !== undefined && Number.isFinite(timestamp) ? timestamp : undefined;
 }
 
 /**

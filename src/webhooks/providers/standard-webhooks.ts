@@ -34,6 +34,9 @@ export function createSigners(secrets: string[], envName: string): Webhook[] {
   });
 }
 
+/** The idempotency key is the message id: the inbox's unique index takes keys up to this length (and Svix's are ~30). */
+const MAX_MESSAGE_ID_CHARS = 255;
+
 /**
  * Verify a Standard Webhooks / Svix signature: `v1,<base64 HMAC-SHA256 of
  * id.timestamp.body>`, space-separated list, any may match, against any of the
@@ -52,6 +55,9 @@ export function verifyStandardSignature(
   const { id, timestamp, signature } = signed;
   if (!id || !timestamp || !signature) {
     throw new AppError('missing_signature', `Missing ${headerHint}: all three of id, timestamp and signature are required.`);
+  }
+  if (id.length > MAX_MESSAGE_ID_CHARS) {
+    throw new AppError('invalid_signature', `The webhook message id is longer than ${MAX_MESSAGE_ID_CHARS} characters; no provider sends such ids.`);
   }
   if (!/^\d{1,12}$/.test(timestamp)) {
     throw new AppError('invalid_signature', 'The webhook timestamp header must be unix seconds.');
