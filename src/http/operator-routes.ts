@@ -41,7 +41,7 @@ export function createOperatorMounts(deps: OperatorRoutesDeps): Array<{ prefix: 
   return [
     {
       prefix: '/',
-      app: createMetricsRoute({ metrics: deps.metrics, log: deps.log, countEventsByStatus: () => countEventsByStatus(deps.db), sampleTimeoutMs: deps.config.dbTimeoutMs }),
+      app: createMetricsRoute({ metrics: deps.metrics, log: deps.log, countEventsByStatus: () => countEventsByStatus(deps.db), sampleTimeoutMs: deps.config.dbTimeoutMs, now: () => deps.clock.now() }),
     },
     { prefix: '/', app: createOpenApiRoute() },
     { prefix: '/api', app: createAdminApi(adminDeps) },

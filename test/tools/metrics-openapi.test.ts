@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgliteDatabase, type TestDatabase } from '../helpers/db.js';
 import { SECRETS } from '../helpers/config.js';
+import { createMetricsRoute, METRICS_SAMPLE_MS } from '../../src/http/metrics.js';
+import { silentLogger } from '../../src/log.js';
+import { Metrics } from '../../src/metrics.js';
 import { createToolsApp, postSample, type ToolsApp } from './tools-app.js';
 
 describe('GET /metrics and GET /openapi.json', () => {
@@ -33,11 +36,35 @@ describe('GET /metrics and GET /openapi.json', () => {
     expect(text).toContain('# TYPE hookrun_cron_lag_seconds histogram');
   });
 
-  it('resamples the gauge on every scrape', async () => {
-    await testDb.db.query(`UPDATE webhook_events SET status = 'processed'`);
-    const text = await (await tools.app.request('/metrics')).text();
-    expect(text).toMatch(/hookrun_events\{status="dead"\} 0\n/);
-    expect(text).toMatch(/hookrun_events\{status="processed"\} 2\n/);
+  it('samples the counts at most every 5 s, with one query in flight however many scrapes come at once', async () => {
+    let now = 0;
+    let counted = 0;
+    let status = 'processed';
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const route = createMetricsRoute({
+      metrics: new Metrics(),
+      log: silentLogger,
+      sampleTimeoutMs: 1000,
+      now: () => now,
+      countEventsByStatus: async () => {
+        counted++;
+        await gate; // a slow count: every scrape meanwhile waits for this one instead of starting its own
+        return { [status]: 2 };
+      },
+    });
+    const scrape = async () => (await route.request('/metrics')).text();
+    const first = Array.from({ length: 50 }, scrape);
+    release();
+    for (const text of await Promise.all(first)) expect(text).toMatch(/hookrun_events\{status="processed"\} 2\n/);
+    expect(counted).toBe(1);
+    status = 'dead';
+    now += METRICS_SAMPLE_MS - 1;
+    expect(await scrape()).toMatch(/hookrun_events\{status="processed"\} 2\n/); // the sample still serves
+    expect(counted).toBe(1);
+    now += 1;
+    expect(await scrape()).toMatch(/hookrun_events\{status="dead"\} 2\n/);
+    expect(counted).toBe(2);
   });
 
   it('describes every route the app serves, with its method', async () => {
