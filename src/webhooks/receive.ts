@@ -6,7 +6,7 @@ import { withDeadline } from '../deadline.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { SourceVerifier } from './verifiers.js';
+import { missingCredentials, type SourceVerifier } from './verifiers.js';
 
 /** What a receiver needs; assembled once by the HTTP app. */
 export interface ReceiveDeps {
@@ -70,6 +70,8 @@ export function createReceiver(source: Source, verifier: SourceVerifier, deps: R
       if (!JSON_CONTENT_TYPE.test(contentType)) {
         throw new AppError('unsupported_media_type', `Content-Type must be application/json (got "${contentType.slice(0, 100)}").`);
       }
+      const missing = missingCredentials(source, c.req.raw.headers);
+      if (missing) throw missing;
       const body = await readBody(c, deps.maxBodyBytes);
       const delivery = verifier.verify({ body, headers: c.req.raw.headers, nowMs: deps.clock.now(), toleranceSeconds: deps.toleranceSeconds });
       let stored: StoredEvent;

@@ -1,4 +1,5 @@
 import { SECRET_ENV_NAMES, type Config, type Source } from '../config.js';
+import { AppError } from '../errors.js';
 import type { Verifier } from './delivery.js';
 import { createAuthVerifier } from './providers/auth.js';
 import { createDatabaseVerifier } from './providers/database.js';
@@ -22,4 +23,25 @@ export function createVerifiers(config: Config): Record<Source, SourceVerifier> 
     auth: build('auth', () => createAuthVerifier(config.secrets.auth!)),
     database: build('database', () => createDatabaseVerifier(config.secrets.database!)),
   };
+}
+
+const SIGNATURE_HEADERS: Record<Source, readonly string[]> = {
+  payments: ['stripe-signature'],
+  auth: ['svix-signature', 'webhook-signature'],
+  database: ['authorization', 'webhook-signature'],
+};
+
+/**
+ * Refuse a delivery that carries none of its source's credential headers
+ * BEFORE its body is read: without this, anyone could make hookrun buffer
+ * 1 MiB per connection with no signature at all (security review: 2,000
+ * stalled uploads took RSS to 2.3 GB). Same answer as the verifier would give.
+ */
+export function missingCredentials(source: Source, headers: Headers): AppError | undefined {
+  if (SIGNATURE_HEADERS[source].some((name) => headers.has(name))) return undefined;
+  if (source === 'database') {
+    return new AppError('unauthorized', 'Missing Authorization header: add "Authorization: Bearer <DATABASE_WEBHOOK_SECRET>" to the Supabase webhook.');
+  }
+  const names = source === 'payments' ? 'Stripe-Signature header' : 'svix-id/svix-timestamp/svix-signature (or webhook-*) headers';
+  return new AppError('missing_signature', `Missing ${names}: send the request exactly as the provider signs it.`);
 }
