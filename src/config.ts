@@ -43,6 +43,8 @@ export interface Config {
   logLevel: string;
   toleranceSeconds: number;
   maxBodyBytes: number;
+  /** Bytes of webhook bodies read or held at once (all receivers); past it a new upload is 503. */
+  maxInflightBodyBytes: number;
   maxAttempts: number;
   leaseSeconds: number;
   /** How long a receiver waits for the database before answering 503 `unavailable`. */
@@ -186,6 +188,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     logLevel,
     toleranceSeconds: readInt(env, 'WEBHOOK_TOLERANCE_SECONDS', 300, 1, 86_400),
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    maxInflightBodyBytes: readInt(env, 'MAX_INFLIGHT_BODY_BYTES', 64 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     maxAttempts: readInt(env, 'MAX_ATTEMPTS', 10, 1, 100),
     leaseSeconds: readInt(env, 'LEASE_SECONDS', 30, 1, 3600),
     dbTimeoutMs: readInt(env, 'DB_TIMEOUT_MS', 1500, 100, 60_000),

@@ -7,6 +7,7 @@ import { withDeadline } from '../deadline.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
+import { BodyBudget } from '../webhooks/body-budget.js';
 import { createReceiver } from '../webhooks/receive.js';
 import type { SourceVerifier } from '../webhooks/verifiers.js';
 import { createErrorHandler, errorResponse } from './errors.js';
@@ -55,6 +56,7 @@ export function createApp(deps: AppDeps): Hono {
     metrics: deps.metrics,
     toleranceSeconds: deps.config.toleranceSeconds,
     maxBodyBytes: deps.config.maxBodyBytes,
+    bodyBudget: new BodyBudget(deps.config.maxInflightBodyBytes),
     dbTimeoutMs: deps.config.dbTimeoutMs,
   };
   for (const source of SOURCES) {

@@ -6,6 +6,7 @@ import { withDeadline } from '../deadline.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
+import type { BodyBudget } from './body-budget.js';
 import { missingCredentials, type SourceVerifier } from './verifiers.js';
 
 /** What a receiver needs; assembled once by the HTTP app. */
@@ -17,14 +18,22 @@ export interface ReceiveDeps {
   toleranceSeconds: number;
   maxBodyBytes: number;
   dbTimeoutMs: number;
+  /** Shared by the receivers of the app: bytes of bodies in flight, capped. */
+  bodyBudget: BodyBudget;
 }
 
 const JSON_CONTENT_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
 
-async function readBody(c: Context, maxBytes: number): Promise<Uint8Array> {
+/** Read the body within the size limit, taking its bytes from the budget (`held.bytes` says how many to give back). */
+async function readBody(c: Context, maxBytes: number, budget: BodyBudget, held: { bytes: number }): Promise<Uint8Array> {
+  const take = (bytes: number) => {
+    if (!budget.tryReserve(bytes)) throw overBudget(budget);
+    held.bytes += bytes;
+  };
   const declared = c.req.header('content-length');
   if (declared !== undefined) {
     if (Number(declared) > maxBytes) throw tooLarge(maxBytes);
+    take(Number(declared) || 0);
     // Node frames the body by Content-Length, so it cannot outgrow what was declared: read it whole
     // through @hono/node-server's direct path (no web stream, no AbortSignal, no undici Request).
     const body = new Uint8Array(await c.req.raw.arrayBuffer());
@@ -44,9 +53,19 @@ async function readBody(c: Context, maxBytes: number): Promise<Uint8Array> {
       await reader.cancel().catch(() => undefined);
       throw tooLarge(maxBytes);
     }
+    try {
+      take(value.byteLength);
+    } catch (error) {
+      await reader.cancel().catch(() => undefined);
+      throw error;
+    }
     chunks.push(value);
   }
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+}
+
+function overBudget(budget: BodyBudget): AppError {
+  return new AppError('unavailable', `Too many uploads in flight (over ${Math.round(budget.maxBytes / 1048576)} MiB of bodies at once, MAX_INFLIGHT_BODY_BYTES). Retry shortly; the provider retries by itself.`);
 }
 
 function tooLarge(maxBytes: number): AppError {
@@ -64,6 +83,7 @@ export function createReceiver(source: Source, verifier: SourceVerifier, deps: R
   const accepted = rejected.labels({ source, outcome: 'accepted', reason: '' });
   const duplicate = rejected.labels({ source, outcome: 'duplicate', reason: '' });
   return async (c: Context): Promise<Response> => {
+    const held = { bytes: 0 };
     try {
       if (!verifier.ok) throw new AppError('not_configured', verifier.message);
       const contentType = c.req.header('content-type') ?? '';
@@ -72,7 +92,7 @@ export function createReceiver(source: Source, verifier: SourceVerifier, deps: R
       }
       const missing = missingCredentials(source, c.req.raw.headers);
       if (missing) throw missing;
-      const body = await readBody(c, deps.maxBodyBytes);
+      const body = await readBody(c, deps.maxBodyBytes, deps.bodyBudget, held);
       const delivery = verifier.verify({ body, headers: c.req.raw.headers, nowMs: deps.clock.now(), toleranceSeconds: deps.toleranceSeconds });
       let stored: StoredEvent;
       try {
@@ -91,6 +111,8 @@ export function createReceiver(source: Source, verifier: SourceVerifier, deps: R
         if (error.code !== 'unavailable') deps.log.info({ source, code: error.code }, `webhook rejected: ${error.message}`);
       }
       throw error;
+    } finally {
+      deps.bodyBudget.release(held.bytes);
     }
   };
 }

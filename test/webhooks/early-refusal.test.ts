@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createTestApp, countEvents } from '../helpers/app.js';
 import { createPgliteDatabase } from '../helpers/db.js';
+import { pollUntil } from '../helpers/spawn-hookrun.js';
 
 /** A body that sends one chunk and then stalls for ever, like the review's slow uploads. */
 const stalledBody = () =>
@@ -30,3 +31,40 @@ describe('a delivery with no credentials is refused before its body is read', ()
     }
   });
 });
+
+describe('bodies in flight are capped (MAX_INFLIGHT_BODY_BYTES)', () => {
+  it('past the cap a new upload is 503 at once; when the stalled one ends, uploads are taken again', async () => {
+    const db = await createPgliteDatabase();
+    try {
+      const { app } = createTestApp(db.db, { MAX_INFLIGHT_BODY_BYTES: '4096' });
+      const signed = { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' };
+      const stalled = stalledBodyOf(3000);
+      const first = Promise.resolve(app.request('/webhooks/payments', { method: 'POST', headers: { ...signed, 'content-length': '3000' }, body: stalled.body, duplex: 'half' } as RequestInit));
+      // Once the first upload has taken its 3,000 bytes, a second one does not fit in 4,096.
+      const second = await pollUntil('a second upload refused', 5_000, async () => {
+        const res = await app.request('/webhooks/payments', { method: 'POST', headers: { ...signed, 'content-length': '3000' }, body: 'x'.repeat(3000) });
+        return res.status === 503 ? res : undefined;
+      });
+      expect(((await second.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'unavailable', message: expect.stringContaining('Too many uploads in flight') });
+      stalled.abort(); // the client goes away
+      expect((await first.catch(() => undefined))?.status ?? 'aborted').not.toBe(200);
+      const third = await app.request('/webhooks/payments', { method: 'POST', headers: { ...signed, 'content-length': '3000' }, body: 'x'.repeat(3000) });
+      expect(third.status).toBe(400); // read and verified again (the fake signature fails): the budget was given back
+      expect(await countEvents(db.db)).toBe(0);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+/** An upload that sends all but its last byte and stalls until `abort()` (the client going away). */
+function stalledBodyOf(bytes: number): { body: ReadableStream<Uint8Array>; abort(): void } {
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const body = new ReadableStream<Uint8Array>({
+    start(c) {
+      controller = c;
+      c.enqueue(new Uint8Array(bytes - 1));
+    },
+  });
+  return { body, abort: () => controller.error(new Error('the client went away')) };
+}
