@@ -1,4 +1,5 @@
-import type { Queryable } from './database.js';
+import { randomUUID } from 'node:crypto';
+import type { Database, Queryable } from './database.js';
 
 /** What a receiver hands over once a delivery is verified and parsed. */
 export interface NewEvent {
@@ -52,6 +53,14 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
+/** The event was taken out of the queue before anything was sent: it is certainly not stored. */
+export class NotStoredError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotStoredError';
+  }
+}
+
 /** Thrown for a single delivery whose payload the database refuses (the rest of its batch still commits). */
 export class RejectedPayloadError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -83,10 +92,26 @@ export class EventWriter {
     return this.queue.length + this.writing;
   }
 
-  /** Store one event; resolves once it is committed (or found as a duplicate). */
-  write(event: NewEvent): Promise<StoredEvent> {
+  /**
+   * Store one event; resolves once it is committed (or found as a duplicate).
+   * When `signal` aborts while the event still waits in the queue, it is taken
+   * out and the promise rejects with `NotStoredError`: it will never be
+   * written. Once its INSERT is sent, an abort changes nothing.
+   */
+  write(event: NewEvent, signal?: AbortSignal): Promise<StoredEvent> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ event, resolve, reject });
+      const pending: Pending = { event, resolve, reject };
+      this.queue.push(pending);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          const index = this.queue.indexOf(pending);
+          if (index < 0) return; // already being written: it may still commit
+          this.queue.splice(index, 1);
+          reject(new NotStoredError('the database did not take it in time; it was dropped from the queue'));
+        },
+        { once: true },
+      );
       if (!this.flushing) {
         this.flushing = true;
         setImmediate(() => void this.drain());
@@ -169,4 +194,22 @@ function isRowError(error: unknown): boolean {
 function asRejected(error: unknown): RejectedPayloadError {
   const detail = (error as Error | null)?.message ?? 'rejected by the database';
   return new RejectedPayloadError(`The payload cannot be stored: ${detail}.`, { cause: error });
+}
+
+const PROBE_ROLLBACK = new Error('readiness probe: rolled back on purpose');
+
+/**
+ * What `/ready` asks: would an inbox insert commit now? It inserts a probe
+ * row in a transaction and rolls it back, so a lock on `webhook_events`, a
+ * full disk or a read-only database fails it, where `SELECT 1` would pass.
+ */
+export async function probeInboxInsert(db: Database): Promise<void> {
+  try {
+    await db.transaction(async (tx) => {
+      await tx.query(`INSERT INTO webhook_events (source, key, type, payload) VALUES ('hookrun', $1, 'ready.probe', '{}'::jsonb)`, [`probe_${randomUUID()}`]);
+      throw PROBE_ROLLBACK;
+    });
+  } catch (error) {
+    if (error !== PROBE_ROLLBACK) throw error;
+  }
 }

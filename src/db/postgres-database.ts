@@ -6,6 +6,8 @@ import * as schema from './schema.js';
 
 const MIGRATION_LOCK_KEY = 7_340_021; // any fixed number: serialises migrations across instances
 const INT8_OID = 20;
+/** A statement waits at most this long for a lock before PostgreSQL gives up on it. */
+const LOCK_TIMEOUT_MS = 5000;
 
 /** A node-postgres pool as a `Database`: many hookrun instances share one PostgreSQL. */
 export function openPostgres(url: string, options: OpenOptions): Database {
@@ -15,6 +17,10 @@ export function openPostgres(url: string, options: OpenOptions): Database {
     connectionTimeoutMillis: 2000,
     idleTimeoutMillis: 30_000,
     query_timeout: options.queryTimeoutMs ?? 10_000,
+    // The client giving up does not stop the server: these make PostgreSQL itself end a statement that
+    // waits too long (a lock, a stall), so its backend and its memory are freed (security review: 8 → 33 backends).
+    statement_timeout: options.queryTimeoutMs ?? 10_000,
+    lock_timeout: Math.min(LOCK_TIMEOUT_MS, options.queryTimeoutMs ?? 10_000),
     keepAlive: true,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import type { Clock } from '../clock.js';
 import { SOURCES, type Config, type Source } from '../config.js';
 import type { Database } from '../db/database.js';
-import type { EventWriter } from '../db/event-writer.js';
+import { probeInboxInsert, type EventWriter } from '../db/event-writer.js';
 import { withDeadline } from '../deadline.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -25,8 +25,9 @@ export interface AppDeps {
   mounts?: Array<{ prefix: string; app: Hono }>;
 }
 
-function pingDatabase(db: Database, timeoutMs: number): Promise<unknown> {
-  return withDeadline(db.query('SELECT 1'), timeoutMs, () => new Error('timeout'));
+/** Ready means an event would be stored now: a probe insert (rolled back) within DB_TIMEOUT_MS. */
+function probeReady(db: Database, timeoutMs: number): Promise<unknown> {
+  return withDeadline(probeInboxInsert(db), timeoutMs, () => new Error('timeout'));
 }
 
 /**
@@ -42,10 +43,10 @@ export function createApp(deps: AppDeps): Hono {
   app.get('/health', (c) => c.json({ status: 'ok' }));
   app.get('/ready', async (c) => {
     try {
-      await pingDatabase(deps.db, deps.config.dbTimeoutMs);
+      await probeReady(deps.db, deps.config.dbTimeoutMs);
       return c.json({ status: 'ready', database: deps.db.kind });
     } catch {
-      throw new AppError('unavailable', 'The database does not answer; hookrun is not ready.');
+      throw new AppError('unavailable', `An event would not be stored within ${deps.config.dbTimeoutMs} ms (DB_TIMEOUT_MS): the database does not answer, or the inbox is locked. hookrun is not ready.`);
     }
   });
 

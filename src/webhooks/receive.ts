@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { Clock } from '../clock.js';
 import type { Source } from '../config.js';
-import { RejectedPayloadError, type EventWriter, type StoredEvent } from '../db/event-writer.js';
+import { NotStoredError, RejectedPayloadError, type EventWriter, type StoredEvent } from '../db/event-writer.js';
 import { withDeadline } from '../deadline.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -64,6 +64,25 @@ async function readBody(c: Context, maxBytes: number, budget: BodyBudget, held: 
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
 }
 
+/** The receiver stopped waiting for the database (DB_TIMEOUT_MS). */
+class DeadlineExceeded extends Error {}
+
+/**
+ * After the deadline aborted a write: true when the writer took it out of its
+ * queue (it is certainly not stored: the write has already rejected, so this
+ * is known before the next turn of the event loop); false when its INSERT
+ * was already sent and may still commit.
+ */
+function droppedFromQueue(writing: Promise<StoredEvent>): Promise<boolean> {
+  return Promise.race([
+    writing.then(
+      () => false,
+      (error: unknown) => error instanceof NotStoredError,
+    ),
+    new Promise<boolean>((resolve) => setImmediate(() => resolve(false))),
+  ]);
+}
+
 function overBudget(budget: BodyBudget): AppError {
   return new AppError('unavailable', `Too many uploads in flight (over ${Math.round(budget.maxBytes / 1048576)} MiB of bodies at once, MAX_INFLIGHT_BODY_BYTES). Retry shortly; the provider retries by itself.`);
 }
@@ -95,12 +114,22 @@ export function createReceiver(source: Source, verifier: SourceVerifier, deps: R
       const body = await readBody(c, deps.maxBodyBytes, deps.bodyBudget, held);
       const delivery = verifier.verify({ body, headers: c.req.raw.headers, nowMs: deps.clock.now(), toleranceSeconds: deps.toleranceSeconds });
       let stored: StoredEvent;
+      let writing: Promise<StoredEvent> | undefined;
       try {
-        stored = await withDeadline(deps.writer.write({ source, ...delivery }), deps.dbTimeoutMs, () => new Error(`no answer from the database within ${deps.dbTimeoutMs} ms`));
+        const giveUp = new AbortController();
+        writing = deps.writer.write({ source, ...delivery }, giveUp.signal);
+        stored = await withDeadline(writing, deps.dbTimeoutMs, () => {
+          giveUp.abort(); // still queued: dropped, never written
+          return new DeadlineExceeded(`no answer from the database within ${deps.dbTimeoutMs} ms`);
+        });
       } catch (error) {
         if (error instanceof RejectedPayloadError) throw new AppError('invalid_payload', error.message, { cause: error });
-        deps.log.error({ source, key: delivery.key, err: { message: (error as Error).message } }, 'event not stored: database unavailable');
-        throw new AppError('unavailable', 'The database is unavailable, so the event was not stored. Retry later; the provider retries by itself.', { cause: error });
+        if (!(error instanceof DeadlineExceeded) || (await droppedFromQueue(writing!))) {
+          deps.log.error({ source, key: delivery.key, err: { message: (error as Error).message } }, 'event not stored: database unavailable');
+          throw new AppError('unavailable', 'The database is unavailable, so the event was not stored. Retry later; the provider retries by itself.', { cause: error });
+        }
+        deps.log.error({ source, key: delivery.key, err: { message: (error as Error).message } }, 'event not confirmed in time: its insert was already sent');
+        throw new AppError('unavailable', 'The database did not confirm the event in time; it may have been stored. Retry: a retry of a stored event is answered as a duplicate.', { cause: error });
       }
       (stored.duplicate ? duplicate : accepted).inc();
       if (stored.duplicate) deps.log.debug({ source, key: delivery.key, id: stored.id }, 'duplicate delivery');
