@@ -3,6 +3,7 @@ import { Argument, type Command } from 'commander';
 import { SOURCES, loadConfig, type Source } from '../config.js';
 import { SAMPLE_TYPES } from '../webhooks/sample-events/types.js';
 import { EXIT_CODES, printJson } from './output.js';
+import { buildStory } from './story.js';
 
 interface SendFlags {
   data?: string;
@@ -10,6 +11,7 @@ interface SendFlags {
   json?: boolean;
   dryRun?: boolean;
   curl?: boolean;
+  story?: boolean;
 }
 
 const SEND_TIMEOUT_MS = 10_000;
@@ -46,10 +48,11 @@ export function registerSendCommand(program: Command): void {
   program
     .command('send')
     .description('build a realistic sample event, sign it with the configured secret as the provider would, and POST it')
-    .addArgument(new Argument('<source>', 'which receiver').choices(SOURCES))
-    .argument('<type>', 'event type, e.g. user.created, checkout.session.completed, INSERT')
+    .addArgument(new Argument('[source]', 'which receiver').choices(SOURCES))
+    .argument('[type]', 'event type, e.g. user.created, checkout.session.completed, INSERT')
     .option('--data <json|file>', 'JSON deep-merged into the sample event: inline, a file, or "-" for stdin, e.g. \'{"data":{"id":"user_123"}}\'')
-    .option('--url <url>', 'server or receiver URL (default http://localhost:$PORT/webhooks/<source>)')
+    .option('--story', "instead of one event: one customer's life, linked by id (user.created → checkout.session.completed → customer.subscription.created → invoice.paid)")
+    .option('--url <url>', 'server URL (default http://localhost:$PORT; a URL with a path is used as is)')
     .option('--json', 'print the request summary and answer as JSON')
     .option('--dry-run', 'print the signed request instead of sending it (the body as the exact signed string)')
     .option('--curl', 'print a signed curl command that works when pasted, instead of sending')
@@ -57,54 +60,55 @@ export function registerSendCommand(program: Command): void {
       'after',
       `\nTypes with a full sample:\n${SOURCES.map((s) => `  ${s}: ${SAMPLE_TYPES[s].join(', ')}`).join('\n')}\n` +
         '\nExit codes: 0 the server answered 2xx, 1 it answered otherwise or could not be reached, 2 usage, 78 missing secret.\n' +
-        '\nExample: hookrun send auth user.created && hookrun events list --source auth',
+        '\nExamples:\n  hookrun send auth user.created && hookrun events list --source auth\n  hookrun send --story && hookrun mirror customers',
     )
-    .action(async (source: Source, type: string, flags: SendFlags, command: Command) => {
+    .action(async (source: Source | undefined, type: string | undefined, flags: SendFlags, command: Command) => {
+      if (flags.story ? source !== undefined || flags.data !== undefined : source === undefined || type === undefined) {
+        command.error(flags.story ? '--story sends its own four events: give no source, type or --data.' : 'Give a source and a type, e.g. hookrun send auth user.created (or --story).', { exitCode: EXIT_CODES.usage });
+      }
       const config = loadConfig();
       // Loaded on use: the builders pull in stripe-node, which `hookrun start` should not pay for.
       const { buildSample, signSample, UnknownSampleTypeError } = await import('../webhooks/samples.js');
-      const overrides = readOverrides(command, flags.data);
-      let event: Record<string, unknown>;
+      let events: Array<{ source: Source; event: Record<string, unknown> }>;
       try {
-        event = buildSample(source, type, overrides);
+        events = flags.story ? buildStory(buildSample) : [{ source: source!, event: buildSample(source!, type!, readOverrides(command, flags.data)) }];
       } catch (error) {
         if (error instanceof UnknownSampleTypeError) command.error(error.message, { exitCode: EXIT_CODES.usage });
         throw error;
       }
-      const body = JSON.stringify(event);
-      const headers = signSample(source, body, config);
-      const url = targetUrl(source, config.port, flags.url);
-      if (flags.curl) {
-        process.stdout.write(`${curlCommand(url, headers, body, config.secrets[source]?.envName)}\n`);
-        return;
+      for (const { source: to, event } of events) {
+        const body = JSON.stringify(event);
+        const headers = signSample(to, body, config);
+        const url = targetUrl(to, config.port, flags.url);
+        if (flags.curl) process.stdout.write(`${curlCommand(url, headers, body, config.secrets[to]?.envName)}\n`);
+        else if (flags.dryRun) printJson({ method: 'POST', url, headers: redactHeaders(headers), body });
+        else if (!(await post(url, to, event, headers, body, flags.json === true))) return;
       }
-      if (flags.dryRun) {
-        printJson({ method: 'POST', url, headers: redactHeaders(headers), body });
-        return;
-      }
-      let response: Response;
-      try {
-        response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(SEND_TIMEOUT_MS) });
-      } catch (error) {
-        const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
-        process.stderr.write(`hookrun: nothing answered at ${url} (${cause}). Start the server with \`npm start\`, or pass --url.\n`);
-        process.exitCode = EXIT_CODES.failure;
-        return;
-      }
-      const text = await response.text();
-      let answer: unknown = text;
-      try {
-        answer = JSON.parse(text);
-      } catch {
-        // not JSON: print as text
-      }
-      if (flags.json) {
-        printJson({ url, source, type: event.type, status: response.status, answer, event });
-      } else {
-        process.stdout.write(`POST ${url}  ${source} ${String(event.type)}\n${response.status} ${typeof answer === 'string' ? answer : JSON.stringify(answer)}\n`);
-      }
-      if (!response.ok) process.exitCode = EXIT_CODES.failure;
     });
+}
+
+/** POST one signed event and print the answer; false when nothing answered (the exit code is set). */
+async function post(url: string, source: Source, event: Record<string, unknown>, headers: Record<string, string>, body: string, json: boolean): Promise<boolean> {
+  let response: Response;
+  try {
+    response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(SEND_TIMEOUT_MS) });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
+    process.stderr.write(`hookrun: nothing answered at ${url} (${cause}). Start the server with \`npm start\`, or pass --url.\n`);
+    process.exitCode = EXIT_CODES.failure;
+    return false;
+  }
+  const text = await response.text();
+  let answer: unknown = text;
+  try {
+    answer = JSON.parse(text);
+  } catch {
+    // not JSON: print as text
+  }
+  if (json) printJson({ url, source, type: event.type, status: response.status, answer, event });
+  else process.stdout.write(`POST ${url}  ${source} ${String(event.type)}\n${response.status} ${typeof answer === 'string' ? answer : JSON.stringify(answer)}\n`);
+  if (!response.ok) process.exitCode = EXIT_CODES.failure;
+  return true;
 }
 
 /** A dry run shows which headers are sent without printing a bearer secret (signatures are not secrets). */

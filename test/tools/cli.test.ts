@@ -131,12 +131,28 @@ describe('hookrun CLI (spawned)', { timeout: 120_000 }, () => {
     }
   });
 
+  it("send --story: one customer's life, linked by id, ends in the mirrors as one user, one customer and one active subscription", async () => {
+    const remote = { ...env, PORT: new URL(server!.url).port };
+    const story = await hookrun(['send', '--story'], remote);
+    expect(story.code, story.stderr).toBe(0);
+    expect(story.stdout.match(/^200 /gm)).toHaveLength(4);
+    await pollUntil('the story in the mirrors', 20_000, async () => {
+      const customers = JSON.parse((await hookrun(['mirror', 'customers', '--search', 'cus_story_', '--json'], remote)).stdout) as { rows: Array<{ id: string; user_id: string | null }> };
+      const subscriptions = JSON.parse((await hookrun(['mirror', 'subscriptions', '--search', 'cus_story_', '--json'], remote)).stdout) as { rows: Array<{ customer_id: string; status: string }> };
+      const customer = customers.rows[0];
+      if (!customer?.user_id?.startsWith('user_story_') || subscriptions.rows[0]?.status !== 'active') return undefined;
+      expect(customer.id.slice('cus_story_'.length)).toBe(customer.user_id.slice('user_story_'.length));
+      return true;
+    });
+    expect((await hookrun(['send', '--story', 'auth'], remote)).code).toBe(2);
+  });
+
   it('--version; a usage error is one line and a hint, not the whole help; --data takes inline JSON; empty listings say what matched', async () => {
     const version = await hookrun(['--version'], env);
     expect([version.code, version.stdout.trim()]).toEqual([0, '0.1.0']);
     const usage = await hookrun(['send', 'auth'], env);
     expect(usage.code).toBe(2);
-    expect(usage.stderr.trim().split('\n')).toEqual(["error: missing required argument 'type'", '(hookrun <command> --help shows how to use it)']);
+    expect(usage.stderr.trim().split('\n')).toEqual(['Give a source and a type, e.g. hookrun send auth user.created (or --story).', '(hookrun <command> --help shows how to use it)']);
     const inline = await hookrun(['send', 'auth', 'user.created', '--dry-run', '--json', '--data', '{"data":{"id":"user_inline"}}'], env);
     expect(inline.code, inline.stderr).toBe(0);
     expect(JSON.parse(JSON.parse(inline.stdout).body).data.id).toBe('user_inline'); // body: the exact signed string
