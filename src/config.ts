@@ -43,6 +43,8 @@ export interface Config {
   logLevel: string;
   toleranceSeconds: number;
   maxBodyBytes: number;
+  /** Embedded database: fsync the WAL after each inbox commit (`EMBEDDED_FSYNC=off` for development only). */
+  embeddedFsync: boolean;
   /** Bytes of webhook bodies read or held at once (all receivers); past it a new upload is 503. */
   maxInflightBodyBytes: number;
   maxAttempts: number;
@@ -72,6 +74,13 @@ function readInt(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(`${name}="${raw}" is not valid: use a whole number from ${min} to ${max} (default ${fallback}).`);
   }
   return value;
+}
+
+function readOnOff(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'on' || raw === 'off') return raw === 'on';
+  throw new ConfigError(`${name}="${raw}" is not valid: use "on" or "off" (default ${fallback ? 'on' : 'off'}).`);
 }
 
 function readSecret(env: Env, source: Source): SecretSetting | undefined {
@@ -188,6 +197,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     logLevel,
     toleranceSeconds: readInt(env, 'WEBHOOK_TOLERANCE_SECONDS', 300, 1, 86_400),
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    embeddedFsync: readOnOff(env, 'EMBEDDED_FSYNC', true),
     maxInflightBodyBytes: readInt(env, 'MAX_INFLIGHT_BODY_BYTES', 64 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     maxAttempts: readInt(env, 'MAX_ATTEMPTS', 10, 1, 100),
     leaseSeconds: readInt(env, 'LEASE_SECONDS', 30, 1, 3600),

@@ -89,6 +89,7 @@ export async function startService(config: Config, options: ServiceOptions): Pro
     (await openDatabase({
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
+      fsync: config.embeddedFsync,
       onPoolError: (error) => log.warn({ err: { message: error.message } }, 'database connection lost; the pool reconnects on demand'),
       onListenLost: (error) => log.warn({ err: { message: error.message } }, 'LISTEN connection lost; opening it again (polling covers the gap)'),
     }));

@@ -32,6 +32,12 @@ export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   readonly orm: Orm;
   readonly tuning: WorkerTuning;
+  /**
+   * Make committed work durable against an OS crash, where the database does
+   * not do it itself (PGlite writes its WAL but never fsyncs it). Undefined:
+   * nothing to do (PostgreSQL fsyncs on commit; an in-memory PGlite).
+   */
+  readonly flushToDisk?: () => void;
   /** Run `fn` in one transaction; keep it short (PGlite has a single session). */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Subscribe to a NOTIFY channel; returns the unsubscribe function. */
@@ -50,6 +56,8 @@ export interface OpenOptions {
   dataDir?: string;
   /** An already-open PGlite (tests, in-memory). The caller owns its lifetime lock. */
   pglite?: PGlite;
+  /** Embedded: fsync the WAL after each inbox commit (default true; EMBEDDED_FSYNC=off turns it off for development). */
+  fsync?: boolean;
   /** node-postgres pool size. */
   poolSize?: number;
   /** Client-side cap on any single query on PostgreSQL. */
