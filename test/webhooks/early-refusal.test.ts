@@ -1,4 +1,10 @@
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.js';
+import { EventWriter } from '../../src/db/event-writer.js';
+import { buildApp } from '../../src/http/build-app.js';
+import { Metrics } from '../../src/metrics.js';
+import { testConfig } from '../helpers/config.js';
 import { createTestApp, countEvents } from '../helpers/app.js';
 import { createPgliteDatabase } from '../helpers/db.js';
 import { pollUntil } from '../helpers/spawn-hookrun.js';
@@ -58,7 +64,7 @@ describe('bodies in flight are capped (MAX_INFLIGHT_BODY_BYTES)', () => {
 });
 
 /** An upload that sends all but its last byte and stalls until `abort()` (the client going away). */
-function stalledBodyOf(bytes: number): { body: ReadableStream<Uint8Array>; abort(): void } {
+function stalledBodyOf(bytes: number): { body: ReadableStream<Uint8Array>; abort(error?: Error): void } {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   const body = new ReadableStream<Uint8Array>({
     start(c) {
@@ -66,5 +72,26 @@ function stalledBodyOf(bytes: number): { body: ReadableStream<Uint8Array>; abort
       c.enqueue(new Uint8Array(bytes - 1));
     },
   });
-  return { body, abort: () => controller.error(new Error('the client went away')) };
+  return { body, abort: (error: Error = new Error('the client went away')) => controller.error(error) };
 }
+
+describe('an upload the client aborts', () => {
+  it('is one quiet debug line, not an error with a stack, and stores nothing', async () => {
+    const db = await createPgliteDatabase();
+    const lines: Array<{ level: number; msg: string; err?: { stack?: string } }> = [];
+    const log = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    try {
+      const config = testConfig();
+      const { app } = buildApp({ config, db: db.db, clock: systemClock, log, metrics: new Metrics(), writer: new EventWriter(db.db) });
+      const upload = stalledBodyOf(3000);
+      const answer = Promise.resolve(app.request('/webhooks/payments', { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' }, body: upload.body, duplex: 'half' } as RequestInit));
+      upload.abort(new Error('aborted'));
+      await answer.catch(() => undefined);
+      expect(lines.filter((l) => l.level >= 50 || l.err?.stack)).toEqual([]);
+      expect(lines.some((l) => l.msg === 'upload aborted by the client')).toBe(true);
+      expect(await countEvents(db.db)).toBe(0);
+    } finally {
+      await db.close();
+    }
+  });
+});
