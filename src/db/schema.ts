@@ -77,6 +77,17 @@ export const pages = pgTable('pages', {
   createdAt: tz('created_at').notNull().defaultNow(),
 });
 
+/**
+ * Dashboard sessions ended by a logout before they expired. A session is a
+ * signed value that needs no server state (it works across instances), so a
+ * logout is remembered here, shared by every instance, until the session
+ * would have expired anyway.
+ */
+export const adminSessionsRevoked = pgTable('admin_sessions_revoked', {
+  signature: text('signature').primaryKey(),
+  expiresAt: tz('expires_at').notNull(),
+});
+
 /** Mirror of the identity provider's users; `id` is the provider's id. */
 export const users = pgTable('users', {
   id: text('id').primaryKey(),

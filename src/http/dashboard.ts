@@ -2,6 +2,7 @@ import { Hono, type Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { SOURCES } from '../config.js';
+import { isSessionRevoked, revokeSession } from '../db/admin-sessions.js';
 import { EVENT_STATUSES, countEventsByStatus, getEvent, listEvents } from '../db/events.js';
 import { AppError } from '../errors.js';
 import { replayEvent, replayEventsByStatus } from '../inbox/replay.js';
@@ -60,9 +61,11 @@ export function createDashboard(deps: AdminApiDeps): Hono {
   const app = new Hono();
   const throttle = new LoginThrottle();
 
-  const session = (c: Context): string | undefined => {
+  /** The request's session when it is signed with ADMIN_TOKEN, not expired, and not logged out (on any instance). */
+  const session = async (c: Context): Promise<string | undefined> => {
     const value = getCookie(c, SESSION_COOKIE);
-    return value && sessionIsValid(value, deps.config.adminToken!, clock.now()) ? value : undefined;
+    if (!value || !sessionIsValid(value, deps.config.adminToken!, clock.now())) return undefined;
+    return (await isSessionRevoked(db, value)) ? undefined : value;
   };
 
   app.use('*', async (c, next) => {
@@ -71,7 +74,7 @@ export function createDashboard(deps: AdminApiDeps): Hono {
     await next();
   });
 
-  app.get('/login', (c) => (session(c) ? c.redirect('/admin', 303) : page(c, loginPage())));
+  app.get('/login', async (c) => ((await session(c)) ? c.redirect('/admin', 303) : page(c, loginPage())));
 
   app.post('/login', async (c) => {
     const client = socketAddress(c) ?? 'unknown';
@@ -100,16 +103,20 @@ export function createDashboard(deps: AdminApiDeps): Hono {
 
   // Everything below needs a session; POSTs also need its CSRF token.
   app.use('*', async (c, next) => {
-    const current = session(c);
+    const current = await session(c);
     if (!current) return c.redirect('/admin/login', 303);
     if (c.req.method === 'POST' && !csrfTokenMatches(await formField(c, 'csrf'), current, deps.config.adminToken!)) {
       return page(c, messagePage('Forbidden', 'The form is stale or was not sent by this dashboard; reload the page and try again.'), 403);
     }
     await next();
   });
-  const csrfOf = (c: Context) => csrfToken(session(c) ?? '', deps.config.adminToken!);
+  // The guard above let only a live session through: its cookie is the session.
+  const csrfOf = (c: Context) => csrfToken(getCookie(c, SESSION_COOKIE) ?? '', deps.config.adminToken!);
 
-  app.post('/logout', (c) => {
+  app.post('/logout', async (c) => {
+    const value = getCookie(c, SESSION_COOKIE)!;
+    // Remembered until the session would have expired, so a copied cookie stops working too.
+    await revokeSession(db, value, new Date(Number(value.split('.')[0]) * 1000), new Date(clock.now()));
     deleteCookie(c, SESSION_COOKIE, { path: '/admin' });
     return c.redirect('/admin/login', 303);
   });

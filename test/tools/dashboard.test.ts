@@ -137,4 +137,17 @@ describe('dashboard over HTTP', () => {
     throttled.clock.advance(60_000);
     expect((await attempt(SECRETS.admin)).status).toBe(303);
   });
+
+  it('a logged-out session cookie stops working, on this instance and on another one on the same database', async () => {
+    const cookie = await login();
+    expect((await tools.app.request('/admin', { headers: { cookie } })).status).toBe(200);
+    const csrf = await csrfOf(cookie, '/admin');
+    const { body, ...headers } = form({ csrf });
+    const out = await tools.app.request('/admin/logout', { method: 'POST', headers: { ...headers, cookie, origin: 'http://localhost' }, body });
+    expect(out.status).toBe(303);
+    const again = await tools.app.request('/admin', { headers: { cookie } }); // a copy of the cookie, kept after logout
+    expect([again.status, again.headers.get('location')]).toEqual([303, '/admin/login']);
+    const other = await createToolsApp(testDb.db);
+    expect((await other.app.request('/admin', { headers: { cookie } })).status).toBe(303);
+  });
 });
