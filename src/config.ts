@@ -48,7 +48,10 @@ export interface Config {
   /** Bytes of webhook bodies read or held at once (all receivers); past it a new upload is 503. */
   maxInflightBodyBytes: number;
   maxAttempts: number;
+  /** A claim's lease; the worker renews it every third of it while a handler runs. */
   leaseSeconds: number;
+  /** A handler's time limit: then its `ctx.signal` aborts and the event is retried later. */
+  handlerTimeoutSeconds: number;
   /** How long a receiver waits for the database before answering 503 `unavailable`. */
   dbTimeoutMs: number;
   shutdownTimeoutMs: number;
@@ -201,6 +204,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     maxInflightBodyBytes: readInt(env, 'MAX_INFLIGHT_BODY_BYTES', 64 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     maxAttempts: readInt(env, 'MAX_ATTEMPTS', 10, 1, 100),
     leaseSeconds: readInt(env, 'LEASE_SECONDS', 30, 1, 3600),
+    handlerTimeoutSeconds: readInt(env, 'HANDLER_TIMEOUT_SECONDS', 30, 1, 3600),
     dbTimeoutMs: readInt(env, 'DB_TIMEOUT_MS', 1500, 100, 60_000),
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 8000, 100, 120_000),
     stripe: readStripe(env),

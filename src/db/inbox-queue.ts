@@ -68,6 +68,24 @@ const RELEASE_SQL = `
   FROM unnest($1::bigint[], $2::int[]) AS u(id, attempts)
   WHERE e.id = u.id AND e.status = 'processing' AND e.attempts = u.attempts`;
 
+/**
+ * Renew the leases of claims still held. SKIP LOCKED: a row the worker's own
+ * batch transaction is settling is skipped, never waited on (no deadlock
+ * between the renewal and the settle).
+ */
+const EXTEND_SQL = `
+  UPDATE webhook_events e
+  SET locked_until = $3::timestamptz
+  FROM (
+    SELECT w.id FROM webhook_events w
+    JOIN unnest($1::bigint[], $2::int[]) AS u(id, attempts) ON w.id = u.id AND w.attempts = u.attempts
+    WHERE w.status = 'processing'
+    ORDER BY w.id
+    FOR UPDATE OF w SKIP LOCKED
+  ) held
+  WHERE e.id = held.id
+  RETURNING e.id`;
+
 const NEXT_DUE_SQL = `
   SELECT min(CASE WHEN status = 'failed' THEN next_attempt_at ELSE locked_until END) AS due
   FROM webhook_events WHERE status IN ('failed', 'processing')`;
@@ -122,6 +140,13 @@ export async function settleEvents(db: Queryable, settlements: Settlement[], now
 export async function releaseClaims(db: Queryable, claims: Array<{ id: number; attempts: number }>): Promise<void> {
   if (claims.length === 0) return;
   await db.query(RELEASE_SQL, [claims.map((c) => c.id), claims.map((c) => c.attempts)]);
+}
+
+/** Push the leases of claims this worker still holds to `lockedUntil`; returns the ids renewed. */
+export async function extendLeases(db: Queryable, claims: Array<{ id: number; attempts: number }>, lockedUntil: number): Promise<number[]> {
+  if (claims.length === 0) return [];
+  const rows = await db.query<{ id: number }>(EXTEND_SQL, [claims.map((c) => c.id), claims.map((c) => c.attempts), new Date(lockedUntil).toISOString()]);
+  return rows.map((row) => Number(row.id));
 }
 
 /** When the next retry or lease expiry falls due (ms epoch), so an idle worker wakes exactly then. */

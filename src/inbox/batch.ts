@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import type { Database, Queryable } from '../db/database.js';
 import { claimDueEvents, releaseClaims, settleEvents, type ClaimedEvent, type Settlement } from '../db/inbox-queue.js';
 import { WriteBatch } from '../db/write-batch.js';
+import { startLeaseHeartbeat } from './lease-heartbeat.js';
 import { withDeadline } from '../deadline.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -20,6 +21,10 @@ export interface BatchDeps {
   policy: RetryPolicy;
   random: () => number;
   leaseMs: number;
+  /** A handler's time limit; then its `ctx.signal` aborts. */
+  handlerTimeoutMs: number;
+  /** How long an aborted handler is waited for (its lease still renewed) before the event is settled anyway. */
+  abortGraceMs: number;
   batchSize: number;
   isStopping(): boolean;
 }
@@ -46,9 +51,7 @@ const eventFields = (e: ClaimedEvent) => ({ eventId: e.id, source: e.source, key
  * (PGlite: one session) rolls the batch back and its type runs alone from then on.
  */
 export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
-  const { db, handlers, clock, log, metrics, policy, random, leaseMs } = deps;
-  // Give up on a handler before its lease ends, so no other instance takes the event while it still runs.
-  const handlerTimeoutMs = Math.max(leaseMs / 2, leaseMs - 5000);
+  const { db, handlers, clock, log, metrics, policy, random, leaseMs, handlerTimeoutMs } = deps;
   const inTransactionBudgetMs = Math.min(handlerTimeoutMs, db.tuning.inTransactionBudgetMs ?? handlerTimeoutMs);
   /** (source, type) pairs that proved too slow for a shared transaction. */
   const slowTypes = new Set<string>();
@@ -60,11 +63,26 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
     return settlement;
   }
 
-  /** Run the event's handler on `q` within `timeoutMs`; its deferred writes go to `batch`. */
+  /**
+   * Run the event's handler on `q` within `timeoutMs`; its deferred writes go
+   * to `batch`. Past the limit its `signal` aborts, and the handler is waited
+   * for up to `abortGraceMs` more (the heartbeat keeps its claim), so its
+   * retry never runs beside it unless it ignores the signal.
+   */
   async function runHandler(event: ClaimedEvent, q: Queryable, batch: WriteBatch, timeoutMs: number): Promise<void> {
     const handler = handlers.find(event.source, event.type)!;
     const handlerLog = log.child(eventFields(event));
-    await withDeadline(handler({ db: q, batch, event, clock, log: handlerLog }), timeoutMs, () => new HandlerTimeout(`The handler did not finish within ${timeoutMs} ms.`));
+    const controller = new AbortController();
+    const running = handler({ db: q, batch, event, clock, log: handlerLog, signal: controller.signal });
+    try {
+      await withDeadline(running, timeoutMs, () => new HandlerTimeout(`The handler did not finish within ${timeoutMs} ms.`));
+    } catch (error) {
+      if (!(error instanceof HandlerTimeout)) throw error;
+      controller.abort(error);
+      const ended = await withDeadline(running.then(() => true, () => true), deps.abortGraceMs, () => new Error('still running')).catch(() => false);
+      if (!ended) handlerLog.error({ graceMs: deps.abortGraceMs }, 'handler ignored its abort signal and is still running; its retry may overlap it');
+      throw error;
+    }
   }
 
   /** One event on its own, with its deferred writes in its own transaction: the fallback path and slow types. */
@@ -145,6 +163,17 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
       await releaseClaims(db, claims);
       return 0;
     }
+    const heartbeat = startLeaseHeartbeat(db, claims, { leaseMs, clock, log });
+    try {
+      await processClaims(claims);
+    } finally {
+      await heartbeat.stop();
+    }
+    return claims.length;
+  }
+
+  /** Decide, run and settle one claim's events (the heartbeat runs meanwhile). */
+  async function processClaims(claims: ClaimedEvent[]): Promise<void> {
     const fixed: Settlement[] = [];
     const batched: ClaimedEvent[] = [];
     const alone: ClaimedEvent[] = [];
@@ -175,7 +204,6 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
       }
       metrics.eventsProcessed.inc({ source: event.source, outcome: settlement.status });
     }
-    return claims.length;
   }
 
   return { run };

@@ -18,6 +18,8 @@ export interface WorkerOptions {
   /** Longest idle sleep: picks up retries and other instances' rows. Default 1000 ms. */
   pollIntervalMs?: number;
   retry?: Partial<Omit<RetryPolicy, 'maxAttempts'>>;
+  /** How long a handler past its time limit is waited for after its abort signal. Default 5000 ms. */
+  abortGraceMs?: number;
   /** Jitter source of every backoff (event retries, database outages), injectable for tests. */
   random?: () => number;
 }
@@ -25,7 +27,7 @@ export interface WorkerOptions {
 /** What the worker needs; `handlers` defaults to the shipped auth/payments/database handlers. */
 export interface WorkerDeps {
   db: Database;
-  config: Pick<Config, 'maxAttempts' | 'leaseSeconds' | 'shutdownTimeoutMs'>;
+  config: Pick<Config, 'maxAttempts' | 'leaseSeconds' | 'handlerTimeoutSeconds' | 'shutdownTimeoutMs'>;
   clock: Clock;
   log: Logger;
   metrics: Metrics;
@@ -74,7 +76,13 @@ export function createWorker(deps: WorkerDeps): Worker {
   const random = deps.options?.random ?? Math.random;
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...deps.options?.retry, maxAttempts: config.maxAttempts };
   const handlers = deps.handlers ?? createDefaultHandlers();
-  const batches = createBatchRunner({ db, handlers, clock, log, metrics: deps.metrics, policy, random, leaseMs: config.leaseSeconds * 1000, batchSize, isStopping: () => stopping });
+  const batches = createBatchRunner({
+    ...{ db, handlers, clock, log, metrics: deps.metrics, policy, random, batchSize },
+    leaseMs: config.leaseSeconds * 1000,
+    handlerTimeoutMs: config.handlerTimeoutSeconds * 1000,
+    abortGraceMs: deps.options?.abortGraceMs ?? 5000,
+    isStopping: () => stopping,
+  });
 
   let started = false;
   let stopping = false;

@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import type { ManualClock } from '../../src/clock.js';
 import type { Database } from '../../src/db/database.js';
 import { claimDueEvents } from '../../src/db/inbox-queue.js';
 import { HandlerRegistry } from '../../src/inbox/handlers/registry.js';
@@ -125,13 +126,47 @@ describe.each(databaseKinds())('inbox worker on $name', (kind) => {
     expect(calls.get(id)).toBeUndefined();
   });
 
-  it('a handler that hangs is given up before its lease ends and retried later', async () => {
-    const handlers = new HandlerRegistry().on('test', 'hang', () => new Promise<void>(() => undefined));
-    const { worker } = testWorker(testDb.db, { handlers, env: { LEASE_SECONDS: '1' } });
+  it('a handler that hangs is aborted at its time limit and retried later', async () => {
+    let aborted: unknown;
+    const handlers = new HandlerRegistry().on('test', 'hang', ({ signal }) => new Promise<void>(() => signal.addEventListener('abort', () => (aborted = signal.reason))));
+    const { worker } = testWorker(testDb.db, { handlers, env: { HANDLER_TIMEOUT_SECONDS: '1' }, options: { abortGraceMs: 50 } });
     const id = await storeEvent(testDb.db, 'test', 'hang', {});
     expect(await worker.runOnce()).toBe(1);
-    expect(await eventRow(testDb.db, id)).toMatchObject({ status: 'failed', attempts: 1, last_error: 'The handler did not finish within 500 ms.' });
+    expect(aborted).toBeInstanceOf(Error);
+    expect(await eventRow(testDb.db, id)).toMatchObject({ status: 'failed', attempts: 1, last_error: 'The handler did not finish within 1000 ms.' });
   });
+
+  it('a handler slower than its lease runs once: the lease is renewed while it runs, so a second worker never takes it', async () => {
+    // The review's case: an 8 s handler with LEASE_SECONDS=2 ran twice side by side. Here 2.5 s against a 1 s lease, two workers, real time.
+    let running = 0;
+    let mostAtOnce = 0;
+    let sideEffects = 0;
+    const handlers = new HandlerRegistry().on('test', 'slow', async ({ signal }) => {
+      mostAtOnce = Math.max(mostAtOnce, ++running);
+      try {
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(resolve, 2500);
+          signal.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)));
+        });
+        sideEffects++;
+      } finally {
+        running--;
+      }
+    });
+    const env = { LEASE_SECONDS: '1' };
+    const clock = { now: () => Date.now() } as ManualClock;
+    const workers = [testWorker(testDb.db, { handlers, env, clock, options: { pollIntervalMs: 100 } }), testWorker(testDb.db, { handlers, env, clock, options: { pollIntervalMs: 100 } })];
+    const id = await storeEvent(testDb.db, 'test', 'slow', {});
+    for (const { worker } of workers) worker.start();
+    try {
+      await waitFor(async () => (await eventRow(testDb.db, id)).status === 'processed', 15_000);
+    } finally {
+      await Promise.all(workers.map(({ worker }) => worker.stop()));
+    }
+    expect(mostAtOnce).toBe(1);
+    expect(sideEffects).toBe(1);
+    expect((await eventRow(testDb.db, id)).attempts).toBe(1);
+  }, 20_000);
 
   it('claims taken while stopping are released untouched (not counted as an attempt)', async () => {
     const { handlers, calls } = flakyHandlers(0);
@@ -169,7 +204,7 @@ describe.each(databaseKinds())('inbox worker on $name', (kind) => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     handlers.on('test', 'slow', async () => gate);
-    const { worker, clock } = testWorker(testDb.db, { handlers });
+    const { worker, clock } = testWorker(testDb.db, { handlers, options: { abortGraceMs: 100 } });
     const id = await storeEvent(testDb.db, 'test', 'slow', {});
     const first = worker.runOnce();
     await waitFor(async () => (await eventRow(testDb.db, id)).status === 'processing');

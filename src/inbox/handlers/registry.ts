@@ -14,6 +14,12 @@ export interface HandlerContext {
   event: ClaimedEvent;
   clock: Clock;
   log: Logger;
+  /**
+   * Aborted when the handler's time limit (`HANDLER_TIMEOUT_SECONDS`) passes:
+   * pass it to `fetch` and other slow calls, and stop when it fires. The event
+   * is then retried later; until the handler returns, no retry runs beside it.
+   */
+  signal: AbortSignal;
 }
 
 /**
