@@ -3,6 +3,7 @@ import type { IngestFigures } from './ingest.js';
 import type { ProcessingFigures } from './processing.js';
 import type { Spread } from './stats.js';
 import type { StartupFigures } from './startup.js';
+import type { StorageFigures } from './storage.js';
 
 /** Everything one run measured; written as JSON to bench/results/. */
 export interface BenchReport {
@@ -16,6 +17,7 @@ export interface BenchReport {
   ingest?: IngestFigures[];
   processing?: { embedded: ProcessingFigures; postgres: ProcessingFigures };
   cron?: CronFigures;
+  storage?: StorageFigures[];
 }
 
 const NA = 'not available';
@@ -83,6 +85,15 @@ export function formatReport(report: BenchReport): string {
     out.push('Processing', table(['figure', 'target', 'embedded', 'postgres'], [
       ['backlog drain events/s', '≥ 3,000 (PG)', processingCell(embedded, (p) => `${num(p.drainedPerSec)} (${p.drained}/${p.backlog})`), processingCell(postgres, (p) => `${num(p.drainedPerSec)} (${p.drained}/${p.backlog})`)],
       ['received → processed p50 / p99 ms', '≤ 10 p50', processingCell(embedded, (p) => `${num(p.latencyP50Ms, 1)} / ${num(p.latencyP99Ms, 1)}`), processingCell(postgres, (p) => `${num(p.latencyP50Ms, 1)} / ${num(p.latencyP99Ms, 1)}`)],
+    ]), '');
+  }
+  if (report.storage && report.storage.length > 0) {
+    out.push(`Storage (${num(report.storage[0]!.events)} bench Stripe events)`, table(['figure', ...report.storage.map((s) => s.storage)], [
+      ['inbox MB per million events, as stored', ...report.storage.map((s) => num(s.inboxMbPerMillion))],
+      ['the same processed and vacuumed (free space reused)', ...report.storage.map((s) => num(s.processedMbPerMillion))],
+      ['dedupe keys MB per million deleted events', ...report.storage.map((s) => num(s.keysMbPerMillion))],
+      ['retention pass ms (all of them)', ...report.storage.map((s) => num(s.pruneMs))],
+      ['longest retention statement ms', ...report.storage.map((s) => num(s.longestStatementMs, 1))],
     ]), '');
   }
   if (report.cron) {

@@ -10,6 +10,7 @@ import { runProcessing } from './processing.js';
 import { formatReport, type BenchReport } from './report.js';
 import { ROOT, createDatabase, startHello, startHookrun, type ServerProcess } from './servers.js';
 import { runStartup } from './startup.js';
+import { runStorage } from './storage.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -116,6 +117,10 @@ async function main(): Promise<void> {
       embedded: await runProcessing('embedded', undefined, sizes, progress),
       postgres: await runProcessing('postgres', databaseUrl, sizes, progress),
     };
+  }
+  if (!skip.has('storage')) {
+    const events = smoke ? 2000 : 100_000;
+    report.storage = [await runStorage('embedded', undefined, events, progress), await runStorage('postgres', databaseUrl, events, progress)].filter((f) => f !== undefined);
   }
   if (!skip.has('cron')) report.cron = await runCron(smoke ? 3 : 30, databaseUrl, progress);
 

@@ -1,6 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError } from './errors.js';
+import { readPlatformConfig, type CronEntry } from './platform-config.js';
 
 /** Event sources hookrun receives; also the `source` column of `webhook_events`. */
 export const SOURCES = ['payments', 'auth', 'database'] as const;
@@ -18,12 +19,6 @@ export interface SecretSetting {
   envName: string;
   /** One or more secrets: a comma-separated value is a rotation list, any may match. */
   values: string[];
-}
-
-/** One entry of platform.json `crons`, as written (validated by cron/schedule.ts). */
-export interface CronEntry {
-  path: string;
-  schedule: string;
 }
 
 /** Everything hookrun reads from the outside world, read once at start-up. */
@@ -52,6 +47,10 @@ export interface Config {
   leaseSeconds: number;
   /** A handler's time limit: then its `ctx.signal` aborts and the event is retried later. */
   handlerTimeoutSeconds: number;
+  /** Days to keep finished events, their keys (late retries stay duplicates) and cron runs; 0 keeps forever. */
+  retention: RetentionDays;
+  /** `ALERT_WEBHOOK_URL` and its thresholds; undefined → no alerts. */
+  alerts: AlertSettings | undefined;
   /** How long a receiver waits for the database before answering 503 `unavailable`. */
   dbTimeoutMs: number;
   shutdownTimeoutMs: number;
@@ -79,6 +78,56 @@ function readInt(env: Env, name: string, fallback: number, min: number, max: num
   return value;
 }
 
+/** Retention in days (`EVENT_RETENTION_DAYS`, …); 0 keeps rows forever. */
+export interface RetentionDays {
+  events: number;
+  dedupeKeys: number;
+  cronRuns: number;
+}
+
+function readRetention(env: Env): RetentionDays {
+  const days = {
+    events: readInt(env, 'EVENT_RETENTION_DAYS', 30, 0, 36_500),
+    dedupeKeys: readInt(env, 'DEDUPE_RETENTION_DAYS', 90, 0, 36_500),
+    cronRuns: readInt(env, 'CRON_RUN_RETENTION_DAYS', 90, 0, 36_500),
+  };
+  if (days.events > 0 && days.dedupeKeys > 0 && days.dedupeKeys < days.events) {
+    throw new ConfigError(
+      `DEDUPE_RETENTION_DAYS=${days.dedupeKeys} is shorter than EVENT_RETENTION_DAYS=${days.events}: keys must outlive their events, or a late retry would be stored again. Raise it (default 90) or set it to 0 (keep forever).`,
+    );
+  }
+  return days;
+}
+
+/** Where alerts go (a Slack-compatible `{"text"}` webhook) and when a slow queue or a late tick is worth one. */
+export interface AlertSettings {
+  /** Holds a secret (Slack's URL is the credential): never log it. */
+  webhookUrl: URL;
+  /** A scheduled tick with no run this long after its time is late. */
+  lateTickSeconds: number;
+  /** The oldest due event waiting longer than this is a stuck queue. */
+  backlogSeconds: number;
+}
+
+function readAlerts(env: Env): AlertSettings | undefined {
+  const raw = env.ALERT_WEBHOOK_URL?.trim();
+  if (!raw) return undefined;
+  let webhookUrl: URL | undefined;
+  try {
+    webhookUrl = new URL(raw);
+  } catch {
+    webhookUrl = undefined;
+  }
+  if (!webhookUrl || !['http:', 'https:'].includes(webhookUrl.protocol)) {
+    throw new ConfigError('ALERT_WEBHOOK_URL is not an http(s) URL: use a Slack incoming webhook (https://hooks.slack.com/services/…) or any URL that accepts POST {"text": "…"}, or unset it.');
+  }
+  return {
+    webhookUrl,
+    lateTickSeconds: readInt(env, 'ALERT_LATE_TICK_SECONDS', 300, 1, 86_400),
+    backlogSeconds: readInt(env, 'ALERT_BACKLOG_SECONDS', 600, 1, 604_800),
+  };
+}
+
 function readOnOff(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -94,37 +143,6 @@ function readSecret(env: Env, source: Source): SecretSetting | undefined {
     return { envName, values };
   }
   return undefined;
-}
-
-/** Parse the `crons` array of platform.json; shape only, the cron module checks jobs and expressions. */
-export function readPlatformConfig(path: string): CronEntry[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw new ConfigError(`${path}: cannot be read (${(error as Error).message}).`);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw new ConfigError(`${path}: is not valid JSON (${(error as Error).message}). Fix the file or point PLATFORM_CONFIG at another.`);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new ConfigError(`${path}: must be a JSON object like { "crons": [ { "path": "/cron/keep-alive", "schedule": "0 1 * * *" } ] }.`);
-  }
-  const crons = (parsed as { crons?: unknown }).crons;
-  if (crons === undefined) return [];
-  if (!Array.isArray(crons)) throw new ConfigError(`${path} crons: must be an array of { "path", "schedule" } entries.`);
-  return crons.map((entry: unknown, index) => {
-    const where = `${path} crons[${index}]`;
-    if (typeof entry !== 'object' || entry === null) throw new ConfigError(`${where}: must be an object with "path" and "schedule".`);
-    const { path: cronPath, schedule } = entry as Record<string, unknown>;
-    if (typeof cronPath !== 'string' || cronPath === '') throw new ConfigError(`${where}.path: must be a string like "/cron/keep-alive".`);
-    if (typeof schedule !== 'string' || schedule.trim() === '') throw new ConfigError(`${where}.schedule: must be a cron expression string like "0 1 * * *".`);
-    return { path: cronPath, schedule };
-  });
 }
 
 /** Below this, a token that guards /api and /admin can be guessed over the network: refused at start. */
@@ -205,6 +223,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     maxAttempts: readInt(env, 'MAX_ATTEMPTS', 10, 1, 100),
     leaseSeconds: readInt(env, 'LEASE_SECONDS', 30, 1, 3600),
     handlerTimeoutSeconds: readInt(env, 'HANDLER_TIMEOUT_SECONDS', 30, 1, 3600),
+    retention: readRetention(env),
+    alerts: readAlerts(env),
     dbTimeoutMs: readInt(env, 'DB_TIMEOUT_MS', 1500, 100, 60_000),
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 8000, 100, 120_000),
     stripe: readStripe(env),

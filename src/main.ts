@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
+import { registerAlertCommand } from './cli/alert.js';
 import { registerStartCommands } from './cli/start.js';
 import { registerCheckCommand } from './cli/check.js';
 import { registerCronCommands } from './cli/cron.js';
@@ -9,6 +10,7 @@ import { EXIT_CODES } from './cli/output.js';
 import { registerListenCommand } from './cli/listen.js';
 import { registerMigrateCommand } from './cli/migrate.js';
 import { registerMirrorCommand } from './cli/mirror.js';
+import { registerPruneCommand } from './cli/prune.js';
 import { registerReconcileCommand } from './cli/reconcile.js';
 import { registerSendCommand } from './cli/send.js';
 import { loadDotEnvFile } from './config.js';
@@ -31,6 +33,8 @@ registerSendCommand(program);
 registerCronCommands(program);
 registerEventsCommands(program);
 registerReconcileCommand(program);
+registerPruneCommand(program);
+registerAlertCommand(program);
 registerMirrorCommand(program);
 registerListenCommand(program);
 

@@ -52,6 +52,27 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly tableBytes = new Gauge({
+    name: 'hookrun_table_bytes',
+    help: 'On-disk size (with indexes) of the tables retention bounds: webhook_events, webhook_event_keys, cron_runs; sampled at scrape time.',
+    labelNames: ['table'] as const,
+    registers: [this.registry],
+  });
+
+  readonly retentionDeleted = new Counter({
+    name: 'hookrun_retention_deleted_total',
+    help: 'Rows retention deleted: events (their keys kept), dedupe keys, cron runs.',
+    labelNames: ['table'] as const,
+    registers: [this.registry],
+  });
+
+  readonly alerts = new Counter({
+    name: 'hookrun_alerts_total',
+    help: 'Alert messages to ALERT_WEBHOOK_URL by kind and outcome (sent, failed after retries, dropped when the queue was full).',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'hookrun_' });
   }

@@ -7,6 +7,7 @@ import type { Config } from './config.js';
 import { openDatabase } from './db/client.js';
 import type { Database } from './db/database.js';
 import { EventWriter } from './db/event-writer.js';
+import { createServiceAlerts } from './alerts/service-alerts.js';
 import { createCronService } from './cron/cron-service.js';
 import { buildApp } from './http/build-app.js';
 import { createDefaultHandlers } from './inbox/handlers/defaults.js';
@@ -14,6 +15,7 @@ import { createWorker } from './inbox/worker.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { createStripeApi } from './payments-api/stripe-client.js';
+import { createRetentionLoop } from './retention/retention-loop.js';
 import { createVerifiers } from './webhooks/verifiers.js';
 
 /** Switches for the parts of a running hookrun; `hookrun start` turns everything on. */
@@ -97,14 +99,18 @@ export async function startService(config: Config, options: ServiceOptions): Pro
     await db.migrate();
     const verifiers = createVerifiers(config);
     const metrics = new Metrics({ defaultMetrics: true });
-    const cron = await createCronService({ config, db, clock, log, metrics });
+    const alerts = createServiceAlerts(config, log, metrics);
+    const cron = await createCronService({ config, db, clock, log, metrics, onRunFailed: alerts.onRunFailed });
     for (const warning of cron.validate()) log.warn(warning); // a broken platform.json throws here
-    const worker = options.worker === false ? undefined : createWorker({ db, config, clock, log, metrics, handlers: createDefaultHandlers({ stripe: config.stripe && createStripeApi(config.stripe) }), ingest: { get queued() { return writer.queued; } } });
+    const worker = options.worker === false ? undefined : createWorker({ db, config, clock, log, metrics, handlers: createDefaultHandlers({ stripe: config.stripe && createStripeApi(config.stripe) }), ingest: { get queued() { return writer.queued; } }, onDead: alerts.onDead });
     const writer = new EventWriter(db, () => worker?.wake());
+    const retention = worker && createRetentionLoop({ db, days: config.retention, clock, log, metrics });
     const { app, eventStream } = buildApp({ config, db, clock, log, metrics, writer, cron, verifiers });
 
     const server = options.http === false ? undefined : await listen(app, config);
     worker?.start();
+    retention?.start();
+    alerts.start({ db, clock, overdue: (graceMs, sinceMs) => cron.overdue(graceMs, sinceMs) });
     if (options.scheduler) cron.startScheduler();
     const address = server?.address() as AddressInfo | undefined;
     const url = address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : undefined;
@@ -115,7 +121,8 @@ export async function startService(config: Config, options: ServiceOptions): Pro
         log.info('stopping: no new requests; finishing what runs');
         eventStream.close(); // streams never go idle: end them, their clients resume elsewhere by id
         if (server) await closeServer(server, config.shutdownTimeoutMs);
-        await Promise.all([worker?.stop(), cron.stop()]);
+        await Promise.all([worker?.stop(), cron.stop(), retention?.stop()]);
+        await alerts.stop();
         if (ownsDb) await db.close();
         log.info('stopped');
       })());

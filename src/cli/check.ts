@@ -46,6 +46,8 @@ export async function checkConfig(config: Config) {
     adminToken: config.adminToken !== undefined,
     /** Where STRIPE_SECRET_KEY sends API calls (payments synced from the API, reconcile), or null when unset. */
     stripeApi: config.stripe ? (config.stripe.apiBase?.origin ?? 'https://api.stripe.com') : null,
+    /** Where alerts go: the host only (the URL's path is Slack's credential), or null when ALERT_WEBHOOK_URL is unset. */
+    alerts: config.alerts ? config.alerts.webhookUrl.host : null,
     scheduler: config.scheduler,
     platformConfig: displayPath(config.platformConfigPath),
     jobs: crons.jobs,
@@ -72,6 +74,7 @@ export function registerCheckCommand(program: Command): void {
         `  CRON_SECRET  ${report.cronSecret ? 'set' : 'not set'}`,
         `  ADMIN_TOKEN  ${report.adminToken ? 'set' : 'not set'}`,
         `  Stripe API   ${report.stripeApi ? `STRIPE_SECRET_KEY set: payments synced from ${report.stripeApi}` : 'not set: payments ordered by event time (STRIPE_SECRET_KEY)'}`,
+        `  alerts       ${report.alerts ? `ALERT_WEBHOOK_URL set: to ${report.alerts} (hookrun alert test sends one)` : 'not set: nobody is told of dead events or late jobs (ALERT_WEBHOOK_URL)'}`,
         `  scheduler    ${report.scheduler ? 'on' : 'off (SCHEDULER=off)'}`,
         `  jobs         ${report.jobs.join(', ') || 'none'}`,
         `crons (${report.platformConfig}, UTC):`,

@@ -8,8 +8,9 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { CatchUpPolicy, JobDefinition, OverlapPolicy } from './job.js';
 import { displayPath, loadJobs, unknownJobMessage, type JobRegistry } from './registry.js';
+import { findOverdueJobs, type OverdueJob } from './overdue.js';
 import { createCronRoutes } from './routes.js';
-import { JobRunner, type CronRunResult } from './run-job.js';
+import { JobRunner, type CronRunResult, type RunnerDeps } from './run-job.js';
 import { validateCrons, type ScheduledJob } from './schedule.js';
 import { Ticker, type TickerOptions, type TickOutcome } from './ticker.js';
 
@@ -37,6 +38,8 @@ export interface CronServiceDeps {
   /** Jobs to use instead of discovering src/cron/jobs (tests). */
   jobs?: JobRegistry;
   ticker?: TickerOptions;
+  /** Told of each failed run (alerts). */
+  onRunFailed?: RunnerDeps['onRunFailed'];
   /** Caller IP for the loopback rule when CRON_SECRET is unset (tests); defaults to the socket's. */
   remoteAddress?: (c: Context) => string | undefined;
 }
@@ -60,6 +63,8 @@ export interface CronService {
   nextRuns(name: string, count: number, fromMs?: number): Date[];
   /** Run history, newest first. */
   listRuns(options?: { job?: string; status?: CronRunStatus; limit?: number; beforeId?: number }): Promise<CronRunRow[]>;
+  /** Scheduled jobs that are behind at `clock.now()`: a tick not started `graceMs` after its time, or no run for twice the interval. */
+  overdue(graceMs: number, sinceMs: number): Promise<OverdueJob[]>;
   /** Wait until no run of this process is in flight (bounded). */
   idle(timeoutMs?: number): Promise<boolean>;
   /** Stop ticking, wait for running jobs (bounded by SHUTDOWN_TIMEOUT_MS), then abort what is left. */
@@ -83,7 +88,7 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
   const { config, db, log, metrics } = deps;
   const clock = deps.clock ?? systemClock;
   const jobs = deps.jobs ?? (await loadJobs());
-  const runner = new JobRunner({ config, db, jobs, clock, log, metrics });
+  const runner = new JobRunner({ config, db, jobs, clock, log, metrics, onRunFailed: deps.onRunFailed });
   let validated: { scheduled: ScheduledJob[]; warnings: string[] } | undefined;
   let ticker: Ticker | undefined;
   let stopping: Promise<void> | undefined;
@@ -159,6 +164,7 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
       return scheduleOf(name)?.schedule.nextRuns(count, fromMs) ?? [];
     },
     listRuns: (options) => listCronRuns(db, options),
+    overdue: (graceMs, sinceMs) => findOverdueJobs(db, validate().scheduled, clock.now(), graceMs, sinceMs),
     idle: (timeoutMs = config.shutdownTimeoutMs) => runner.drain(timeoutMs),
     stop: () =>
       (stopping ??= (async () => {

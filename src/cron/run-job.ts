@@ -36,6 +36,8 @@ export interface RunnerDeps {
   clock: Clock;
   log: Logger;
   metrics: Metrics;
+  /** Told of each failed run once its outcome is recorded (alerts). Must not throw or block. */
+  onRunFailed?: (run: { job: string; trigger: CronTrigger; error: string; runId: number }) => void;
 }
 
 /** Abort reason when a job outlives its timeout. */
@@ -187,7 +189,10 @@ export class JobRunner {
       }
       metrics.cronRuns.inc({ job, trigger, status });
       if (error === null) runLog.info({ durationMs }, 'cron run succeeded');
-      else runLog.warn({ durationMs, error }, 'cron run failed');
+      else {
+        runLog.warn({ durationMs, error }, 'cron run failed');
+        this.deps.onRunFailed?.({ job, trigger, error, runId: base.id });
+      }
       return { ...base, status, error, finishedAt, durationMs };
     })();
     this.track(done);

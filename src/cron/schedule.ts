@@ -1,5 +1,5 @@
 import { Cron } from 'croner';
-import type { CronEntry } from '../config.js';
+import type { CronEntry } from '../platform-config.js';
 import { ConfigError } from '../errors.js';
 import { JOB_NAME, unbuiltJobHint } from './registry.js';
 

@@ -128,3 +128,12 @@ export async function listCronRuns(
     [options.job ?? null, options.beforeId ?? null, limit, options.status ?? null],
   );
 }
+
+/** Whether the tick at `tick` has a run: claimed for that tick, or any run of the job started since (an outside scheduler's plain call). */
+export async function tickHasRun(db: Queryable, job: string, tick: Date): Promise<boolean> {
+  const rows = await db.query(
+    'SELECT 1 FROM cron_runs WHERE job = $1 AND (scheduled_for = $2::timestamptz OR started_at >= $2::timestamptz) LIMIT 1',
+    [job, tick],
+  );
+  return rows.length > 0;
+}

@@ -23,6 +23,12 @@ export interface WorkerTuning {
   readonly inTransactionBudgetMs?: number;
   /** Let the receivers' queued inserts go first, waiting at most this long before each claim. */
   readonly yieldToIngestMs?: number;
+  /**
+   * The longest a statement on another session can run (PostgreSQL's
+   * statement_timeout); 0 where statements never overlap (PGlite's one
+   * session). Retention waits this long between saving keys and deleting rows.
+   */
+  readonly longestStatementMs: number;
   /** Housekeeping when the worker goes idle after `every` processed events (PGlite: VACUUM, it has no autovacuum). */
   readonly idleMaintenance?: { every: number; run(): Promise<void> };
 }

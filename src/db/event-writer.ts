@@ -25,8 +25,10 @@ const MAX_BATCH_ROWS = 500;
  */
 const ROW_ERROR_CLASSES = ['22', '23', '54'];
 
-const INSERT_HEAD = 'INSERT INTO webhook_events (source, key, type, payload) VALUES ';
-const INSERT_TAIL = `
+// A key retention has moved to webhook_event_keys (its event deleted) is a duplicate too, for DEDUPE_RETENTION_DAYS.
+const INSERT_HEAD = 'INSERT INTO webhook_events (source, key, type, payload) SELECT v.s, v.k, v.t, v.p FROM (VALUES ';
+const INSERT_TAIL = `) AS v(s, k, t, p)
+  WHERE NOT EXISTS (SELECT 1 FROM webhook_event_keys d WHERE d.source = v.s AND d.key = v.k)
   ON CONFLICT (source, key) DO NOTHING
   RETURNING id, source, key, pg_notify('hookrun_events', '')`; // wakes LISTENing workers at commit (one per transaction; none for duplicates)
 
@@ -37,7 +39,7 @@ function insertSql(rows: number): string {
   let sql = insertSqlByRows[rows];
   if (sql === undefined) {
     const values: string[] = new Array(rows);
-    for (let i = 0, p = 1; i < rows; i++, p += 4) values[i] = `($${p}, $${p + 1}, $${p + 2}, $${p + 3}::jsonb)`;
+    for (let i = 0, p = 1; i < rows; i++, p += 4) values[i] = `($${p}::text, $${p + 1}::text, $${p + 2}::text, $${p + 3}::jsonb)`;
     sql = insertSqlByRows[rows] = INSERT_HEAD + values.join(', ') + INSERT_TAIL;
   }
   return sql;

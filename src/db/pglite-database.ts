@@ -53,6 +53,7 @@ function wrapPglite(client: PGlite, closeClient: () => Promise<void>, flushToDis
     flushToDisk,
     tuning: {
       lanes: 1, // one session: a second batch would only wait for the first
+      longestStatementMs: 0, // one session: no statement ever overlaps another
       inTransactionBudgetMs: IN_TRANSACTION_BUDGET_MS,
       yieldToIngestMs: YIELD_TO_INGEST_MS,
       idleMaintenance: { every: VACUUM_EVERY_EVENTS, run: async () => void (await query('VACUUM webhook_events')) },

@@ -11,16 +11,17 @@ const LOCK_TIMEOUT_MS = 5000;
 
 /** A node-postgres pool as a `Database`: many hookrun instances share one PostgreSQL. */
 export function openPostgres(url: string, options: OpenOptions): Database {
+  const statementTimeoutMs = options.queryTimeoutMs ?? 10_000;
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
     connectionTimeoutMillis: 2000,
     idleTimeoutMillis: 30_000,
-    query_timeout: options.queryTimeoutMs ?? 10_000,
+    query_timeout: statementTimeoutMs,
     // The client giving up does not stop the server: these make PostgreSQL itself end a statement that
     // waits too long (a lock, a stall), so its backend and its memory are freed (security review: 8 → 33 backends).
-    statement_timeout: options.queryTimeoutMs ?? 10_000,
-    lock_timeout: Math.min(LOCK_TIMEOUT_MS, options.queryTimeoutMs ?? 10_000),
+    statement_timeout: statementTimeoutMs,
+    lock_timeout: Math.min(LOCK_TIMEOUT_MS, statementTimeoutMs),
     keepAlive: true,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
@@ -37,7 +38,7 @@ export function openPostgres(url: string, options: OpenOptions): Database {
     orm,
     query,
     // Two batches side by side while a backlog lasts: the database works on one while this process runs the other's handlers.
-    tuning: { lanes: 2 },
+    tuning: { lanes: 2, longestStatementMs: statementTimeoutMs + 1000 },
     async transaction(fn) {
       const client = await pool.connect();
       // pg-pool listens for errors only on idle clients: a socket error on a checked-out one would crash the process.

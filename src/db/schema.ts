@@ -6,6 +6,7 @@ import {
   integer,
   jsonb,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uniqueIndex,
@@ -41,6 +42,22 @@ export const webhookEvents = pgTable(
       .where(sql`${t.status} in ('pending', 'failed', 'processing')`),
     index('webhook_events_status_idx').on(t.status, t.id),
   ],
+);
+
+/**
+ * The keys of events retention has deleted (retention.ts), kept for
+ * DEDUPE_RETENTION_DAYS so that a late retry of a deleted event is still
+ * answered `duplicate` and not stored again. About 100 bytes a row instead of
+ * the event's ~1.5 KB.
+ */
+export const webhookEventKeys = pgTable(
+  'webhook_event_keys',
+  {
+    source: text('source').notNull(),
+    key: text('key').notNull(),
+    receivedAt: tz('received_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.source, t.key] }), index('webhook_event_keys_received_idx').on(t.receivedAt)],
 );
 
 /**
@@ -136,4 +153,13 @@ export const subscriptions = pgTable('subscriptions', {
   currentPeriodEnd: tz('current_period_end'),
   cancelAtPeriodEnd: boolean('cancel_at_period_end'),
   sourceUpdatedAt: tz('source_updated_at').notNull(),
+});
+
+/**
+ * An alert about a condition (a late tick, a stuck queue) sent by whichever
+ * instance claimed its key first, so N instances send it once.
+ */
+export const alertClaims = pgTable('alert_claims', {
+  key: text('key').primaryKey(),
+  claimedAt: tz('claimed_at').notNull(),
 });

@@ -51,6 +51,9 @@ export const mirrorQuery = z.object({ limit: limit.default(50), search: z.string
 /** `POST /api/payments/reconcile` */
 export const reconcileBody = z.object({ since: z.string().min(1).max(40).describe('a duration back from now (`3d`, `12h`) or an ISO date, at most 30 days back') });
 
+/** `POST /api/retention/prune` */
+export const pruneBody = z.object({ dryRun: z.boolean().default(false).describe('only count what would be deleted') });
+
 /** `GET /api/events/stream` */
 export const streamQuery = z.object({
   source: z.enum(SOURCES).optional().describe('only this source'),

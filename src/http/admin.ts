@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
 import type { z } from 'zod';
-import { eventListQuery, firstIssue, jobsQuery, mirrorQuery, reconcileBody, replayBody, runQuery, runsQuery } from './admin-schemas.js';
+import { eventListQuery, firstIssue, jobsQuery, mirrorQuery, pruneBody, reconcileBody, replayBody, runQuery, runsQuery } from './admin-schemas.js';
 import type { Clock } from '../clock.js';
 import { SOURCES, type Config } from '../config.js';
 import type { CronService } from '../cron/cron-service.js';
@@ -11,6 +11,7 @@ import { AppError } from '../errors.js';
 import { replayEvent, replayEventsByStatus } from '../inbox/replay.js';
 import type { Logger } from '../log.js';
 import { parseReconcileSince, type ReconcileSummary } from '../payments-api/reconcile.js';
+import type { PruneReport } from '../retention/prune.js';
 import { bearerToken, secureEqual } from '../secure-compare.js';
 import type { EventStream } from './event-stream.js';
 import { createErrorHandler, errorResponse } from './errors.js';
@@ -27,6 +28,8 @@ export interface AdminApiDeps {
   eventStream?: EventStream;
   /** Set when STRIPE_SECRET_KEY is: feed the events Stripe lists since a date into the inbox. */
   reconcilePayments?: (since: Date) => Promise<ReconcileSummary>;
+  /** One retention pass now (`hookrun prune` while the server holds the embedded database); without it the route is 404. */
+  prune?: (dryRun: boolean) => Promise<PruneReport>;
 }
 
 /** Parse with zod; a bad value is a 400 `bad_request` that names the field. */
@@ -153,6 +156,14 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
     const summary = await deps.reconcilePayments(since);
     deps.log.info({ since: summary.since, found: summary.found, added: summary.added }, 'payments reconciled by the admin API');
     return c.json(summary);
+  });
+
+  app.post('/retention/prune', async (c) => {
+    if (!deps.prune) throw new AppError('not_found', 'This hookrun does not run retention.');
+    const { dryRun } = parse(pruneBody, await readJson(c));
+    const report = await deps.prune(dryRun);
+    if (!dryRun) deps.log.info({ events: report.events, dedupeKeys: report.dedupeKeys, cronRuns: report.cronRuns }, 'retention pass run by the admin API');
+    return c.json(report);
   });
 
   return app;

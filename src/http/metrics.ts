@@ -8,6 +8,8 @@ import type { Metrics } from '../metrics.js';
 export interface MetricsRouteDeps {
   metrics: Metrics;
   countEventsByStatus: () => Promise<Record<string, number>>;
+  /** On-disk bytes of the tables retention bounds (the inbox's size; its growth is the rate of this). */
+  tableBytes?: () => Promise<Record<string, number>>;
   log: Logger;
   /** Give up sampling the database after this long and serve the rest (a scrape must not hang). */
   sampleTimeoutMs: number;
@@ -40,6 +42,8 @@ export function createMetricsRoute(deps: MetricsRouteDeps): Hono {
       try {
         const counts = await withDeadline(deps.countEventsByStatus(), deps.sampleTimeoutMs, () => new Error(`no answer within ${deps.sampleTimeoutMs} ms`));
         for (const status of new Set([...EVENT_STATUSES, ...Object.keys(counts)])) deps.metrics.eventsByStatus.set({ status }, counts[status] ?? 0);
+        const bytes = deps.tableBytes ? await withDeadline(deps.tableBytes(), deps.sampleTimeoutMs, () => new Error(`no answer within ${deps.sampleTimeoutMs} ms`)) : {};
+        for (const [table, value] of Object.entries(bytes)) deps.metrics.tableBytes.set({ table }, value);
       } catch (error) {
         deps.log.warn({ err: { message: (error as Error).message } }, 'metrics: could not count events by status; serving the last values');
       } finally {

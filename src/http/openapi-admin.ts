@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MIRROR_TABLES } from '../db/mirror-read.js';
 import { MAX_EVENT_STREAMS } from './event-stream.js';
-import { eventListQuery, jobsQuery, mirrorQuery, reconcileBody, replayBody, runQuery, runsQuery, streamQuery } from './admin-schemas.js';
+import { eventListQuery, jobsQuery, mirrorQuery, pruneBody, reconcileBody, replayBody, runQuery, runsQuery, streamQuery } from './admin-schemas.js';
 import { errors, header, json, path, type Json } from './openapi-parts.js';
 
 /** A zod schema as JSON Schema of what the caller sends (`io: 'input'`: before defaults and transforms). */
@@ -55,6 +55,12 @@ export function adminPaths(): Record<string, Json> {
       'get',
       'Rows of a mirror table, most recently changed first',
       { parameters: [path('table', 'which mirror', { type: 'string', enum: Object.keys(MIRROR_TABLES) }), ...queryFrom(mirrorQuery)] },
+      notFound,
+    ),
+    '/api/retention/prune': admin(
+      'post',
+      'One retention pass now: finished events past EVENT_RETENTION_DAYS (keys kept), keys past DEDUPE_RETENTION_DAYS, cron runs past CRON_RUN_RETENTION_DAYS; `dryRun` only counts',
+      { requestBody: bodyFrom(pruneBody) },
       notFound,
     ),
     '/api/payments/reconcile': admin('post', 'Store the Stripe events the inbox is missing since `since`; needs STRIPE_SECRET_KEY', { requestBody: bodyFrom(reconcileBody) }),

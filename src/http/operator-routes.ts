@@ -4,6 +4,8 @@ import type { Config } from '../config.js';
 import type { CronService } from '../cron/cron-service.js';
 import type { Database } from '../db/database.js';
 import { countEventsByStatus } from '../db/events.js';
+import { retainedTableBytes } from '../db/retention.js';
+import { prune } from '../retention/prune.js';
 import type { EventWriter } from '../db/event-writer.js';
 import { reconcilePayments } from '../payments-api/reconcile.js';
 import { createStripeApi } from '../payments-api/stripe-client.js';
@@ -37,11 +39,12 @@ export interface OperatorRoutesDeps {
 export function createOperatorMounts(deps: OperatorRoutesDeps): Array<{ prefix: string; app: Hono }> {
   const stripe = deps.config.stripe && createStripeApi(deps.config.stripe);
   const reconcile = stripe && ((since: Date) => reconcilePayments({ api: stripe, writer: deps.writer, since }));
-  const adminDeps = { config: deps.config, db: deps.db, clock: deps.clock, cron: deps.cron, log: deps.log, reconcilePayments: reconcile, eventStream: deps.eventStream };
+  const runPrune = (dryRun: boolean) => prune(deps.db, deps.config.retention, deps.clock.now(), { dryRun, onDeleted: (table, rows) => deps.metrics.retentionDeleted.inc({ table }, rows) });
+  const adminDeps = { config: deps.config, db: deps.db, clock: deps.clock, cron: deps.cron, log: deps.log, reconcilePayments: reconcile, prune: runPrune, eventStream: deps.eventStream };
   return [
     {
       prefix: '/',
-      app: createMetricsRoute({ metrics: deps.metrics, log: deps.log, countEventsByStatus: () => countEventsByStatus(deps.db), sampleTimeoutMs: deps.config.dbTimeoutMs, now: () => deps.clock.now() }),
+      app: createMetricsRoute({ metrics: deps.metrics, log: deps.log, countEventsByStatus: () => countEventsByStatus(deps.db), tableBytes: () => retainedTableBytes(deps.db), sampleTimeoutMs: deps.config.dbTimeoutMs, now: () => deps.clock.now() }),
     },
     { prefix: '/', app: createOpenApiRoute() },
     { prefix: '/api', app: createAdminApi(adminDeps) },

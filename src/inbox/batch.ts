@@ -27,6 +27,8 @@ export interface BatchDeps {
   abortGraceMs: number;
   batchSize: number;
   isStopping(): boolean;
+  /** Told of each event settled `dead`, after the commit (alerts). Must not throw or block. */
+  onDead?: (event: ClaimedEvent, error: string) => void;
 }
 
 /** A handler ran past its time limit. */
@@ -203,6 +205,7 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
         continue;
       }
       metrics.eventsProcessed.inc({ source: event.source, outcome: settlement.status });
+      if (settlement.status === 'dead') deps.onDead?.(event, settlement.error);
     }
   }
 

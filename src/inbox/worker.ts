@@ -8,7 +8,7 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { createDefaultHandlers } from './handlers/defaults.js';
 import type { HandlerRegistry } from './handlers/registry.js';
-import { createBatchRunner } from './batch.js';
+import { createBatchRunner, type BatchDeps } from './batch.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 
 /** Tuning knobs; the defaults suit production, tests shrink them. */
@@ -39,6 +39,8 @@ export interface WorkerDeps {
    * waiting insert goes first.
    */
   ingest?: { readonly queued: number };
+  /** Told of each event that goes `dead`, after it is committed (alerts). */
+  onDead?: BatchDeps['onDead'];
 }
 
 /** The inbox worker's controls (DESIGN.md "Processing"). */
@@ -82,6 +84,7 @@ export function createWorker(deps: WorkerDeps): Worker {
     handlerTimeoutMs: config.handlerTimeoutSeconds * 1000,
     abortGraceMs: deps.options?.abortGraceMs ?? 5000,
     isStopping: () => stopping,
+    onDead: deps.onDead,
   });
 
   let started = false;
