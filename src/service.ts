@@ -42,7 +42,8 @@ export interface RunningService {
 
 /** Slow clients must not hold sockets forever (Slowloris); numbers in ms. */
 const HEADERS_TIMEOUT_MS = 10_000;
-const REQUEST_TIMEOUT_MS = 30_000;
+/** A whole request, body included: a stalled upload gives back its share of MAX_INFLIGHT_BODY_BYTES after this. */
+const REQUEST_TIMEOUT_MS = 15_000;
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 /** Node enforces the two time-outs above only on this interval (default 30 s, so a drip of headers held a socket ~30 s). */
 const CONNECTIONS_CHECK_INTERVAL_MS = 1_000;

@@ -7,7 +7,7 @@ import { reportFigures } from '../helpers/figures.js';
 import { assertNoSecretLeaks, recordCapture } from '../helpers/secret-scan.js';
 import { seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
 
-/** service.ts: HEADERS_TIMEOUT_MS 10 s, KEEP_ALIVE_TIMEOUT_MS 5 s, REQUEST_TIMEOUT_MS 30 s. */
+/** service.ts: HEADERS_TIMEOUT_MS 10 s, KEEP_ALIVE_TIMEOUT_MS 5 s, REQUEST_TIMEOUT_MS 15 s. */
 const HEADERS_TIMEOUT_MS = 10_000;
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 /** Node checks header/request time-outs on an interval; the slack allowed on top of a time-out. */
