@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
 import { SECRET_ENV_NAMES, SOURCES, loadConfig, type Config } from '../config.js';
 import { displayPath } from '../cron/registry.js';
+import { tickInZone } from '../cron/time-zone.js';
 import { createVerifiers } from '../webhooks/verifiers.js';
 import { scheduledJobs } from './cron.js';
-import { printJson, shortTime } from './output.js';
+import { printJson } from './output.js';
 
 /** Query parameters of a connection string that hold a secret (libpq's `password`, `sslpassword`, and the like). */
 const SECRET_PARAM = /pass|secret|token|key/i;
@@ -51,7 +52,7 @@ export async function checkConfig(config: Config) {
     scheduler: config.scheduler,
     platformConfig: displayPath(config.platformConfigPath),
     jobs: crons.jobs,
-    crons: crons.scheduled.map((s) => ({ job: s.job, path: s.path, schedule: s.schedule.expression, nextRuns: s.schedule.nextRuns(3, now).map((d) => d.toISOString()) })),
+    crons: crons.scheduled.map((s) => ({ job: s.job, path: s.path, schedule: s.schedule.expression, timezone: s.schedule.timezone, nextRuns: s.schedule.nextRuns(3, now).map((d) => d.toISOString()) })),
     warnings,
   };
 }
@@ -60,7 +61,7 @@ export async function checkConfig(config: Config) {
 export function registerCheckCommand(program: Command): void {
   program
     .command('check')
-    .description('validate env and platform.json without starting; print each cron with its next 3 run times (UTC)')
+    .description('validate env and platform.json without starting; print each cron with its next 3 run times (its time zone and UTC)')
     .option('--json', 'print the report as JSON')
     .addHelpText('after', '\nExit codes: 0 valid (warnings allowed), 78 invalid configuration (the message names the setting and the fix).')
     .action(async (flags: { json?: boolean }) => {
@@ -77,8 +78,8 @@ export function registerCheckCommand(program: Command): void {
         `  alerts       ${report.alerts ? `ALERT_WEBHOOK_URL set: to ${report.alerts} (hookrun alert test sends one)` : 'not set: nobody is told of dead events or late jobs (ALERT_WEBHOOK_URL)'}`,
         `  scheduler    ${report.scheduler ? 'on' : 'off (SCHEDULER=off)'}`,
         `  jobs         ${report.jobs.join(', ') || 'none'}`,
-        `crons (${report.platformConfig}, UTC):`,
-        ...(report.crons.length === 0 ? ['  none'] : report.crons.map((c) => `  ${c.path}  "${c.schedule}"  next: ${c.nextRuns.map(shortTime).join(', ')}`)),
+        `crons (${report.platformConfig}):`,
+        ...(report.crons.length === 0 ? ['  none'] : report.crons.map((c) => `  ${c.path}  "${c.schedule}" (${c.timezone})  next: ${c.nextRuns.map((r) => tickInZone(r, c.timezone)).join(', ')}`)),
         ...(report.warnings.length ? ['warnings:', ...report.warnings.map((w) => `  - ${w}`)] : []),
       ];
       process.stdout.write(out.join('\n') + '\n');

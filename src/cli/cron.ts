@@ -1,16 +1,18 @@
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';
 import { displayPath, loadJobs, unbuiltJobHint } from '../cron/registry.js';
+import { withHttpTargets } from '../cron/http-target.js';
 import { validateCrons, type ScheduledJob } from '../cron/schedule.js';
+import { tickInZone } from '../cron/time-zone.js';
 import type { CronRunResult } from '../cron/run-job.js';
 import { AdminRequestError, withAdminClient } from './admin-client.js';
 import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, shortTime } from './output.js';
 
 /** Jobs and their platform.json schedules, without touching the database (for `check` and `cron next`). */
 export async function scheduledJobs(config: Config): Promise<{ jobs: string[]; scheduled: ScheduledJob[]; warnings: string[] }> {
-  const registry = await loadJobs();
+  const registry = withHttpTargets(await loadJobs(), config);
   const jobs = [...registry.keys()].sort();
-  return { jobs, ...validateCrons(config.crons, jobs, displayPath(config.platformConfigPath)) };
+  return { jobs, ...validateCrons(config.crons, registry, displayPath(config.platformConfigPath)) };
 }
 
 /** `keep-alive` or `/cron/keep-alive` (the form `cron list` prints): the job's name. */
@@ -35,17 +37,18 @@ interface JobJson {
   name: string;
   path: string;
   schedule: string | null;
+  timezone: string;
   nextRuns: string[];
   lastRun: { id: number; trigger: string; status: string; startedAt: string; error: string | null } | null;
 }
 
 /** `hookrun cron list|next|run`: see when jobs run, and run one now. */
 export function registerCronCommands(program: Command): void {
-  const cron = program.command('cron').description('list cron jobs, show their next runs (UTC), run one now');
+  const cron = program.command('cron').description('list cron jobs, show their next runs (in their time zone and UTC), run one now');
 
   cron
     .command('list')
-    .description('every job: schedule (UTC), next run, last run and its status')
+    .description('every job: schedule and its time zone, next run, last run and its status')
     .option('--json', 'print JSON')
     .action(
       adminAction(async (flags: { json?: boolean }) => {
@@ -54,8 +57,8 @@ export function registerCronCommands(program: Command): void {
           jobs,
           [
             { header: 'JOB', cell: (j) => j.path },
-            { header: 'SCHEDULE (UTC)', cell: (j) => j.schedule ?? 'not scheduled' },
-            { header: 'NEXT RUN', cell: (j) => shortTime(j.nextRuns[0]) },
+            { header: 'SCHEDULE', cell: (j) => (j.schedule ? `${j.schedule} (${j.timezone})` : 'not scheduled') },
+            { header: 'NEXT RUN', cell: (j) => (j.nextRuns[0] ? tickInZone(j.nextRuns[0], j.timezone) : '-') },
             { header: 'LAST RUN', cell: (j) => shortTime(j.lastRun?.startedAt) },
             { header: 'STATUS', cell: (j) => j.lastRun?.status ?? '-' },
             { header: 'TRIGGER', cell: (j) => j.lastRun?.trigger ?? '-' },
@@ -67,7 +70,7 @@ export function registerCronCommands(program: Command): void {
 
   cron
     .command('next')
-    .description('the next N run times of a job, in UTC (reads platform.json; no database needed)')
+    .description('the next N run times of a job, in its time zone and UTC (reads platform.json; no database needed)')
     .argument('<job>', 'job name, e.g. keep-alive')
     .option('-n, --count <n>', 'how many', positiveInt('--count', 1000), 5)
     .option('--json', 'print JSON')
@@ -82,12 +85,12 @@ export function registerCronCommands(program: Command): void {
       }
       const entry = scheduled.find((s) => s.job === job);
       const runs = entry ? entry.schedule.nextRuns(flags.count, Date.now()).map((d) => d.toISOString()) : [];
-      if (flags.json) return printJson({ job, schedule: entry?.schedule.expression ?? null, nextRuns: runs });
+      if (flags.json) return printJson({ job, schedule: entry?.schedule.expression ?? null, timezone: entry?.schedule.timezone ?? null, nextRuns: runs });
       if (!entry) {
         process.stdout.write(`${job} has no schedule in ${displayPath(config.platformConfigPath)}; it runs only when called (POST /cron/${job}, hookrun cron run ${job}).\n`);
         return;
       }
-      process.stdout.write(`${job}  "${entry.schedule.expression}" (UTC)\n${runs.map((r) => `  ${shortTime(r)}`).join('\n')}\n`);
+      process.stdout.write(`${job}  "${entry.schedule.expression}" (${entry.schedule.timezone})\n${runs.map((r) => `  ${tickInZone(r, entry.schedule.timezone)}`).join('\n')}\n`);
     });
 
   cron

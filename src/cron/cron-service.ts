@@ -8,10 +8,12 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { CatchUpPolicy, JobDefinition, OverlapPolicy } from './job.js';
 import { displayPath, loadJobs, unknownJobMessage, type JobRegistry } from './registry.js';
+import { withHttpTargets } from './http-target.js';
 import { findOverdueJobs, type OverdueJob } from './overdue.js';
 import { createCronRoutes } from './routes.js';
 import { JobRunner, type CronRunResult, type RunnerDeps } from './run-job.js';
 import { validateCrons, type ScheduledJob } from './schedule.js';
+import { DEFAULT_TIME_ZONE } from './time-zone.js';
 import { Ticker, type TickerOptions, type TickOutcome } from './ticker.js';
 
 /** A job as `cron list`, the admin API and the dashboard show it. */
@@ -19,8 +21,10 @@ export interface JobStatus {
   name: string;
   path: string;
   description: string;
-  /** The platform.json expression (UTC), or null when only HTTP/CLI run it. */
+  /** The platform.json expression, or null when only HTTP/CLI run it. */
   schedule: string | null;
+  /** The IANA zone the expression is read in (UTC unless the entry or the job file names one). */
+  timezone: string;
   nextRuns: Date[];
   lastRun: CronRunRow | null;
   timeoutMs: number;
@@ -87,13 +91,13 @@ export const SCHEDULED_DELIVERY_EARLY_MS = 5000;
 export async function createCronService(deps: CronServiceDeps): Promise<CronService> {
   const { config, db, log, metrics } = deps;
   const clock = deps.clock ?? systemClock;
-  const jobs = deps.jobs ?? (await loadJobs());
+  const jobs = withHttpTargets(deps.jobs ?? (await loadJobs()), config);
   const runner = new JobRunner({ config, db, jobs, clock, log, metrics, onRunFailed: deps.onRunFailed });
   let validated: { scheduled: ScheduledJob[]; warnings: string[] } | undefined;
   let ticker: Ticker | undefined;
   let stopping: Promise<void> | undefined;
 
-  const validate = () => (validated ??= validateCrons(config.crons, jobs.keys(), displayPath(config.platformConfigPath)));
+  const validate = () => (validated ??= validateCrons(config.crons, jobs, displayPath(config.platformConfigPath)));
   const scheduleOf = (name: string) => validate().scheduled.find((s) => s.job === name);
   const getTicker = () =>
     (ticker ??= new Ticker(
@@ -132,7 +136,7 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
     startScheduler() {
       if (stopping) return;
       const entries = validate().scheduled;
-      log.info({ jobs: entries.map((s) => `${s.job} "${s.schedule.expression}" (UTC)`) }, entries.length ? 'scheduler started' : 'scheduler started with no crons in platform.json');
+      log.info({ jobs: entries.map((s) => `${s.job} "${s.schedule.expression}" (${s.schedule.timezone})`) }, entries.length ? 'scheduler started' : 'scheduler started with no crons in platform.json');
       getTicker().start();
     },
     tick: () => getTicker().tick(),
@@ -151,6 +155,7 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
           path: `/cron/${name}`,
           description: definition.description,
           schedule: scheduled?.schedule.expression ?? null,
+          timezone: scheduled?.schedule.timezone ?? definition.timezone ?? DEFAULT_TIME_ZONE,
           nextRuns: scheduled ? scheduled.schedule.nextRuns(count, clock.now()) : [],
           lastRun: last.get(name) ?? null,
           timeoutMs: definition.timeoutMs,

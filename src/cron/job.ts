@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { CronTrigger } from '../db/cron-runs.js';
 import type { Logger } from '../log.js';
+import { isTimeZone, TIME_ZONE_EXAMPLES } from './time-zone.js';
 
 /** `skip`: a run while another runs is recorded `skipped` (HTTP 409). `allow`: runs may overlap. */
 export type OverlapPolicy = 'skip' | 'allow';
@@ -34,6 +35,8 @@ export interface JobSpec {
   timeoutMs?: number;
   overlap?: OverlapPolicy;
   catchUp?: CatchUpPolicy;
+  /** IANA zone its platform.json expression is read in, unless the entry names one (default UTC). */
+  timezone?: string;
   run(context: JobContext): Promise<void> | void;
 }
 
@@ -43,6 +46,8 @@ export interface JobDefinition {
   timeoutMs: number;
   overlap: OverlapPolicy;
   catchUp: CatchUpPolicy;
+  /** The job file's zone; platform.json's entry wins over it. */
+  timezone: string | undefined;
   run(context: JobContext): Promise<void> | void;
 }
 
@@ -67,5 +72,8 @@ export function defineJob(spec: JobSpec): JobDefinition {
   if (overlap !== 'skip' && overlap !== 'allow') throw new TypeError('defineJob: overlap must be "skip" or "allow"');
   const catchUp = spec.catchUp ?? 'latest';
   if (catchUp !== 'latest' && catchUp !== 'none') throw new TypeError('defineJob: catchUp must be "latest" or "none"');
-  return Object.freeze({ description: spec.description ?? '', timeoutMs, overlap, catchUp, run: spec.run });
+  if (spec.timezone !== undefined && (typeof spec.timezone !== 'string' || !isTimeZone(spec.timezone))) {
+    throw new TypeError(`defineJob: timezone "${String(spec.timezone)}" is not an IANA time zone (use ${TIME_ZONE_EXAMPLES})`);
+  }
+  return Object.freeze({ description: spec.description ?? '', timeoutMs, overlap, catchUp, timezone: spec.timezone, run: spec.run });
 }

@@ -1,11 +1,14 @@
 import { Cron } from 'croner';
 import type { CronEntry } from '../platform-config.js';
 import { ConfigError } from '../errors.js';
-import { JOB_NAME, unbuiltJobHint } from './registry.js';
+import { JOB_NAME, unbuiltJobHint, type JobRegistry } from './registry.js';
+import { DEFAULT_TIME_ZONE, isTimeZone, TIME_ZONE_EXAMPLES } from './time-zone.js';
 
-/** A valid cron expression, evaluated in UTC (Vercel Cron's only time zone). */
+/** A valid cron expression, read in its time zone (UTC unless one is named). */
 export interface CronSchedule {
   readonly expression: string;
+  /** IANA zone the expression is read in; ticks are still instants (ms since epoch). */
+  readonly timezone: string;
   /** The first tick strictly after `afterMs` (croner works in whole seconds), or null if none. */
   next(afterMs: number): number | null;
   /** The next `count` ticks after `fromMs`. */
@@ -65,14 +68,19 @@ function checkFields(expression: string): void {
 }
 
 /**
- * Parse a cron expression in UTC. Throws an Error whose message says what is
- * wrong ("minute must be 0-59"); croner has the last word on syntax.
+ * Parse a cron expression in `timezone` (default UTC). Throws an Error whose
+ * message says what is wrong ("minute must be 0-59"); croner has the last
+ * word on syntax and on daylight saving: a wall time that does not exist
+ * (02:30 as clocks spring forward) runs an hour later, once; one that happens
+ * twice (01:30 as they fall back) runs at its first occurrence only.
  */
-export function parseSchedule(expression: string): CronSchedule {
+export function parseSchedule(expression: string, timezone: string = DEFAULT_TIME_ZONE): CronSchedule {
   checkFields(expression);
+  if (!isTimeZone(timezone)) throw new Error(`time zone "${timezone}" is not an IANA time zone (use ${TIME_ZONE_EXAMPLES})`);
   let cron: Cron;
   try {
-    cron = new Cron(expression, { utcOffset: 0 }); // utcOffset 0 is UTC without Intl (10x faster than timezone: 'UTC')
+    // utcOffset 0 is UTC without Intl (10x faster than timezone: 'UTC')
+    cron = new Cron(expression, timezone === 'UTC' || timezone === 'Etc/UTC' ? { utcOffset: 0 } : { timezone });
   } catch (error) {
     throw new Error((error as Error).message.replace(/^CronPattern: /, ''));
   }
@@ -80,8 +88,14 @@ export function parseSchedule(expression: string): CronSchedule {
   if (next(Date.UTC(2000, 0, 1)) === null) throw new Error('never matches a date (check day-of-month against month)');
   return {
     expression,
+    timezone,
     next,
-    nextRuns: (count, fromMs) => cron.nextRuns(count, new Date(fromMs)),
+    nextRuns(count, fromMs) {
+      // Walk with next() rather than croner's nextRuns, which lists a spring-forward tick twice.
+      const runs: Date[] = [];
+      for (let at = next(fromMs); at !== null && runs.length < count; at = next(at)) runs.push(new Date(at));
+      return runs;
+    },
     latestBetween(afterMs, nowMs) {
       for (const window of LOOK_BACK_MS) {
         const start = Math.max(afterMs, nowMs - window);
@@ -122,41 +136,46 @@ export function vercelIncompatibilities(expression: string): string[] {
 }
 
 /**
- * Check platform.json `crons` against the jobs that exist. Any problem throws
- * a ConfigError naming the file, the entry and the fix; expressions Vercel
- * would refuse are accepted with a warning that says so. All schedules are UTC.
+ * Check platform.json `crons` against the jobs that exist (job files and the
+ * HTTP targets made from the entries). Any problem throws a ConfigError naming
+ * the file, the entry and the fix; expressions Vercel would refuse are
+ * accepted with a warning that says so. The entry's `timezone` wins over the
+ * job file's; the default is UTC.
  */
-export function validateCrons(entries: readonly CronEntry[], jobs: Iterable<string>, file: string): { scheduled: ScheduledJob[]; warnings: string[] } {
-  const known = new Set(jobs);
+export function validateCrons(entries: readonly CronEntry[], jobs: JobRegistry, file: string): { scheduled: ScheduledJob[]; warnings: string[] } {
   const seen = new Map<string, number>();
   const scheduled: ScheduledJob[] = [];
   const warnings: string[] = [];
   entries.forEach((entry, index) => {
     const where = `${file} crons[${index}]`;
-    const path = entry.path;
+    const path = entry.path ?? `/cron/${entry.name}`;
+    const field = entry.path === undefined ? 'name' : 'path';
+    const shown = entry.path ?? entry.name;
     if (!path.startsWith('/cron/')) throw new ConfigError(`${where}.path "${path}": must be under /cron/ (jobs are served at /cron/<job>).`);
     const job = path.slice('/cron/'.length);
     if (!JOB_NAME.test(job)) {
-      throw new ConfigError(`${where}.path "${path}": must be /cron/<job> with a job name of lowercase letters, digits and dashes (no query string or trailing slash).`);
+      throw new ConfigError(`${where}.${field} "${shown}": must be ${field === 'path' ? '/cron/<job> with a job name of ' : ''}lowercase letters, digits and dashes (no query string or trailing slash).`);
     }
-    if (!known.has(job)) {
-      const list = known.size > 0 ? [...known].sort().join(', ') : 'none';
+    if (!jobs.has(job)) {
+      const list = jobs.size > 0 ? [...jobs.keys()].sort().join(', ') : 'none';
       const unbuilt = unbuiltJobHint(job);
       if (unbuilt) throw new ConfigError(`${where}.path "${path}": ${unbuilt}.`);
       throw new ConfigError(`${where}.path "${path}": no job file src/cron/jobs/${job}.ts (jobs: ${list}). Add the file or fix the path.`);
     }
     const first = seen.get(path);
-    if (first !== undefined) throw new ConfigError(`${where}.path "${path}": duplicate of crons[${first}]; give each job one entry.`);
+    if (first !== undefined) throw new ConfigError(`${where}.${field} "${shown}": duplicate of crons[${first}]; give each job one entry.`);
     seen.set(path, index);
+    const timezone = entry.timezone ?? jobs.get(job)!.timezone ?? DEFAULT_TIME_ZONE;
+    if (!isTimeZone(timezone)) throw new ConfigError(`${where}.timezone "${timezone}": not an IANA time zone; use ${TIME_ZONE_EXAMPLES}.`);
     let schedule: CronSchedule;
     try {
-      schedule = parseSchedule(entry.schedule);
+      schedule = parseSchedule(entry.schedule, timezone);
     } catch (error) {
       throw new ConfigError(`${where}.schedule "${entry.schedule}": ${(error as Error).message}`);
     }
     const reasons = vercelIncompatibilities(entry.schedule);
     if (reasons.length > 0) {
-      warnings.push(`${where}.schedule "${entry.schedule}": Vercel Cron would refuse this (${reasons.join('; ')}). hookrun accepts it and runs it in UTC.`);
+      warnings.push(`${where}.schedule "${entry.schedule}": Vercel Cron would refuse this (${reasons.join('; ')}). hookrun accepts it and runs it in ${timezone}.`);
     }
     scheduled.push({ job, path, index, schedule });
   });

@@ -71,8 +71,8 @@ ${events.map((e) => html`<tr data-event-id="${e.id}"><td><a href="/admin/events/
 
 function jobsTable(jobs: JobStatus[]): SafeHtml {
   if (jobs.length === 0) return html`<p>No cron jobs.</p>`;
-  return html`<table id="jobs"><thead><tr><th>job</th><th>schedule (UTC)</th><th>next runs</th><th>last run</th></tr></thead><tbody>
-${jobs.map((j) => html`<tr><td>${j.path}</td><td><code>${j.schedule ?? 'not scheduled'}</code></td><td>${j.nextRuns.map((d) => html`${time(d)}<br>`)}</td><td>${j.lastRun ? html`${status(j.lastRun.status)} ${time(j.lastRun.startedAt)} (${j.lastRun.trigger})` : 'never'}</td></tr>`)}
+  return html`<table id="jobs"><thead><tr><th>job</th><th>schedule</th><th>next runs</th><th>last run</th></tr></thead><tbody>
+${jobs.map((j) => html`<tr><td>${j.path}</td><td><code>${j.schedule ?? 'not scheduled'}</code>${j.schedule ? html` <small>${j.timezone}</small>` : ''}</td><td>${j.nextRuns.map((d) => html`${time(d)}<br>`)}</td><td>${j.lastRun ? html`${status(j.lastRun.status)} ${time(j.lastRun.startedAt)} (${j.lastRun.trigger})` : 'never'}</td></tr>`)}
 </tbody></table>`;
 }
 

@@ -10,7 +10,7 @@ import { parseSchedule, validateCrons, vercelIncompatibilities } from '../../src
 import { backoffMs } from '../../src/backoff.js';
 import { ConfigError } from '../../src/errors.js';
 
-const JOBS = ['keep-alive', 'report'];
+const JOBS = new Map(['keep-alive', 'report'].map((name) => [name, defineJob({ run() {} })]));
 const validate = (crons: Array<{ path: string; schedule: string }>) => validateCrons(crons, JOBS, 'platform.json');
 const at = (iso: string) => Date.parse(iso);
 

@@ -1,0 +1,79 @@
+import { createRequire } from 'node:module';
+import type { Config } from '../config.js';
+import { ConfigError } from '../errors.js';
+import type { CronEntry } from '../platform-config.js';
+import { DEFAULT_JOB_TIMEOUT_MS, defineJob, type JobDefinition } from './job.js';
+import { displayPath, JOB_NAME, type JobRegistry } from './registry.js';
+
+const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
+
+/** What an HTTP target sees, as Vercel Cron sends `vercel-cron/1.0`. */
+export const CRON_USER_AGENT = `hookrun-cron/${version}`;
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '0.0.0.0', '[::]']);
+
+/** A URL to show in messages and errors: no query string or credentials (they may hold a token). */
+const shownUrl = (url: URL) => `${url.origin}${url.pathname}`;
+
+/** True when calling `url` would call this hookrun's own `/cron/` routes: a job that triggers itself for ever. */
+function callsItself(url: URL, config: Pick<Config, 'port' | 'host'>): boolean {
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  const ownHost = LOOPBACK_HOSTS.has(url.hostname) || (config.host !== undefined && url.hostname === config.host);
+  return ownHost && port === config.port && url.pathname.startsWith('/cron/');
+}
+
+/**
+ * A job in any runtime: each tick calls `url` with `Authorization: Bearer
+ * $CRON_SECRET`, as Vercel Cron calls a route. A 2xx within the time limit is
+ * success; any other answer, a redirect, or no answer is a failure (and takes
+ * the same exactly-once claim and history as a job file).
+ */
+function httpTargetJob(entry: Required<Pick<CronEntry, 'name' | 'url'>> & CronEntry, config: Pick<Config, 'cronSecret'>): JobDefinition {
+  const url = new URL(entry.url);
+  const method = entry.method ?? 'GET';
+  return defineJob({
+    description: `${method} ${shownUrl(url)}`,
+    timeoutMs: entry.timeoutMs ?? DEFAULT_JOB_TIMEOUT_MS,
+    async run({ signal }) {
+      const headers: Record<string, string> = { 'user-agent': CRON_USER_AGENT };
+      if (config.cronSecret) headers.authorization = `Bearer ${config.cronSecret}`;
+      let response: Response;
+      try {
+        response = await fetch(url, { method, headers, signal, redirect: 'manual' });
+      } catch (error) {
+        if (signal.aborted) throw signal.reason;
+        const cause = (error as { cause?: { code?: string } }).cause?.code;
+        throw new Error(`${method} ${shownUrl(url)}: no answer (${cause ?? (error as Error).message})`);
+      }
+      await response.body?.cancel().catch(() => undefined);
+      if (response.status < 200 || response.status > 299) throw new Error(`${method} ${shownUrl(url)} answered ${response.status}; a 2xx is success`);
+    },
+  });
+}
+
+/**
+ * The job files plus one job per platform.json entry with a `url`. Throws a
+ * ConfigError for a name a job file already has, a URL that is not absolute
+ * http(s), or one that calls this hookrun's own `/cron/` routes.
+ */
+export function withHttpTargets(files: JobRegistry, config: Pick<Config, 'crons' | 'cronSecret' | 'port' | 'host' | 'platformConfigPath'>): JobRegistry {
+  const jobs = new Map(files);
+  config.crons.forEach((entry, index) => {
+    if (entry.url === undefined || entry.name === undefined) return;
+    const where = `${displayPath(config.platformConfigPath)} crons[${index}]`;
+    if (!JOB_NAME.test(entry.name)) throw new ConfigError(`${where}.name "${entry.name}": use lowercase letters, digits and dashes (it becomes /cron/${entry.name.toLowerCase()}).`);
+    if (files.has(entry.name)) throw new ConfigError(`${where}.name "${entry.name}": a job file src/cron/jobs/${entry.name}.ts has this name too; rename one.`);
+    let url: URL | undefined;
+    try {
+      url = new URL(entry.url);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new ConfigError(`${where}.url: must be an absolute http(s) URL like "https://billing.internal/cron/sync".`);
+    if (callsItself(url, config)) {
+      throw new ConfigError(`${where}.url "${shownUrl(url)}": calls this hookrun's own /cron/ routes, so each tick would run a job through itself. Schedule the job by "path" instead.`);
+    }
+    jobs.set(entry.name, httpTargetJob({ ...entry, name: entry.name, url: entry.url }, config));
+  });
+  return jobs;
+}
