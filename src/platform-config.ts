@@ -20,9 +20,14 @@ export interface CronEntry {
   timezone?: string;
   /** An HTTP target's time limit in ms (a job file sets its own). */
   timeoutMs?: number;
+  /** An HTTP target's policies, as a job file writes them (`defineJob` checks them). */
+  policy?: Record<string, unknown>;
 }
 
-const ENTRY_KEYS = new Set(['path', 'name', 'url', 'method', 'schedule', 'timezone', 'timeoutMs']);
+/** Fields an HTTP target may carry that a job file sets in `defineJob`. */
+const POLICY_KEYS = ['retries', 'catchUp', 'catchUpWindow', 'catchUpMax', 'overlap'];
+
+const ENTRY_KEYS = new Set(['path', 'name', 'url', 'method', 'schedule', 'timezone', 'timeoutMs', ...POLICY_KEYS]);
 
 function readEntry(entry: unknown, where: string): CronEntry {
   if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new ConfigError(`${where}: must be an object with "path" and "schedule" (or "name", "url" and "schedule").`);
@@ -49,7 +54,10 @@ function readEntry(entry: unknown, where: string): CronEntry {
   if (timeoutMs !== undefined && (url === undefined || !Number.isInteger(timeoutMs) || (timeoutMs as number) < 1 || (timeoutMs as number) > 86_400_000)) {
     throw new ConfigError(`${where}.timeoutMs: only an HTTP target has one (a job file sets its own), a whole number of ms from 1 to 86400000.`);
   }
-  return { path, name, url, method: method as CronEntry['method'], schedule, timezone: text('timezone', '"Europe/Berlin"'), timeoutMs: timeoutMs as number | undefined };
+  const policyKeys = POLICY_KEYS.filter((k) => raw[k] !== undefined);
+  if (policyKeys.length > 0 && url === undefined) throw new ConfigError(`${where}.${policyKeys[0]}: a job file sets its policies in defineJob; only an HTTP target ("url") sets them here.`);
+  const policy = policyKeys.length > 0 ? Object.fromEntries(policyKeys.map((k) => [k, raw[k]])) : undefined;
+  return { path, name, url, method: method as CronEntry['method'], schedule, timezone: text('timezone', '"Europe/Berlin"'), timeoutMs: timeoutMs as number | undefined, policy };
 }
 
 /** Parse the `crons` array of platform.json; shape only, the cron module checks jobs and expressions. */

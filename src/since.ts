@@ -14,3 +14,11 @@ export function parseSince(text: string, nowMs: number): Date {
   if (ms > nowMs) throw new Error(`--since "${text}" is in the future.`);
   return new Date(ms);
 }
+
+/** A policy duration: milliseconds, or text like `90m`, `12h`, `3d`, `1w` (job files and platform.json). Throws on anything else. */
+export function parseDuration(value: number | string, name: string): number {
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value;
+  const match = typeof value === 'string' ? DURATION.exec(value.trim()) : null;
+  if (!match) throw new Error(`${name} "${String(value)}" is not a duration: use milliseconds or text like 90m, 12h, 3d, 1w`);
+  return Number(match[1]) * UNIT_MS[match[2]!.toLowerCase()]!;
+}

@@ -23,6 +23,8 @@ export interface AdminClient {
   /** `local`: this process opened the database; `remote`: a running server's admin API. */
   readonly mode: 'local' | 'remote';
   request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T>;
+  /** Local mode: run the job's due pending runs here, one after another, until none is left (a backfill with no server). */
+  drainDue?(job: string): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -92,6 +94,14 @@ async function localClient(config: Config): Promise<AdminClient> {
     return {
       mode: 'local',
       request: async <T>(method: 'GET' | 'POST', path: string, body?: unknown) => decode<T>(await app.request(`/api${path}`, jsonInit(method, token, body))),
+      async drainDue(job) {
+        let started = 0;
+        for (let n = await cron.runDue(job); n > 0; n = await cron.runDue(job)) {
+          started += n;
+          await cron.idle();
+        }
+        return started;
+      },
       close: async () => {
         await cron.stop();
         await db.close();

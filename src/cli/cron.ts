@@ -4,6 +4,7 @@ import { displayPath, loadJobs, unbuiltJobHint } from '../cron/registry.js';
 import { withHttpTargets } from '../cron/http-target.js';
 import { validateCrons, type ScheduledJob } from '../cron/schedule.js';
 import { tickInZone } from '../cron/time-zone.js';
+import { registerCronControls } from './cron-controls.js';
 import type { CronRunResult } from '../cron/run-job.js';
 import { AdminRequestError, withAdminClient } from './admin-client.js';
 import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, shortTime } from './output.js';
@@ -39,7 +40,9 @@ interface JobJson {
   schedule: string | null;
   timezone: string;
   nextRuns: string[];
-  lastRun: { id: number; trigger: string; status: string; startedAt: string; error: string | null } | null;
+  attempts: number;
+  pausedAt: string | null;
+  lastRun: { id: number; trigger: string; status: string; startedAt: string; error: string | null; attempt: number } | null;
 }
 
 /** `hookrun cron list|next|run`: see when jobs run, and run one now. */
@@ -58,9 +61,9 @@ export function registerCronCommands(program: Command): void {
           [
             { header: 'JOB', cell: (j) => j.path },
             { header: 'SCHEDULE', cell: (j) => (j.schedule ? `${j.schedule} (${j.timezone})` : 'not scheduled') },
-            { header: 'NEXT RUN', cell: (j) => (j.nextRuns[0] ? tickInZone(j.nextRuns[0], j.timezone) : '-') },
+            { header: 'NEXT RUN', cell: (j) => (j.pausedAt ? `paused since ${shortTime(j.pausedAt)}` : j.nextRuns[0] ? tickInZone(j.nextRuns[0], j.timezone) : '-') },
             { header: 'LAST RUN', cell: (j) => shortTime(j.lastRun?.startedAt) },
-            { header: 'STATUS', cell: (j) => j.lastRun?.status ?? '-' },
+            { header: 'STATUS', cell: (j) => (j.lastRun ? `${j.lastRun.status}${j.attempts > 1 ? ` (attempt ${j.lastRun.attempt}/${j.attempts})` : ''}` : '-') },
             { header: 'TRIGGER', cell: (j) => j.lastRun?.trigger ?? '-' },
           ],
           { json: flags.json === true, jsonValue: jobs, empty: 'No cron jobs (add a file to src/cron/jobs/).' },
@@ -93,6 +96,8 @@ export function registerCronCommands(program: Command): void {
       process.stdout.write(`${job}  "${entry.schedule.expression}" (${entry.schedule.timezone})\n${runs.map((r) => `  ${tickInZone(r, entry.schedule.timezone)}`).join('\n')}\n`);
     });
 
+  registerCronControls(cron);
+
   cron
     .command('run')
     .description('run a job once now, in this process (recorded in cron_runs with trigger "cli")')
@@ -109,8 +114,9 @@ export function registerCronCommands(program: Command): void {
         );
         if (flags.json) printJson(run);
         else if (run.status === 'succeeded') process.stdout.write(`${job} succeeded in ${run.durationMs} ms (run ${run.id})\n`);
+        else if (run.status === 'queued') process.stdout.write(`${job} is running; this run waits behind it and starts when it ends (overlap "queue-one", run ${run.id})\n`);
         else process.stdout.write(`${job} ${run.status}: ${run.error ?? 'no message'} (run ${run.id})\n`);
-        if (run.status !== 'succeeded') process.exitCode = EXIT_CODES.failure;
+        if (run.status !== 'succeeded' && run.status !== 'queued') process.exitCode = EXIT_CODES.failure;
       }),
     );
 }

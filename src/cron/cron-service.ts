@@ -2,14 +2,17 @@ import type { Context, Hono } from 'hono';
 import { systemClock, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
+import { pausedJobs } from '../db/cron-queue.js';
 import { latestCronRuns, listCronRuns, type CronRunRow, type CronRunStatus, type CronTrigger } from '../db/cron-runs.js';
-import { AppError } from '../errors.js';
+import { AppError, messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { CatchUpPolicy, JobDefinition, OverlapPolicy } from './job.js';
 import { displayPath, loadJobs, unknownJobMessage, type JobRegistry } from './registry.js';
 import { withHttpTargets } from './http-target.js';
+import { backfill, pause, resume, type BackfillPlan, type PauseState } from './controls.js';
 import { findOverdueJobs, type OverdueJob } from './overdue.js';
+import { startDueRuns } from './pending-runs.js';
 import { createCronRoutes } from './routes.js';
 import { JobRunner, type CronRunResult, type RunnerDeps } from './run-job.js';
 import { validateCrons, type ScheduledJob } from './schedule.js';
@@ -30,6 +33,10 @@ export interface JobStatus {
   timeoutMs: number;
   overlap: OverlapPolicy;
   catchUp: CatchUpPolicy;
+  /** Attempts per tick, the first included (1: no retries). */
+  attempts: number;
+  /** Since when its scheduled ticks are skipped (`hookrun cron pause`), or null. */
+  pausedAt: Date | null;
 }
 
 /** What the cron capability needs from the service. */
@@ -67,6 +74,14 @@ export interface CronService {
   nextRuns(name: string, count: number, fromMs?: number): Date[];
   /** Run history, newest first. */
   listRuns(options?: { job?: string; status?: CronRunStatus; limit?: number; beforeId?: number }): Promise<CronRunRow[]>;
+  /** Pause a job on every instance (stored in the database; survives restarts). */
+  pause(name: string): Promise<PauseState>;
+  /** Resume it; the ticks skipped while paused run only with `catchUp`. */
+  resume(name: string, options?: { catchUp?: boolean }): Promise<PauseState>;
+  /** Queue the ticks of a past range that have no run (each once); `dryRun` only lists them. */
+  backfill(name: string, range: { from: Date; to: Date; dryRun: boolean }): Promise<BackfillPlan>;
+  /** Start the pending runs that are due, in this process (the CLI's backfill when no server runs); how many started. */
+  runDue(name?: string): Promise<number>;
   /** Scheduled jobs that are behind at `clock.now()`: a tick not started `graceMs` after its time, or no run for twice the interval. */
   overdue(graceMs: number, sinceMs: number): Promise<OverdueJob[]>;
   /** Wait until no run of this process is in flight (bounded). */
@@ -92,21 +107,33 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
   const { config, db, log, metrics } = deps;
   const clock = deps.clock ?? systemClock;
   const jobs = withHttpTargets(deps.jobs ?? (await loadJobs()), config);
-  const runner = new JobRunner({ config, db, jobs, clock, log, metrics, onRunFailed: deps.onRunFailed });
+  const runner: JobRunner = new JobRunner({
+    ...{ config, db, jobs, clock, log, metrics, onRunFailed: deps.onRunFailed },
+    onRunEnded: (job) => (ticker && !stopping ? startDueRuns(pending, job) : Promise.resolve()).catch((error: unknown) => log.warn({ job, err: { message: messageOf(error) } }, 'could not start the run waiting behind this one; the scheduler tries again')),
+  });
+  const pending = { db, jobs, clock, runner, log };
   let validated: { scheduled: ScheduledJob[]; warnings: string[] } | undefined;
   let ticker: Ticker | undefined;
   let stopping: Promise<void> | undefined;
 
+  const known = (name: string) => {
+    if (!jobs.has(name)) throw new AppError('not_found', unknownJobMessage(name, jobs));
+    return name;
+  };
   const validate = () => (validated ??= validateCrons(config.crons, jobs, displayPath(config.platformConfigPath)));
   const scheduleOf = (name: string) => validate().scheduled.find((s) => s.job === name);
   const getTicker = () =>
     (ticker ??= new Ticker(
       {
-        entries: validate().scheduled.map((s) => ({ job: s.job, schedule: s.schedule, catchUp: (jobs.get(s.job) as JobDefinition).catchUp })),
+        entries: validate().scheduled.map((s) => {
+          const { catchUp, catchUpWindowMs, catchUpMax } = jobs.get(s.job) as JobDefinition;
+          return { job: s.job, schedule: s.schedule, catchUp, catchUpWindowMs, catchUpMax };
+        }),
         runner,
         db,
         clock,
         log,
+        startDue: () => startDueRuns(pending),
       },
       deps.ticker,
     ));
@@ -146,7 +173,7 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
     },
     async listJobs(count = 3) {
       const names = [...jobs.keys()].sort();
-      const last = await latestCronRuns(db, names);
+      const [last, paused] = await Promise.all([latestCronRuns(db, names), pausedJobs(db)]);
       return names.map((name) => {
         const definition = jobs.get(name)!;
         const scheduled = scheduleOf(name);
@@ -161,6 +188,8 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
           timeoutMs: definition.timeoutMs,
           overlap: definition.overlap,
           catchUp: definition.catchUp,
+          attempts: definition.retries.attempts,
+          pausedAt: paused.get(name) ?? null,
         };
       });
     },
@@ -169,6 +198,10 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
       return scheduleOf(name)?.schedule.nextRuns(count, fromMs) ?? [];
     },
     listRuns: (options) => listCronRuns(db, options),
+    pause: (name) => pause(db, clock, known(name)),
+    resume: (name, options = {}) => resume(db, clock, known(name), jobs.get(name)!, options.catchUp === true),
+    backfill: (name, range) => backfill(db, clock, scheduleOf(known(name)), name, range),
+    runDue: (name) => startDueRuns(pending, name),
     overdue: (graceMs, sinceMs) => findOverdueJobs(db, validate().scheduled, clock.now(), graceMs, sinceMs),
     idle: (timeoutMs = config.shutdownTimeoutMs) => runner.drain(timeoutMs),
     stop: () =>

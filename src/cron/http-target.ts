@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import type { Config } from '../config.js';
 import { ConfigError } from '../errors.js';
 import type { CronEntry } from '../platform-config.js';
-import { DEFAULT_JOB_TIMEOUT_MS, defineJob, type JobDefinition } from './job.js';
+import { DEFAULT_JOB_TIMEOUT_MS, defineJob, type JobDefinition, type JobSpec } from './job.js';
 import { displayPath, JOB_NAME, type JobRegistry } from './registry.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
@@ -32,6 +32,7 @@ function httpTargetJob(entry: Required<Pick<CronEntry, 'name' | 'url'>> & CronEn
   const url = new URL(entry.url);
   const method = entry.method ?? 'GET';
   return defineJob({
+    ...(entry.policy as Partial<JobSpec>),
     description: `${method} ${shownUrl(url)}`,
     timeoutMs: entry.timeoutMs ?? DEFAULT_JOB_TIMEOUT_MS,
     async run({ signal }) {
@@ -73,7 +74,11 @@ export function withHttpTargets(files: JobRegistry, config: Pick<Config, 'crons'
     if (callsItself(url, config)) {
       throw new ConfigError(`${where}.url "${shownUrl(url)}": calls this hookrun's own /cron/ routes, so each tick would run a job through itself. Schedule the job by "path" instead.`);
     }
-    jobs.set(entry.name, httpTargetJob({ ...entry, name: entry.name, url: entry.url }, config));
+    try {
+      jobs.set(entry.name, httpTargetJob({ ...entry, name: entry.name, url: entry.url }, config));
+    } catch (error) {
+      throw new ConfigError(`${where}: ${(error as Error).message.replace(/^defineJob: /, '')}.`);
+    }
   });
   return jobs;
 }

@@ -3,13 +3,29 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { CronTrigger } from '../db/cron-runs.js';
 import type { Logger } from '../log.js';
+import { parseDuration } from '../since.js';
 import { isTimeZone, TIME_ZONE_EXAMPLES } from './time-zone.js';
 
-/** `skip`: a run while another runs is recorded `skipped` (HTTP 409). `allow`: runs may overlap. */
-export type OverlapPolicy = 'skip' | 'allow';
+/**
+ * `skip`: a run while another runs is recorded `skipped` (HTTP 409). `allow`:
+ * runs may overlap. `queue-one`: a tick that comes while a run is going waits
+ * and runs as soon as it ends; a third is skipped (Temporal's "buffer one").
+ */
+export type OverlapPolicy = 'skip' | 'allow' | 'queue-one';
 
-/** After downtime: `latest` runs the latest missed tick once; `none` waits for the next tick. */
-export type CatchUpPolicy = 'latest' | 'none';
+/**
+ * After downtime (or a pause resumed with catch-up): `latest` runs the latest
+ * missed tick once; `none` waits for the next tick; `all` runs every missed
+ * tick within `catchUpWindow`, oldest first, at most `catchUpMax`.
+ */
+export type CatchUpPolicy = 'latest' | 'none' | 'all';
+
+/** Retry a failed scheduled run: `attempts` in all (the first included), waiting `delayMs`, doubled each time when `backoff` is exponential. */
+export interface RetryPolicy {
+  attempts: number;
+  backoff: 'exponential' | 'fixed';
+  delayMs: number;
+}
 
 /** A job gets only what it needs to do its work, and a signal that says when to stop. */
 export interface JobContext {
@@ -35,6 +51,12 @@ export interface JobSpec {
   timeoutMs?: number;
   overlap?: OverlapPolicy;
   catchUp?: CatchUpPolicy;
+  /** With catchUp `all`: missed ticks older than this are dropped (ms or `12h`; default 24 h). */
+  catchUpWindow?: number | string;
+  /** With catchUp `all`: at most this many missed ticks run (default 24). */
+  catchUpMax?: number;
+  /** Retry a failed scheduled run (default: none, as Vercel). `delayMs` default 30 s, `backoff` default exponential. */
+  retries?: { attempts: number; backoff?: 'exponential' | 'fixed'; delayMs?: number };
   /** IANA zone its platform.json expression is read in, unless the entry names one (default UTC). */
   timezone?: string;
   run(context: JobContext): Promise<void> | void;
@@ -46,9 +68,32 @@ export interface JobDefinition {
   timeoutMs: number;
   overlap: OverlapPolicy;
   catchUp: CatchUpPolicy;
+  catchUpWindowMs: number;
+  catchUpMax: number;
+  retries: RetryPolicy;
   /** The job file's zone; platform.json's entry wins over it. */
   timezone: string | undefined;
   run(context: JobContext): Promise<void> | void;
+}
+
+const DEFAULT_CATCH_UP_WINDOW_MS = 24 * 3_600_000;
+const DEFAULT_CATCH_UP_MAX = 24;
+const NO_RETRIES: RetryPolicy = Object.freeze({ attempts: 1, backoff: 'exponential', delayMs: 30_000 });
+
+function readRetries(spec: JobSpec['retries']): RetryPolicy {
+  if (spec === undefined) return NO_RETRIES;
+  const attempts = spec?.attempts;
+  if (!Number.isInteger(attempts) || attempts < 1 || attempts > 100) throw new TypeError('defineJob: retries.attempts must be a whole number from 1 to 100 (the first run included)');
+  const backoff = spec.backoff ?? 'exponential';
+  if (backoff !== 'exponential' && backoff !== 'fixed') throw new TypeError('defineJob: retries.backoff must be "exponential" or "fixed"');
+  const delayMs = spec.delayMs ?? NO_RETRIES.delayMs;
+  if (!Number.isInteger(delayMs) || delayMs < 0 || delayMs > 86_400_000) throw new TypeError('defineJob: retries.delayMs must be a whole number of ms from 0 to 86400000');
+  return Object.freeze({ attempts, backoff, delayMs });
+}
+
+/** How long after failed attempt `attempt` (1-based) the next one is due. */
+export function retryDelayMs(policy: RetryPolicy, attempt: number): number {
+  return policy.backoff === 'fixed' ? policy.delayMs : Math.min(policy.delayMs * 2 ** (attempt - 1), 6 * 3_600_000);
 }
 
 /** Default job timeout; also how long a crashed instance's `running` row blocks the job. */
@@ -69,11 +114,20 @@ export function defineJob(spec: JobSpec): JobDefinition {
     throw new TypeError(`defineJob: timeoutMs must be a whole number of milliseconds from 1 to ${MAX_JOB_TIMEOUT_MS}`);
   }
   const overlap = spec.overlap ?? 'skip';
-  if (overlap !== 'skip' && overlap !== 'allow') throw new TypeError('defineJob: overlap must be "skip" or "allow"');
+  if (!['skip', 'allow', 'queue-one'].includes(overlap)) throw new TypeError('defineJob: overlap must be "skip", "allow" or "queue-one"');
   const catchUp = spec.catchUp ?? 'latest';
-  if (catchUp !== 'latest' && catchUp !== 'none') throw new TypeError('defineJob: catchUp must be "latest" or "none"');
+  if (!['latest', 'none', 'all'].includes(catchUp)) throw new TypeError('defineJob: catchUp must be "latest", "none" or "all"');
+  let catchUpWindowMs: number;
+  try {
+    catchUpWindowMs = parseDuration(spec.catchUpWindow ?? DEFAULT_CATCH_UP_WINDOW_MS, 'catchUpWindow');
+  } catch (error) {
+    throw new TypeError(`defineJob: ${(error as Error).message}`);
+  }
+  const catchUpMax = spec.catchUpMax ?? DEFAULT_CATCH_UP_MAX;
+  if (!Number.isInteger(catchUpMax) || catchUpMax < 1 || catchUpMax > 1000) throw new TypeError('defineJob: catchUpMax must be a whole number from 1 to 1000');
+  const retries = readRetries(spec.retries);
   if (spec.timezone !== undefined && (typeof spec.timezone !== 'string' || !isTimeZone(spec.timezone))) {
     throw new TypeError(`defineJob: timezone "${String(spec.timezone)}" is not an IANA time zone (use ${TIME_ZONE_EXAMPLES})`);
   }
-  return Object.freeze({ description: spec.description ?? '', timeoutMs, overlap, catchUp, timezone: spec.timezone, run: spec.run });
+  return Object.freeze({ description: spec.description ?? '', timeoutMs, overlap, catchUp, catchUpWindowMs, catchUpMax, retries, timezone: spec.timezone, run: spec.run });
 }

@@ -93,8 +93,10 @@ export function createCronRoutes(options: CronRoutesOptions): Hono {
     const result = scheduled ? await options.runScheduled(job) : await options.run(job);
     if (result === 'duplicate') return c.text('OK', 200, { 'X-Hookrun-Run': 'duplicate' });
     if (result.status === 'skipped') {
-      throw new AppError('conflict', `Job "${job}" is already running; this call was recorded as skipped (run ${result.id}). Try again when it has finished.`);
+      const reason = result.error?.startsWith('paused') ? `${result.error}` : `it is ${result.error ?? 'already running'}`;
+      throw new AppError('conflict', `Job "${job}" was not run: ${reason}; this call was recorded as skipped (run ${result.id}).`);
     }
+    if (result.status === 'queued') return c.text(`Queued: the job is running; this run starts when it ends (run ${result.id}).`, 202);
     if (result.status === 'failed') return c.text(`Job failed: ${result.error ?? 'unknown error'}`, 500);
     return c.text('OK', 200);
   });

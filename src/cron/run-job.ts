@@ -1,11 +1,13 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
+import { hostname } from 'node:os';
 import { claimCronRun, finishCronRun, type CronTrigger } from '../db/cron-runs.js';
+import { enqueueRuns } from '../db/cron-queue.js';
 import { AppError, messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { JobDefinition } from './job.js';
+import { retryDelayMs, type JobDefinition } from './job.js';
 import { unknownJobMessage, type JobRegistry } from './registry.js';
 
 /** The outcome of one run, as recorded in its `cron_runs` row. */
@@ -13,18 +15,26 @@ export interface CronRunResult {
   id: number;
   job: string;
   trigger: CronTrigger;
-  status: 'succeeded' | 'failed' | 'skipped';
+  /** `queued`: overlap `queue-one` put it behind the running one (`pending`); it runs when that ends. */
+  status: 'succeeded' | 'failed' | 'skipped' | 'queued';
   error: string | null;
   scheduledFor: Date | null;
   startedAt: Date;
   finishedAt: Date;
   durationMs: number;
+  /** 1, or the retry's number. */
+  attempt: number;
+  /** When a failed scheduled run will be tried again (retry policy); null otherwise. */
+  retryAt?: Date | null;
 }
+
+/** Who ran a run, in `cron_runs.instance`: enough to find the process's logs. */
+export const INSTANCE = `${hostname()}:${process.pid}`;
 
 /** A claimed run: already `skipped`, or `running` with `done` settling when its row is written. */
 export interface StartedRun {
   id: number;
-  status: 'running' | 'skipped';
+  status: 'running' | 'skipped' | 'queued';
   done: Promise<CronRunResult>;
 }
 
@@ -36,8 +46,10 @@ export interface RunnerDeps {
   clock: Clock;
   log: Logger;
   metrics: Metrics;
-  /** Told of each failed run once its outcome is recorded (alerts). Must not throw or block. */
+  /** Told of each failed run that will not be retried, once its outcome is recorded (alerts). Must not throw or block. */
   onRunFailed?: (run: { job: string; trigger: CronTrigger; error: string; runId: number }) => void;
+  /** A run of the job just ended here: start what waits behind it (overlap `queue-one`, catch-up, retries). */
+  onRunEnded?: (job: string) => Promise<unknown>;
 }
 
 /** Abort reason when a job outlives its timeout. */
@@ -90,13 +102,20 @@ export class JobRunner {
         startedAt,
         expiresAt: new Date(startedAt.getTime() + definition.timeoutMs),
         skipIfRunning: definition.overlap === 'skip',
-        busyHere: definition.overlap === 'skip' && (this.busy.get(job) ?? 0) > 0,
+        queueIfRunning: definition.overlap === 'queue-one',
+        busyHere: definition.overlap !== 'allow' && (this.busy.get(job) ?? 0) > 0,
+        instance: INSTANCE,
       });
     } catch (error) {
       throw new AppError('unavailable', `Cannot record a run of "${job}": the database is unavailable (${messageOf(error)}). Retry later.`, { cause: error });
     }
     if (claim.kind === 'taken') return null;
-    const base = { id: claim.id, job, trigger, scheduledFor, startedAt };
+    const base = { id: claim.id, job, trigger, scheduledFor, startedAt, attempt: 1, retryOf: null };
+    if (claim.kind === 'queued') {
+      this.deps.log.info({ job, trigger, runId: claim.id }, 'cron run queued behind the running one (overlap "queue-one")');
+      const result: CronRunResult = { ...base, status: 'queued', error: null, finishedAt: startedAt, durationMs: 0 };
+      return { id: claim.id, status: 'queued', done: Promise.resolve(result) };
+    }
     if (claim.kind === 'skipped') {
       metrics.cronRuns.inc({ job, trigger, status: 'skipped' });
       this.deps.log.info({ job, trigger, runId: claim.id, reason: claim.reason }, 'cron run skipped');
@@ -142,7 +161,14 @@ export class JobRunner {
     for (const controller of this.controllers) controller.abort(new Error(reason));
   }
 
-  private execute(definition: JobDefinition, base: Omit<CronRunResult, 'status' | 'error' | 'finishedAt' | 'durationMs'>, outer?: AbortSignal): Promise<CronRunResult> {
+  /** Run a row already made `running` for this instance (a pending run started by pending-runs.ts). */
+  runClaimed(row: { id: number; job: string; trigger: CronTrigger; scheduledFor: Date | null; startedAt: Date; attempt: number; retryOf: number | null }): Promise<CronRunResult> {
+    const definition = this.deps.jobs.get(row.job);
+    if (!definition) throw new AppError('not_found', unknownJobMessage(row.job, this.deps.jobs));
+    return this.execute(definition, row);
+  }
+
+  private execute(definition: JobDefinition, base: Omit<CronRunResult, 'status' | 'error' | 'finishedAt' | 'durationMs'> & { retryOf: number | null }, outer?: AbortSignal): Promise<CronRunResult> {
     const { db, clock, log, metrics } = this.deps;
     const { job, trigger } = base;
     const controller = new AbortController();
@@ -188,15 +214,30 @@ export class JobRunner {
         runLog.error({ err: { message: messageOf(writeError) } }, 'cron run outcome not recorded: its row stays running until it expires');
       }
       metrics.cronRuns.inc({ job, trigger, status });
+      const retryAt = error === null ? null : await this.retryLater(definition, base, finishedAt, runLog);
       if (error === null) runLog.info({ durationMs }, 'cron run succeeded');
       else {
-        runLog.warn({ durationMs, error }, 'cron run failed');
-        this.deps.onRunFailed?.({ job, trigger, error, runId: base.id });
+        runLog.warn({ durationMs, error, attempt: base.attempt, retryAt }, retryAt ? 'cron run failed; retrying later' : 'cron run failed');
+        if (!retryAt) this.deps.onRunFailed?.({ job, trigger, error, runId: base.id });
       }
-      return { ...base, status, error, finishedAt, durationMs };
+      await this.deps.onRunEnded?.(job); // before `done` settles, so drain() also waits for what it starts
+      return { id: base.id, job, trigger, scheduledFor: base.scheduledFor, startedAt: base.startedAt, attempt: base.attempt, status, error, finishedAt, durationMs, retryAt };
     })();
     this.track(done);
     return done;
+  }
+
+  /** A failed scheduled run with attempts left: queue the next attempt of its tick; when it is due, or null. */
+  private async retryLater(definition: JobDefinition, base: { id: number; job: string; trigger: CronTrigger; scheduledFor: Date | null; attempt: number; retryOf: number | null }, at: Date, log: Logger): Promise<Date | null> {
+    if (base.trigger !== 'schedule' || base.attempt >= definition.retries.attempts) return null;
+    const dueAt = new Date(at.getTime() + retryDelayMs(definition.retries, base.attempt));
+    try {
+      await enqueueRuns(this.deps.db, [{ job: base.job, trigger: base.trigger, scheduledFor: base.scheduledFor, attempt: base.attempt + 1, retryOf: base.retryOf ?? base.id, dueAt }]);
+      return dueAt;
+    } catch (error) {
+      log.error({ err: { message: messageOf(error) } }, 'cron retry not queued (database unavailable?): this tick will not be retried');
+      return null;
+    }
   }
 
   private track(promise: Promise<unknown>): void {

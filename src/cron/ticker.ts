@@ -2,6 +2,7 @@ import { backoffMs } from '../backoff.js';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
 import { lastScheduledFor } from '../db/cron-runs.js';
+import { enqueueRuns } from '../db/cron-queue.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CatchUpPolicy } from './job.js';
@@ -13,6 +14,9 @@ export interface TickerEntry {
   job: string;
   schedule: CronSchedule;
   catchUp: CatchUpPolicy;
+  /** catchUp `all`: how far back missed ticks still run, and how many at most. */
+  catchUpWindowMs?: number;
+  catchUpMax?: number;
 }
 
 /** What one pass did for one job; tests and logs read it. */
@@ -20,6 +24,7 @@ export type TickOutcome =
   | { job: string; kind: 'started' | 'skipped'; scheduledFor: Date; runId: number; late: boolean }
   | { job: string; kind: 'taken'; scheduledFor: Date }
   | { job: string; kind: 'missed'; scheduledFor: Date }
+  | { job: string; kind: 'caught-up'; ticks: Date[] }
   | { job: string; kind: 'error'; error: string };
 
 /** Ticker timing; defaults suit production (1 s resolution, 60 s before a tick counts as missed). */
@@ -48,6 +53,17 @@ export function delayToNextTick(entries: readonly Pick<TickerEntry, 'schedule'>[
   return Math.max(delay, 0);
 }
 
+/** The ticks in (cursor, now] no older than the window, the newest `catchUpMax` of them, oldest first. */
+function missedTicks(entry: TickerEntry, cursor: number, now: number): Date[] {
+  const max = entry.catchUpMax ?? 24;
+  const ticks: number[] = [];
+  for (let at = entry.schedule.next(Math.max(cursor, now - (entry.catchUpWindowMs ?? 86_400_000) - 1)); at !== null && at <= now; at = entry.schedule.next(at)) {
+    ticks.push(at);
+    if (ticks.length > max) ticks.shift();
+  }
+  return ticks.map((at) => new Date(at));
+}
+
 /**
  * The built-in scheduler. Each pass looks, per job, for the latest tick since
  * the last one it handled and claims it through the runner; the unique
@@ -71,7 +87,15 @@ export class Ticker {
   private current: Promise<unknown> = Promise.resolve();
 
   constructor(
-    private readonly deps: { entries: readonly TickerEntry[]; runner: JobRunner; db: Database; clock: Clock; log: Logger },
+    private readonly deps: {
+      entries: readonly TickerEntry[];
+      runner: JobRunner;
+      db: Database;
+      clock: Clock;
+      log: Logger;
+      /** After each pass: start the pending runs that are due (retries, queued and caught-up ticks). */
+      startDue?: () => Promise<unknown>;
+    },
     options: TickerOptions = {},
   ) {
     this.intervalMs = options.intervalMs ?? 1000;
@@ -103,6 +127,12 @@ export class Ticker {
         outcomes.push({ job: entry.job, kind: 'error', error: messageOf(error) });
       }
     }
+    try {
+      await this.deps.startDue?.();
+    } catch (error) {
+      if (!failed) outcomes.push({ job: '*', kind: 'error', error: messageOf(error) });
+      failed = true;
+    }
     if (failed) {
       this.failures += 1;
       this.deps.log.warn(
@@ -130,6 +160,13 @@ export class Ticker {
       this.cursors.set(entry.job, now);
       log.info({ job: entry.job, scheduledFor }, 'missed cron tick not run (catchUp "none"); waiting for the next one');
       return { job: entry.job, kind: 'missed', scheduledFor };
+    }
+    if (late && entry.catchUp === 'all') {
+      const ticks = missedTicks(entry, cursor, now);
+      await enqueueRuns(this.deps.db, ticks.map((at) => ({ job: entry.job, trigger: 'schedule' as const, scheduledFor: at, attempt: 1, retryOf: null, dueAt: new Date(now) })));
+      this.cursors.set(entry.job, now);
+      log.info({ job: entry.job, ticks: ticks.length, from: ticks[0], to: ticks[ticks.length - 1] }, 'catching up: running every missed cron tick in the window, oldest first');
+      return { job: entry.job, kind: 'caught-up', ticks };
     }
     if (late) log.info({ job: entry.job, scheduledFor }, 'catching up: running the latest missed cron tick once');
     const started = await runner.start(entry.job, 'schedule', { scheduledFor });

@@ -3,8 +3,8 @@ import type { Database, Queryable } from './database.js';
 /** What started a run; the `trigger` column of `cron_runs` (DESIGN.md "Names that others rely on"). */
 export type CronTrigger = 'schedule' | 'http' | 'cli';
 
-/** The `status` column of `cron_runs`: `running` → `succeeded` | `failed`, or `skipped` at once. */
-export type CronRunStatus = 'running' | 'succeeded' | 'failed' | 'skipped';
+/** The `status` column of `cron_runs`: `pending` (waits for `due_at`) → `running` → `succeeded` | `failed`, or `skipped` at once. */
+export type CronRunStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped';
 
 /** One `cron_runs` row as the admin API, the CLI and the tests read it. */
 export interface CronRunRow {
@@ -18,10 +18,19 @@ export interface CronRunRow {
   error: string | null;
   durationMs: number | null;
   expiresAt: Date | null;
+  /** 1 for a tick's first run, then each retry. */
+  attempt: number;
+  /** A retry's first run. */
+  retryOf: number | null;
+  /** When a `pending` run is due. */
+  dueAt: Date | null;
+  /** `<hostname>:<pid>` of the process that ran it. */
+  instance: string | null;
 }
 
-const COLUMNS = `id, job, trigger, scheduled_for AS "scheduledFor", started_at AS "startedAt", finished_at AS "finishedAt",
-  status, error, duration_ms AS "durationMs", expires_at AS "expiresAt"`;
+/** The columns of a `CronRunRow`, for every query that reads one. */
+export const COLUMNS = `id, job, trigger, scheduled_for AS "scheduledFor", started_at AS "startedAt", finished_at AS "finishedAt",
+  status, error, duration_ms AS "durationMs", expires_at AS "expiresAt", attempt, retry_of AS "retryOf", due_at AS "dueAt", instance`;
 
 /** Advisory-lock class of the per-job claim; the second key is hashtext(job). */
 const CLAIM_LOCK_CLASS = 7_340_022;
@@ -39,50 +48,75 @@ export interface ClaimInput {
   skipIfRunning: boolean;
   /** This process already knows the job still runs (e.g. past its timeout): skip without asking. */
   busyHere: boolean;
+  /** Overlap `queue-one`: while a run is going, the tick waits as `pending` (one at most) instead of being skipped. */
+  queueIfRunning: boolean;
+  /** `<hostname>:<pid>`. */
+  instance: string;
 }
 
-/** The outcome of a claim: we run it, we recorded a skip, or another instance owns this tick. */
+/** The outcome of a claim: we run it, it waits behind a running one, we recorded a skip, or another instance owns this tick. */
 export type ClaimResult =
   | { kind: 'started'; id: number }
+  | { kind: 'queued'; id: number }
   | { kind: 'skipped'; id: number; reason: string }
   | { kind: 'taken' };
 
+/** Take the per-job lock and fail `running` rows whose instance died (past `expires_at`). */
+export async function lockJob(tx: Queryable, job: string, now: Date): Promise<void> {
+  await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [CLAIM_LOCK_CLASS, job]);
+  await tx.query(
+    `UPDATE cron_runs SET status = 'failed', finished_at = expires_at,
+       error = 'abandoned: the instance running it stopped before it finished (no result after its timeout)'
+     WHERE job = $1 AND status = 'running' AND expires_at <= $2`,
+    [job, now],
+  );
+}
+
+/** The id of a `running` run of the job, if any (call under `lockJob`). */
+export async function runningRunOf(tx: Queryable, job: string): Promise<number | undefined> {
+  const rows = await tx.query<{ id: string | number }>(`SELECT id FROM cron_runs WHERE job = $1 AND status = 'running' ORDER BY started_at DESC LIMIT 1`, [job]);
+  return rows[0] ? Number(rows[0].id) : undefined;
+}
+
 /**
  * Start a run atomically: under a per-job advisory lock, expire crashed
- * `running` rows, check for overlap, then insert the row with
- * `ON CONFLICT (job, scheduled_for) DO NOTHING`, the claim that makes a tick
- * run exactly once however many instances tick (graphile-worker's cron model).
+ * `running` rows, check pause and overlap, then insert the row with
+ * `ON CONFLICT (job, scheduled_for, attempt) DO NOTHING`, the claim that makes
+ * a tick run exactly once however many instances tick (graphile-worker's cron
+ * model). A paused job's scheduled tick is recorded `skipped` with the reason.
  */
 export async function claimCronRun(db: Database, input: ClaimInput): Promise<ClaimResult> {
   return db.transaction(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [CLAIM_LOCK_CLASS, input.job]);
-    await tx.query(
-      `UPDATE cron_runs SET status = 'failed', finished_at = expires_at,
-         error = 'abandoned: the instance running it stopped before it finished (no result after its timeout)'
-       WHERE job = $1 AND status = 'running' AND expires_at <= $2`,
-      [input.job, input.startedAt],
-    );
+    await lockJob(tx, input.job, input.startedAt);
     let reason: string | undefined;
-    if (input.busyHere) reason = 'already running in this instance (a previous run has not returned yet)';
-    else if (input.skipIfRunning) {
-      const running = await tx.query<{ id: number }>(
-        `SELECT id FROM cron_runs WHERE job = $1 AND status = 'running' ORDER BY started_at DESC LIMIT 1`,
-        [input.job],
-      );
-      if (running[0]) reason = `already running (run ${running[0].id})`;
+    let queue = false;
+    const paused = input.trigger === 'schedule' && (await tx.query('SELECT 1 FROM cron_pauses WHERE job = $1', [input.job])).length > 0;
+    if (paused) reason = `paused: scheduled ticks are skipped until \`hookrun cron resume ${input.job}\``;
+    else if (input.busyHere && !input.queueIfRunning) reason = 'already running in this instance (a previous run has not returned yet)';
+    else if (input.skipIfRunning || input.queueIfRunning) {
+      const running = input.busyHere ? -1 : await runningRunOf(tx, input.job);
+      if (running !== undefined && input.queueIfRunning) {
+        const waiting = await tx.query<{ id: number }>(`SELECT id FROM cron_runs WHERE job = $1 AND status = 'pending' LIMIT 1`, [input.job]);
+        if (waiting[0]) reason = `already running, and run ${waiting[0].id} already waits behind it (overlap "queue-one")`;
+        else queue = true;
+      } else if (running !== undefined) reason = `already running${running > 0 ? ` (run ${running})` : ''}`;
     }
+    const status = reason !== undefined ? 'skipped' : queue ? 'pending' : 'running';
     const rows = await tx.query<{ id: number }>(
-      `INSERT INTO cron_runs (job, trigger, scheduled_for, started_at, status, expires_at, finished_at, duration_ms, error)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-       ON CONFLICT (job, scheduled_for) DO NOTHING
+      `INSERT INTO cron_runs (job, trigger, scheduled_for, started_at, status, expires_at, finished_at, duration_ms, error, due_at, instance)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+       ON CONFLICT (job, scheduled_for, attempt) DO NOTHING
        RETURNING id`,
-      reason === undefined
-        ? [input.job, input.trigger, input.scheduledFor, input.startedAt, 'running', input.expiresAt, null, null, null]
-        : [input.job, input.trigger, input.scheduledFor, input.startedAt, 'skipped', null, input.startedAt, 0, reason],
+      status === 'running'
+        ? [input.job, input.trigger, input.scheduledFor, input.startedAt, status, input.expiresAt, null, null, null, null, input.instance]
+        : status === 'pending'
+          ? [input.job, input.trigger, input.scheduledFor, input.startedAt, status, null, null, null, null, input.startedAt, null]
+          : [input.job, input.trigger, input.scheduledFor, input.startedAt, status, null, input.startedAt, 0, reason, null, input.instance],
     );
-    const id = rows[0]?.id;
+    const id = rows[0]?.id === undefined ? undefined : Number(rows[0].id);
     if (id === undefined) return { kind: 'taken' } as const;
-    return reason === undefined ? ({ kind: 'started', id } as const) : ({ kind: 'skipped', id, reason } as const);
+    if (status === 'skipped') return { kind: 'skipped', id, reason: reason! } as const;
+    return status === 'pending' ? ({ kind: 'queued', id } as const) : ({ kind: 'started', id } as const);
   });
 }
 

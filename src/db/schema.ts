@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import {
+  bigint,
   bigserial,
   boolean,
   index,
@@ -61,9 +62,11 @@ export const webhookEventKeys = pgTable(
 );
 
 /**
- * One row per cron run, whatever triggered it. Unique (job, scheduled_for)
- * is the claim that makes a scheduled tick run once across instances; manual
- * runs have a null `scheduled_for` and never collide.
+ * One row per cron run attempt, whatever triggered it. Unique (job,
+ * scheduled_for, attempt) is the claim that makes a scheduled tick (and each
+ * retry of it) run once across instances; manual runs have a null
+ * `scheduled_for` and never collide. A `pending` row waits for `due_at`: a
+ * retry, a tick queued behind a running one, or a tick caught up on resume.
  */
 export const cronRuns = pgTable(
   'cron_runs',
@@ -79,9 +82,18 @@ export const cronRuns = pgTable(
     durationMs: integer('duration_ms'),
     /** A `running` row past this time belongs to a crashed instance and no longer blocks the job. */
     expiresAt: tz('expires_at'),
+    /** 1 for a tick's first run; a retry of a failed run is the next attempt of the same tick. */
+    attempt: integer('attempt').notNull().default(1),
+    /** A retry's first run (the tick's attempt 1). */
+    retryOf: bigint('retry_of', { mode: 'number' }),
+    /** A `pending` row runs at this time. */
+    dueAt: tz('due_at'),
+    /** Which process ran it: `<hostname>:<pid>`. */
+    instance: text('instance'),
   },
   (t) => [
-    uniqueIndex('cron_runs_job_scheduled_for_uq').on(t.job, t.scheduledFor),
+    uniqueIndex('cron_runs_job_scheduled_for_attempt_uq').on(t.job, t.scheduledFor, t.attempt),
+    index('cron_runs_pending_idx').on(t.dueAt).where(sql`${t.status} = 'pending'`),
     index('cron_runs_job_started_idx').on(t.job, t.startedAt),
     index('cron_runs_running_idx').on(t.job).where(sql`${t.status} = 'running'`),
   ],
@@ -162,4 +174,10 @@ export const subscriptions = pgTable('subscriptions', {
 export const alertClaims = pgTable('alert_claims', {
   key: text('key').primaryKey(),
   claimedAt: tz('claimed_at').notNull(),
+});
+
+/** A paused job: while its row exists, scheduled ticks are recorded `skipped` on every instance. */
+export const cronPauses = pgTable('cron_pauses', {
+  job: text('job').primaryKey(),
+  pausedAt: tz('paused_at').notNull(),
 });

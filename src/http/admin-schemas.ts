@@ -34,7 +34,7 @@ export const replayBody = z.object({
 /** `GET /api/cron/runs` */
 export const runsQuery = z.object({
   job: z.string().min(1).max(100).optional().describe('only this job'),
-  status: z.enum(['running', 'succeeded', 'failed', 'skipped']).optional().describe('only runs with this status'),
+  status: z.enum(['pending', 'running', 'succeeded', 'failed', 'skipped']).optional().describe('only runs with this status'),
   limit: limit.default(50),
   cursor: cursor.optional(),
 });
@@ -44,6 +44,18 @@ export const jobsQuery = z.object({ count: z.coerce.number().int().min(1).max(50
 
 /** `POST /api/cron/jobs/{job}/run` */
 export const runQuery = z.object({ trigger: z.enum(['http', 'cli']).default('http').describe('how the run is recorded') });
+
+/** `POST /api/cron/jobs/{job}/resume` */
+export const resumeBody = z.object({ catchUp: z.boolean().default(false).describe('also run the ticks skipped while paused (by the job\'s catch-up policy)') });
+
+const isoDate = z.string().min(1).max(40);
+
+/** `POST /api/cron/jobs/{job}/backfill` */
+export const backfillBody = z.object({
+  from: isoDate.describe('first tick time (inclusive), ISO'),
+  to: isoDate.describe('last tick time (inclusive), ISO, not in the future'),
+  dryRun: z.boolean().default(false).describe('only list the ticks and which already have a run'),
+});
 
 /** `GET /api/mirror/{table}` */
 export const mirrorQuery = z.object({ limit: limit.default(50), search: z.string().min(1).max(100).optional().describe('only rows whose id, email, name or *_id contains this') });

@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
 import type { z } from 'zod';
-import { eventListQuery, firstIssue, jobsQuery, mirrorQuery, pruneBody, reconcileBody, replayBody, runQuery, runsQuery } from './admin-schemas.js';
+import { backfillBody, eventListQuery, firstIssue, jobsQuery, mirrorQuery, pruneBody, reconcileBody, replayBody, resumeBody, runQuery, runsQuery } from './admin-schemas.js';
 import type { Clock } from '../clock.js';
 import { SOURCES, type Config } from '../config.js';
 import type { CronService } from '../cron/cron-service.js';
@@ -22,7 +22,7 @@ export interface AdminApiDeps {
   config: Pick<Config, 'adminToken'>;
   db: Database;
   clock: Clock;
-  cron: Pick<CronService, 'listJobs' | 'listRuns' | 'runJob'>;
+  cron: Pick<CronService, 'listJobs' | 'listRuns' | 'runJob' | 'pause' | 'resume' | 'backfill'>;
   log: Logger;
   /** `GET /api/events/stream` (server-sent events); without it the route is 404. */
   eventStream?: EventStream;
@@ -43,6 +43,13 @@ function eventId(c: Context): number {
   const raw = c.req.param('id') ?? '';
   if (!/^\d{1,15}$/.test(raw)) throw new AppError('bad_request', `Event id must be a positive whole number, not "${raw.slice(0, 40)}".`);
   return Number(raw);
+}
+
+/** A date the caller wrote as ISO (`2026-11-20`, `2026-11-20T08:00:00Z`); a 400 naming it otherwise. */
+function isoDate(text: string, name: string): Date {
+  const ms = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : NaN;
+  if (!Number.isFinite(ms)) throw new AppError('bad_request', `The range's ${name} "${text.slice(0, 40)}" is not an ISO date like 2026-11-20 or 2026-11-20T08:00:00Z.`);
+  return new Date(ms);
 }
 
 async function readJson(c: Context): Promise<unknown> {
@@ -131,6 +138,26 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
     }
     deps.log.info({ job, trigger, run: run.id, status: run.status }, 'cron job run by the admin API');
     return c.json({ run });
+  });
+
+  app.post('/cron/jobs/:job/pause', async (c) => {
+    const state = await cron.pause(c.req.param('job'));
+    deps.log.info({ job: state.job, changed: state.changed }, 'cron job paused by the admin API');
+    return c.json(state);
+  });
+
+  app.post('/cron/jobs/:job/resume', async (c) => {
+    const body = parse(resumeBody, await readJson(c));
+    const state = await cron.resume(c.req.param('job'), body);
+    deps.log.info({ job: state.job, changed: state.changed, caughtUp: state.caughtUp }, 'cron job resumed by the admin API');
+    return c.json(state);
+  });
+
+  app.post('/cron/jobs/:job/backfill', async (c) => {
+    const body = parse(backfillBody, await readJson(c));
+    const plan = await cron.backfill(c.req.param('job'), { from: isoDate(body.from, 'from'), to: isoDate(body.to, 'to'), dryRun: body.dryRun });
+    if (!plan.dryRun) deps.log.info({ job: plan.job, from: plan.from, to: plan.to, queued: plan.queued }, 'cron ticks backfilled by the admin API');
+    return c.json(plan);
   });
 
   app.get('/mirror/:table', async (c) => {

@@ -69,17 +69,26 @@ ${events.map((e) => html`<tr data-event-id="${e.id}"><td><a href="/admin/events/
 </tbody></table>`;
 }
 
-function jobsTable(jobs: JobStatus[]): SafeHtml {
+function jobAction(job: string, action: 'run' | 'pause' | 'resume', label: string, csrf: string): SafeHtml {
+  return html`<form method="post" action="/admin/cron/${job}/${action}" class="inline"><input type="hidden" name="csrf" value="${csrf}"><button data-action="${action}">${label}</button></form>`;
+}
+
+function jobsTable(jobs: JobStatus[], csrf: string): SafeHtml {
   if (jobs.length === 0) return html`<p>No cron jobs.</p>`;
-  return html`<table id="jobs"><thead><tr><th>job</th><th>schedule</th><th>next runs</th><th>last run</th></tr></thead><tbody>
-${jobs.map((j) => html`<tr><td>${j.path}</td><td><code>${j.schedule ?? 'not scheduled'}</code>${j.schedule ? html` <small>${j.timezone}</small>` : ''}</td><td>${j.nextRuns.map((d) => html`${time(d)}<br>`)}</td><td>${j.lastRun ? html`${status(j.lastRun.status)} ${time(j.lastRun.startedAt)} (${j.lastRun.trigger})` : 'never'}</td></tr>`)}
+  return html`<table id="jobs"><thead><tr><th>job</th><th>schedule</th><th>next runs</th><th>last run</th><th></th></tr></thead><tbody>
+${jobs.map(
+  (j) => html`<tr data-job="${j.name}"><td>${j.path}</td><td><code>${j.schedule ?? 'not scheduled'}</code>${j.schedule ? html` <small>${j.timezone}</small>` : ''}</td>
+<td>${j.pausedAt ? html`<b>paused</b> since ${time(j.pausedAt)}` : j.nextRuns.map((d) => html`${time(d)}<br>`)}</td>
+<td>${j.lastRun ? html`${status(j.lastRun.status)} ${time(j.lastRun.startedAt)} (${j.lastRun.trigger}${j.attempts > 1 ? `, attempt ${j.lastRun.attempt}/${j.attempts}` : ''})` : 'never'}</td>
+<td>${jobAction(j.name, 'run', 'Run now', csrf)} ${j.schedule ? (j.pausedAt ? jobAction(j.name, 'resume', 'Resume', csrf) : jobAction(j.name, 'pause', 'Pause', csrf)) : ''}</td></tr>`,
+)}
 </tbody></table>`;
 }
 
 function runsTable(runs: CronRunRow[]): SafeHtml {
   if (runs.length === 0) return html`<p>No runs yet.</p>`;
-  return html`<table id="runs"><thead><tr><th>id</th><th>job</th><th>trigger</th><th>started (UTC)</th><th>status</th><th>ms</th><th>error</th></tr></thead><tbody>
-${runs.map((r) => html`<tr><td>${r.id}</td><td>${r.job}</td><td>${r.trigger}</td><td>${time(r.startedAt)}</td><td>${status(r.status)}</td><td class="num">${r.durationMs ?? ''}</td><td>${r.error ? r.error.slice(0, 120) : ''}</td></tr>`)}
+  return html`<table id="runs"><thead><tr><th>id</th><th>job</th><th>trigger</th><th>tick</th><th>attempt</th><th>started (UTC)</th><th>status</th><th>ms</th><th>instance</th><th>error</th></tr></thead><tbody>
+${runs.map((r) => html`<tr><td>${r.id}</td><td>${r.job}</td><td>${r.trigger}</td><td>${r.scheduledFor ? time(r.scheduledFor) : ''}</td><td class="num">${r.attempt}</td><td>${time(r.startedAt)}</td><td>${status(r.status)}</td><td class="num">${r.durationMs ?? ''}</td><td>${r.instance ?? ''}</td><td>${r.error ? r.error.slice(0, 120) : ''}</td></tr>`)}
 </tbody></table>`;
 }
 
@@ -97,7 +106,7 @@ ${EVENT_STATUSES.map((s) => html`<a href="${filterLink(filter, { status: s })}" 
 <h2>Events</h2><p>Source: <a href="${filterLink(filter, { source: undefined })}">all</a> ${SOURCES.map((s) => html`· <a href="${filterLink(filter, { source: s })}">${filter.source === s ? html`<b>${s}</b>` : s}</a> `)}</p>
 ${eventsTable(data.events)}
 ${data.nextCursor !== undefined ? html`<p><a href="${filterLink(filter, { cursor: data.nextCursor })}">Older events →</a></p>` : ''}
-<h2>Cron jobs</h2>${jobsTable(data.jobs)}
+<h2>Cron jobs</h2>${jobsTable(data.jobs, data.csrf)}
 <h2>Recent cron runs</h2>${runsTable(data.runs)}`;
   return layout('Dashboard', body, data.csrf);
 }

@@ -132,7 +132,7 @@ export function createDashboard(deps: AdminApiDeps): Hono {
       deps.cron.listRuns({ limit: 10 }),
     ]);
     const replayed = c.req.query('replayed');
-    const notice = replayed !== undefined && /^\d+$/.test(replayed) ? `Replayed ${replayed} event(s).` : undefined;
+    const notice = replayed !== undefined && /^\d+$/.test(replayed) ? `Replayed ${replayed} event(s).` : cronNotice(c.req.query('job'), c.req.query('did'), jobs);
     return page(c, overviewPage({ counts, events: page_.events, nextCursor: page_.nextCursor, filter: { status: statusFilter, source: sourceFilter }, jobs, runs, notice, csrf: csrfOf(c) }));
   });
 
@@ -169,5 +169,27 @@ export function createDashboard(deps: AdminApiDeps): Hono {
     return c.redirect(`/admin/events/${id}?replayed=1`, 303);
   });
 
+  for (const action of ['run', 'pause', 'resume'] as const) {
+    app.post(`/cron/:job/${action}`, async (c) => {
+      const job = c.req.param('job');
+      try {
+        const did = action === 'run' ? (await deps.cron.runJob(job, 'http')).status : action === 'pause' ? ((await deps.cron.pause(job)), 'paused') : ((await deps.cron.resume(job)), 'resumed');
+        deps.log.info({ job, action, did }, 'cron job controlled from the dashboard');
+        return c.redirect(`/admin?job=${encodeURIComponent(job)}&did=${did}`, 303);
+      } catch (error) {
+        if (error instanceof AppError) return page(c, messagePage('Not done', error.message, csrfOf(c)), error.status);
+        throw error;
+      }
+    });
+  }
+
   return app;
+}
+
+const CRON_NOTICES: Record<string, string> = { succeeded: 'ran and succeeded', failed: 'ran and failed', skipped: 'is already running (recorded as skipped)', queued: 'is running; this run waits behind it', paused: 'is paused on every instance', resumed: 'is resumed' };
+
+/** The line shown after a job button, for a job that exists. */
+function cronNotice(job: string | undefined, did: string | undefined, jobs: Array<{ name: string }>): string | undefined {
+  if (!job || !did || !Object.hasOwn(CRON_NOTICES, did) || !jobs.some((j) => j.name === job)) return undefined;
+  return `${job} ${CRON_NOTICES[did]}.`;
 }

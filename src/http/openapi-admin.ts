@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MIRROR_TABLES } from '../db/mirror-read.js';
 import { MAX_EVENT_STREAMS } from './event-stream.js';
-import { eventListQuery, jobsQuery, mirrorQuery, pruneBody, reconcileBody, replayBody, runQuery, runsQuery, streamQuery } from './admin-schemas.js';
+import { backfillBody, eventListQuery, jobsQuery, mirrorQuery, pruneBody, reconcileBody, replayBody, resumeBody, runQuery, runsQuery, streamQuery } from './admin-schemas.js';
 import { errors, header, json, path, type Json } from './openapi-parts.js';
 
 /** A zod schema as JSON Schema of what the caller sends (`io: 'input'`: before defaults and transforms). */
@@ -51,6 +51,14 @@ export function adminPaths(): Record<string, Json> {
     '/api/cron/jobs': admin('get', 'Cron jobs with schedule, next runs and last run', { parameters: queryFrom(jobsQuery) }),
     '/api/cron/runs': admin('get', 'Cron runs, newest first', { parameters: queryFrom(runsQuery) }),
     '/api/cron/jobs/{job}/run': admin('post', 'Run a job now; answers the run (status succeeded or failed)', { parameters: [path('job', 'job name'), ...queryFrom(runQuery)] }, { ...notFound, ...conflict }),
+    '/api/cron/jobs/{job}/pause': admin('post', 'Pause a job on every instance: its scheduled ticks are recorded skipped until resumed (manual runs still run)', { parameters: [path('job', 'job name')] }, notFound),
+    '/api/cron/jobs/{job}/resume': admin('post', 'Resume a paused job; `catchUp` also runs the ticks skipped while paused', { parameters: [path('job', 'job name')], requestBody: bodyFrom(resumeBody) }, notFound),
+    '/api/cron/jobs/{job}/backfill': admin(
+      'post',
+      'Queue the ticks of a past range that have no run yet (each once; the scheduler runs them oldest first); `dryRun` only lists them',
+      { parameters: [path('job', 'job name')], requestBody: bodyFrom(backfillBody) },
+      notFound,
+    ),
     '/api/mirror/{table}': admin(
       'get',
       'Rows of a mirror table, most recently changed first',

@@ -91,6 +91,9 @@ export function buildOpenApiDocument(version: string = '0.1.0'): Json {
       '/admin/events/{id}': page('get', "One event's payload and attempts", [id]),
       '/admin/events/{id}/replay': page('post', 'Replay one event (form with CSRF token)', [id]),
       '/admin/events/replay': page('post', 'Replay all dead events (form with CSRF token)'),
+      '/admin/cron/{job}/run': page('post', 'Run a cron job now (form with CSRF token)', [path('job', 'job name')]),
+      '/admin/cron/{job}/pause': page('post', 'Pause a cron job on every instance (form with CSRF token)', [path('job', 'job name')]),
+      '/admin/cron/{job}/resume': page('post', 'Resume a paused cron job (form with CSRF token)', [path('job', 'job name')]),
     },
     components: {
       schemas: {

@@ -24,7 +24,7 @@ export interface OperatorRoutesDeps {
   clock: Clock;
   log: Logger;
   metrics: Metrics;
-  cron: Pick<CronService, 'listJobs' | 'listRuns' | 'runJob'>;
+  cron: Pick<CronService, 'listJobs' | 'listRuns' | 'runJob' | 'pause' | 'resume' | 'backfill'>;
   /** The receivers' insert-or-ignore, which `POST /api/payments/reconcile` feeds. */
   writer: Pick<EventWriter, 'write'>;
   /** `GET /api/events/stream`; service.ts owns it so a stop can end open streams. */

@@ -30,8 +30,11 @@ describe('platform.json with a time zone and an HTTP target (spawned hookrun)', 
   };
 
   beforeAll(async () => {
+    let flaky = 0;
     target = createServer((req, res) => {
       calls.push({ path: req.url!, authorization: req.headers.authorization, userAgent: req.headers['user-agent'] });
+      if (req.url === '/flaky') return void res.writeHead(++flaky % 2 === 1 ? 500 : 204).end(); // every tick's first attempt fails
+      if (req.url === '/slow') return void setTimeout(() => res.writeHead(204).end(), 2500);
       res.writeHead(204).end();
     });
     await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
@@ -62,12 +65,54 @@ describe('platform.json with a time zone and an HTTP target (spawned hookrun)', 
     expect(bad.stderr).toContain('crons[0].timezone "Europe/Berlim": not an IANA time zone');
   });
 
-  it('`hookrun start` calls an HTTP target on its schedule, with the cron secret', async () => {
-    const file = platform([{ name: 'pinger', url: `${targetUrl}/ping`, schedule: '* * * * * *' }]);
+  it('cron pause, resume and backfill from the CLI (no server: the runs happen here)', async () => {
+    const env = { PLATFORM_CONFIG: platform([{ path: '/cron/keep-alive', schedule: '0 * * * *' }]), DATA_DIR: join(dir, 'data') };
+    const paused = await hookrun(['cron', 'pause', 'keep-alive'], env);
+    expect(paused.code, paused.stderr).toBe(0);
+    expect(paused.stdout).toContain('keep-alive paused: its scheduled ticks are skipped on every instance');
+    const list = JSON.parse((await hookrun(['cron', 'list', '--json'], env)).stdout) as Array<{ name: string; pausedAt: string | null }>;
+    expect(list.find((j) => j.name === 'keep-alive')?.pausedAt).toMatch(/^\d{4}-/);
+    expect((await hookrun(['cron', 'resume', '/cron/keep-alive'], env)).stdout).toContain('keep-alive resumed.');
+    expect((await hookrun(['cron', 'resume', 'keep-alive'], env)).stdout).toContain('keep-alive was not paused.');
+
+    const hour = 3_600_000;
+    const from = new Date(Math.floor(Date.now() / hour) * hour - 3 * hour).toISOString();
+    const to = new Date(Math.floor(Date.now() / hour) * hour - hour).toISOString();
+    const dry = await hookrun(['cron', 'backfill', 'keep-alive', '--from', from, '--to', to, '--dry-run'], env);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toMatch(/keep-alive: 3 tick\(s\) from .*\n(.*would run\n){3}Nothing was run\. Without --dry-run, 3 tick\(s\) run, oldest first\./);
+    const real = await hookrun(['cron', 'backfill', 'keep-alive', '--from', from, '--to', to], env);
+    expect(real.code, real.stderr).toBe(0);
+    expect(real.stdout).toContain('Ran 3 tick(s) here: 3 succeeded, 0 did not.');
+    const again = await hookrun(['cron', 'backfill', 'keep-alive', '--from', from, '--to', to, '--json'], env);
+    expect((JSON.parse(again.stdout) as { plan: { queued: number; ticks: Array<{ hasRun: boolean }> } }).plan).toMatchObject({ queued: 0, ticks: [{ hasRun: true }, { hasRun: true }, { hasRun: true }] });
+    const future = await hookrun(['cron', 'backfill', 'keep-alive', '--from', from, '--to', '2999-01-01'], env);
+    expect(future.code).toBe(2);
+    expect(future.stderr).toContain('--to is in the future');
+  });
+
+  it('`hookrun start` calls HTTP targets on their schedule, with the cron secret, retrying and queueing by their policies', async () => {
+    const file = platform([
+      { name: 'pinger', url: `${targetUrl}/ping`, schedule: '* * * * * *' },
+      { name: 'flaky', url: `${targetUrl}/flaky`, schedule: '*/5 * * * * *', retries: { attempts: 2, delayMs: 300 } },
+      { name: 'slow', url: `${targetUrl}/slow`, schedule: '* * * * * *', overlap: 'queue-one' },
+    ]);
     server = await spawnHookrun({ dataDir: join(dir, 'data'), env: { PLATFORM_CONFIG: file } });
-    await pollUntil('two ticks of the HTTP target', 10_000, async () => (calls.length >= 2 ? true : undefined));
+    const auth = { headers: { authorization: `Bearer ${SECRETS.admin}` } };
+    type Run = { job: string; status: string; attempt: number; scheduledFor: string | null; dueAt: string | null; retryOf: number | null; error: string | null };
+    const runsOf = async (job: string) => ((await (await fetch(`${server!.url}/api/cron/runs?job=${job}&limit=200`, auth)).json()) as { runs: Run[] }).runs;
+    await pollUntil('two ticks of the pinger', 10_000, async () => (calls.filter((c) => c.path === '/ping').length >= 2 ? true : undefined));
     expect(calls[0]).toEqual({ path: '/ping', authorization: `Bearer ${SECRETS.cron}`, userAgent: expect.stringMatching(/^hookrun-cron\//) });
-    const jobs = (await (await fetch(`${server.url}/api/cron/jobs`, { headers: { authorization: `Bearer ${SECRETS.admin}` } })).json()) as { jobs: Array<{ name: string; lastRun: { status: string } | null }> };
+    // flaky: each tick fails once (500) and its retry, 300 ms later, succeeds
+    const retried = await pollUntil('a retried tick', 15_000, async () => (await runsOf('flaky')).find((r) => r.attempt === 2 && r.status === 'succeeded'));
+    const first = (await runsOf('flaky')).find((r) => r.attempt === 1 && r.scheduledFor === retried.scheduledFor);
+    expect(first).toMatchObject({ status: 'failed', error: expect.stringContaining('answered 500') });
+    // slow (2.5 s a call, every second, queue-one): ticks during a call wait and run right after it; later ones are skipped
+    const queued = await pollUntil('a queued tick that ran', 15_000, async () => (await runsOf('slow')).find((r) => r.dueAt !== null && r.status === 'succeeded'));
+    expect(queued.attempt).toBe(1);
+    expect((await runsOf('slow')).some((r) => r.status === 'skipped' && /already waits behind it/.test(r.error ?? ''))).toBe(true);
+    const jobs = (await (await fetch(`${server.url}/api/cron/jobs`, auth)).json()) as { jobs: Array<{ name: string; attempts: number; lastRun: { status: string } | null }> };
     expect(jobs.jobs.find((j) => j.name === 'pinger')?.lastRun?.status).toMatch(/succeeded|running/);
+    expect(jobs.jobs.find((j) => j.name === 'flaky')?.attempts).toBe(2);
   });
 });

@@ -149,7 +149,7 @@ describe('job registry', () => {
   });
 
   it('defineJob refuses a bad policy', () => {
-    expect(() => defineJob({ run() {}, overlap: 'queue' as never })).toThrow('overlap must be "skip" or "allow"');
+    expect(() => defineJob({ run() {}, overlap: 'queue' as never })).toThrow('overlap must be "skip", "allow" or "queue-one"');
     expect(() => defineJob({ run() {}, timeoutMs: 0 })).toThrow('timeoutMs');
   });
 });

@@ -6,7 +6,7 @@ import { createCronService, type CronService } from '../../src/cron/cron-service
 import { defineJob, type JobSpec } from '../../src/cron/job.js';
 import type { JobRegistry } from '../../src/cron/registry.js';
 import type { Database, Queryable } from '../../src/db/database.js';
-import type { CronRunRow } from '../../src/db/cron-runs.js';
+import { COLUMNS, type CronRunRow } from '../../src/db/cron-runs.js';
 import { EventWriter } from '../../src/db/event-writer.js';
 import { buildApp } from '../../src/http/build-app.js';
 import { silentLogger } from '../../src/log.js';
@@ -45,6 +45,7 @@ export interface HarnessOptions {
   clock?: ManualClock;
   remoteAddress?: (c: Context) => string | undefined;
   lateToleranceMs?: number;
+  onRunFailed?: (run: { job: string; error: string; runId: number }) => void;
 }
 
 /** The cron service over `db`, mounted in the real HTTP app the way service.ts will mount it. */
@@ -61,6 +62,7 @@ export async function createHarness(db: Database, options: HarnessOptions = {}):
     jobs: options.jobs,
     remoteAddress: options.remoteAddress,
     ticker: { lateToleranceMs: options.lateToleranceMs },
+    onRunFailed: options.onRunFailed,
   });
   const { app } = buildApp({ config, db, clock, log: silentLogger, metrics, writer: new EventWriter(db), cron });
   return { cron, clock, metrics, config, app };
@@ -68,10 +70,7 @@ export async function createHarness(db: Database, options: HarnessOptions = {}):
 
 /** All cron_runs rows, oldest first. */
 export async function allRuns(db: Queryable): Promise<CronRunRow[]> {
-  return db.query<CronRunRow>(
-    `SELECT id, job, trigger, scheduled_for AS "scheduledFor", started_at AS "startedAt", finished_at AS "finishedAt",
-       status, error, duration_ms AS "durationMs", expires_at AS "expiresAt" FROM cron_runs ORDER BY id`,
-  );
+  return db.query<CronRunRow>(`SELECT ${COLUMNS} FROM cron_runs ORDER BY id`);
 }
 
 /** Poll until `check` passes or the deadline; never a bare sleep. */

@@ -107,6 +107,31 @@ describe('dashboard over HTTP', () => {
     expect(page).toContain('Replayed 2 event(s).');
   });
 
+  it('runs a job now, pauses and resumes it from the cron table (CSRF-checked)', async () => {
+    const cookie = await login();
+    const csrf = await csrfOf(cookie, '/admin');
+    const post = (path: string, token = csrf) => {
+      const { body, ...headers } = form({ csrf: token });
+      return tools.app.request(path, { method: 'POST', headers: { ...headers, cookie }, body });
+    };
+    expect((await post('/admin/cron/tick/run', 'forged')).status).toBe(403);
+    const ran = await post('/admin/cron/tick/run');
+    expect(ran.status).toBe(303);
+    expect(ran.headers.get('location')).toBe('/admin?job=tick&did=succeeded');
+    expect(await (await tools.app.request(ran.headers.get('location')!, { headers: { cookie } })).text()).toContain('tick ran and succeeded.');
+    const paused = await post('/admin/cron/tick/pause');
+    expect(paused.headers.get('location')).toBe('/admin?job=tick&did=paused');
+    expect((await testDb.db.query('SELECT job FROM cron_pauses')).length).toBe(1);
+    const page = await (await tools.app.request('/admin?job=tick&did=paused', { headers: { cookie } })).text();
+    expect(page).toContain('tick is paused on every instance.');
+    expect(page).toMatch(/<b>paused<\/b> since/);
+    expect(page).toContain('data-action="resume"');
+    await post('/admin/cron/tick/resume');
+    expect((await testDb.db.query('SELECT job FROM cron_pauses')).length).toBe(0);
+    expect((await post('/admin/cron/nope/pause')).status).toBe(404);
+    expect(await testDb.db.query<{ trigger: string; instance: string }>('SELECT trigger, instance FROM cron_runs')).toEqual([{ trigger: 'http', instance: expect.stringMatching(/:\d+$/) }]);
+  });
+
   it('escapes everything that came from outside', async () => {
     const event = buildSample('auth', '<img src=x onerror=alert(1)>', { data: { first_name: '</pre><script>alert(2)</script>' } }, tools.clock.now());
     const body = JSON.stringify(event);
