@@ -8,7 +8,7 @@ import { BENCH_SECRET } from './events.js';
 import { runIngest, type IngestFigures, type Target } from './ingest.js';
 import { runProcessing } from './processing.js';
 import { formatReport, type BenchReport } from './report.js';
-import { ROOT, createDatabase, startHello, startHookrun, type ServerProcess } from './servers.js';
+import { ROOT, createDatabase, startHello, startHookrun, startVerifyCeiling, type ServerProcess } from './servers.js';
 import { runStartup } from './startup.js';
 import { runStorage } from './storage.js';
 
@@ -66,6 +66,16 @@ async function ingestSection(): Promise<IngestFigures[]> {
     const hello = await startHello();
     servers.push(hello);
     const targets: Target[] = [{ name: 'hello-world', server: hello, path: '/', distinct: false }];
+    const verify = await startVerifyCeiling(BENCH_SECRET);
+    servers.push(verify);
+    targets.push({ name: 'verify-only', server: verify, path: '/webhooks/payments', distinct: true });
+    if (databaseUrl) {
+      const ceilingDb = await createDatabase(databaseUrl, 'ceiling');
+      cleanups.push(() => ceilingDb.drop());
+      const verifyInsert = await startVerifyCeiling(BENCH_SECRET, ceilingDb.url);
+      servers.push(verifyInsert);
+      targets.push({ name: 'verify+insert', server: verifyInsert, path: '/webhooks/payments', distinct: true });
+    }
     for (const build of builds()) {
       const dataDir = mkdtempSync(join(tmpdir(), 'hookrun-bench-ingest-'));
       cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));

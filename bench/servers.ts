@@ -93,6 +93,19 @@ export async function startHello(): Promise<ServerProcess> {
   return server;
 }
 
+/**
+ * The verify-only ceiling (`bench/verify-server.mjs`): read, verify with
+ * stripe-node, parse, answer. With `databaseUrl`, one INSERT per request
+ * before the answer (a hand-written receiver that stores, without batching).
+ */
+export async function startVerifyCeiling(secret: string, databaseUrl?: string): Promise<ServerProcess> {
+  const name = databaseUrl ? 'verify+insert' : 'verify-only';
+  const env: Record<string, string> = { PAYMENTS_WEBHOOK_SECRET: secret, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
+  const server = spawnServer(name, [fileURLToPath(new URL('./verify-server.mjs', import.meta.url))], env, await freePort());
+  await waitForOk(server, '/', performance.now());
+  return server;
+}
+
 /** Where hookrun keeps its data in a run: a data dir (embedded) or a database URL. */
 export type Storage = { kind: 'embedded'; dataDir: string } | { kind: 'postgres'; url: string };
 
