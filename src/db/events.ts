@@ -35,6 +35,8 @@ export interface ListEventsQuery {
   before?: number;
   /** Page size, clamped to 1..200 (default 50). */
   limit?: number;
+  /** An id, an exact idempotency key, or the start of a type (`invoice.` finds `invoice.paid`). */
+  search?: string;
 }
 
 /** One page, newest first; pass `nextCursor` as `before` for the next page (undefined: last page). */
@@ -71,6 +73,7 @@ export async function listEvents(db: Database, query: ListEventsQuery = {}): Pro
   if (query.status) conditions.push(eq(webhookEvents.status, query.status));
   if (query.type) conditions.push(eq(webhookEvents.type, query.type));
   if (query.before !== undefined) conditions.push(lt(webhookEvents.id, query.before));
+  if (query.search) conditions.push(searchCondition(query.search));
   const rows = await db.orm
     .select(summaryColumns)
     .from(webhookEvents)
@@ -79,6 +82,15 @@ export async function listEvents(db: Database, query: ListEventsQuery = {}): Pro
     .limit(limit + 1);
   const events = rows.slice(0, limit);
   return { events, nextCursor: rows.length > limit ? events[events.length - 1]!.id : undefined };
+}
+
+/** id = n, or the exact key, or a type prefix (the newest-first walk of the id index filters on it: an admin search, not a hot path). */
+function searchCondition(text: string): SQL {
+  const prefix = `${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const byKey = eq(webhookEvents.key, text);
+  const byType = sql`${webhookEvents.type} LIKE ${prefix}`;
+  const options = /^\d{1,15}$/.test(text) ? [eq(webhookEvents.id, Number(text)), byKey, byType] : [byKey, byType];
+  return sql`(${sql.join(options, sql` OR `)})`;
 }
 
 /** One event with its payload, or undefined when no row has that id. */

@@ -14,18 +14,35 @@ th{background:#f3f4f6;font-weight:600}td.num{text-align:right}pre{background:#ff
 .status{display:inline-block;padding:1px 8px;border-radius:10px;background:#e5e7eb}.s-processed,.s-succeeded{background:#d1fae5}.s-dead,.s-failed{background:#fee2e2}.s-pending,.s-running{background:#fef3c7}.s-ignored,.s-skipped{background:#e0e7ff}
 .counts{display:flex;gap:8px;flex-wrap:wrap}.counts a{background:#fff;border:1px solid #e5e7eb;padding:6px 12px;border-radius:6px;text-decoration:none;color:inherit}
 .counts a.on{border-color:#111827}.notice{background:#ecfdf5;border:1px solid #a7f3d0;padding:8px 12px}.error{background:#fef2f2;border:1px solid #fecaca;padding:8px 12px}
-form.inline{display:inline}button{cursor:pointer}dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;background:#fff;padding:12px}dt{font-weight:600}`;
+form.inline{display:inline}button{cursor:pointer}dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;background:#fff;padding:12px}dt{font-weight:600}
+dd{margin:0;overflow-wrap:anywhere}.scroll{overflow-x:auto;max-width:100%}.ago{color:#6b7280;font-size:12px}form.search{display:flex;gap:8px;flex-wrap:wrap;margin:8px 0}
+form.search input{padding:4px 8px}.live{margin-left:8px;font-size:13px}
+@media (max-width:640px){header,main{padding-left:10px;padding-right:10px}.wide{display:none}td,th{padding:4px 5px}pre{max-height:50vh}}`;
 
-/** The page frame; `csrf` present means a logged-in page (shows the logout button). */
-export function layout(title: string, body: SafeHtml, csrf?: string): string {
+/** The page frame; `csrf` present means a logged-in page (shows the logout button); `refreshSeconds` reloads it (no script: a meta refresh). */
+export function layout(title: string, body: SafeHtml, csrf?: string, refreshSeconds?: number): string {
   const logout = csrf ? html`<form method="post" action="/admin/logout"><input type="hidden" name="csrf" value="${csrf}"><button>Log out</button></form>` : '';
-  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+  const refresh = refreshSeconds ? html`<meta http-equiv="refresh" content="${refreshSeconds}">` : '';
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">${refresh}
 <title>${title} · hookrun</title><style>${new SafeHtml(STYLE)}</style></head>
 <body><header><a href="/admin">hookrun</a><span>${title}</span>${logout}</header><main>${body}</main></body></html>`.value;
 }
 
 const status = (value: string) => html`<span class="status s-${value}">${value}</span>`;
 const time = (value: Date | string | null | undefined) => (value ? new Date(value).toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, 'Z') : '-');
+
+/** "3 min ago" / "in 2 h", from the server's clock, so a reader need not do UTC arithmetic. */
+export function relativeTime(value: Date | string, nowMs: number): string {
+  const seconds = Math.round((new Date(value).getTime() - nowMs) / 1000);
+  const abs = Math.abs(seconds);
+  const [n, unit] = abs < 60 ? [abs, 's'] : abs < 3600 ? [Math.round(abs / 60), 'min'] : abs < 172_800 ? [Math.round(abs / 3600), 'h'] : [Math.round(abs / 86_400), 'd'];
+  if (abs < 5) return 'just now';
+  return seconds < 0 ? `${n} ${unit} ago` : `in ${n} ${unit}`;
+}
+
+/** An absolute UTC time with its relative form beside it. */
+const when = (value: Date | string | null | undefined, nowMs: number) =>
+  value ? html`<time datetime="${new Date(value).toISOString()}">${time(value)}</time> <span class="ago">${relativeTime(value, nowMs)}</span>` : '-';
 
 /** The login form; `error` is shown above it after a wrong token. */
 export function loginPage(error?: string): string {
@@ -47,8 +64,10 @@ export interface OverviewData {
   counts: Record<string, number>;
   events: EventSummary[];
   nextCursor: number | undefined;
-  filter: { status?: string; source?: string };
+  filter: { status?: string; source?: string; type?: string; q?: string; live?: string };
   jobs: JobStatus[];
+  /** The server clock, for relative times. */
+  now: number;
   runs: CronRunRow[];
   notice?: string;
   csrf: string;
@@ -62,11 +81,19 @@ function filterLink(filter: OverviewData['filter'], change: Partial<OverviewData
   return query ? `/admin?${query}` : '/admin';
 }
 
-function eventsTable(events: EventSummary[]): SafeHtml {
-  if (events.length === 0) return html`<p>No events match. Send one with <code>hookrun send auth user.created</code>.</p>`;
-  return html`<table id="events"><thead><tr><th>id</th><th>received (UTC)</th><th>source</th><th>type</th><th>status</th><th>attempts</th><th>last error</th></tr></thead><tbody>
-${events.map((e) => html`<tr data-event-id="${e.id}"><td><a href="/admin/events/${e.id}">${e.id}</a></td><td>${time(e.receivedAt)}</td><td>${e.source}</td><td><a href="/admin/events/${e.id}">${e.type}</a></td><td>${status(e.status)}</td><td class="num">${e.attempts}</td><td>${e.lastError ? e.lastError.slice(0, 120) : ''}</td></tr>`)}
-</tbody></table>`;
+function eventsTable(events: EventSummary[], filtered: boolean, now: number): SafeHtml {
+  if (events.length === 0) return filtered ? html`<p>No events match these filters. <a href="/admin">Clear them</a>.</p>` : html`<p>No events yet. Send one with <code>hookrun send auth user.created</code>.</p>`;
+  return html`<div class="scroll"><table id="events"><thead><tr><th>id</th><th>received (UTC)</th><th class="wide">source</th><th>type</th><th>status</th><th class="wide">attempts</th><th class="wide">last error</th></tr></thead><tbody>
+${events.map((e) => html`<tr data-event-id="${e.id}"><td><a href="/admin/events/${e.id}">${e.id}</a></td><td>${when(e.receivedAt, now)}</td><td class="wide">${e.source}</td><td><a href="/admin/events/${e.id}">${e.type}</a></td><td>${status(e.status)}</td><td class="num wide">${e.attempts}</td><td class="wide">${e.lastError ? e.lastError.slice(0, 120) : ''}</td></tr>`)}
+</tbody></table></div>`;
+}
+
+function searchForm(filter: OverviewData['filter']): SafeHtml {
+  const keep = (['status', 'source', 'live'] as const).map((k) => (filter[k] ? html`<input type="hidden" name="${k}" value="${filter[k]}">` : ''));
+  return html`<form class="search" method="get" action="/admin" role="search">${keep}
+<input type="search" name="q" value="${filter.q ?? ''}" placeholder="id, key (evt_…, msg_…) or type prefix" aria-label="search" size="32">
+<input type="text" name="type" value="${filter.type ?? ''}" placeholder="exact type, e.g. invoice.paid" aria-label="type" size="24">
+<button type="submit">Search</button>${filter.q || filter.type ? html` <a href="${filterLink(filter, { q: undefined, type: undefined })}">clear</a>` : ''}</form>`;
 }
 
 function jobAction(job: string, action: 'run' | 'pause' | 'resume', label: string, csrf: string): SafeHtml {
@@ -75,21 +102,21 @@ function jobAction(job: string, action: 'run' | 'pause' | 'resume', label: strin
 
 function jobsTable(jobs: JobStatus[], csrf: string): SafeHtml {
   if (jobs.length === 0) return html`<p>No cron jobs.</p>`;
-  return html`<table id="jobs"><thead><tr><th>job</th><th>schedule</th><th>next runs</th><th>last run</th><th></th></tr></thead><tbody>
+  return html`<div class="scroll"><table id="jobs"><thead><tr><th>job</th><th>schedule</th><th>next runs</th><th>last run</th><th></th></tr></thead><tbody>
 ${jobs.map(
   (j) => html`<tr data-job="${j.name}"><td>${j.path}</td><td><code>${j.schedule ?? 'not scheduled'}</code>${j.schedule ? html` <small>${j.timezone}</small>` : ''}</td>
 <td>${j.pausedAt ? html`<b>paused</b> since ${time(j.pausedAt)}` : j.nextRuns.map((d) => html`${time(d)}<br>`)}</td>
 <td>${j.lastRun ? html`${status(j.lastRun.status)} ${time(j.lastRun.startedAt)} (${j.lastRun.trigger}${j.attempts > 1 ? `, attempt ${j.lastRun.attempt}/${j.attempts}` : ''})` : 'never'}</td>
 <td>${jobAction(j.name, 'run', 'Run now', csrf)} ${j.schedule ? (j.pausedAt ? jobAction(j.name, 'resume', 'Resume', csrf) : jobAction(j.name, 'pause', 'Pause', csrf)) : ''}</td></tr>`,
 )}
-</tbody></table>`;
+</tbody></table></div>`;
 }
 
 function runsTable(runs: CronRunRow[]): SafeHtml {
   if (runs.length === 0) return html`<p>No runs yet.</p>`;
-  return html`<table id="runs"><thead><tr><th>id</th><th>job</th><th>trigger</th><th>tick</th><th>attempt</th><th>started (UTC)</th><th>status</th><th>ms</th><th>instance</th><th>error</th></tr></thead><tbody>
+  return html`<div class="scroll"><table id="runs"><thead><tr><th>id</th><th>job</th><th>trigger</th><th>tick</th><th>attempt</th><th>started (UTC)</th><th>status</th><th>ms</th><th>instance</th><th>error</th></tr></thead><tbody>
 ${runs.map((r) => html`<tr><td>${r.id}</td><td>${r.job}</td><td>${r.trigger}</td><td>${r.scheduledFor ? time(r.scheduledFor) : ''}</td><td class="num">${r.attempt}</td><td>${time(r.startedAt)}</td><td>${status(r.status)}</td><td class="num">${r.durationMs ?? ''}</td><td>${r.instance ?? ''}</td><td>${r.error ? r.error.slice(0, 120) : ''}</td></tr>`)}
-</tbody></table>`;
+</tbody></table></div>`;
 }
 
 /** Counts by status, the events table with filters and paging, cron jobs and recent runs. */
@@ -103,23 +130,37 @@ export function overviewPage(data: OverviewData): string {
   const body = html`${data.notice ? html`<p class="notice" role="status">${data.notice}</p>` : ''}
 <h2>Events by status</h2><div class="counts"><a href="${filterLink(filter, { status: undefined })}" class="${filter.status ? '' : 'on'}">all</a>
 ${EVENT_STATUSES.map((s) => html`<a href="${filterLink(filter, { status: s })}" class="${filter.status === s ? 'on' : ''}" data-status="${s}">${s}: <b>${data.counts[s] ?? 0}</b></a>`)} ${replayDead}</div>
-<h2>Events</h2><p>Source: <a href="${filterLink(filter, { source: undefined })}">all</a> ${SOURCES.map((s) => html`· <a href="${filterLink(filter, { source: s })}">${filter.source === s ? html`<b>${s}</b>` : s}</a> `)}</p>
-${eventsTable(data.events)}
+<h2>Events${filter.live ? html`<a class="live" href="${filterLink(filter, { live: undefined })}">⏸ pause auto-refresh</a>` : html`<a class="live" href="${filterLink(filter, { live: '1' })}">▶ auto-refresh every 5 s</a>`}</h2>
+<p>Source: <a href="${filterLink(filter, { source: undefined })}">all</a> ${SOURCES.map((s) => html`· <a href="${filterLink(filter, { source: s })}">${filter.source === s ? html`<b>${s}</b>` : s}</a> `)}</p>
+${searchForm(filter)}
+${eventsTable(data.events, Boolean(filter.status || filter.source || filter.type || filter.q), data.now)}
 ${data.nextCursor !== undefined ? html`<p><a href="${filterLink(filter, { cursor: data.nextCursor })}">Older events →</a></p>` : ''}
 <h2>Cron jobs</h2>${jobsTable(data.jobs, data.csrf)}
 <h2>Recent cron runs</h2>${runsTable(data.runs)}`;
-  return layout('Dashboard', body, data.csrf);
+  return layout('Dashboard', body, data.csrf, filter.live ? LIVE_REFRESH_SECONDS : undefined);
 }
 
-/** One event: its fields, last error, a replay button and the payload. */
-export function eventPage(event: EventDetail, csrf: string, notice?: string): string {
-  const body = html`${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
+/** How often the overview reloads while auto-refresh is on. */
+const LIVE_REFRESH_SECONDS = 5;
+
+/** What a replay led to, read from the event as it is now (the worker may already have run it). */
+export function replayOutcome(event: EventDetail): string {
+  if (event.status === 'pending' || event.status === 'processing') return `Replayed: back in the queue (now ${event.status}). Reload to see how it ends.`;
+  if (event.status === 'processed' || event.status === 'ignored') return `Replayed: it ran again and is ${event.status}.`;
+  return `Replayed, but it ran again and is ${event.status}: ${event.lastError ?? 'no message'}`;
+}
+
+/** One event: its fields, last error, a replay button and the payload (folded, with a raw JSON link). */
+export function eventPage(event: EventDetail, csrf: string, now: number, notice?: string): string {
+  const payload = JSON.stringify(event.payload, null, 2);
+  const failedAgain = notice !== undefined && (event.status === 'dead' || event.status === 'failed');
+  const body = html`${notice ? html`<p class="${failedAgain ? 'error' : 'notice'}" role="status">${notice}</p>` : ''}
 <h2>Event ${event.id}</h2><dl>
 <dt>source</dt><dd>${event.source}</dd><dt>type</dt><dd>${event.type}</dd><dt>key</dt><dd><code>${event.key}</code></dd>
 <dt>status</dt><dd id="event-status">${status(event.status)}</dd><dt>attempts</dt><dd>${event.attempts}</dd>
-<dt>received</dt><dd>${time(event.receivedAt)}</dd><dt>next attempt</dt><dd>${time(event.nextAttemptAt)}</dd><dt>processed</dt><dd>${time(event.processedAt)}</dd>
+<dt>received</dt><dd>${when(event.receivedAt, now)}</dd><dt>next attempt</dt><dd>${when(event.nextAttemptAt, now)}</dd><dt>processed</dt><dd>${when(event.processedAt, now)}</dd>
 <dt>last error</dt><dd>${event.lastError ?? '-'}</dd></dl>
 <form method="post" action="/admin/events/${event.id}/replay"><input type="hidden" name="csrf" value="${csrf}"><p><button type="submit">Replay</button> puts it back in the queue (handlers are idempotent).</p></form>
-<h2>Payload</h2><pre id="payload">${JSON.stringify(event.payload, null, 2)}</pre>`;
+<details open id="payload-box"><summary><b>Payload</b> (${Buffer.byteLength(payload)} bytes as shown) · <a href="/admin/events/${event.id}/payload.json">raw JSON</a> (to copy or save)</summary><pre id="payload">${payload}</pre></details>`;
   return layout(`Event ${event.id}`, body, csrf);
 }

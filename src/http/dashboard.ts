@@ -10,7 +10,7 @@ import type { AdminApiDeps } from './admin.js';
 import { secureEqual } from '../secure-compare.js';
 import { createSession, csrfToken, csrfTokenMatches, sessionIsValid, SESSION_SECONDS } from './admin-auth.js';
 import { socketAddress } from '../cron/routes.js';
-import { eventPage, loginPage, messagePage, overviewPage } from './dashboard-pages.js';
+import { eventPage, loginPage, messagePage, overviewPage, replayOutcome } from './dashboard-pages.js';
 import { LoginThrottle } from './login-throttle.js';
 
 /** The session cookie; scoped to /admin, HttpOnly, SameSite=Strict. */
@@ -122,18 +122,27 @@ export function createDashboard(deps: AdminApiDeps): Hono {
   });
 
   app.get('/', async (c) => {
-    const statusFilter = (EVENT_STATUSES as readonly string[]).includes(c.req.query('status') ?? '') ? c.req.query('status') : undefined;
-    const sourceFilter = (SOURCES as readonly string[]).includes(c.req.query('source') ?? '') ? c.req.query('source') : undefined;
+    const text = (name: string, max: number) => {
+      const value = c.req.query(name)?.trim();
+      return value ? value.slice(0, max) : undefined;
+    };
+    const filter = {
+      status: (EVENT_STATUSES as readonly string[]).includes(c.req.query('status') ?? '') ? c.req.query('status') : undefined,
+      source: (SOURCES as readonly string[]).includes(c.req.query('source') ?? '') ? c.req.query('source') : undefined,
+      type: text('type', 255),
+      q: text('q', 255),
+      live: c.req.query('live') === '1' ? '1' : undefined,
+    };
     const cursor = /^\d{1,15}$/.test(c.req.query('cursor') ?? '') ? Number(c.req.query('cursor')) : undefined;
     const [counts, page_, jobs, runs] = await Promise.all([
       countEventsByStatus(db),
-      listEvents(db, { status: statusFilter, source: sourceFilter, before: cursor, limit: 50 }),
+      listEvents(db, { status: filter.status, source: filter.source, type: filter.type, search: filter.q, before: cursor, limit: 50 }),
       deps.cron.listJobs(3),
       deps.cron.listRuns({ limit: 10 }),
     ]);
     const replayed = c.req.query('replayed');
     const notice = replayed !== undefined && /^\d+$/.test(replayed) ? `Replayed ${replayed} event(s).` : cronNotice(c.req.query('job'), c.req.query('did'), jobs);
-    return page(c, overviewPage({ counts, events: page_.events, nextCursor: page_.nextCursor, filter: { status: statusFilter, source: sourceFilter }, jobs, runs, notice, csrf: csrfOf(c) }));
+    return page(c, overviewPage({ counts, events: page_.events, nextCursor: page_.nextCursor, filter, jobs, runs, notice, csrf: csrfOf(c), now: clock.now() }));
   });
 
   const eventId = (c: Context) => (/^\d{1,15}$/.test(c.req.param('id') ?? '') ? Number(c.req.param('id')) : 0);
@@ -141,7 +150,13 @@ export function createDashboard(deps: AdminApiDeps): Hono {
   app.get('/events/:id', async (c) => {
     const event = await getEvent(db, eventId(c));
     if (!event) return page(c, messagePage('Not found', `No event with id ${c.req.param('id')}.`, csrfOf(c)), 404);
-    return page(c, eventPage(event, csrfOf(c), c.req.query('replayed') === '1' ? 'Replayed: the event is back in the queue.' : undefined));
+    return page(c, eventPage(event, csrfOf(c), clock.now(), c.req.query('replayed') === '1' ? replayOutcome(event) : undefined));
+  });
+
+  app.get('/events/:id/payload.json', async (c) => {
+    const event = await getEvent(db, eventId(c));
+    if (!event) return page(c, messagePage('Not found', `No event with id ${c.req.param('id')}.`, csrfOf(c)), 404);
+    return c.json(event.payload as object, 200, { ...SECURITY_HEADERS, 'content-disposition': `inline; filename="event-${event.id}.json"` });
   });
 
   app.post('/events/replay', async (c) => {

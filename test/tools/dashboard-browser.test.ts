@@ -1,4 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
@@ -88,5 +90,62 @@ describe.skipIf(!CHROMIUM_PRESENT)('dashboard in headless Chromium', () => {
     const rows = await testDb.db.query<{ status: string; attempts: number }>('SELECT status, attempts FROM webhook_events WHERE id = $1', [id]);
     expect(rows[0]).toEqual({ status: 'pending', attempts: 0 });
     await context.close();
+  });
+
+  it('searches by key and filters by type; auto-refresh can be paused; nothing overflows at 1280 px or 390 px', async () => {
+    const keys: string[] = [];
+    for (const type of ['user.created', 'user.updated', 'organization.created']) {
+      const body = JSON.stringify(buildSample('auth', type, undefined, tools.clock.now()));
+      const headers = signSample('auth', body, tools.config, { nowMs: tools.clock.now() });
+      keys.push(String(headers['svix-id']));
+      expect((await fetch(`${base}/webhooks/auth`, { method: 'POST', body, headers })).status).toBe(200);
+    }
+    const long = 'TypeError: cannot read properties of undefined (reading "email_addresses") at handler '.repeat(6);
+    await testDb.db.query(`UPDATE webhook_events SET status = 'dead', last_error = $1 WHERE key = $2`, [long, keys[2]]);
+
+    const shots = mkdtempSync(join(tmpdir(), 'hookrun-dashboard-shots-'));
+    for (const width of [1280, 390]) {
+      const context = await browser.newContext({ viewport: { width, height: 900 } });
+      const page = await context.newPage();
+      page.setDefaultTimeout(10_000);
+      await page.goto(`${base}/admin/login`);
+      await page.fill('input[name="token"]', SECRETS.admin);
+      await page.click('button[type="submit"]');
+      await page.waitForURL(`${base}/admin`);
+
+      await page.fill('input[name="q"]', keys[1]!);
+      await page.click('form.search button[type="submit"]');
+      await page.waitForURL(/q=/);
+      expect(await page.locator('#events tbody tr').count()).toBe(1);
+      expect(await page.textContent('#events')).toContain('user.updated');
+      await page.goto(`${base}/admin?type=organization.created`);
+      expect(await page.locator('#events tbody tr').count()).toBe(1);
+      await page.goto(`${base}/admin?q=user.`);
+      expect(await page.locator('#events tbody tr').count()).toBeGreaterThanOrEqual(2);
+      await page.goto(`${base}/admin?q=nothing-like-this`);
+      expect(await page.textContent('main')).toContain('No events match these filters');
+
+      await page.goto(`${base}/admin`);
+      expect(await page.locator('meta[http-equiv="refresh"]').count()).toBe(0);
+      await page.click('a.live');
+      await page.waitForURL(/live=1/);
+      expect(await page.getAttribute('meta[http-equiv="refresh"]', 'content')).toBe('5');
+      expect(await page.textContent('a.live')).toContain('pause');
+      expect(await page.textContent('#events')).toMatch(/ago|just now/);
+
+      const id = (await testDb.db.query<{ id: number }>('SELECT id FROM webhook_events WHERE key = $1', [keys[2]]))[0]!.id;
+      for (const path of ['/admin', `/admin/events/${id}`]) {
+        await page.goto(`${base}${path}`);
+        await page.screenshot({ path: join(shots, `${path.replaceAll('/', '_')}-${width}.png`), fullPage: true });
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        expect(overflow, `${path} at ${width} px overflows by ${overflow} px`).toBeLessThanOrEqual(0);
+      }
+      expect(await page.getAttribute('#payload-box', 'open')).not.toBeNull();
+      const raw = await page.request.get(`${base}/admin/events/${id}/payload.json`);
+      expect(raw.headers()['content-type']).toContain('application/json');
+      expect(((await raw.json()) as { type: string }).type).toBe('organization.created');
+      await context.close();
+    }
+    rmSync(shots, { recursive: true, force: true });
   });
 });

@@ -132,6 +132,24 @@ describe('dashboard over HTTP', () => {
     expect(await testDb.db.query<{ trigger: string; instance: string }>('SELECT trigger, instance FROM cron_runs')).toEqual([{ trigger: 'http', instance: expect.stringMatching(/:\d+$/) }]);
   });
 
+  it('replay feedback says what happened: still queued, processed, or dead again with the error', async () => {
+    const id = await postSample(tools, 'payments', 'invoice.paid');
+    await testDb.db.query(`UPDATE webhook_events SET status = 'dead', last_error = 'malformed: no customer' WHERE id = $1`, [id]);
+    const cookie = await login();
+    const csrf = await csrfOf(cookie, `/admin/events/${id}`);
+    const { body, ...headers } = form({ csrf });
+    const res = await tools.app.request(`/admin/events/${id}/replay`, { method: 'POST', headers: { ...headers, cookie }, body });
+    expect(res.headers.get('location')).toBe(`/admin/events/${id}?replayed=1`);
+    const read = async () => (await tools.app.request(`/admin/events/${id}?replayed=1`, { headers: { cookie } })).text();
+    expect(await read()).toContain('Replayed: back in the queue (now pending). Reload to see how it ends.');
+    // the worker runs it again and it fails the same way
+    await testDb.db.query(`UPDATE webhook_events SET status = 'dead', last_error = 'malformed: no customer' WHERE id = $1`, [id]);
+    const again = await read();
+    expect(again).toMatch(/<p class="error" role="status">Replayed, but it ran again and is dead: malformed: no customer<\/p>/);
+    await testDb.db.query(`UPDATE webhook_events SET status = 'processed' WHERE id = $1`, [id]);
+    expect(await read()).toContain('Replayed: it ran again and is processed.');
+  });
+
   it('escapes everything that came from outside', async () => {
     const event = buildSample('auth', '<img src=x onerror=alert(1)>', { data: { first_name: '</pre><script>alert(2)</script>' } }, tools.clock.now());
     const body = JSON.stringify(event);
