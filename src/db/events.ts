@@ -115,3 +115,61 @@ export async function countEventsByStatus(db: Database): Promise<Record<EventSta
   }
   return counts;
 }
+
+/** One processing attempt of an event, as the dashboard and the admin API show it. */
+export interface EventAttempt {
+  attempt: number;
+  startedAt: Date;
+  durationMs: number;
+  outcome: string;
+  error: string | null;
+}
+
+/** Every recorded attempt of an event, first to last. */
+export async function listAttempts(db: Database, eventId: number): Promise<EventAttempt[]> {
+  const rows = await db.query<EventAttempt & { startedAt: Date | string }>(
+    `SELECT attempt, started_at AS "startedAt", duration_ms AS "durationMs", outcome, error FROM event_attempts WHERE event_id = $1 ORDER BY attempt, id`,
+    [eventId],
+  );
+  return rows.map((r) => ({ ...r, startedAt: new Date(r.startedAt) }));
+}
+
+/** Per minute over the last `minutes`: events received, and attempts that ended processed, failed or dead. */
+export interface MinuteCounts {
+  /** The first minute (ms epoch, UTC, whole minute). */
+  from: number;
+  received: number[];
+  processed: number[];
+  failed: number[];
+  dead: number[];
+}
+
+/** Most recent inbox rows the received series looks at, so the chart costs an index range, not a table scan. */
+const RECEIVED_SCAN_ROWS = 50_000;
+
+/** The dashboard's charts: counts per minute for the last hour. */
+export async function countsPerMinute(db: Database, now: number, minutes = 60): Promise<MinuteCounts> {
+  const from = Math.floor(now / 60_000) * 60_000 - (minutes - 1) * 60_000;
+  const since = new Date(from);
+  const [received, attempts] = await Promise.all([
+    db.query<{ minute: Date | string; n: number }>(
+      `SELECT date_trunc('minute', received_at) AS minute, count(*)::int AS n FROM webhook_events
+       WHERE id > (SELECT coalesce(max(id), 0) - $2 FROM webhook_events) AND received_at >= $1::timestamptz GROUP BY 1`,
+      [since, RECEIVED_SCAN_ROWS],
+    ),
+    db.query<{ minute: Date | string; outcome: string; n: number }>(
+      `SELECT date_trunc('minute', started_at) AS minute, outcome, count(*)::int AS n FROM event_attempts
+       WHERE started_at >= $1::timestamptz AND outcome IN ('processed', 'failed', 'dead') GROUP BY 1, 2`,
+      [since],
+    ),
+  ]);
+  const series = () => new Array<number>(minutes).fill(0);
+  const out: MinuteCounts = { from, received: series(), processed: series(), failed: series(), dead: series() };
+  const slot = (minute: Date | string) => Math.round((new Date(minute).getTime() - from) / 60_000);
+  for (const r of received) if (slot(r.minute) >= 0 && slot(r.minute) < minutes) out.received[slot(r.minute)] = r.n;
+  for (const r of attempts) {
+    const i = slot(r.minute);
+    if (i >= 0 && i < minutes) out[r.outcome as 'processed' | 'failed' | 'dead'][i] = r.n;
+  }
+  return out;
+}

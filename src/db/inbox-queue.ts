@@ -15,11 +15,18 @@ export interface ClaimedEvent {
   lockedUntil: Date;
 }
 
-/** The terminal or retry state a worker writes back for one claim. */
-export type Settlement =
+/** When an attempt's handler started (ms epoch) and how long it took; recorded in `event_attempts`. */
+export interface AttemptTiming {
+  startedAt: number;
+  durationMs: number;
+}
+
+/** The terminal or retry state a worker writes back for one claim (with its timing when a handler ran). */
+export type Settlement = (
   | { id: number; attempts: number; status: 'processed' | 'ignored' }
   | { id: number; attempts: number; status: 'failed'; error: string; nextAttemptAt: Date }
-  | { id: number; attempts: number; status: 'dead'; error: string };
+  | { id: number; attempts: number; status: 'dead'; error: string }
+) & { timing?: AttemptTiming };
 
 /**
  * Due = `pending`; or `failed` whose next_attempt_at has come; or `processing`
@@ -46,20 +53,28 @@ const CLAIM_SQL = `
   RETURNING e.id, e.source, e.key, e.type, e.payload, e.attempts, e.received_at, e.locked_until`;
 
 /**
- * One statement settles a whole batch. The `attempts` match is a fencing
+ * One statement settles a whole batch, and records each attempt in
+ * `event_attempts` (only for the rows it settled). The `attempts` match is a fencing
  * token: a worker whose lease expired and whose event was claimed again
  * cannot overwrite the newer claim's outcome.
  */
 const SETTLE_SQL = `
-  UPDATE webhook_events e
-  SET status = u.status,
-      last_error = u.error,
-      next_attempt_at = coalesce(u.next_attempt_at, e.next_attempt_at),
-      processed_at = CASE WHEN u.status IN ('processed', 'ignored') THEN $6::timestamptz ELSE e.processed_at END,
-      locked_until = NULL
-  FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::timestamptz[]) AS u(id, attempts, status, error, next_attempt_at)
-  WHERE e.id = u.id AND e.status = 'processing' AND e.attempts = u.attempts
-  RETURNING e.id`;
+  WITH settled AS (
+    UPDATE webhook_events e
+    SET status = u.status,
+        last_error = u.error,
+        next_attempt_at = coalesce(u.next_attempt_at, e.next_attempt_at),
+        processed_at = CASE WHEN u.status IN ('processed', 'ignored') THEN $6::timestamptz ELSE e.processed_at END,
+        locked_until = NULL
+    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::timestamptz[], $7::timestamptz[], $8::int[])
+      AS u(id, attempts, status, error, next_attempt_at, started_at, duration_ms)
+    WHERE e.id = u.id AND e.status = 'processing' AND e.attempts = u.attempts
+    RETURNING e.id, u.attempts, u.status, u.error, u.started_at, u.duration_ms
+  ), history AS (
+    INSERT INTO event_attempts (event_id, attempt, started_at, duration_ms, outcome, error)
+    SELECT id, attempts, coalesce(started_at, $6::timestamptz), coalesce(duration_ms, 0), status, error FROM settled
+  )
+  SELECT id FROM settled`;
 
 /** Give a claim back untouched (shutdown before its handler ran): it does not count as an attempt. */
 const RELEASE_SQL = `
@@ -132,6 +147,8 @@ export async function settleEvents(db: Queryable, settlements: Settlement[], now
     settlements.map((s) => ('error' in s ? s.error : null)),
     settlements.map((s) => (s.status === 'failed' ? s.nextAttemptAt.toISOString() : null)),
     new Date(now).toISOString(),
+    settlements.map((s) => (s.timing ? new Date(s.timing.startedAt).toISOString() : null)),
+    settlements.map((s) => (s.timing ? Math.round(s.timing.durationMs) : null)),
   ]);
   return rows.map((row) => Number(row.id));
 }

@@ -181,3 +181,24 @@ export const cronPauses = pgTable('cron_pauses', {
   job: text('job').primaryKey(),
   pausedAt: tz('paused_at').notNull(),
 });
+
+/**
+ * One row per processing attempt of an event, written in the same statement
+ * that settles it: when it ran, how long, how it ended and why. Deleted with
+ * its event (retention).
+ */
+export const eventAttempts = pgTable(
+  'event_attempts',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    eventId: bigint('event_id', { mode: 'number' })
+      .notNull()
+      .references(() => webhookEvents.id, { onDelete: 'cascade' }),
+    attempt: integer('attempt').notNull(),
+    startedAt: tz('started_at').notNull(),
+    durationMs: integer('duration_ms').notNull(),
+    outcome: text('outcome').notNull(),
+    error: text('error'),
+  },
+  (t) => [index('event_attempts_event_idx').on(t.eventId, t.attempt), index('event_attempts_started_idx').on(t.startedAt)],
+);

@@ -5,7 +5,7 @@ import type { Clock } from '../clock.js';
 import { SOURCES, type Config } from '../config.js';
 import type { CronService } from '../cron/cron-service.js';
 import type { Database } from '../db/database.js';
-import { EVENT_STATUSES, countEventsByStatus, getEvent, listEvents } from '../db/events.js';
+import { EVENT_STATUSES, countEventsByStatus, getEvent, listAttempts, listEvents } from '../db/events.js';
 import { MIRROR_TABLES, listMirrorRows, type MirrorTable } from '../db/mirror-read.js';
 import { AppError } from '../errors.js';
 import { replayEvent, replayEventsByStatus } from '../inbox/replay.js';
@@ -100,7 +100,7 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
     const id = eventId(c);
     const event = await getEvent(db, id);
     if (!event) throw new AppError('not_found', `No event with id ${id}.`);
-    return c.json({ event });
+    return c.json({ event, history: await listAttempts(db, id) });
   });
 
   app.post('/events/replay', async (c) => {

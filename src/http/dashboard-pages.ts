@@ -1,7 +1,8 @@
 import { SOURCES } from '../config.js';
 import type { JobStatus } from '../cron/cron-service.js';
 import type { CronRunRow } from '../db/cron-runs.js';
-import { EVENT_STATUSES, type EventDetail, type EventSummary } from '../db/events.js';
+import { EVENT_STATUSES, type EventAttempt, type EventDetail, type EventSummary, type MinuteCounts } from '../db/events.js';
+import { minuteChart } from './dashboard-chart.js';
 import { html, SafeHtml } from './html.js';
 
 const STYLE = `
@@ -17,6 +18,7 @@ th{background:#f3f4f6;font-weight:600}td.num{text-align:right}pre{background:#ff
 form.inline{display:inline}button{cursor:pointer}dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;background:#fff;padding:12px}dt{font-weight:600}
 dd{margin:0;overflow-wrap:anywhere}.scroll{overflow-x:auto;max-width:100%}.ago{color:#6b7280;font-size:12px}form.search{display:flex;gap:8px;flex-wrap:wrap;margin:8px 0}
 form.search input{padding:4px 8px}.live{margin-left:8px;font-size:13px}
+figure.chart{margin:0;background:#fff;border:1px solid #e5e7eb;padding:8px}figcaption{font-size:13px;color:#374151}
 @media (max-width:640px){header,main{padding-left:10px;padding-right:10px}.wide{display:none}td,th{padding:4px 5px}pre{max-height:50vh}}`;
 
 /** The page frame; `csrf` present means a logged-in page (shows the logout button); `refreshSeconds` reloads it (no script: a meta refresh). */
@@ -68,6 +70,8 @@ export interface OverviewData {
   jobs: JobStatus[];
   /** The server clock, for relative times. */
   now: number;
+  /** Events per minute over the last hour, for the chart. */
+  perMinute: MinuteCounts;
   runs: CronRunRow[];
   notice?: string;
   csrf: string;
@@ -128,6 +132,7 @@ export function overviewPage(data: OverviewData): string {
       ? html`<form method="post" action="/admin/events/replay" class="inline"><input type="hidden" name="csrf" value="${data.csrf}"><input type="hidden" name="status" value="dead"><button>Replay all ${dead} dead</button></form>`
       : '';
   const body = html`${data.notice ? html`<p class="notice" role="status">${data.notice}</p>` : ''}
+<h2>Last hour</h2>${minuteChart(data.perMinute)}
 <h2>Events by status</h2><div class="counts"><a href="${filterLink(filter, { status: undefined })}" class="${filter.status ? '' : 'on'}">all</a>
 ${EVENT_STATUSES.map((s) => html`<a href="${filterLink(filter, { status: s })}" class="${filter.status === s ? 'on' : ''}" data-status="${s}">${s}: <b>${data.counts[s] ?? 0}</b></a>`)} ${replayDead}</div>
 <h2>Events${filter.live ? html`<a class="live" href="${filterLink(filter, { live: undefined })}">⏸ pause auto-refresh</a>` : html`<a class="live" href="${filterLink(filter, { live: '1' })}">▶ auto-refresh every 5 s</a>`}</h2>
@@ -143,6 +148,13 @@ ${data.nextCursor !== undefined ? html`<p><a href="${filterLink(filter, { cursor
 /** How often the overview reloads while auto-refresh is on. */
 const LIVE_REFRESH_SECONDS = 5;
 
+function attemptsTable(history: EventAttempt[], now: number): SafeHtml {
+  if (history.length === 0) return html`<p>Not processed yet.</p>`;
+  return html`<div class="scroll"><table id="attempts"><thead><tr><th>#</th><th>started (UTC)</th><th>ms</th><th>outcome</th><th>error</th></tr></thead><tbody>
+${history.map((a) => html`<tr><td class="num">${a.attempt}</td><td>${when(a.startedAt, now)}</td><td class="num">${a.durationMs}</td><td>${status(a.outcome)}</td><td>${a.error ?? ''}</td></tr>`)}
+</tbody></table></div>`;
+}
+
 /** What a replay led to, read from the event as it is now (the worker may already have run it). */
 export function replayOutcome(event: EventDetail): string {
   if (event.status === 'pending' || event.status === 'processing') return `Replayed: back in the queue (now ${event.status}). Reload to see how it ends.`;
@@ -151,7 +163,7 @@ export function replayOutcome(event: EventDetail): string {
 }
 
 /** One event: its fields, last error, a replay button and the payload (folded, with a raw JSON link). */
-export function eventPage(event: EventDetail, csrf: string, now: number, notice?: string): string {
+export function eventPage(event: EventDetail, history: EventAttempt[], csrf: string, now: number, notice?: string): string {
   const payload = JSON.stringify(event.payload, null, 2);
   const failedAgain = notice !== undefined && (event.status === 'dead' || event.status === 'failed');
   const body = html`${notice ? html`<p class="${failedAgain ? 'error' : 'notice'}" role="status">${notice}</p>` : ''}
@@ -160,6 +172,7 @@ export function eventPage(event: EventDetail, csrf: string, now: number, notice?
 <dt>status</dt><dd id="event-status">${status(event.status)}</dd><dt>attempts</dt><dd>${event.attempts}</dd>
 <dt>received</dt><dd>${when(event.receivedAt, now)}</dd><dt>next attempt</dt><dd>${when(event.nextAttemptAt, now)}</dd><dt>processed</dt><dd>${when(event.processedAt, now)}</dd>
 <dt>last error</dt><dd>${event.lastError ?? '-'}</dd></dl>
+<h2>Attempts</h2>${attemptsTable(history, now)}
 <form method="post" action="/admin/events/${event.id}/replay"><input type="hidden" name="csrf" value="${csrf}"><p><button type="submit">Replay</button> puts it back in the queue (handlers are idempotent).</p></form>
 <details open id="payload-box"><summary><b>Payload</b> (${Buffer.byteLength(payload)} bytes as shown) · <a href="/admin/events/${event.id}/payload.json">raw JSON</a> (to copy or save)</summary><pre id="payload">${payload}</pre></details>`;
   return layout(`Event ${event.id}`, body, csrf);

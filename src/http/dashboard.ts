@@ -3,7 +3,7 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { SOURCES } from '../config.js';
 import { isSessionRevoked, revokeSession } from '../db/admin-sessions.js';
-import { EVENT_STATUSES, countEventsByStatus, getEvent, listEvents } from '../db/events.js';
+import { EVENT_STATUSES, countEventsByStatus, countsPerMinute, getEvent, listAttempts, listEvents } from '../db/events.js';
 import { AppError } from '../errors.js';
 import { replayEvent, replayEventsByStatus } from '../inbox/replay.js';
 import type { AdminApiDeps } from './admin.js';
@@ -134,15 +134,16 @@ export function createDashboard(deps: AdminApiDeps): Hono {
       live: c.req.query('live') === '1' ? '1' : undefined,
     };
     const cursor = /^\d{1,15}$/.test(c.req.query('cursor') ?? '') ? Number(c.req.query('cursor')) : undefined;
-    const [counts, page_, jobs, runs] = await Promise.all([
+    const [counts, page_, jobs, runs, perMinute] = await Promise.all([
       countEventsByStatus(db),
       listEvents(db, { status: filter.status, source: filter.source, type: filter.type, search: filter.q, before: cursor, limit: 50 }),
       deps.cron.listJobs(3),
       deps.cron.listRuns({ limit: 10 }),
+      countsPerMinute(db, clock.now()),
     ]);
     const replayed = c.req.query('replayed');
     const notice = replayed !== undefined && /^\d+$/.test(replayed) ? `Replayed ${replayed} event(s).` : cronNotice(c.req.query('job'), c.req.query('did'), jobs);
-    return page(c, overviewPage({ counts, events: page_.events, nextCursor: page_.nextCursor, filter, jobs, runs, notice, csrf: csrfOf(c), now: clock.now() }));
+    return page(c, overviewPage({ counts, events: page_.events, nextCursor: page_.nextCursor, filter, jobs, runs, notice, csrf: csrfOf(c), now: clock.now(), perMinute }));
   });
 
   const eventId = (c: Context) => (/^\d{1,15}$/.test(c.req.param('id') ?? '') ? Number(c.req.param('id')) : 0);
@@ -150,7 +151,7 @@ export function createDashboard(deps: AdminApiDeps): Hono {
   app.get('/events/:id', async (c) => {
     const event = await getEvent(db, eventId(c));
     if (!event) return page(c, messagePage('Not found', `No event with id ${c.req.param('id')}.`, csrfOf(c)), 404);
-    return page(c, eventPage(event, csrfOf(c), clock.now(), c.req.query('replayed') === '1' ? replayOutcome(event) : undefined));
+    return page(c, eventPage(event, await listAttempts(db, event.id), csrfOf(c), clock.now(), c.req.query('replayed') === '1' ? replayOutcome(event) : undefined));
   });
 
   app.get('/events/:id/payload.json', async (c) => {

@@ -90,6 +90,7 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
   /** One event on its own, with its deferred writes in its own transaction: the fallback path and slow types. */
   async function handleAlone(event: ClaimedEvent): Promise<Settlement> {
     const startedAt = performance.now();
+    const startedAtMs = clock.now();
     let settlement: Settlement;
     try {
       const batch = new WriteBatch();
@@ -99,8 +100,9 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
     } catch (error) {
       settlement = failure(event, error);
     }
-    metrics.processingDuration.observe({ source: event.source, outcome: settlement.status }, (performance.now() - startedAt) / 1000);
-    return settlement;
+    const durationMs = performance.now() - startedAt;
+    metrics.processingDuration.observe({ source: event.source, outcome: settlement.status }, durationMs / 1000);
+    return { ...settlement, timing: { startedAt: startedAtMs, durationMs } };
   }
 
   async function runInOneTransaction(events: ClaimedEvent[], fixed: Settlement[]): Promise<BatchResult> {
@@ -127,6 +129,7 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
         for (const event of events) {
           current = event.id;
           const startedAt = performance.now();
+          const startedAtMs = clock.now();
           try {
             await runHandler(event, q, batch, inTransactionBudgetMs);
             settlements.push({ id: event.id, attempts: event.attempts, status: 'processed' });
@@ -143,7 +146,9 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
             }
             settlements.push(settlement);
           }
-          observed.push([event, settlements.at(-1)!, performance.now() - startedAt]);
+          const settled = settlements.at(-1)!;
+          settled.timing = { startedAt: startedAtMs, durationMs: performance.now() - startedAt };
+          observed.push([event, settled, settled.timing.durationMs]);
         }
         current = -1; // a failing deferred write is no single event's: everything runs on its own
         await batch.flush(q);

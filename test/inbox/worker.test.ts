@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { ManualClock } from '../../src/clock.js';
 import type { Database } from '../../src/db/database.js';
+import { countsPerMinute, listAttempts } from '../../src/db/events.js';
 import { claimDueEvents } from '../../src/db/inbox-queue.js';
 import { HandlerRegistry } from '../../src/inbox/handlers/registry.js';
 import { replayEvent, replayEventsByStatus } from '../../src/inbox/replay.js';
@@ -44,6 +45,31 @@ describe.each(databaseKinds())('inbox worker on $name', (kind) => {
     const processed = await metrics.eventsProcessed.get();
     expect(processed.values.find((v) => v.labels.outcome === 'processed')?.value).toBe(1);
     expect(processed.values.find((v) => v.labels.outcome === 'failed')?.value).toBe(2);
+  });
+
+  it('each attempt is recorded in event_attempts with its start, duration, outcome and error; the chart counts them per minute', async () => {
+    const { handlers } = flakyHandlers(2);
+    const { worker, clock } = testWorker(testDb.db, { handlers });
+    const id = await storeEvent(testDb.db, 'test', 'flaky', {});
+    const starts: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      starts.push(clock.now());
+      expect(await worker.runOnce()).toBe(1);
+      clock.advance(60_000);
+    }
+    const history = await listAttempts(testDb.db, id);
+    expect(history.map((a) => [a.attempt, a.outcome, a.error, a.startedAt.getTime()])).toEqual([
+      [1, 'failed', 'boom 1', starts[0]],
+      [2, 'failed', 'boom 2', starts[1]],
+      [3, 'processed', null, starts[2]],
+    ]);
+    expect(history.every((a) => Number.isInteger(a.durationMs) && a.durationMs >= 0)).toBe(true);
+    const perMinute = await countsPerMinute(testDb.db, clock.now(), 10);
+    expect(perMinute.failed.reduce((a, b) => a + b)).toBe(2);
+    expect(perMinute.processed.reduce((a, b) => a + b)).toBe(1);
+    expect(perMinute.failed.filter((n) => n > 0)).toEqual([1, 1]); // two different minutes
+    await testDb.db.query('DELETE FROM webhook_events WHERE id = $1', [id]);
+    expect(await listAttempts(testDb.db, id)).toEqual([]); // retention takes the history with the event
   });
 
   it('a handler that always fails ends dead after maxAttempts, with backoff growing each time', async () => {

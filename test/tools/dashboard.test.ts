@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { buildSample, signSample } from '../../src/webhooks/samples.js';
 import { SECRETS } from '../helpers/config.js';
 import { createPgliteDatabase, truncateAll, type TestDatabase } from '../helpers/db.js';
@@ -148,6 +148,26 @@ describe('dashboard over HTTP', () => {
     expect(again).toMatch(/<p class="error" role="status">Replayed, but it ran again and is dead: malformed: no customer<\/p>/);
     await testDb.db.query(`UPDATE webhook_events SET status = 'processed' WHERE id = $1`, [id]);
     expect(await read()).toContain('Replayed: it ran again and is processed.');
+  });
+
+  it('charts the last hour per minute and lists an event\'s attempts (also in the admin API)', async () => {
+    const before = tools.clock.now();
+    tools.clock.set(Date.now()); // received_at is the database's clock
+    onTestFinished(() => tools.clock.set(before));
+    const id = await postSample(tools, 'payments', 'invoice.paid');
+    const at = new Date(tools.clock.now() - 120_000);
+    await testDb.db.query(`INSERT INTO event_attempts (event_id, attempt, started_at, duration_ms, outcome, error) VALUES ($1, 1, $2, 12, 'failed', 'card store down'), ($1, 2, $3, 7, 'processed', NULL)`, [id, at, new Date(tools.clock.now() - 60_000)]);
+    const cookie = await login();
+    const overview = await (await tools.app.request('/admin', { headers: { cookie } })).text();
+    expect(overview).toMatch(/<svg [^>]*role="img" aria-label="events per minute, last hour: 1 received, 1 processed, 1 failed, 0 dead"/);
+    expect(overview.match(/<polyline data-series=/g)).toHaveLength(4);
+    const page = await (await tools.app.request(`/admin/events/${id}`, { headers: { cookie } })).text();
+    expect(page).toMatch(/<table id="attempts">[\s\S]*<td class="num">1<\/td>[\s\S]*<td class="num">12<\/td><td><span class="status s-failed">failed<\/span><\/td><td>card store down<\/td>/);
+    const api = (await (await tools.app.request(`/api/events/${id}`, { headers: { authorization: `Bearer ${SECRETS.admin}` } })).json()) as { history: Array<{ attempt: number; outcome: string }> };
+    expect(api.history.map((a) => [a.attempt, a.outcome])).toEqual([
+      [1, 'failed'],
+      [2, 'processed'],
+    ]);
   });
 
   it('escapes everything that came from outside', async () => {
