@@ -7,7 +7,12 @@ import type { Logger } from '../../log.js';
 
 /** What a handler may use: the database, the claimed event (payload, receivedAt, …), time and a logger. */
 export interface HandlerContext {
-  /** Reads and immediate writes; inside a worker batch, the batch's transaction. */
+  /**
+   * Reads and immediate writes; inside a worker batch, the batch's
+   * transaction (a throw rolls them back with the event's outcome). Write your
+   * own tables here: add them to `src/db/schema.ts` and run `npm run
+   * db:generate` for the migration (README "Add a handler").
+   */
   db: Queryable;
   /** Writes to defer to the batch's end (`batch.of(PAYMENTS_MIRROR).customer(…)`), applied in the same transaction. */
   batch: WriteBatch;
