@@ -2,6 +2,7 @@
 import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { registerAlertCommand } from './cli/alert.js';
+import { registerDevCommand } from './cli/dev.js';
 import { registerStartCommands } from './cli/start.js';
 import { registerCheckCommand } from './cli/check.js';
 import { registerCronCommands } from './cli/cron.js';
@@ -27,6 +28,7 @@ const program = new Command()
   .exitOverride();
 
 registerStartCommands(program);
+registerDevCommand(program);
 registerMigrateCommand(program);
 registerCheckCommand(program);
 registerSendCommand(program);

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadConfig, type Config } from '../config.js';
+import { loadConfig, SECRET_ENV_NAMES, SOURCES, type Config } from '../config.js';
 import { createLogger } from '../log.js';
 import { startService } from '../service.js';
 
@@ -11,7 +11,18 @@ interface StartFlags {
 async function runService(config: Config, parts: { http: boolean; scheduler: boolean; worker: boolean }): Promise<void> {
   const log = createLogger(config.logLevel);
   const service = await startService(config, { log, ...parts });
-  if (service.url) log.info({ url: service.url, database: service.db.kind }, `hookrun listening on ${service.url}`);
+  if (service.url) {
+    // Bound to every interface ([::] or 0.0.0.0): a link a person can click is localhost's.
+    const port = new URL(service.url).port;
+    const local = config.host && !['0.0.0.0', '::'].includes(config.host) ? service.url : `http://localhost:${port}`;
+    log.info({ url: service.url, database: service.db.kind, dashboard: `${local}/admin` }, `hookrun listening on ${service.url}`);
+    if (config.adminToken) log.info(`dashboard: ${local}/admin (log in with ADMIN_TOKEN)`);
+  }
+  if (parts.http) {
+    for (const source of SOURCES) {
+      if (!config.secrets[source]) log.warn(`${SECRET_ENV_NAMES[source][0]} is not set: /webhooks/${source} answers 503 not_configured until it is set and hookrun restarted.`);
+    }
+  }
   if (parts.http && !config.cronSecret) {
     log.warn('CRON_SECRET is not set: /cron/* routes accept only loopback callers. Set CRON_SECRET to call them from a scheduler.');
   }

@@ -14,7 +14,7 @@ export function createVerifiers(config: Config): Record<Source, SourceVerifier> 
     if (!config.secrets[source]) {
       const [first, ...aliases] = SECRET_ENV_NAMES[source];
       const alias = aliases.length > 0 ? ` (or ${aliases.join(' or ')})` : '';
-      return { ok: false, message: `Missing ${first}${alias}: set the signing secret to accept /webhooks/${source}.` };
+      return { ok: false, message: `Missing ${first}${alias}: set the signing secret to accept /webhooks/${source}, then restart hookrun (it reads its settings once, at start-up).` };
     }
     return { ok: true, verify: make() };
   };

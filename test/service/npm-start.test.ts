@@ -89,6 +89,8 @@ describe('npm start (the real process, embedded database)', () => {
     expect(first.status).toBe(200);
     expect(await first.json()).toMatchObject({ received: true, duplicate: false });
     expect(await (await postStripe(url)).json()).toMatchObject({ received: true, duplicate: true });
+    const closed = (await (await fetch(`${url}/webhooks/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as { error: { code: string; message: string } };
+    expect(closed.error).toMatchObject({ code: 'not_configured', message: expect.stringContaining('then restart hookrun') });
 
     process.kill(-child.pid!, 'SIGTERM'); // the whole group, as Ctrl-C in a terminal
     // npm exits at once on the signal; hookrun (its grandchild) keeps the pipe open until it has stopped.
@@ -97,6 +99,11 @@ describe('npm start (the real process, embedded database)', () => {
     expect(log).toContain('"msg":"stopped"');
     expect(log).not.toContain(SECRETS.payments);
     expect(log).not.toContain('evt_spawned_1');
+    // a newcomer without .env is told about every missing secret, and gets a link that opens
+    expect(log).toContain('AUTH_WEBHOOK_SECRET is not set: /webhooks/auth answers 503 not_configured until it is set and hookrun restarted.');
+    expect(log).toContain('DATABASE_WEBHOOK_SECRET is not set: /webhooks/database answers 503');
+    expect(log).not.toContain('PAYMENTS_WEBHOOK_SECRET is not set');
+    expect(log).toMatch(/"dashboard":"http:\/\/localhost:\d+\/admin"/);
   });
 
   it('restarts on the same data dir with the event still there, and exits 0 on SIGTERM', async () => {

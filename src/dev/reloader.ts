@@ -1,0 +1,164 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, watch, type FSWatcher } from 'node:fs';
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
+import type { Logger } from '../log.js';
+
+/** What `hookrun dev` watches and runs. */
+export interface ReloaderOptions {
+  /** Where people and providers send requests (PORT/HOST). */
+  port: number;
+  host: string | undefined;
+  /** Paths whose changes restart the server (the source tree, platform.json). */
+  watch: string[];
+  /** The command that runs one `hookrun start` (same node flags, so tsx keeps loading the source). */
+  command: { file: string; args: string[] };
+  log: Logger;
+  /** How long a request may wait for a restarting server before it is answered 503. Default 30 s. */
+  waitMs?: number;
+  /** Quiet time after a change before restarting (editors write in bursts). Default 250 ms. */
+  debounceMs?: number;
+}
+
+/** A running dev server: the public port, and how to stop everything. */
+export interface Reloader {
+  url: string;
+  /** Restarts so far (tests). */
+  readonly restarts: number;
+  close(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createNetServer().once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+
+/**
+ * `hookrun dev`: this process owns the public port and runs `hookrun start`
+ * as a child on a private one. When a watched file changes it stops the child
+ * gracefully (in-flight requests finish, claims are released), starts a new
+ * one, and holds requests that arrive meanwhile until it is ready, so a new
+ * job file or a handler edit takes effect without a restart by hand and
+ * without a dropped request.
+ */
+export async function startReloader(options: ReloaderOptions): Promise<Reloader> {
+  const { log } = options;
+  const waitMs = options.waitMs ?? 30_000;
+  let child: { process: ChildProcess; port: number } | undefined;
+  let ready: Promise<number | undefined> = Promise.resolve(undefined);
+  let restarts = 0;
+  let closing = false;
+
+  const spawnChild = async (): Promise<number | undefined> => {
+    const port = await freePort();
+    const proc = spawn(process.execPath, [...process.execArgv, options.command.file, ...options.command.args], {
+      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1' },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    child = { process: proc, port };
+    const exited = new Promise<undefined>((resolve) => proc.once('exit', () => resolve(undefined)));
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const up = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
+      if (up) return port;
+      if (proc.exitCode !== null || Date.now() > deadline) {
+        log.error('hookrun dev: the server did not start (see the error above); fix it and save again');
+        return exited;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+
+  const stopChild = async () => {
+    const current = child;
+    child = undefined;
+    if (!current || current.process.exitCode !== null) return;
+    const exited = new Promise((resolve) => current.process.once('exit', resolve));
+    current.process.kill('SIGTERM');
+    const timer = setTimeout(() => current.process.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  const restart = () => {
+    if (closing) return;
+    restarts += 1;
+    log.info('hookrun dev: a watched file changed; restarting the server (requests wait)');
+    ready = ready.then(() => stopChild()).then(() => spawnChild());
+  };
+
+  /** One try at the child; `retry` when it refused the connection before answering (it was stopping). */
+  const sendOnce = (port: number, req: IncomingMessage, body: Buffer, res: ServerResponse) =>
+    new Promise<'done' | 'retry'>((resolve) => {
+      const upstream = request({ host: '127.0.0.1', port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+        answer.once('end', () => resolve('done'));
+        answer.once('error', () => resolve('done'));
+      });
+      upstream.once('error', (error: NodeJS.ErrnoException) => {
+        if (!res.headersSent && (error.code === 'ECONNREFUSED' || error.code === 'ECONNRESET')) return resolve('retry');
+        if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'unavailable', message: `hookrun dev: ${error.message}` } }));
+        else res.destroy();
+        resolve('done');
+      });
+      upstream.end(body);
+    });
+
+  const forward = async (req: IncomingMessage, res: ServerResponse) => {
+    const cronWithoutSecret = req.url?.startsWith('/cron/') && !process.env.CRON_SECRET && !LOOPBACK.has(req.socket.remoteAddress ?? '');
+    if (cronWithoutSecret) return void res.writeHead(403, { 'content-type': 'application/json' }).end('{"error":{"code":"forbidden","message":"Set CRON_SECRET to call /cron/* from another machine."}}');
+    // Dev only: the body is read whole first, so a request that meets a restart can be sent again.
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const port = await Promise.race([ready, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), Math.max(0, deadline - Date.now())))]);
+      if (port === undefined || Date.now() > deadline) {
+        return void res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"code":"unavailable","message":"hookrun dev: the server is not running (a start-up error, shown in the terminal). Fix it and save; the provider retries."}}');
+      }
+      if ((await sendOnce(port, req, body, res)) === 'done') return;
+      await new Promise((resolve) => setTimeout(resolve, 20)); // the old child is stopping: wait for the new one
+    }
+  };
+
+  const server: Server = createServer((req, res) => void forward(req, res));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host ?? '127.0.0.1', resolve);
+  });
+  ready = spawnChild();
+  await ready;
+
+  let timer: NodeJS.Timeout | undefined;
+  const watchers: FSWatcher[] = options.watch.filter((path) => existsSync(path)).map((path) =>
+    watch(path, { recursive: true }, () => {
+      clearTimeout(timer);
+      timer = setTimeout(restart, options.debounceMs ?? 250);
+    }),
+  );
+  const address = server.address() as { address: string; port: number };
+  return {
+    url: `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`,
+    get restarts() {
+      return restarts;
+    },
+    async close() {
+      closing = true;
+      clearTimeout(timer);
+      for (const w of watchers) w.close();
+      await ready.catch(() => undefined);
+      await stopChild();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}

@@ -1,0 +1,93 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SECRETS } from '../helpers/config.js';
+import { checkoutCompleted, sendDelivery, type SendResult } from '../helpers/signed-deliveries.js';
+import { REPO_ROOT, baseEnv, pollUntil, seedDataDir } from '../helpers/spawn-hookrun.js';
+
+const TSX = join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+
+describe('npm run dev (hookrun dev) on a copy of the project: edits take effect on save, no request dropped', { timeout: 240_000 }, () => {
+  const copy = mkdtempSync(join(tmpdir(), 'hookrun-dev-'));
+  const port = 30_000 + Math.floor(Math.random() * 20_000);
+  const base = `http://127.0.0.1:${port}`;
+  const auth = { headers: { authorization: `Bearer ${SECRETS.admin}` } };
+  let dev: ChildProcess | undefined;
+  let output = '';
+
+  beforeAll(async () => {
+    for (const entry of ['src', 'drizzle', 'package.json', 'tsconfig.json', 'platform.json']) cpSync(join(REPO_ROOT, entry), join(copy, entry), { recursive: true });
+    symlinkSync(join(REPO_ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
+    await seedDataDir(join(copy, '.data'));
+    dev = spawn(process.execPath, [TSX, 'src/main.ts', 'dev', '--no-scheduler'], {
+      cwd: copy,
+      env: { ...process.env, ...baseEnv(), PORT: String(port), DATA_DIR: join(copy, '.data'), PLATFORM_CONFIG: join(copy, 'platform.json'), LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    dev.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+    dev.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+    await pollUntil('hookrun dev ready', 90_000, async () => ((await fetch(`${base}/ready`).catch(() => undefined))?.status === 200 ? true : undefined));
+  }, 180_000);
+
+  afterAll(async () => {
+    if (dev && dev.exitCode === null) {
+      const exited = new Promise((resolve) => dev!.once('exit', resolve));
+      dev.kill('SIGTERM');
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
+      dev.kill('SIGKILL');
+    }
+    rmSync(copy, { recursive: true, force: true });
+  });
+
+  it('a new job file and a handler edit are live after a save, while deliveries keep being answered 200 and every event is processed', async () => {
+    let sending = true;
+    const results: SendResult[] = [];
+    let n = 0;
+    const load = Promise.all(
+      [0, 1, 2].map(async () => {
+        while (sending) results.push(await sendDelivery(base, checkoutCompleted(`dev${n++}`), { timeoutMs: 60_000 }));
+      }),
+    );
+    await pollUntil('some deliveries before the edit', 20_000, async () => (results.length >= 10 ? true : undefined));
+
+    // 1. a new job file
+    writeFileSync(join(copy, 'src/cron/jobs/hello.ts'), `import { defineJob } from '../job.js';\nexport default defineJob({ run() {} });\n`);
+    await pollUntil('the new job listed', 60_000, async () => {
+      const { jobs } = (await (await fetch(`${base}/api/cron/jobs`, auth)).json()) as { jobs: Array<{ name: string }> };
+      return jobs.some((j) => j.name === 'hello') ? true : undefined;
+    });
+    const ran = await fetch(`${base}/cron/hello`, { method: 'POST', headers: { authorization: `Bearer ${SECRETS.cron}` } });
+    expect(ran.status).toBe(200);
+
+    // 2. a handler edit: orders changes now fail with a message only the new code has
+    const handlersPath = join(copy, 'src/inbox/handlers/database.ts');
+    writeFileSync(handlersPath, readFileSync(handlersPath, 'utf8').replace('export const databaseTableHandlers: Record<string, TableHandler> = {};', `export const databaseTableHandlers: Record<string, TableHandler> = { orders: async () => { throw new Error('orders handler v2'); } };`));
+    const sendOrder = () =>
+      fetch(`${base}/webhooks/database`, { method: 'POST', headers: { authorization: `Bearer ${SECRETS.database}`, 'content-type': 'application/json' }, body: JSON.stringify({ type: 'INSERT', table: 'orders', schema: 'public', record: { id: 1 }, old_record: null }) });
+    await pollUntil('the edited handler running', 60_000, async () => {
+      const answer = (await (await sendOrder()).json()) as { id: number };
+      const event = await pollUntil('processed once', 10_000, async () => {
+        const { event } = (await (await fetch(`${base}/api/events/${answer.id}`, auth)).json()) as { event: { status: string; lastError: string | null } };
+        return event.status === 'pending' || event.status === 'processing' ? undefined : event;
+      });
+      return event.lastError?.startsWith('orders handler v2') ? true : undefined;
+    });
+
+    sending = false;
+    await load;
+    const statuses = results.map((r) => ('status' in r ? r.status : r.error));
+    expect(statuses.filter((s) => s !== 200), `answers other than 200 around the reloads:\n${output.slice(-3000)}`).toEqual([]);
+    expect(output).toMatch(/restarting the server/);
+    // nothing lost: every acknowledged checkout stored and processed
+    const { counts } = (await (await fetch(`${base}/api/events/counts`, auth)).json()) as { counts: Record<string, number> };
+    await pollUntil('the backlog processed', 30_000, async () => {
+      const now = ((await (await fetch(`${base}/api/events/counts`, auth)).json()) as { counts: Record<string, number> }).counts;
+      return now.pending === 0 && now.processing === 0 ? true : undefined;
+    });
+    const stored = await (await fetch(`${base}/api/events?source=payments&limit=200`, auth)).json() as { events: unknown[] };
+    expect(stored.events.length).toBe(Math.min(200, results.length));
+    expect(counts.dead ?? 0).toBe(0);
+  });
+});
