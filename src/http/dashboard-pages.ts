@@ -2,6 +2,7 @@ import { SOURCES } from '../config.js';
 import type { JobStatus } from '../cron/cron-service.js';
 import type { CronRunRow } from '../db/cron-runs.js';
 import { EVENT_STATUSES, type EventAttempt, type EventDetail, type EventSummary, type MinuteCounts } from '../db/events.js';
+import { MIRROR_TABLES } from '../db/mirror-read.js';
 import { minuteChart } from './dashboard-chart.js';
 import { html, SafeHtml } from './html.js';
 
@@ -140,6 +141,7 @@ ${EVENT_STATUSES.map((s) => html`<a href="${filterLink(filter, { status: s })}" 
 ${searchForm(filter)}
 ${eventsTable(data.events, Boolean(filter.status || filter.source || filter.type || filter.q), data.now)}
 ${data.nextCursor !== undefined ? html`<p><a href="${filterLink(filter, { cursor: data.nextCursor })}">Older events →</a></p>` : ''}
+<h2>What the handlers wrote</h2><p id="mirrors">${Object.keys(MIRROR_TABLES).map((t, i) => html`${i ? ' · ' : ''}<a href="/admin/mirror/${t}">${t}</a>`)}</p>
 <h2>Cron jobs</h2>${jobsTable(data.jobs, data.csrf)}
 <h2>Recent cron runs</h2>${runsTable(data.runs)}`;
   return layout('Dashboard', body, data.csrf, filter.live ? LIVE_REFRESH_SECONDS : undefined);
@@ -153,6 +155,18 @@ function attemptsTable(history: EventAttempt[], now: number): SafeHtml {
   return html`<div class="scroll"><table id="attempts"><thead><tr><th>#</th><th>started (UTC)</th><th>ms</th><th>outcome</th><th>error</th></tr></thead><tbody>
 ${history.map((a) => html`<tr><td class="num">${a.attempt}</td><td>${when(a.startedAt, now)}</td><td class="num">${a.durationMs}</td><td>${status(a.outcome)}</td><td>${a.error ?? ''}</td></tr>`)}
 </tbody></table></div>`;
+}
+
+/** A mirror table (users, customers, …) as the handlers left it, most recently changed first, searchable. */
+export function mirrorPage(table: string, rows: Array<Record<string, unknown>>, search: string | undefined, csrf: string): string {
+  const columns = MIRROR_TABLES[table as keyof typeof MIRROR_TABLES] as readonly string[];
+  const cell = (value: unknown) => (value instanceof Date ? time(value) : value === null || value === undefined ? '' : String(value));
+  const body = html`<p>${Object.keys(MIRROR_TABLES).map((t, i) => html`${i ? ' · ' : ''}${t === table ? html`<b>${t}</b>` : html`<a href="/admin/mirror/${t}">${t}</a>`}`)}</p>
+<form class="search" method="get" action="/admin/mirror/${table}" role="search"><input type="search" name="search" value="${search ?? ''}" placeholder="id, email, name or *_id contains" aria-label="search" size="32"><button type="submit">Search</button></form>
+${rows.length === 0 ? html`<p>No rows${search ? ' match' : html` yet. Send one with <code>hookrun send --story</code>`}.</p>` : html`<div class="scroll"><table id="mirror"><thead><tr>${columns.map((c) => html`<th>${c}</th>`)}</tr></thead><tbody>
+${rows.map((r) => html`<tr>${columns.map((c) => html`<td>${cell(r[c])}</td>`)}</tr>`)}
+</tbody></table></div>`}`;
+  return layout(`Mirror: ${table}`, body, csrf);
 }
 
 /** What a replay led to, read from the event as it is now (the worker may already have run it). */

@@ -10,7 +10,8 @@ import type { AdminApiDeps } from './admin.js';
 import { secureEqual } from '../secure-compare.js';
 import { createSession, csrfToken, csrfTokenMatches, sessionIsValid, SESSION_SECONDS } from './admin-auth.js';
 import { socketAddress } from '../cron/routes.js';
-import { eventPage, loginPage, messagePage, overviewPage, replayOutcome } from './dashboard-pages.js';
+import { MIRROR_TABLES, listMirrorRows, type MirrorTable } from '../db/mirror-read.js';
+import { eventPage, loginPage, messagePage, mirrorPage, overviewPage, replayOutcome } from './dashboard-pages.js';
 import { LoginThrottle } from './login-throttle.js';
 
 /** The session cookie; scoped to /admin, HttpOnly, SameSite=Strict. */
@@ -152,6 +153,13 @@ export function createDashboard(deps: AdminApiDeps): Hono {
     const event = await getEvent(db, eventId(c));
     if (!event) return page(c, messagePage('Not found', `No event with id ${c.req.param('id')}.`, csrfOf(c)), 404);
     return page(c, eventPage(event, await listAttempts(db, event.id), csrfOf(c), clock.now(), c.req.query('replayed') === '1' ? replayOutcome(event) : undefined));
+  });
+
+  app.get('/mirror/:table', async (c) => {
+    const table = c.req.param('table');
+    if (!Object.hasOwn(MIRROR_TABLES, table)) return page(c, messagePage('Not found', `No mirror table "${table.slice(0, 40)}". Tables: ${Object.keys(MIRROR_TABLES).join(', ')}.`, csrfOf(c)), 404);
+    const search = c.req.query('search')?.trim().slice(0, 100) || undefined;
+    return page(c, mirrorPage(table, await listMirrorRows(db, table as MirrorTable, { limit: 100, search }), search, csrfOf(c)));
   });
 
   app.get('/events/:id/payload.json', async (c) => {

@@ -97,6 +97,7 @@ export function buildOpenApiDocument(version: string = '0.1.0'): Json {
       '/admin/logout': page('post', 'Log out'),
       '/admin/events/{id}': page('get', "One event's payload and attempts", [id]),
       '/admin/events/{id}/replay': page('post', 'Replay one event (form with CSRF token)', [id]),
+      '/admin/mirror/{table}': page('get', 'A mirror table (users, organizations, memberships, customers, subscriptions), most recently changed first', [path('table', 'which mirror'), query('search', 'id, email, name or *_id contains')]),
       '/admin/events/{id}/payload.json': page('get', "One event's payload as raw JSON (to copy or save)", [id]),
       '/admin/events/replay': page('post', 'Replay all dead events (form with CSRF token)'),
       '/admin/cron/{job}/run': page('post', 'Run a cron job now (form with CSRF token)', [path('job', 'job name')]),

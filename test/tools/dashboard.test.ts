@@ -170,6 +170,21 @@ describe('dashboard over HTTP', () => {
     ]);
   });
 
+  it('shows the mirror tables the handlers write, searchable, linked from the overview', async () => {
+    const cookie = await login();
+    expect(await (await tools.app.request('/admin', { headers: { cookie } })).text()).toContain('<a href="/admin/mirror/users">users</a>');
+    const empty = await (await tools.app.request('/admin/mirror/users', { headers: { cookie } })).text();
+    expect(empty).toContain('No rows yet. Send one with <code>hookrun send --story</code>');
+    await testDb.db.query(`INSERT INTO users (id, email, first_name, last_name, source_updated_at) VALUES ('user_a', 'ada@example.com', 'Ada', 'L', now()), ('user_b', 'bob@example.com', 'Bob', '<b>x</b>', now() - interval '1 day')`);
+    const page = await (await tools.app.request('/admin/mirror/users', { headers: { cookie } })).text();
+    expect(page.indexOf('user_a')).toBeLessThan(page.indexOf('user_b')); // most recently changed first
+    expect(page).toContain('&lt;b&gt;x&lt;/b&gt;');
+    const found = await (await tools.app.request('/admin/mirror/users?search=ada', { headers: { cookie } })).text();
+    expect(found).toContain('ada@example.com');
+    expect(found).not.toContain('bob@example.com');
+    expect((await tools.app.request('/admin/mirror/pg_authid', { headers: { cookie } })).status).toBe(404);
+  });
+
   it('escapes everything that came from outside', async () => {
     const event = buildSample('auth', '<img src=x onerror=alert(1)>', { data: { first_name: '</pre><script>alert(2)</script>' } }, tools.clock.now());
     const body = JSON.stringify(event);
