@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,16 +6,7 @@ import { startAlertReceiver, type AlertReceiver } from '../helpers/alert-receive
 import { ensureDistBuilt } from '../helpers/build-dist.js';
 import { SECRETS } from '../helpers/config.js';
 import { sendDelivery, svixDelivery } from '../helpers/signed-deliveries.js';
-import { REPO_ROOT, baseEnv, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
-
-/** Run `node dist/main.js <args>` to completion (bounded). */
-function hookrun(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [join(REPO_ROOT, 'dist', 'main.js'), ...args], { cwd: REPO_ROOT, env: { ...baseEnv(), ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
+import { seedDataDir, spawnHookrun, type HookrunProcess, runCli } from '../helpers/spawn-hookrun.js';
 
 describe('alerts from a spawned hookrun (embedded database)', { timeout: 120_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'hookrun-alerts-'));
@@ -36,13 +26,13 @@ describe('alerts from a spawned hookrun (embedded database)', { timeout: 120_000
   });
 
   it('`hookrun alert test` delivers one message (0), reports a refusal without the URL (1), and names the setting when unset (78)', async () => {
-    const sent = await hookrun(['alert', 'test'], { ALERT_WEBHOOK_URL: receiver.url });
+    const sent = await runCli(['alert', 'test'], { ALERT_WEBHOOK_URL: receiver.url });
     expect(sent.code, sent.stderr).toBe(0);
     expect(sent.stdout).toContain('Test alert delivered');
     expect(receiver.delivered()).toEqual([expect.stringMatching(/^hookrun \(.+\): test alert: if you can read this, alerts reach you$/)]);
 
     receiver.answer(500);
-    const refused = await hookrun(['alert', 'test', '--message', 'second'], { ALERT_WEBHOOK_URL: receiver.url });
+    const refused = await runCli(['alert', 'test', '--message', 'second'], { ALERT_WEBHOOK_URL: receiver.url });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('ALERT_WEBHOOK_URL answered 500');
 
@@ -50,15 +40,15 @@ describe('alerts from a spawned hookrun (embedded database)', { timeout: 120_000
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const closedPort = (closed.address() as { port: number }).port;
     await new Promise((resolve) => closed.close(resolve));
-    const nowhere = await hookrun(['alert', 'test'], { ALERT_WEBHOOK_URL: `http://127.0.0.1:${closedPort}/services/alert-url-secret-part` });
+    const nowhere = await runCli(['alert', 'test'], { ALERT_WEBHOOK_URL: `http://127.0.0.1:${closedPort}/services/alert-url-secret-part` });
     expect(nowhere.code).toBe(1);
     expect(nowhere.stderr).toContain('ALERT_WEBHOOK_URL: could not connect (ECONNREFUSED)');
 
-    const unset = await hookrun(['alert', 'test'], {});
+    const unset = await runCli(['alert', 'test'], {});
     expect(unset.code).toBe(78);
     expect(unset.stderr).toContain('ALERT_WEBHOOK_URL is not set');
-    expect((await hookrun(['alert', 'test'], { ALERT_WEBHOOK_URL: 'ftp://x' })).code).toBe(78);
-    const check = await hookrun(['check'], { ALERT_WEBHOOK_URL: receiver.url, PLATFORM_CONFIG: '/nonexistent/platform.json' });
+    expect((await runCli(['alert', 'test'], { ALERT_WEBHOOK_URL: 'ftp://x' })).code).toBe(78);
+    const check = await runCli(['check'], { ALERT_WEBHOOK_URL: receiver.url, PLATFORM_CONFIG: '/nonexistent/platform.json' });
     expect(check.stdout).toContain(`alerts       ALERT_WEBHOOK_URL set: to ${new URL(receiver.url).host}`);
     for (const out of [sent, refused, nowhere, unset, check]) expect(out.stdout + out.stderr).not.toContain('alert-url-secret-part');
   });

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -7,15 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDistBuilt } from '../helpers/build-dist.js';
 import { SECRETS } from '../helpers/config.js';
-import { REPO_ROOT, baseEnv, pollUntil, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
-
-function hookrun(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [join(REPO_ROOT, 'dist', 'main.js'), ...args], { cwd: REPO_ROOT, env: { ...baseEnv(), ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
+import { pollUntil, seedDataDir, spawnHookrun, type HookrunProcess, runCli } from '../helpers/spawn-hookrun.js';
 
 describe('platform.json with a time zone and an HTTP target (spawned hookrun)', { timeout: 120_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'hookrun-platform-'));
@@ -51,42 +42,42 @@ describe('platform.json with a time zone and an HTTP target (spawned hookrun)', 
 
   it('check and cron next show each tick in the job zone and in UTC; an unknown zone is exit 78 naming the entry', async () => {
     const file = platform([{ path: '/cron/keep-alive', schedule: '0 9 * * *', timezone: 'Europe/Berlin' }]);
-    const check = await hookrun(['check'], { PLATFORM_CONFIG: file });
+    const check = await runCli(['check'], { PLATFORM_CONFIG: file });
     expect(check.code, check.stderr).toBe(0);
     expect(check.stdout).toMatch(/\/cron\/keep-alive {2}"0 9 \* \* \*" \(Europe\/Berlin\) {2}next: \d{4}-\d\d-\d\d 09:00 Europe\/Berlin \(0[78]:00Z\)/);
-    const next = await hookrun(['cron', 'next', 'keep-alive', '-n', '2'], { PLATFORM_CONFIG: file });
+    const next = await runCli(['cron', 'next', 'keep-alive', '-n', '2'], { PLATFORM_CONFIG: file });
     expect(next.stdout).toMatch(/^keep-alive {2}"0 9 \* \* \*" \(Europe\/Berlin\)\n {2}\d{4}-\d\d-\d\d 09:00 Europe\/Berlin \(0[78]:00Z\)\n {2}\d{4}-\d\d-\d\d 09:00 Europe\/Berlin/);
-    const json = JSON.parse((await hookrun(['cron', 'next', 'keep-alive', '-n', '1', '--json'], { PLATFORM_CONFIG: file })).stdout) as { timezone: string; nextRuns: string[] };
+    const json = JSON.parse((await runCli(['cron', 'next', 'keep-alive', '-n', '1', '--json'], { PLATFORM_CONFIG: file })).stdout) as { timezone: string; nextRuns: string[] };
     expect(json.timezone).toBe('Europe/Berlin');
     expect(json.nextRuns[0]).toMatch(/T0[78]:00:00\.000Z$/);
 
-    const bad = await hookrun(['check'], { PLATFORM_CONFIG: platform([{ path: '/cron/keep-alive', schedule: '0 9 * * *', timezone: 'Europe/Berlim' }]) });
+    const bad = await runCli(['check'], { PLATFORM_CONFIG: platform([{ path: '/cron/keep-alive', schedule: '0 9 * * *', timezone: 'Europe/Berlim' }]) });
     expect(bad.code).toBe(78);
     expect(bad.stderr).toContain('crons[0].timezone "Europe/Berlim": not an IANA time zone');
   });
 
   it('cron pause, resume and backfill from the CLI (no server: the runs happen here)', async () => {
     const env = { PLATFORM_CONFIG: platform([{ path: '/cron/keep-alive', schedule: '0 * * * *' }]), DATA_DIR: join(dir, 'data') };
-    const paused = await hookrun(['cron', 'pause', 'keep-alive'], env);
+    const paused = await runCli(['cron', 'pause', 'keep-alive'], env);
     expect(paused.code, paused.stderr).toBe(0);
     expect(paused.stdout).toContain('keep-alive paused: its scheduled ticks are skipped on every instance');
-    const list = JSON.parse((await hookrun(['cron', 'list', '--json'], env)).stdout) as Array<{ name: string; pausedAt: string | null }>;
+    const list = JSON.parse((await runCli(['cron', 'list', '--json'], env)).stdout) as Array<{ name: string; pausedAt: string | null }>;
     expect(list.find((j) => j.name === 'keep-alive')?.pausedAt).toMatch(/^\d{4}-/);
-    expect((await hookrun(['cron', 'resume', '/cron/keep-alive'], env)).stdout).toContain('keep-alive resumed.');
-    expect((await hookrun(['cron', 'resume', 'keep-alive'], env)).stdout).toContain('keep-alive was not paused.');
+    expect((await runCli(['cron', 'resume', '/cron/keep-alive'], env)).stdout).toContain('keep-alive resumed.');
+    expect((await runCli(['cron', 'resume', 'keep-alive'], env)).stdout).toContain('keep-alive was not paused.');
 
     const hour = 3_600_000;
     const from = new Date(Math.floor(Date.now() / hour) * hour - 3 * hour).toISOString();
     const to = new Date(Math.floor(Date.now() / hour) * hour - hour).toISOString();
-    const dry = await hookrun(['cron', 'backfill', 'keep-alive', '--from', from, '--to', to, '--dry-run'], env);
+    const dry = await runCli(['cron', 'backfill', 'keep-alive', '--from', from, '--to', to, '--dry-run'], env);
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toMatch(/keep-alive: 3 tick\(s\) from .*\n(.*would run\n){3}Nothing was run\. Without --dry-run, 3 tick\(s\) run, oldest first\./);
-    const real = await hookrun(['cron', 'backfill', 'keep-alive', '--from', from, '--to', to], env);
+    const real = await runCli(['cron', 'backfill', 'keep-alive', '--from', from, '--to', to], env);
     expect(real.code, real.stderr).toBe(0);
     expect(real.stdout).toContain('Ran 3 tick(s) here: 3 succeeded, 0 did not.');
-    const again = await hookrun(['cron', 'backfill', 'keep-alive', '--from', from, '--to', to, '--json'], env);
+    const again = await runCli(['cron', 'backfill', 'keep-alive', '--from', from, '--to', to, '--json'], env);
     expect((JSON.parse(again.stdout) as { plan: { queued: number; ticks: Array<{ hasRun: boolean }> } }).plan).toMatchObject({ queued: 0, ticks: [{ hasRun: true }, { hasRun: true }, { hasRun: true }] });
-    const future = await hookrun(['cron', 'backfill', 'keep-alive', '--from', from, '--to', '2999-01-01'], env);
+    const future = await runCli(['cron', 'backfill', 'keep-alive', '--from', from, '--to', '2999-01-01'], env);
     expect(future.code).toBe(2);
     expect(future.stderr).toContain('--to is in the future');
   });

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -172,3 +172,13 @@ export async function seedDataDir(dataDir: string): Promise<void> {
 
 /** Wait, bounded, until `probe` returns a value (poll every 50 ms). */
 export { pollUntil };
+
+/** Run `node dist/main.js <args>` to completion (bounded, 60 s) with the test env plus `env`; its exit code and output. */
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [MAIN_JS, ...args], { cwd: REPO_ROOT, env: { ...baseEnv(), ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
+      recordCapture(`hookrun ${args.join(' ')}`, stdout + stderr); // the secret scan reads what the CLI printed
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+    });
+  });
+}

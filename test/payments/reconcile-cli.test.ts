@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,18 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stripeEvent, stripeSubscription } from '../inbox/fixtures.js';
 import { ensureDistBuilt } from '../helpers/build-dist.js';
 import { FakeStripeApi, TEST_STRIPE_KEY } from '../helpers/fake-stripe-api.js';
-import { assertNoSecretLeaks, recordCapture } from '../helpers/secret-scan.js';
-import { REPO_ROOT, baseEnv, pollUntil, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
-
-/** Run `node dist/main.js <args>` to completion (bounded). */
-function hookrun(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [join(REPO_ROOT, 'dist', 'main.js'), ...args], { cwd: REPO_ROOT, env: { ...baseEnv(), ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      recordCapture(`hookrun ${args.join(' ')}`, stdout + stderr);
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
+import { assertNoSecretLeaks } from '../helpers/secret-scan.js';
+import { pollUntil, seedDataDir, spawnHookrun, type HookrunProcess, runCli } from '../helpers/spawn-hookrun.js';
 
 describe('hookrun reconcile payments (spawned, embedded database)', { timeout: 120_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'hookrun-reconcile-'));
@@ -41,13 +30,13 @@ describe('hookrun reconcile payments (spawned, embedded database)', { timeout: 1
   });
 
   it('with no server: opens DATA_DIR itself and stores the missing events; usage and config errors exit 2 and 78', async () => {
-    const first = await hookrun(['reconcile', 'payments', '--since', '3d', '--json'], env);
+    const first = await runCli(['reconcile', 'payments', '--since', '3d', '--json'], env);
     expect(first.code, first.stderr).toBe(0);
     expect(JSON.parse(first.stdout)).toMatchObject({ found: 3, added: 3, alreadyStored: 0, addedIds: ['evt_cli2', 'evt_cli1', 'evt_cli0'] });
-    expect((await hookrun(['reconcile', 'payments', '--since', 'soon'], env)).code).toBe(2);
-    expect((await hookrun(['reconcile', 'auth', '--since', '3d'], env)).code).toBe(2);
+    expect((await runCli(['reconcile', 'payments', '--since', 'soon'], env)).code).toBe(2);
+    expect((await runCli(['reconcile', 'auth', '--since', '3d'], env)).code).toBe(2);
     const { STRIPE_SECRET_KEY: _key, STRIPE_API_BASE: _base, ...noKey } = env;
-    const unconfigured = await hookrun(['reconcile', 'payments', '--since', '3d'], noKey);
+    const unconfigured = await runCli(['reconcile', 'payments', '--since', '3d'], noKey);
     expect(unconfigured.code).toBe(78);
     expect(unconfigured.stderr).toMatch(/STRIPE_SECRET_KEY is not set/);
   });
@@ -57,14 +46,14 @@ describe('hookrun reconcile payments (spawned, embedded database)', { timeout: 1
     api.events.push({ ...stripeEvent('customer.subscription.updated', now - 60, stripeSubscription('sub_cli9', 'past_due')), id: 'evt_cli9' });
     server = await spawnHookrun({ dataDir: env.DATA_DIR, env: { ...env, LOG_LEVEL: 'info' } });
     const remote = { ...env, PORT: new URL(server.url).port };
-    const run = await hookrun(['reconcile', 'payments', '--since', '3d'], remote);
+    const run = await runCli(['reconcile', 'payments', '--since', '3d'], remote);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/4 found, 1 new .*, 3 already stored/);
     expect(run.stdout).toContain('+ evt_cli9');
-    const again = await hookrun(['reconcile', 'payments', '--since', '3d', '--json'], remote);
+    const again = await runCli(['reconcile', 'payments', '--since', '3d', '--json'], remote);
     expect(JSON.parse(again.stdout)).toMatchObject({ found: 4, added: 0, alreadyStored: 4 });
     await pollUntil('the recovered events processed', 20_000, async () => {
-      const list = await hookrun(['events', 'list', '--status', 'processed', '--json'], remote);
+      const list = await runCli(['events', 'list', '--status', 'processed', '--json'], remote);
       const { events } = JSON.parse(list.stdout) as { events: unknown[] };
       return events.length === 4 ? true : undefined;
     });

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,16 +6,7 @@ import { openDatabase } from '../../src/db/client.js';
 import { ensureDistBuilt } from '../helpers/build-dist.js';
 import { SECRETS } from '../helpers/config.js';
 import { checkoutCompleted, sendDelivery } from '../helpers/signed-deliveries.js';
-import { REPO_ROOT, baseEnv, pollUntil, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
-
-/** Run `node dist/main.js <args>` to completion (bounded). */
-function hookrun(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [join(REPO_ROOT, 'dist', 'main.js'), ...args], { cwd: REPO_ROOT, env: { ...baseEnv(), ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
+import { pollUntil, seedDataDir, spawnHookrun, type HookrunProcess, runCli } from '../helpers/spawn-hookrun.js';
 
 describe('hookrun prune (spawned, embedded database)', { timeout: 120_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'hookrun-prune-'));
@@ -45,14 +35,14 @@ describe('hookrun prune (spawned, embedded database)', { timeout: 120_000 }, () 
   });
 
   it('--dry-run counts, prune deletes (keeping keys), and a late retry of a deleted event is answered duplicate', async () => {
-    const dry = await hookrun(['prune', '--dry-run'], env);
+    const dry = await runCli(['prune', '--dry-run'], env);
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toMatch(/would delete:\n {2}40 finished events older than 30 days \(EVENT_RETENTION_DAYS/);
     expect(dry.stdout).toMatch(/Nothing was deleted/);
-    const real = await hookrun(['prune', '--json'], env);
+    const real = await runCli(['prune', '--json'], env);
     expect(real.code, real.stderr).toBe(0);
     expect(JSON.parse(real.stdout)).toMatchObject({ dryRun: false, events: 40, dedupeKeys: 0, cronRuns: 0 });
-    expect((await hookrun(['prune', '--json'], { ...env, DEDUPE_RETENTION_DAYS: '7' })).stderr).toMatch(/DEDUPE_RETENTION_DAYS=7 is shorter than EVENT_RETENTION_DAYS=30/);
+    expect((await runCli(['prune', '--json'], { ...env, DEDUPE_RETENTION_DAYS: '7' })).stderr).toMatch(/DEDUPE_RETENTION_DAYS=7 is shorter than EVENT_RETENTION_DAYS=30/);
 
     server = await spawnHookrun({ dataDir: env.DATA_DIR, env: { ...env, LOG_LEVEL: 'info' } });
     // Stripe resends evt_old7 (deleted above): a duplicate, not a new event.
@@ -67,7 +57,7 @@ describe('hookrun prune (spawned, embedded database)', { timeout: 120_000 }, () 
       return counts.failed === 0 && counts.pending === 0 && counts.processing === 0 ? true : undefined;
     });
     const remote = { ...env, PORT: new URL(server.url).port };
-    const viaApi = await hookrun(['prune', '--dry-run', '--json'], remote);
+    const viaApi = await runCli(['prune', '--dry-run', '--json'], remote);
     expect(viaApi.code, viaApi.stderr).toBe(0);
     // The 5 old failed events were kept; the server's worker has since finished them, so they are due for deletion now.
     expect(JSON.parse(viaApi.stdout)).toMatchObject({ dryRun: true, events: 5 });
