@@ -1,5 +1,6 @@
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { alertHeading, postAlert, AlertDeliveryError } from './deliver.js';
 
 /** What an alert is about; each kind is coalesced and rate-limited on its own. */
@@ -78,11 +79,6 @@ export class Alerter implements AlertSink {
     else state.timer ??= setTimeout(() => this.emit(kind, state), wait).unref();
   }
 
-  /** Send one message now and wait for the receiver's answer (`hookrun alert test`); throws `AlertDeliveryError`. */
-  async sendNow(text: string): Promise<void> {
-    await postAlert(this.options.url, alertHeading(text), this.timeoutMs);
-  }
-
   /** Send what is coalesced now, then wait (up to `timeoutMs`) for the queue to drain; what is left is dropped. */
   async stop(timeoutMs: number): Promise<void> {
     for (const [kind, state] of this.kinds) if (state.count > 0) this.emit(kind, state);
@@ -131,20 +127,8 @@ export class Alerter implements AlertSink {
           this.options.log.warn({ err: { message: (error as Error).message }, attempts: attempt + 1 }, 'alert not delivered');
           return 'failed';
         }
-        await sleep(delay, this.stopController.signal);
+        await sleep(delay, undefined, { signal: this.stopController.signal }).catch(() => undefined); // stop() cuts the wait short
       }
     }
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 }

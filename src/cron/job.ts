@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { CronTrigger } from '../db/cron-runs.js';
 import type { Logger } from '../log.js';
+import { backoffMs } from '../backoff.js';
 import { parseDuration } from '../since.js';
 import { isTimeZone, TIME_ZONE_EXAMPLES } from './time-zone.js';
 
@@ -91,9 +92,12 @@ function readRetries(spec: JobSpec['retries']): RetryPolicy {
   return Object.freeze({ attempts, backoff, delayMs });
 }
 
-/** How long after failed attempt `attempt` (1-based) the next one is due. */
+/** No retry of a cron run waits longer than this. */
+const MAX_RETRY_DELAY_MS = 6 * 3_600_000;
+
+/** How long after failed attempt `attempt` (1-based) the next one is due: hookrun's one backoff, without jitter. */
 export function retryDelayMs(policy: RetryPolicy, attempt: number): number {
-  return policy.backoff === 'fixed' ? policy.delayMs : Math.min(policy.delayMs * 2 ** (attempt - 1), 6 * 3_600_000);
+  return policy.backoff === 'fixed' ? policy.delayMs : backoffMs(attempt, { baseMs: policy.delayMs, maxMs: MAX_RETRY_DELAY_MS });
 }
 
 /** Default job timeout; also how long a crashed instance's `running` row blocks the job. */

@@ -83,19 +83,13 @@ export async function prune(db: Database, days: RetentionDays, now: number, opti
   const { signal } = options;
   const report: PruneReport = { dryRun: false, events: 0, dedupeKeys: 0, cronRuns: 0, cutoffs };
   if (events) report.events = await pruneEvents(db, events, keys ?? new Date(0), onDeleted, signal);
-  if (keys) {
-    report.dedupeKeys = await drainInChunks(async () => {
-      const n = await expireEventKeys(db, keys, CHUNK_ROWS);
-      onDeleted('webhook_event_keys', n);
+  const drainTable = (table: 'webhook_event_keys' | 'cron_runs', remove: () => Promise<number>) =>
+    drainInChunks(async () => {
+      const n = await remove();
+      onDeleted(table, n);
       return n;
     }, signal);
-  }
-  if (cronRuns) {
-    report.cronRuns = await drainInChunks(async () => {
-      const n = await trimCronRuns(db, cronRuns, CHUNK_ROWS);
-      onDeleted('cron_runs', n);
-      return n;
-    }, signal);
-  }
+  if (keys) report.dedupeKeys = await drainTable('webhook_event_keys', () => expireEventKeys(db, keys, CHUNK_ROWS));
+  if (cronRuns) report.cronRuns = await drainTable('cron_runs', () => trimCronRuns(db, cronRuns, CHUNK_ROWS));
   return report;
 }
