@@ -71,6 +71,20 @@ describe('Alerter: coalesced, rate-limited, retried, never blocking', () => {
     expect(logged).not.toContain(receiver.url);
   });
 
+  it('a full delivery queue drops (and counts) what does not fit instead of growing without bound', async () => {
+    const hung = await import('node:http').then(({ createServer }) => createServer(() => undefined));
+    await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+    const metrics = new Metrics();
+    alerter = new Alerter({ url: new URL(`http://127.0.0.1:${(hung.address() as { port: number }).port}/hook`), log: listLogger().log, metrics, timeoutMs: 2000, retryDelaysMs: [], maxQueued: 2, windowMs: 0 });
+    for (const kind of ['event_dead', 'job_failed', 'tick_late', 'job_stopped', 'backlog'] as const) alerter.notify(kind, 'x');
+    // the first is in flight, two wait, two did not fit
+    expect(await outcomes(metrics)).toEqual({ 'job_stopped/dropped': 1, 'backlog/dropped': 1 });
+    await alerter.stop(100);
+    alerter = undefined;
+    hung.closeAllConnections();
+    hung.close();
+  });
+
   it('never holds up the caller: notify returns at once while the receiver hangs, and stop() is bounded', async () => {
     const hung = await import('node:http').then(({ createServer }) => createServer(() => undefined));
     await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));

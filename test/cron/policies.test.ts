@@ -199,6 +199,10 @@ describe.each(databaseKinds())('cron policies (injected clock) on $name', (kind)
     expect(ticks).toEqual([5, 3, 4, 6, 7].map((hh) => iso(at(hh))));
     expect((await h.cron.backfill('job', { ...range, dryRun: false })).queued).toBe(0);
     await expect(h.cron.backfill('job', { from: new Date(at(3)), to: new Date(at(13)), dryRun: true })).rejects.toThrow(/in the future/);
+    // a typo in --from must not queue a year of ticks: past 1,000 the range is refused, nothing queued
+    const before = (await runs()).length;
+    await expect(h.cron.backfill('job', { from: new Date(at(12) - 1001 * 3_600_000), to: new Date(at(12)), dryRun: false })).rejects.toThrow(/more than 1000 ticks/);
+    expect((await runs()).length).toBe(before);
     await h.cron.stop();
   });
 });
