@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError } from './errors.js';
+import { readInt, readOnOff, readStripe, type Env, type StripeSettings } from './config-values.js';
 import { readPlatformConfig, type CronEntry } from './platform-config.js';
 
 /** Event sources hookrun receives; also the `source` column of `webhook_events`. */
@@ -59,24 +60,14 @@ export interface Config {
    * the API says, not what the event says, and `hookrun reconcile` can list
    * missed events. Unset → event order rules, no reconcile.
    */
-  stripe: { secretKey: string; apiBase: URL | undefined } | undefined;
+  stripe: StripeSettings | undefined;
+  /** `CHANGES_DATABASE_URL` and its slot: capture the product database's committed changes from its WAL; undefined → off. */
+  changes: ChangesSettings | undefined;
   /** `HOOKRUN_REMOTE_TOKEN`: a deployed hookrun's ADMIN_TOKEN, for `hookrun listen` and `events pull`. */
   remoteToken: string | undefined;
 }
 
-type Env = Record<string, string | undefined>;
-
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-
-function readInt(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name}="${raw}" is not valid: use a whole number from ${min} to ${max} (default ${fallback}).`);
-  }
-  return value;
-}
 
 /** Retention in days (`EVENT_RETENTION_DAYS`, …); 0 keeps rows forever. */
 export interface RetentionDays {
@@ -128,11 +119,32 @@ function readAlerts(env: Env): AlertSettings | undefined {
   };
 }
 
-function readOnOff(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (raw === 'on' || raw === 'off') return raw === 'on';
-  throw new ConfigError(`${name}="${raw}" is not valid: use "on" or "off" (default ${fallback ? 'on' : 'off'}).`);
+/** Where captured changes come from: a PostgreSQL with wal_level=logical, a publication, a slot hookrun owns. */
+export interface ChangesSettings {
+  /** Holds a password: never log it. */
+  databaseUrl: string;
+  publication: string;
+  slot: string;
+  /** Warn (and alert) when the slot holds back more WAL than this. */
+  maxRetainedWalBytes: number;
+}
+
+// Slot names allow [a-z0-9_] up to 63 characters (PostgreSQL's rule); both names are spliced into a replication command.
+const SLOT_NAME = /^[a-z0-9_]{1,63}$/;
+const PUBLICATION_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+function readChanges(env: Env): ChangesSettings | undefined {
+  const databaseUrl = env.CHANGES_DATABASE_URL?.trim();
+  if (!databaseUrl) return undefined;
+  if (!/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('CHANGES_DATABASE_URL must start with postgres:// or postgresql:// (the product database, with wal_level=logical), or be unset.');
+  }
+  const publication = env.CHANGES_PUBLICATION?.trim() || 'hookrun_changes';
+  const slot = env.CHANGES_SLOT?.trim() || 'hookrun_changes';
+  if (!PUBLICATION_NAME.test(publication)) throw new ConfigError(`CHANGES_PUBLICATION="${publication}" is not a plain identifier: use letters, digits and _ (default hookrun_changes).`);
+  if (!SLOT_NAME.test(slot)) throw new ConfigError(`CHANGES_SLOT="${slot}" is not a valid slot name: use lower-case letters, digits and _, up to 63 (default hookrun_changes).`);
+  const maxRetainedWalMb = readInt(env, 'CHANGES_MAX_RETAINED_WAL_MB', 1024, 1, 16 * 1024 * 1024);
+  return { databaseUrl, publication, slot, maxRetainedWalBytes: maxRetainedWalMb * 1024 * 1024 };
 }
 
 function readSecret(env: Env, source: Source): SecretSetting | undefined {
@@ -154,30 +166,6 @@ function readAdminToken(env: Env): string | undefined {
     throw new ConfigError(`ADMIN_TOKEN is shorter than ${MIN_ADMIN_TOKEN_CHARS} characters: anyone who can reach /api or /admin could guess it. Use a long random value (openssl rand -hex 32), or unset it to keep the admin API closed.`);
   }
   return token;
-}
-
-function readStripe(env: Env): Config['stripe'] {
-  const secretKey = env.STRIPE_SECRET_KEY?.trim();
-  const rawBase = env.STRIPE_API_BASE?.trim();
-  if (!secretKey) {
-    if (rawBase) throw new ConfigError('STRIPE_API_BASE is set but STRIPE_SECRET_KEY is not: set the key (sk_… or rk_…) or unset STRIPE_API_BASE.');
-    return undefined;
-  }
-  if (!/^(sk|rk)_(test|live)_\S+$/.test(secretKey)) {
-    throw new ConfigError('STRIPE_SECRET_KEY must be a Stripe secret or restricted key (sk_test_…, sk_live_…, rk_…); copy it from Developers → API keys.');
-  }
-  let apiBase: URL | undefined;
-  if (rawBase) {
-    try {
-      apiBase = new URL(rawBase);
-    } catch {
-      apiBase = undefined;
-    }
-    if (!apiBase || !['http:', 'https:'].includes(apiBase.protocol) || (apiBase.pathname !== '/' && apiBase.pathname !== '')) {
-      throw new ConfigError(`STRIPE_API_BASE="${rawBase}" is not valid: use an origin like http://127.0.0.1:12111 (no path), or unset it for api.stripe.com.`);
-    }
-  }
-  return { secretKey, apiBase };
 }
 
 /**
@@ -228,6 +216,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     dbTimeoutMs: readInt(env, 'DB_TIMEOUT_MS', 1500, 100, 60_000),
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 8000, 100, 120_000),
     stripe: readStripe(env),
+    changes: readChanges(env),
     remoteToken: env.HOOKRUN_REMOTE_TOKEN || undefined,
   };
 }

@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { registerAlertCommand } from './cli/alert.js';
 import { registerDevCommand } from './cli/dev.js';
 import { registerStartCommands } from './cli/start.js';
+import { registerChangesCommands } from './cli/changes.js';
 import { registerCheckCommand } from './cli/check.js';
 import { registerCronCommands } from './cli/cron.js';
 import { registerEventsCommands } from './cli/events.js';
@@ -39,6 +40,7 @@ registerPruneCommand(program);
 registerAlertCommand(program);
 registerMirrorCommand(program);
 registerListenCommand(program);
+registerChangesCommands(program);
 
 try {
   loadDotEnvFile();

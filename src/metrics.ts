@@ -73,6 +73,36 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly changesCaptured = new Counter({
+    name: 'hookrun_changes_captured_total',
+    help: 'Row changes read from the product database WAL and newly stored in the inbox (CHANGES_DATABASE_URL).',
+    registers: [this.registry],
+  });
+
+  readonly changesConnected = new Gauge({
+    name: 'hookrun_changes_connected',
+    help: '1 while this instance streams the changes slot; 0 when it stands by or reconnects.',
+    registers: [this.registry],
+  });
+
+  readonly changesLagBytes = new Gauge({
+    name: 'hookrun_changes_lag_bytes',
+    help: "WAL written since the slot's confirmed position: what hookrun has not stored yet (read every 5 s).",
+    registers: [this.registry],
+  });
+
+  readonly changesLagSeconds = new Gauge({
+    name: 'hookrun_changes_lag_seconds',
+    help: 'Seconds from the commit of the newest captured change to its storing in the inbox (set by the instance that streams).',
+    registers: [this.registry],
+  });
+
+  readonly changesRetainedWal = new Gauge({
+    name: 'hookrun_changes_retained_wal_bytes',
+    help: 'WAL the product database keeps for the slot; past CHANGES_MAX_RETAINED_WAL_MB hookrun warns.',
+    registers: [this.registry],
+  });
+
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'hookrun_' });
   }

@@ -8,6 +8,7 @@ import { openDatabase } from './db/client.js';
 import type { Database } from './db/database.js';
 import { EventWriter } from './db/event-writer.js';
 import { createServiceAlerts } from './alerts/service-alerts.js';
+import { createChangeCapture } from './changes/capture.js';
 import { createCronService } from './cron/cron-service.js';
 import { buildApp } from './http/build-app.js';
 import { createDefaultHandlers } from './inbox/handlers/defaults.js';
@@ -106,11 +107,14 @@ export async function startService(config: Config, options: ServiceOptions): Pro
     const worker = options.worker === false ? undefined : createWorker({ db, config, clock, log, metrics, handlers: createDefaultHandlers({ stripe: config.stripe && createStripeApi(config.stripe) }), ingest: { get queued() { return writer.queued; } }, onDead: alerts.onDead });
     const writer = new EventWriter(db, () => worker?.wake());
     const retention = worker && createRetentionLoop({ db, days: config.retention, clock, log, metrics });
-    const { app, eventStream } = buildApp({ config, db, clock, log, metrics, writer, cron, verifiers });
+    const capture = worker && config.changes && createChangeCapture({ settings: config.changes, db, log, metrics, onStored: () => worker.wake(), onWalRetained: alerts.onWalRetained });
+    await capture?.preflight(); // wal_level, REPLICATION, the publication: a ConfigError stops start-up here
+    const { app, eventStream } = buildApp({ config, db, clock, log, metrics, writer, cron, verifiers, changes: capture || undefined });
 
     const server = options.http === false ? undefined : await listen(app, config);
     worker?.start();
     retention?.start();
+    capture?.start();
     alerts.start({ db, clock, overdue: (graceMs, sinceMs) => cron.overdue(graceMs, sinceMs) });
     if (options.scheduler) cron.startScheduler();
     const address = server?.address() as AddressInfo | undefined;
@@ -122,7 +126,7 @@ export async function startService(config: Config, options: ServiceOptions): Pro
         log.info('stopping: no new requests; finishing what runs');
         eventStream.close(); // streams never go idle: end them, their clients resume elsewhere by id
         if (server) await closeServer(server, config.shutdownTimeoutMs);
-        await Promise.all([worker?.stop(), cron.stop(), retention?.stop()]);
+        await Promise.all([worker?.stop(), cron.stop(), retention?.stop(), capture?.stop()]);
         await alerts.stop();
         if (ownsDb) await db.close();
         log.info('stopped');

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { alertHeading, postAlert, AlertDeliveryError } from './deliver.js';
 
 /** What an alert is about; each kind is coalesced and rate-limited on its own. */
-export type AlertKind = 'event_dead' | 'job_failed' | 'tick_late' | 'job_stopped' | 'backlog';
+export type AlertKind = 'event_dead' | 'job_failed' | 'tick_late' | 'job_stopped' | 'backlog' | 'wal_retained';
 
 /** Where other capabilities report what is worth an alert; a no-op when ALERT_WEBHOOK_URL is unset. */
 export interface AlertSink {
@@ -33,6 +33,7 @@ const TITLES: Record<AlertKind, (n: number) => string> = {
   tick_late: (n) => `${n} cron tick${n === 1 ? ' has' : 's have'} not started on time (is a scheduler running?)`,
   job_stopped: (n) => `${n} cron job${n === 1 ? ' has' : 's have'} not run for twice ${n === 1 ? 'its' : 'their'} interval`,
   backlog: () => 'events are waiting to be processed longer than ALERT_BACKLOG_SECONDS (is a worker running?)',
+  wal_retained: () => 'the changes slot makes the product database keep more WAL than CHANGES_MAX_RETAINED_WAL_MB (its disk fills while this lasts)',
 };
 const SAMPLE_LINES = 5;
 const MAX_LINE_CHARS = 300;

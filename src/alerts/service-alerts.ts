@@ -14,6 +14,8 @@ const STOP_DELIVERY_MS = 2000;
 export interface ServiceAlerts {
   onDead(event: ClaimedEvent, error: string): void;
   onRunFailed(run: { job: string; trigger: string; error: string; runId: number }): void;
+  /** The change capture's slot holds back too much WAL (capture/capture.ts decides when). */
+  onWalRetained(line: string): void;
   /** Begin watching the queue and the schedules. */
   start(deps: { db: Database; clock: Clock; overdue: MonitorDeps['overdue'] }): void;
   /** One monitor pass now (tests; the monitor's timer does it every 30 s). */
@@ -24,12 +26,13 @@ export interface ServiceAlerts {
 /** Wire ALERT_WEBHOOK_URL into a running hookrun; without it every hook does nothing. */
 export function createServiceAlerts(config: Pick<Config, 'alerts'>, log: Logger, metrics: Metrics, tuning: Partial<AlerterOptions> = {}): ServiceAlerts {
   const settings = config.alerts;
-  if (!settings) return { onDead() {}, onRunFailed() {}, start() {}, check: async () => undefined, stop: async () => undefined };
+  if (!settings) return { onDead() {}, onRunFailed() {}, onWalRetained() {}, start() {}, check: async () => undefined, stop: async () => undefined };
   const alerter = new Alerter({ url: settings.webhookUrl, log, metrics, ...tuning });
   let monitor: ReturnType<typeof createMonitor> | undefined;
   return {
     onDead: (event, error) => alerter.notify('event_dead', `${event.source} ${event.type} #${event.id} (key ${event.key}): ${error}`),
     onRunFailed: (run) => alerter.notify('job_failed', `${run.job} (run #${run.runId}, ${run.trigger}): ${run.error}`),
+    onWalRetained: (line) => alerter.notify('wal_retained', line),
     start(deps) {
       monitor = createMonitor({ ...deps, log, alerts: alerter, settings });
       monitor.start();

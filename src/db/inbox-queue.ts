@@ -36,16 +36,23 @@ export type Settlement = (
  * by side; the outer UPDATE re-checks the row, so two claims never both win.
  * Ordered by next_attempt_at (≈ arrival order for new events) so the partial
  * due index is read in order and a large backlog costs no sort per batch.
+ * An event with an order key (a captured row's change) waits while an
+ * earlier event with the same key is unfinished (pending, failed or being
+ * processed): one row's changes reach handlers one at a time, in id order.
+ * A dead event no longer holds the ones after it.
  */
 const CLAIM_SQL = `
   UPDATE webhook_events e
   SET status = 'processing', attempts = e.attempts + 1, locked_until = $2::timestamptz
   FROM (
-    SELECT id FROM webhook_events
-    WHERE status = 'pending'
-       OR (status = 'failed' AND next_attempt_at <= $1::timestamptz)
-       OR (status = 'processing' AND locked_until <= $1::timestamptz)
-    ORDER BY next_attempt_at
+    SELECT w.id FROM webhook_events w
+    WHERE (w.status = 'pending'
+       OR (w.status = 'failed' AND w.next_attempt_at <= $1::timestamptz)
+       OR (w.status = 'processing' AND w.locked_until <= $1::timestamptz))
+      AND (w.order_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM webhook_events p
+        WHERE p.order_key = w.order_key AND p.id < w.id AND p.status IN ('pending', 'failed', 'processing')))
+    ORDER BY w.next_attempt_at
     LIMIT $3
     FOR UPDATE SKIP LOCKED
   ) due

@@ -35,9 +35,14 @@ export const webhookEvents = pgTable(
     lastError: text('last_error'),
     receivedAt: tz('received_at').notNull().defaultNow(),
     processedAt: tz('processed_at'),
+    /** Events with the same order key are processed one at a time, in id order (a captured row's changes). */
+    orderKey: text('order_key'),
   },
   (t) => [
     uniqueIndex('webhook_events_source_key_uq').on(t.source, t.key),
+    index('webhook_events_order_idx')
+      .on(t.orderKey, t.id)
+      .where(sql`${t.orderKey} is not null and ${t.status} in ('pending', 'failed', 'processing')`),
     index('webhook_events_due_idx')
       .on(t.nextAttemptAt)
       .where(sql`${t.status} in ('pending', 'failed', 'processing')`),

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import type { CaptureStatus, ChangeCapture } from '../changes/capture.js';
 import type { Clock } from '../clock.js';
 import { SOURCES, type Config, type Source } from '../config.js';
 import type { Database } from '../db/database.js';
@@ -21,6 +22,8 @@ export interface AppDeps {
   clock: Clock;
   log: Logger;
   metrics: Metrics;
+  /** The change capture, shown (not judged) by `/ready`: a standby or reconnecting capture still stores webhooks. */
+  changes?: Pick<ChangeCapture, 'status'>;
   /** Sub-apps of other capabilities (cron routes, admin API, …), mounted at their prefix. */
   mounts?: Array<{ prefix: string; app: Hono }>;
 }
@@ -28,6 +31,20 @@ export interface AppDeps {
 /** Ready means an event would be stored now: a probe insert (rolled back) within DB_TIMEOUT_MS. */
 function probeReady(db: Database, timeoutMs: number): Promise<unknown> {
   return withDeadline(probeInboxInsert(db), timeoutMs, () => new Error('timeout'));
+}
+
+/** The capture's state in `/ready`, snake_case like the rest of the API. */
+function readyChanges(status: CaptureStatus) {
+  return {
+    state: status.state,
+    slot: status.slot,
+    publication: status.publication,
+    lag_bytes: status.lagBytes,
+    lag_seconds: status.lagSeconds,
+    retained_wal_bytes: status.retainedWalBytes,
+    changes_per_second: status.changesPerSecond,
+    ...(status.lastError ? { last_error: status.lastError } : {}),
+  };
 }
 
 /**
@@ -44,7 +61,7 @@ export function createApp(deps: AppDeps): Hono {
   app.get('/ready', async (c) => {
     try {
       await probeReady(deps.db, deps.config.dbTimeoutMs);
-      return c.json({ status: 'ready', database: deps.db.kind });
+      return c.json({ status: 'ready', database: deps.db.kind, ...(deps.changes ? { changes: readyChanges(deps.changes.status()) } : {}) });
     } catch {
       throw new AppError('unavailable', `An event would not be stored within ${deps.config.dbTimeoutMs} ms (DB_TIMEOUT_MS): the database does not answer, or the inbox is locked. hookrun is not ready.`);
     }

@@ -1,4 +1,5 @@
 import type { Hono } from 'hono';
+import type { ChangeCapture } from '../changes/capture.js';
 import type { Clock } from '../clock.js';
 import type { Config, Source } from '../config.js';
 import type { CronService } from '../cron/cron-service.js';
@@ -22,6 +23,8 @@ export interface AppParts {
   writer: EventWriter;
   /** With it: `/cron/<job>` and the operator's routes (`/metrics`, `/openapi.json`, `/docs`, `/api`, `/admin`). */
   cron?: CronService;
+  /** The change capture (CHANGES_DATABASE_URL), whose state `/ready` shows. */
+  changes?: Pick<ChangeCapture, 'status'>;
   /** Default: built from `config` (a bad secret throws ConfigError here). */
   verifiers?: Record<Source, SourceVerifier>;
 }
@@ -43,6 +46,6 @@ export function buildApp(parts: AppParts): BuiltApp {
   const { config, db, clock, log, metrics, writer, cron } = parts;
   const eventStream = createEventStream({ db, log });
   const mounts = cron ? [{ prefix: '/cron', app: cron.routes }, ...createOperatorMounts({ config, db, clock, log, metrics, cron, writer, eventStream })] : [];
-  const app = createApp({ config, db, writer, verifiers: parts.verifiers ?? createVerifiers(config), clock, log, metrics, mounts });
+  const app = createApp({ config, db, writer, verifiers: parts.verifiers ?? createVerifiers(config), clock, log, metrics, mounts, changes: parts.changes });
   return { app, eventStream };
 }

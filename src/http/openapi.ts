@@ -9,6 +9,22 @@ const received = json('Stored (or a duplicate of a stored delivery); the provide
   properties: { received: { type: 'boolean' }, id: { type: 'integer' }, duplicate: { type: 'boolean' } },
 });
 
+const nullableNumber = { type: ['number', 'null'] };
+const changesReadySchema: Json = {
+  type: 'object',
+  description: 'Present when CHANGES_DATABASE_URL is set. consuming: this instance streams the slot; standby: another does; disconnected: retrying (see last_error).',
+  properties: {
+    state: { enum: ['starting', 'consuming', 'standby', 'disconnected', 'stopped'] },
+    slot: { type: 'string' },
+    publication: { type: 'string' },
+    lag_bytes: nullableNumber,
+    lag_seconds: nullableNumber,
+    retained_wal_bytes: nullableNumber,
+    changes_per_second: { type: 'number' },
+    last_error: { type: 'string' },
+  },
+};
+
 const receiverErrors = errors({
   401: ['unauthorized'],
   400: ['missing_signature', 'invalid_signature', 'timestamp_out_of_tolerance', 'invalid_payload'],
@@ -64,7 +80,7 @@ export function buildOpenApiDocument(version: string = '0.1.0'): Json {
     info: { title: 'hookrun', version, description: 'Verified, durable, exactly-once webhooks and scheduled jobs. Errors are `{"error":{"code","message"}}`.' },
     paths: {
       '/health': { get: { tags: ['ops'], summary: 'The process is up', responses: { 200: json('Up', { type: 'object', properties: { status: { const: 'ok' } } }) } } },
-      '/ready': { get: { tags: ['ops'], summary: 'The database answers', responses: { 200: json('Ready', { type: 'object', properties: { status: { const: 'ready' }, database: { enum: ['pglite', 'postgres'] } } }), ...errors({ 503: ['unavailable'] }) } } },
+      '/ready': { get: { tags: ['ops'], summary: 'The database answers (and, with CHANGES_DATABASE_URL, how the change capture stands)', responses: { 200: json('Ready', { type: 'object', properties: { status: { const: 'ready' }, database: { enum: ['pglite', 'postgres'] }, changes: changesReadySchema } }), ...errors({ 503: ['unavailable'] }) } } },
       '/metrics': { get: { tags: ['ops'], summary: 'Prometheus metrics (text format 0.0.4)', responses: { 200: { description: 'Metrics', content: { 'text/plain': {} } } } } },
       '/openapi.json': { get: { tags: ['ops'], summary: 'This document', responses: { 200: json('OpenAPI 3.1') } } },
       '/docs': { get: { tags: ['ops'], summary: 'This document as a page (no script, no external asset)', responses: { 200: { description: 'HTML', content: { 'text/html': {} } } } } },

@@ -51,7 +51,8 @@ describe('the layout (ARCHITECTURE.md)', () => {
     for (const leaf of ['errors.ts', 'clock.ts', 'backoff.ts', 'secure-compare.ts', 'since.ts', 'deadline.ts']) {
       expect(graph.get(join(SRC, leaf)), leaf).toEqual([]);
     }
-    expect(graph.get(join(SRC, 'config.ts'))).toEqual([join(SRC, 'errors.ts'), join(SRC, 'platform-config.ts')]);
+    expect(graph.get(join(SRC, 'config.ts'))).toEqual([join(SRC, 'errors.ts'), join(SRC, 'config-values.ts'), join(SRC, 'platform-config.ts')]);
+    expect(graph.get(join(SRC, 'config-values.ts'))).toEqual([join(SRC, 'errors.ts')]);
     expect(graph.get(join(SRC, 'platform-config.ts'))).toEqual([join(SRC, 'errors.ts')]);
   });
 

@@ -1,0 +1,2 @@
+ALTER TABLE "webhook_events" ADD COLUMN "order_key" text;--> statement-breakpoint
+CREATE INDEX "webhook_events_order_idx" ON "webhook_events" USING btree ("order_key","id") WHERE "webhook_events"."order_key" is not null and "webhook_events"."status" in ('pending', 'failed', 'processing');
