@@ -21,11 +21,18 @@ export type ValueParser = (text: string) => unknown;
 
 const asText: ValueParser = (text) => text;
 
-// A number when JSON can carry it exactly, else the text (as to_jsonb would give, but a JSON number
-// past 2^53 or with more digits than a double holds would silently change in every JavaScript handler).
-const asNumber: ValueParser = (text) => {
+// Integers and numeric: a number when it has at most 15 significant digits (a double keeps those exactly),
+// else the text: a JSON number past that (an int8 id past 2^53) would silently change in every JavaScript handler.
+const asExactNumber: ValueParser = (text) => {
   const value = Number(text);
-  return Number.isFinite(value) && String(value) === text ? value : text;
+  const significant = text.replace(/^-/, '').replace('.', '').replace(/^0+/, '').replace(/0+$/, '');
+  return Number.isFinite(value) && significant.length <= 15 ? value : text;
+};
+
+// float4/float8: PostgreSQL prints the shortest text that reads back as the same double. NaN and ±Infinity stay text.
+const asFloat: ValueParser = (text) => {
+  const value = Number(text);
+  return Number.isFinite(value) ? value : text;
 };
 
 const asBoolean: ValueParser = (text) => text === 't';
@@ -42,13 +49,13 @@ const asTimestamp: ValueParser = (text) => {
 // arrays, enums, bytea (\x…) — stays as PostgreSQL's text.
 const PARSERS = new Map<number, ValueParser>([
   [16, asBoolean],
-  [20, asNumber], // int8
-  [21, asNumber], // int2
-  [23, asNumber], // int4
-  [26, asNumber], // oid
-  [700, asNumber], // float4
-  [701, asNumber], // float8
-  [1700, asNumber], // numeric
+  [20, asExactNumber], // int8
+  [21, asExactNumber], // int2
+  [23, asExactNumber], // int4
+  [26, asExactNumber], // oid
+  [700, asFloat], // float4
+  [701, asFloat], // float8
+  [1700, asExactNumber], // numeric
   [114, asJson],
   [3802, asJson], // jsonb
   [1114, asTimestamp],
