@@ -72,6 +72,7 @@ export function createChangeCapture(deps: ChangeCaptureDeps): ChangeCapture {
   let state: CaptureStatus['state'] = 'starting';
   let lastError: string | undefined;
   let prepared: SourceInfo | undefined;
+  let systemId: string | undefined;
   let session: ReplicationSession | undefined;
   let loop: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -95,8 +96,9 @@ export function createChangeCapture(deps: ChangeCaptureDeps): ChangeCapture {
   };
 
   async function streamOnce(): Promise<void> {
-    const source = prepared ?? (await prepareSource(settings));
+    const source = prepared ?? (await prepareSource(settings, systemId));
     prepared = undefined;
+    systemId = source.systemId;
     session = new ReplicationSession(
       settings.databaseUrl,
       {

@@ -110,16 +110,17 @@ async function identifySystem(settings: ChangesSettings): Promise<string> {
 /**
  * Check what logical replication needs (wal_level, the REPLICATION
  * privilege, the publication), create the slot if it is missing, and learn
- * the cluster's identity. A ConfigError names the fix; anything else (the
- * database is down) is for the caller to retry.
+ * the cluster's identity (once: a standby asks again every few seconds). A
+ * ConfigError names the fix; anything else (the database is down) is for the
+ * caller to retry.
  */
-export async function prepareSource(settings: ChangesSettings): Promise<SourceInfo> {
+export async function prepareSource(settings: ChangesSettings, knownSystemId?: string): Promise<SourceInfo> {
   const client = new pg.Client({ connectionString: settings.databaseUrl });
   await client.connect();
   try {
     await requireLogicalSetup(client, settings);
     const confirmedFlushLsn = await ensureSlot(client, settings);
-    return { systemId: await identifySystem(settings), confirmedFlushLsn };
+    return { systemId: knownSystemId ?? (await identifySystem(settings)), confirmedFlushLsn };
   } finally {
     await client.end().catch(() => undefined);
   }

@@ -210,6 +210,21 @@ describe.skipIf(!available)('change capture start-up checks', () => {
     expect((error as Error).message).toMatch(/"hookrun_no_replication" may not replicate.*ALTER ROLE hookrun_no_replication WITH REPLICATION/);
   });
 
+  it('warns (and alerts) once when the slot holds back more WAL than CHANGES_MAX_RETAINED_WAL_MB', async () => {
+    const lines: string[] = [];
+    const idle = createChangeCapture({ settings: testConfig({ ...source.env, CHANGES_MAX_RETAINED_WAL_MB: '1' }).changes!, db: undefined as never, log: silentLogger, metrics: new Metrics(), onStored: () => undefined, onWalRetained: (line) => lines.push(line) });
+    await idle.preflight(); // creates the slot; nothing streams it
+    await idle.refresh();
+    expect(lines).toEqual([]);
+    await source.query(`CREATE TABLE filler AS SELECT md5(i::text) AS v FROM generate_series(1, 40000) i`); // ~3 MB of WAL
+    await idle.refresh();
+    await idle.refresh();
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`slot ${source.slot} holds \\d+ MB of WAL \\(CHANGES_MAX_RETAINED_WAL_MB 1\\).*hookrun changes drop-slot`));
+    expect(idle.status().retainedWalBytes).toBeGreaterThan(1024 * 1024);
+    await idle.stop();
+  });
+
   it('creates the slot when it is missing, and only logs when the database is down', async () => {
     await preflight(source.env);
     expect(await source.query('SELECT plugin FROM pg_replication_slots WHERE slot_name = $1', [source.slot])).toEqual([{ plugin: 'pgoutput' }]);

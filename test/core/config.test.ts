@@ -53,6 +53,10 @@ describe('loadConfig', () => {
     [{ STRIPE_API_BASE: 'http://127.0.0.1:12111' }, /STRIPE_API_BASE is set but STRIPE_SECRET_KEY is not/],
     [{ STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_API_BASE: 'http://127.0.0.1:12111/v1' }, /STRIPE_API_BASE=.* use an origin/],
     [{ STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_API_BASE: 'ftp://stripe' }, /STRIPE_API_BASE=/],
+    [{ CHANGES_DATABASE_URL: 'mysql://shop' }, /CHANGES_DATABASE_URL must start with postgres/],
+    [{ CHANGES_DATABASE_URL: 'postgres://x/shop', CHANGES_SLOT: 'My-Slot' }, /CHANGES_SLOT="My-Slot" is not a valid slot name/],
+    [{ CHANGES_DATABASE_URL: 'postgres://x/shop', CHANGES_PUBLICATION: "p', x '1" }, /CHANGES_PUBLICATION=.* is not a plain identifier/],
+    [{ CHANGES_DATABASE_URL: 'postgres://x/shop', CHANGES_MAX_RETAINED_WAL_MB: '0' }, /CHANGES_MAX_RETAINED_WAL_MB/],
   ])('stops on a wrong setting %j with a message naming it', (env, message) => {
     expect(() => loadConfig({ ...base, ...env })).toThrow(ConfigError);
     expect(() => loadConfig({ ...base, ...env })).toThrow(message);
@@ -62,6 +66,16 @@ describe('loadConfig', () => {
     expect(loadConfig(base).stripe).toBeUndefined();
     const config = loadConfig({ ...base, STRIPE_SECRET_KEY: ' rk_live_abc ', STRIPE_API_BASE: 'http://127.0.0.1:12111' });
     expect(config.stripe).toEqual({ secretKey: 'rk_live_abc', apiBase: new URL('http://127.0.0.1:12111') });
+  });
+
+  it('reads the WAL capture settings (unset CHANGES_DATABASE_URL: no capture)', () => {
+    expect(loadConfig(base).changes).toBeUndefined();
+    expect(loadConfig({ ...base, CHANGES_DATABASE_URL: 'postgres://u:p@db/shop' }).changes).toEqual({
+      databaseUrl: 'postgres://u:p@db/shop',
+      publication: 'hookrun_changes',
+      slot: 'hookrun_changes',
+      maxRetainedWalBytes: 1024 * 1024 * 1024,
+    });
   });
 
   it('reads platform.json crons, and names the file when it is not JSON', () => {
