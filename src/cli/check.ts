@@ -49,6 +49,8 @@ export async function checkConfig(config: Config) {
     stripeApi: config.stripe ? (config.stripe.apiBase?.origin ?? 'https://api.stripe.com') : null,
     /** Where alerts go: the host only (the URL's path is Slack's credential), or null when ALERT_WEBHOOK_URL is unset. */
     alerts: config.alerts ? config.alerts.webhookUrl.host : null,
+    /** The WAL capture: the product database (password masked), publication and slot; null when CHANGES_DATABASE_URL is unset. */
+    changes: config.changes ? { database: describeDatabase({ databaseUrl: config.changes.databaseUrl, dataDir: '' }).location, publication: config.changes.publication, slot: config.changes.slot } : null,
     scheduler: config.scheduler,
     platformConfig: displayPath(config.platformConfigPath),
     jobs: crons.jobs,
@@ -76,6 +78,7 @@ export function registerCheckCommand(program: Command): void {
         `  ADMIN_TOKEN  ${report.adminToken ? 'set' : 'not set'}`,
         `  Stripe API   ${report.stripeApi ? `STRIPE_SECRET_KEY set: payments synced from ${report.stripeApi}` : 'not set: payments ordered by event time (STRIPE_SECRET_KEY)'}`,
         `  alerts       ${report.alerts ? `ALERT_WEBHOOK_URL set: to ${report.alerts} (hookrun alert test sends one)` : 'not set: nobody is told of dead events or late jobs (ALERT_WEBHOOK_URL)'}`,
+        `  changes      ${report.changes ? `capturing ${report.changes.database}: publication ${report.changes.publication}, slot ${report.changes.slot} (hookrun changes status)` : 'not set: no WAL capture (CHANGES_DATABASE_URL)'}`,
         `  scheduler    ${report.scheduler ? 'on' : 'off (SCHEDULER=off)'}`,
         `  jobs         ${report.jobs.join(', ') || 'none'}`,
         `crons (${report.platformConfig}):`,

@@ -56,6 +56,14 @@ describe('hookrun CLI (spawned)', { timeout: 120_000 }, () => {
     expect(keepAlive.schedule).toBe('0 1 * * *');
     expect(keepAlive.nextRuns).toHaveLength(3);
     for (const run of keepAlive.nextRuns) expect(run).toMatch(/T01:00:00\.000Z$/);
+    expect(report).toMatchObject({ changes: null });
+
+    const capturing = await hookrun(['check'], { ...env, CHANGES_DATABASE_URL: 'postgres://capture:pw-not-shown@db.example:5432/shop', CHANGES_SLOT: 'shop_slot' });
+    expect(capturing.stdout).toContain('changes      capturing postgres://capture:***@db.example:5432/shop: publication hookrun_changes, slot shop_slot');
+    expect(capturing.stdout).not.toContain('pw-not-shown');
+    const badSlot = await hookrun(['check'], { ...env, CHANGES_DATABASE_URL: 'postgres://db.example/shop', CHANGES_SLOT: 'Bad-Slot' });
+    expect(badSlot.code).toBe(78);
+    expect(badSlot.stderr).toMatch(/CHANGES_SLOT="Bad-Slot" is not a valid slot name/);
 
     const bad = join(dir, 'bad-platform.json');
     writeFileSync(bad, JSON.stringify({ crons: [{ path: '/cron/keep-alive', schedule: '61 * * * *' }] }));
