@@ -30,10 +30,11 @@ describe.skipIf(!available)('database changes captured from the WAL, through kil
   let source: SourceDatabase;
   let query: Query;
   const started: HookrunProcess[] = [];
-  const spawn = async () => {
+  const captureState = async (proc: HookrunProcess) => ((await (await fetch(`${proc.url}/ready`)).json()) as { changes?: { state: string } }).changes?.state;
+  const spawn = async (state = 'consuming') => {
     const proc = await spawnHookrun({ databaseUrl: hookrunDb.url!, env: { ...source.env, LEASE_SECONDS: '2' } });
     started.push(proc);
-    await pollUntil('the capture streaming', 15_000, async () => ((await (await fetch(`${proc.url}/ready`)).json()) as { changes?: { state: string } }).changes?.state === 'consuming' || undefined);
+    await pollUntil(`the capture ${state}`, 15_000, async () => ((await captureState(proc)) === state ? true : undefined));
     return proc;
   };
   const changes = async () =>
@@ -122,7 +123,7 @@ describe.skipIf(!available)('database changes captured from the WAL, through kil
     reportFigures('changes kill -9', { storedWhenKilled, committed: 2_600, stored: rows.length, killedAfterTransactions: killedAt + 1 });
   });
 
-  it('captures everything committed while hookrun was stopped, once it starts again', { timeout: 120_000 }, async () => {
+  it('captures everything committed while hookrun was stopped, once it starts again; a standby takes over from a killed instance', { timeout: 150_000 }, async () => {
     for (const proc of started) await proc.stop(10_000);
     const before = (await changes()).length;
     for (let t = 0; t < 5; t++) await source.transaction([["UPDATE accounts SET balance = balance + 10 WHERE id BETWEEN $1 AND $2", [t * 20 + 1, t * 20 + 20]]]);
@@ -138,6 +139,21 @@ describe.skipIf(!available)('database changes captured from the WAL, through kil
     expect(rows.length).toBe(before + 150);
     const row1 = rows.filter((r) => r.order_key === 'public.accounts:[1]').at(-1)!;
     expect(row1.payload.record).toEqual((await source.query('SELECT id, balance, note FROM accounts WHERE id = 1'))[0]);
+
+    // Two instances: one streams, the other stands by; kill -9 the one that streams and the other takes over.
+    for (const proc of started) await proc.stop(10_000);
+    const [a, b] = [await spawn('consuming'), await spawn('standby')];
+    const settled = (await changes()).length;
+    await source.transaction(accountInserts(6_001, 20));
+    a.kill('SIGKILL');
+    const killedAt = Date.now();
+    await a.waitForExit(10_000);
+    await source.transaction(accountInserts(6_101, 20)); // committed while nobody streams
+    await pollUntil('the standby streaming', 30_000, async () => ((await captureState(b)) === 'consuming' ? true : undefined));
+    const takeoverMs = Date.now() - killedAt;
+    await pollUntil('both batches processed', 30_000, async () => ((await processedCount()) >= settled + 40 ? true : undefined));
+    expect((await changes()).length).toBe(settled + 40);
+    reportFigures('changes standby takeover', { takeoverMs, stored: 40 });
 
     for (const proc of started) await proc.stop(10_000);
     const dropped = await runCli(['changes', 'drop-slot'], source.env);
