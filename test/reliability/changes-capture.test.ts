@@ -157,6 +157,10 @@ describe.skipIf(!available)('database changes captured from the WAL, through kil
 
     for (const proc of started) await proc.stop(10_000);
     const dropped = await runCli(['changes', 'drop-slot'], source.env);
+    // A database that cannot replicate stops start-up with exit 78 and the fix (the main cluster runs wal_level=replica).
+    const refused = await runCli(['start'], { DATABASE_URL: hookrunDb.url!, PORT: '0', CHANGES_DATABASE_URL: process.env.TEST_DATABASE_URL!, CHANGES_SLOT: source.slot });
+    expect(refused.code).toBe(78);
+    expect(refused.stderr).toMatch(/wal_level is "replica", not "logical".*ALTER SYSTEM SET wal_level = logical/);
     expect(dropped.stdout).toMatch(new RegExp(`dropped slot "${source.slot}"`));
     expect(await source.query('SELECT 1 FROM pg_replication_slots WHERE slot_name = $1', [source.slot])).toEqual([]);
   });
