@@ -8,7 +8,6 @@ import { openDatabase } from './db/client.js';
 import type { Database } from './db/database.js';
 import { EventWriter } from './db/event-writer.js';
 import { createServiceAlerts } from './alerts/service-alerts.js';
-import { createChangeCapture } from './changes/capture.js';
 import { createCronService } from './cron/cron-service.js';
 import { buildApp } from './http/build-app.js';
 import { createDefaultHandlers } from './inbox/handlers/defaults.js';
@@ -107,7 +106,8 @@ export async function startService(config: Config, options: ServiceOptions): Pro
     const worker = options.worker === false ? undefined : createWorker({ db, config, clock, log, metrics, handlers: createDefaultHandlers({ stripe: config.stripe && createStripeApi(config.stripe) }), ingest: { get queued() { return writer.queued; } }, onDead: alerts.onDead });
     const writer = new EventWriter(db, () => worker?.wake());
     const retention = worker && createRetentionLoop({ db, days: config.retention, clock, log, metrics });
-    const capture = worker && config.changes && createChangeCapture({ settings: config.changes, db, log, metrics, onStored: () => worker.wake(), onWalRetained: alerts.onWalRetained });
+    // Loaded only when configured: the replication client and pg cost ~150 ms of every start-up otherwise.
+    const capture = worker && config.changes && (await import('./changes/capture.js')).createChangeCapture({ settings: config.changes, db, log, metrics, onStored: () => worker.wake(), onWalRetained: alerts.onWalRetained });
     await capture?.preflight(); // wal_level, REPLICATION, the publication: a ConfigError stops start-up here
     const { app, eventStream } = buildApp({ config, db, clock, log, metrics, writer, cron, verifiers, changes: capture || undefined });
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import pg from 'pg';
-import { readSlotStatus, type SlotStatus } from '../changes/source-database.js';
+import type pg from 'pg';
+import type { SlotStatus } from '../changes/source-database.js';
 import { loadConfig, type ChangesSettings } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { printJson } from './output.js';
@@ -11,11 +11,13 @@ function requireChanges(): ChangesSettings {
   return settings;
 }
 
-async function withSource<T>(settings: ChangesSettings, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: settings.databaseUrl });
+// pg and the slot queries load only when a changes command runs: every other command starts without them.
+async function withSource<T>(settings: ChangesSettings, fn: (client: pg.Client, readSlotStatus: typeof import('../changes/source-database.js').readSlotStatus) => Promise<T>): Promise<T> {
+  const [{ default: pgModule }, { readSlotStatus }] = await Promise.all([import('pg'), import('../changes/source-database.js')]);
+  const client = new pgModule.Client({ connectionString: settings.databaseUrl });
   await client.connect();
   try {
-    return await fn(client);
+    return await fn(client, readSlotStatus);
   } finally {
     await client.end().catch(() => undefined);
   }
@@ -45,7 +47,7 @@ export function registerChangesCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (flags: { json?: boolean }) => {
       const settings = requireChanges();
-      const { slot, tables } = await withSource(settings, async (client) => ({
+      const { slot, tables } = await withSource(settings, async (client, readSlotStatus) => ({
         slot: await readSlotStatus(client, settings.slot),
         tables: (await client.query<{ name: string }>("SELECT schemaname || '.' || tablename AS name FROM pg_publication_tables WHERE pubname = $1 ORDER BY 1", [settings.publication])).rows.map((r) => r.name),
       }));
@@ -58,7 +60,7 @@ export function registerChangesCommands(program: Command): void {
     .addHelpText('after', '\nChanges made after the slot is dropped and before hookrun creates a new one are not captured.\nExit codes: 0 dropped (or no slot), 1 in use or failed, 78 config.')
     .action(async () => {
       const settings = requireChanges();
-      const message = await withSource(settings, async (client) => {
+      const message = await withSource(settings, async (client, readSlotStatus) => {
         const slot = await readSlotStatus(client, settings.slot);
         if (!slot) return `no slot "${settings.slot}": nothing to drop`;
         if (slot.active) {
