@@ -32,6 +32,22 @@ export function readOnOff(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name}="${raw}" is not valid: use "on" or "off" (default ${fallback ? 'on' : 'off'}).`);
 }
 
+/** An http(s) origin (no path), or undefined when unset; anything else names the setting and an example. */
+export function readOrigin(env: Env, name: string, example: string, otherwise = 'or unset it'): URL | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['http:', 'https:'].includes(url.protocol) || (url.pathname !== '/' && url.pathname !== '')) {
+    throw new ConfigError(`${name}="${raw}" is not valid: use an origin like ${example} (no path), ${otherwise}.`);
+  }
+  return url;
+}
+
 /** `STRIPE_SECRET_KEY` and `STRIPE_API_BASE`, checked for shape; undefined when no key is set. */
 export function readStripe(env: Env): StripeSettings | undefined {
   const secretKey = env.STRIPE_SECRET_KEY?.trim();
@@ -43,16 +59,6 @@ export function readStripe(env: Env): StripeSettings | undefined {
   if (!/^(sk|rk)_(test|live)_\S+$/.test(secretKey)) {
     throw new ConfigError('STRIPE_SECRET_KEY must be a Stripe secret or restricted key (sk_test_…, sk_live_…, rk_…); copy it from Developers → API keys.');
   }
-  let apiBase: URL | undefined;
-  if (rawBase) {
-    try {
-      apiBase = new URL(rawBase);
-    } catch {
-      apiBase = undefined;
-    }
-    if (!apiBase || !['http:', 'https:'].includes(apiBase.protocol) || (apiBase.pathname !== '/' && apiBase.pathname !== '')) {
-      throw new ConfigError(`STRIPE_API_BASE="${rawBase}" is not valid: use an origin like http://127.0.0.1:12111 (no path), or unset it for api.stripe.com.`);
-    }
-  }
+  const apiBase = readOrigin(env, 'STRIPE_API_BASE', 'http://127.0.0.1:12111', 'or unset it for api.stripe.com');
   return { secretKey, apiBase };
 }

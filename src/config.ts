@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError } from './errors.js';
-import { readInt, readOnOff, readStripe, type Env, type StripeSettings } from './config-values.js';
+import { readInt, readOnOff, readOrigin, readStripe, type Env, type StripeSettings } from './config-values.js';
 import { readPlatformConfig, type CronEntry } from './platform-config.js';
 
 /** Event sources hookrun receives; also the `source` column of `webhook_events`. */
@@ -63,6 +63,8 @@ export interface Config {
   stripe: StripeSettings | undefined;
   /** `CHANGES_DATABASE_URL` and its slot: capture the product database's committed changes from its WAL; undefined → off. */
   changes: ChangesSettings | undefined;
+  /** `PUBLIC_URL`: the origin senders post to (behind a proxy it differs from what hookrun sees); Twilio signs it. */
+  publicUrl: URL | undefined;
   /** `HOOKRUN_REMOTE_TOKEN`: a deployed hookrun's ADMIN_TOKEN, for `hookrun listen` and `events pull`. */
   remoteToken: string | undefined;
 }
@@ -217,6 +219,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 8000, 100, 120_000),
     stripe: readStripe(env),
     changes: readChanges(env),
+    publicUrl: readOrigin(env, 'PUBLIC_URL', 'https://api.example.com, where senders post'),
     remoteToken: env.HOOKRUN_REMOTE_TOKEN || undefined,
   };
 }

@@ -49,13 +49,13 @@ export function isLoopbackUrl(url: string): boolean {
 export async function deliverLocally(event: RemoteEvent, config: Config, to: string): Promise<LocalAnswer> {
   if (!(SOURCES as readonly string[]).includes(event.source)) throw new Error(`event ${event.id} has source "${event.source}", which this hookrun does not receive.`);
   const source = event.source as Source;
-  const { signSample } = await import('../webhooks/samples.js'); // loads stripe-node: only when relaying
-  const body = JSON.stringify(event.payload);
-  const headers = signSample(source, body, config, { messageId: event.key });
+  const { encodeSample, signSample } = await import('../webhooks/samples.js');
+  const url = `${to.replace(/\/+$/, '')}/webhooks/${source}`;
+  const body = encodeSample(source, event.payload as Record<string, unknown>);
+  const headers = signSample(source, body, config, { messageId: event.key, type: event.type, url });
   // An unsigned database delivery is keyed by Idempotency-Key (else every copy would be a new event).
   if (headers.authorization) headers['idempotency-key'] = event.key;
   headers['user-agent'] = 'hookrun-relay';
-  const url = `${to.replace(/\/+$/, '')}/webhooks/${source}`;
   const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS) });
   return { status: response.status, text: (await response.text()).slice(0, 300) };
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Argument, type Command } from 'commander';
 import { SOURCES, loadConfig, type Source } from '../config.js';
-import { SAMPLE_TYPES } from '../webhooks/sample-events/types.js';
+import { SAMPLE_TYPES } from '../webhooks/samples.js';
 import { EXIT_CODES, printJson } from './output.js';
 import { buildStory } from './story.js';
 
@@ -67,8 +67,7 @@ export function registerSendCommand(program: Command): void {
         command.error(flags.story ? '--story sends its own four events: give no source, type or --data.' : 'Give a source and a type, e.g. hookrun send auth user.created (or --story).', { exitCode: EXIT_CODES.usage });
       }
       const config = loadConfig();
-      // Loaded on use: the builders pull in stripe-node, which `hookrun start` should not pay for.
-      const { buildSample, signSample, UnknownSampleTypeError } = await import('../webhooks/samples.js');
+      const { buildSample, encodeSample, normalizeSampleType, signSample, UnknownSampleTypeError } = await import('../webhooks/samples.js');
       let events: Array<{ source: Source; event: Record<string, unknown> }>;
       try {
         events = flags.story ? buildStory(buildSample) : [{ source: source!, event: buildSample(source!, type!, readOverrides(command, flags.data)) }];
@@ -77,9 +76,10 @@ export function registerSendCommand(program: Command): void {
         throw error;
       }
       for (const { source: to, event } of events) {
-        const body = JSON.stringify(event);
-        const headers = signSample(to, body, config);
+        const body = encodeSample(to, event);
         const url = targetUrl(to, config.port, flags.url);
+        // A sender whose type travels in a header (GitHub, Shopify) signs it from the type asked for.
+        const headers = signSample(to, body, config, { url, type: type === undefined ? String(event.type) : normalizeSampleType(to, type) });
         if (flags.curl) process.stdout.write(`${curlCommand(url, headers, body, config.secrets[to]?.envName)}\n`);
         else if (flags.dryRun) printJson({ method: 'POST', url, headers: redactHeaders(headers), body });
         else if (!(await post(url, to, event, headers, body, flags.json === true))) return;

@@ -1,4 +1,6 @@
 import { Hono } from 'hono';
+import { SOURCES } from '../config.js';
+import { PROVIDERS } from '../webhooks/providers/index.js';
 import { renderDocsPage } from './docs-page.js';
 import { adminPaths } from './openapi-admin.js';
 import { errorRef, errors, header, json, path, query, type Json } from './openapi-parts.js';
@@ -34,17 +36,27 @@ const receiverErrors = errors({
   503: ['not_configured', 'unavailable'],
 });
 
-function receiver(summary: string, description: string, headers: Json[]): Json {
+function receiver(summary: string, description: string, headers: Json[], body: 'json' | 'form'): Json {
   return {
     post: {
       tags: ['webhooks'],
       summary,
       description: `${description} The body is verified over its raw bytes, committed to the inbox, then answered. Unhandled event types are stored as \`ignored\` and answered 200.`,
       parameters: headers,
-      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
+      requestBody: { required: true, content: { [body === 'form' ? 'application/x-www-form-urlencoded' : 'application/json']: { schema: { type: 'object' } } } },
       responses: { 200: received, ...receiverErrors },
     },
   };
+}
+
+/** One entry per receiver, from each provider's definition (providers/index.ts). */
+function receiverPaths(): Record<string, Json> {
+  return Object.fromEntries(
+    SOURCES.map((source) => {
+      const { openapi, body } = PROVIDERS[source];
+      return [`/webhooks/${source}`, receiver(openapi.summary, openapi.description, openapi.headers.map((h) => header(h.name, h.description, h.required)), body)];
+    }),
+  );
 }
 
 function cronRoute(method: 'get' | 'post', note: string): Json {
@@ -84,21 +96,7 @@ export function buildOpenApiDocument(version: string = '0.1.0'): Json {
       '/metrics': { get: { tags: ['ops'], summary: 'Prometheus metrics (text format 0.0.4)', responses: { 200: { description: 'Metrics', content: { 'text/plain': {} } } } } },
       '/openapi.json': { get: { tags: ['ops'], summary: 'This document', responses: { 200: json('OpenAPI 3.1') } } },
       '/docs': { get: { tags: ['ops'], summary: 'This document as a page (no script, no external asset)', responses: { 200: { description: 'HTML', content: { 'text/html': {} } } } } },
-      '/webhooks/payments': receiver('Stripe events', 'Stripe signature scheme; secret PAYMENTS_WEBHOOK_SECRET (or STRIPE_WEBHOOK_SECRET). Idempotency key: the event `id`.', [
-        header('Stripe-Signature', '`t=<unix seconds>,v1=<hex HMAC-SHA256 of t.body>`', true),
-      ]),
-      '/webhooks/auth': receiver('Clerk / Svix / Standard Webhooks events', 'Secret AUTH_WEBHOOK_SECRET (or CLERK_WEBHOOK_SIGNING_SECRET, CLERK_WEBHOOK_SECRET). Idempotency key: the message id.', [
-        header('svix-id', 'message id (or `webhook-id`)'),
-        header('svix-timestamp', 'unix seconds (or `webhook-timestamp`)'),
-        header('svix-signature', 'space-separated `v1,<base64>` list (or `webhook-signature`)'),
-      ]),
-      '/webhooks/database': receiver('Supabase Database Webhooks', 'Body `{type: INSERT|UPDATE|DELETE, table, schema, record, old_record}`; secret DATABASE_WEBHOOK_SECRET. A missing or wrong bearer answers 401 unauthorized. Idempotency key: `webhook-id` when signed, else the `Idempotency-Key` header, else none: every delivery is its own event (pg_net sends each change once).', [
-        header('Authorization', '`Bearer <DATABASE_WEBHOOK_SECRET>`, unless signed'),
-        header('Idempotency-Key', 'optional, 1-255 characters: the key of an unsigned delivery (a retry with the same key is a duplicate)'),
-        header('webhook-id', 'Standard Webhooks message id (when the secret is `whsec_…`)'),
-        header('webhook-timestamp', 'unix seconds'),
-        header('webhook-signature', '`v1,<base64>` list'),
-      ]),
+      ...receiverPaths(),
       '/cron/{job}': { get: cronRoute('get', 'what Vercel Cron sends'), post: cronRoute('post', 'the documented method') },
       ...adminPaths(),
       '/admin': page('get', 'Dashboard: counts, events, cron jobs (login required)', [

@@ -13,6 +13,8 @@ export interface VerifiedDelivery {
 export interface VerifyInput {
   body: Uint8Array;
   headers: Headers;
+  /** The URL as this process received it (Twilio signs the URL; PUBLIC_URL replaces the origin behind a proxy). */
+  url?: string;
   nowMs: number;
   toleranceSeconds: number;
 }

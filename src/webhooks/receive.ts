@@ -7,6 +7,7 @@ import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { BodyBudget } from './body-budget.js';
+import { PROVIDERS } from './providers/index.js';
 import { missingCredentials, type SourceVerifier } from './verifiers.js';
 
 /** What a receiver needs; assembled once by the HTTP app. */
@@ -22,7 +23,10 @@ export interface ReceiveDeps {
   bodyBudget: BodyBudget;
 }
 
-const JSON_CONTENT_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
+const CONTENT_TYPES = {
+  json: { pattern: /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i, name: 'application/json' },
+  form: { pattern: /^application\/x-www-form-urlencoded\s*(;|$)/i, name: 'application/x-www-form-urlencoded' },
+};
 
 /** Read the body within the size limit, taking its bytes from the budget (`held.bytes` says how many to give back). */
 async function readBody(c: Context, maxBytes: number, budget: BodyBudget, held: { bytes: number }): Promise<Uint8Array> {
@@ -107,13 +111,14 @@ export function createReceiver(source: Source, verifier: SourceVerifier, deps: R
   // Bound once: prom-client hashes a label object on every inc() otherwise.
   const accepted = rejected.labels({ source, outcome: 'accepted', reason: '' });
   const duplicate = rejected.labels({ source, outcome: 'duplicate', reason: '' });
+  const expected = CONTENT_TYPES[PROVIDERS[source].body];
   return async (c: Context): Promise<Response> => {
     const held = { bytes: 0 };
     try {
       if (!verifier.ok) throw new AppError('not_configured', verifier.message);
       const contentType = c.req.header('content-type') ?? '';
-      if (!JSON_CONTENT_TYPE.test(contentType)) {
-        throw new AppError('unsupported_media_type', `Content-Type must be application/json (got "${contentType.slice(0, 100)}").`);
+      if (!expected.pattern.test(contentType)) {
+        throw new AppError('unsupported_media_type', `Content-Type must be ${expected.name} (got "${contentType.slice(0, 100)}").`);
       }
       const missing = missingCredentials(source, c.req.raw.headers);
       if (missing) throw missing;
@@ -129,7 +134,7 @@ export function createReceiver(source: Source, verifier: SourceVerifier, deps: R
         }
         throw error;
       }
-      const delivery = verifier.verify({ body, headers: c.req.raw.headers, nowMs: deps.clock.now(), toleranceSeconds: deps.toleranceSeconds });
+      const delivery = verifier.verify({ body, headers: c.req.raw.headers, url: c.req.url, nowMs: deps.clock.now(), toleranceSeconds: deps.toleranceSeconds });
       let stored: StoredEvent;
       let writing: Promise<StoredEvent> | undefined;
       try {

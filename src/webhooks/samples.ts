@@ -1,14 +1,13 @@
-import Stripe from 'stripe';
-import { Webhook } from 'standardwebhooks';
-import { SECRET_ENV_NAMES, type Config, type Source } from '../config.js';
+import { SECRET_ENV_NAMES, SOURCES, type Config, type Source } from '../config.js';
 import { ConfigError } from '../errors.js';
-import { buildAuthSample } from './sample-events/auth.js';
-import { buildDatabaseSample } from './sample-events/database.js';
+import { PROVIDERS } from './providers/index.js';
 import { deepMerge, providerId } from './sample-events/ids.js';
-import { buildPaymentsSample } from './sample-events/payments.js';
-import { SAMPLE_TYPES } from './sample-events/types.js';
 
-export { SAMPLE_TYPES };
+/**
+ * Every event type `hookrun send` can build a full sample of, per source
+ * (the types the shipped handlers know), from each provider's definition.
+ */
+export const SAMPLE_TYPES = Object.fromEntries(SOURCES.map((source) => [source, PROVIDERS[source].sampleTypes])) as Record<Source, readonly string[]>;
 
 /** Thrown for a type with no sample and no overrides to build one from; the CLI turns it into a usage error. */
 export class UnknownSampleTypeError extends Error {
@@ -20,13 +19,7 @@ export class UnknownSampleTypeError extends Error {
 
 /** Normalise a type as the provider spells it (Supabase change types are upper case). */
 export function normalizeSampleType(source: Source, type: string): string {
-  return source === 'database' ? type.toUpperCase() : type;
-}
-
-function envelope(source: Source, type: string, nowMs: number): Record<string, unknown> {
-  if (source === 'payments') return { id: providerId('evt', 24), object: 'event', api_version: Stripe.API_VERSION, created: Math.floor(nowMs / 1000), data: { object: {} }, livemode: false, type };
-  if (source === 'auth') return { data: {}, object: 'event', timestamp: nowMs, type };
-  return { type, table: 'profiles', schema: 'public', record: null, old_record: null };
+  return PROVIDERS[source].normalizeType?.(type) ?? type;
 }
 
 /**
@@ -38,25 +31,38 @@ function envelope(source: Source, type: string, nowMs: number): Record<string, u
  * A type with no sample is accepted only with overrides (an envelope + them).
  */
 export function buildSample(source: Source, type: string, overrides?: unknown, nowMs: number = Date.now()): Record<string, unknown> {
+  const provider = PROVIDERS[source];
   const normalized = normalizeSampleType(source, type);
   let event: Record<string, unknown>;
-  if (SAMPLE_TYPES[source].includes(normalized)) {
-    if (source === 'payments') event = buildPaymentsSample(normalized, nowMs);
-    else if (source === 'auth') event = buildAuthSample(normalized, nowMs);
-    else event = buildDatabaseSample(normalized, nowMs);
-  } else if (overrides !== undefined) {
-    event = envelope(source, normalized, nowMs);
-  } else {
-    throw new UnknownSampleTypeError(source, type);
-  }
+  if (provider.sampleTypes.includes(normalized)) event = provider.buildSample(normalized, nowMs);
+  else if (overrides !== undefined) event = provider.envelope(normalized, nowMs);
+  else throw new UnknownSampleTypeError(source, type);
   return overrides === undefined ? event : deepMerge(event, overrides);
+}
+
+/** The body the provider would post for `event`: JSON, or a form (Twilio). */
+export function encodeSample(source: Source, event: Record<string, unknown>): string {
+  return PROVIDERS[source].encode?.(event) ?? JSON.stringify(event);
 }
 
 /** What `signSample` signs with; both come from config unless a test passes them. */
 export interface SignOptions {
   nowMs?: number;
-  /** Message id for Standard Webhooks / Svix (`msg_…` when not given). */
+  /** Message id for Standard Webhooks / Svix, GitHub's delivery id, … (`msg_…` when not given): the event's key. */
   messageId?: string;
+  /** The event's hookrun type, for senders that carry it in a header (GitHub, Shopify); default the body's `type`. */
+  type?: string;
+  /** The URL the request goes to, for schemes that sign it (Twilio). PUBLIC_URL, when set, wins: the server checks against it. */
+  url?: string;
+}
+
+function bodyType(body: string): string {
+  try {
+    const type = (JSON.parse(body) as { type?: unknown }).type;
+    return typeof type === 'string' ? type : '';
+  } catch {
+    return '';
+  }
 }
 
 function activeSecret(config: Config, source: Source): string {
@@ -70,36 +76,19 @@ function activeSecret(config: Config, source: Source): string {
   return secret;
 }
 
-function standardHeaders(prefix: 'svix' | 'webhook', secret: string, body: string, nowMs: number, messageId: string): Record<string, string> {
-  const date = new Date(Math.floor(nowMs / 1000) * 1000);
-  return {
-    [`${prefix}-id`]: messageId,
-    [`${prefix}-timestamp`]: String(Math.floor(nowMs / 1000)),
-    [`${prefix}-signature`]: new Webhook(secret).sign(messageId, date, body),
-  };
-}
-
 /**
  * The headers the provider would send with `body`, signed with the first
- * (active) secret of config by the providers' own libraries: Stripe's
- * `generateTestHeaderString` (`Stripe-Signature`), standardwebhooks' `sign`
- * with Svix's `svix-*` headers for auth, and for database either
- * `Authorization: Bearer <secret>` (what the Supabase dashboard sends) or
- * `webhook-*` headers when the secret is a `whsec_` signing secret.
+ * (active) secret of config as that provider signs (its definition's `sign`,
+ * with the provider's own library where one exists: stripe-node's
+ * `generateTestHeaderString`, standardwebhooks' `sign` for Svix and
+ * Standard Webhooks, a bearer for Supabase's dashboard webhooks).
  */
 export function signSample(source: Source, body: string, config: Config, options: SignOptions = {}): Record<string, string> {
-  const secret = activeSecret(config, source);
-  const nowMs = options.nowMs ?? Date.now();
-  const messageId = options.messageId ?? providerId('msg', 27);
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'hookrun-send' };
-  if (source === 'payments') {
-    headers['stripe-signature'] = Stripe.webhooks.generateTestHeaderString({ payload: body, secret, timestamp: Math.floor(nowMs / 1000) });
-  } else if (source === 'auth') {
-    Object.assign(headers, standardHeaders('svix', secret, body, nowMs, messageId));
-  } else if (secret.startsWith('whsec_')) {
-    Object.assign(headers, standardHeaders('webhook', secret, body, nowMs, messageId));
-  } else {
-    headers.authorization = `Bearer ${secret}`;
-  }
-  return headers;
+  const provider = PROVIDERS[source];
+  const path = `/webhooks/${source}`;
+  const url = config.publicUrl ? new URL(path, config.publicUrl).toString() : (options.url ?? `http://localhost:${config.port}${path}`);
+  const type = options.type ?? bodyType(body);
+  const signed = provider.sign({ body, secret: activeSecret(config, source), nowMs: options.nowMs ?? Date.now(), messageId: options.messageId ?? providerId('msg', 27), url, type });
+  const contentType = provider.body === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
+  return { 'content-type': contentType, 'user-agent': 'hookrun-send', ...signed };
 }

@@ -1,6 +1,9 @@
 import type { SecretSetting } from '../../config.js';
 import { parseJsonObject, requireString, type Verifier } from '../delivery.js';
-import { createSigners, readSignedHeaders, verifyStandardSignature } from './standard-webhooks.js';
+import type { ProviderDefinition } from '../provider.js';
+import { buildAuthSample } from '../sample-events/auth.js';
+import { AUTH_SAMPLE_TYPES } from '../sample-events/types.js';
+import { createSigners, readSignedHeaders, signStandard, verifyStandardSignature } from './standard-webhooks.js';
 
 /**
  * The identity provider's scheme: Svix (Clerk) `svix-id/-timestamp/-signature`
@@ -23,3 +26,26 @@ export function createAuthVerifier(setting: SecretSetting): Verifier {
     return { key: signed.id, type: requireString(value, 'type', 'An auth event'), payloadJson: text };
   };
 }
+
+/** Clerk (or any Svix / Standard Webhooks sender) on `/webhooks/auth`: key the message id, type the payload's `type`. */
+export const clerkProvider: ProviderDefinition = {
+  title: 'Clerk',
+  route: 'auth',
+  body: 'json',
+  credentialHeaders: ['svix-signature', 'webhook-signature'],
+  missingCredentials: { code: 'missing_signature', message: 'Missing svix-id/svix-timestamp/svix-signature (or webhook-*) headers: send the request exactly as the provider signs it.' },
+  createVerifier: (setting) => createAuthVerifier(setting),
+  sampleTypes: AUTH_SAMPLE_TYPES,
+  buildSample: buildAuthSample,
+  envelope: (type, nowMs) => ({ data: {}, object: 'event', timestamp: nowMs, type }),
+  sign: ({ body, secret, nowMs, messageId }) => signStandard('svix', secret, body, nowMs, messageId),
+  openapi: {
+    summary: 'Clerk / Svix / Standard Webhooks events',
+    description: 'Secret AUTH_WEBHOOK_SECRET (or CLERK_WEBHOOK_SIGNING_SECRET, CLERK_WEBHOOK_SECRET). Idempotency key: the message id.',
+    headers: [
+      { name: 'svix-id', description: 'message id (or `webhook-id`)' },
+      { name: 'svix-timestamp', description: 'unix seconds (or `webhook-timestamp`)' },
+      { name: 'svix-signature', description: 'space-separated `v1,<base64>` list (or `webhook-signature`)' },
+    ],
+  },
+};

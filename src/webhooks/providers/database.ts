@@ -3,7 +3,10 @@ import type { SecretSetting } from '../../config.js';
 import { AppError } from '../../errors.js';
 import { bearerToken, secureEqualAny } from '../../secure-compare.js';
 import { parseJsonObject, requireString, type Verifier } from '../delivery.js';
-import { createSigners, readSignedHeaders, verifyStandardSignature } from './standard-webhooks.js';
+import type { ProviderDefinition } from '../provider.js';
+import { buildDatabaseSample } from '../sample-events/database.js';
+import { DATABASE_SAMPLE_TYPES } from '../sample-events/types.js';
+import { createSigners, readSignedHeaders, signStandard, verifyStandardSignature } from './standard-webhooks.js';
 
 const CHANGE_TYPES = new Set(['INSERT', 'UPDATE', 'DELETE']);
 /** An `Idempotency-Key` is stored as the event key: the inbox's unique index takes keys up to this length. */
@@ -61,3 +64,31 @@ export function createDatabaseVerifier(setting: SecretSetting): Verifier {
     return { key, type, payloadJson: text };
   };
 }
+
+/** Supabase Database Webhooks on `/webhooks/database` (bearer or Standard Webhooks); the WAL capture stores the same shape. */
+export const supabaseDatabaseProvider: ProviderDefinition = {
+  title: 'Supabase Database Webhooks',
+  route: 'database',
+  body: 'json',
+  credentialHeaders: ['authorization', 'webhook-signature'],
+  missingCredentials: { code: 'unauthorized', message: 'Missing Authorization header: add "Authorization: Bearer <DATABASE_WEBHOOK_SECRET>" to the Supabase webhook.' },
+  createVerifier: (setting) => createDatabaseVerifier(setting),
+  sampleTypes: DATABASE_SAMPLE_TYPES,
+  normalizeType: (type) => type.toUpperCase(),
+  buildSample: buildDatabaseSample,
+  envelope: (type) => ({ type, table: 'profiles', schema: 'public', record: null, old_record: null }),
+  // What the Supabase dashboard sends (a bearer), or Standard Webhooks headers when the secret is a whsec_ signing key.
+  sign: ({ body, secret, nowMs, messageId }) => (secret.startsWith('whsec_') ? signStandard('webhook', secret, body, nowMs, messageId) : { authorization: `Bearer ${secret}` }),
+  openapi: {
+    summary: 'Supabase Database Webhooks',
+    description:
+      'Body `{type: INSERT|UPDATE|DELETE, table, schema, record, old_record}`; secret DATABASE_WEBHOOK_SECRET. A missing or wrong bearer answers 401 unauthorized. Idempotency key: `webhook-id` when signed, else the `Idempotency-Key` header, else none: every delivery is its own event (pg_net sends each change once).',
+    headers: [
+      { name: 'Authorization', description: '`Bearer <DATABASE_WEBHOOK_SECRET>`, unless signed' },
+      { name: 'Idempotency-Key', description: 'optional, 1-255 characters: the key of an unsigned delivery (a retry with the same key is a duplicate)' },
+      { name: 'webhook-id', description: 'Standard Webhooks message id (when the secret is `whsec_…`)' },
+      { name: 'webhook-timestamp', description: 'unix seconds' },
+      { name: 'webhook-signature', description: '`v1,<base64>` list' },
+    ],
+  },
+};

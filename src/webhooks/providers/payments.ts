@@ -1,47 +1,12 @@
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
 import { AppError } from '../../errors.js';
 import { parseJsonObject, requireString, type Verifier } from '../delivery.js';
+import type { ProviderDefinition } from '../provider.js';
+import { providerId } from '../sample-events/ids.js';
+import { buildPaymentsSample } from '../sample-events/payments.js';
+import { PAYMENTS_SAMPLE_TYPES } from '../sample-events/types.js';
+import { stripeWebhooks } from './stripe-webhooks.js';
 
-/** The part of stripe-node's webhook module the verifier calls (`Stripe.webhooks.signature.verifyHeader`). */
-interface StripeSignature {
-  verifyHeader(payload: Buffer, header: string, secret: string, tolerance: number, cryptoProvider: undefined, receivedAt: number): void;
-}
-
-/**
- * stripe-node's own webhook module, built the way its Node entry builds
- * `Stripe.webhooks` (`createWebhooks(new NodePlatformFunctions())`), without
- * loading the whole API client: `import 'stripe'` evaluates ~400 resource
- * modules and cost ~300-450 ms of every start-up (BENCHMARKS.md). The package
- * exports only its root, so the two modules are loaded by path from the
- * installed (pinned) package; if that layout ever changes, the full package
- * is loaded instead. Either way stripe-node does the verification.
- */
-async function loadStripeSignature(): Promise<{ signature: StripeSignature; path: 'fast' | 'package' }> {
-  try {
-    const entry = pathToFileURL(createRequire(import.meta.url).resolve('stripe'));
-    const [webhooks, platform] = await Promise.all([
-      import(new URL('../esm/Webhooks.js', entry).href),
-      import(new URL('../esm/platform/NodePlatformFunctions.js', entry).href),
-    ]);
-    const signature = webhooks.createWebhooks(new platform.NodePlatformFunctions()).signature as StripeSignature | null;
-    if (signature) return { signature, path: 'fast' };
-  } catch {
-    // fall through to the package root
-  }
-  const { default: Stripe } = await import('stripe');
-  return { signature: Stripe.webhooks.signature as StripeSignature, path: 'package' };
-}
-
-const loaded = await loadStripeSignature();
-const stripeSignature = loaded.signature;
-
-/**
- * Which way stripe-node's verifier was loaded: `fast` (its webhook module by
- * path) or `package` (the whole client, ~300-450 ms slower to start). A test
- * fails on `package`, so an upgrade that moves stripe's files is noticed.
- */
-export const STRIPE_VERIFIER_LOAD_PATH = loaded.path;
+export { STRIPE_VERIFIER_LOAD_PATH } from './stripe-webhooks.js';
 
 const STALE_MESSAGE = 'Timestamp outside the tolerance zone';
 
@@ -82,7 +47,7 @@ export function createPaymentsVerifier(secrets: string[]): Verifier {
     let matched = false;
     for (const secret of secrets) {
       try {
-        stripeSignature.verifyHeader(Buffer.from(body.buffer, body.byteOffset, body.byteLength), header, secret, toleranceSeconds, undefined, nowMs);
+        stripeWebhooks.signature.verifyHeader(Buffer.from(body.buffer, body.byteOffset, body.byteLength), header, secret, toleranceSeconds, undefined, nowMs);
         matched = true;
         break;
       } catch (error) {
@@ -102,3 +67,22 @@ export function createPaymentsVerifier(secrets: string[]): Verifier {
     return { key: requireString(value, 'id', 'A Stripe event'), type: requireString(value, 'type', 'A Stripe event'), payloadJson: text };
   };
 }
+
+/** Stripe on `/webhooks/payments`: key the event `id`, type its `type`. */
+export const stripeProvider: ProviderDefinition = {
+  title: 'Stripe',
+  route: 'payments',
+  body: 'json',
+  credentialHeaders: ['stripe-signature'],
+  missingCredentials: { code: 'missing_signature', message: 'Missing Stripe-Signature header: send the request exactly as the provider signs it.' },
+  createVerifier: (setting) => createPaymentsVerifier(setting.values),
+  sampleTypes: PAYMENTS_SAMPLE_TYPES,
+  buildSample: buildPaymentsSample,
+  envelope: (type, nowMs) => ({ id: providerId('evt', 24), object: 'event', api_version: stripeWebhooks.apiVersion, created: Math.floor(nowMs / 1000), data: { object: {} }, livemode: false, type }),
+  sign: ({ body, secret, nowMs }) => ({ 'stripe-signature': stripeWebhooks.generateTestHeaderString({ payload: body, secret, timestamp: Math.floor(nowMs / 1000) }) }),
+  openapi: {
+    summary: 'Stripe events',
+    description: 'Stripe signature scheme; secret PAYMENTS_WEBHOOK_SECRET (or STRIPE_WEBHOOK_SECRET). Idempotency key: the event `id`.',
+    headers: [{ name: 'Stripe-Signature', description: '`t=<unix seconds>,v1=<hex HMAC-SHA256 of t.body>`', required: true }],
+  },
+};

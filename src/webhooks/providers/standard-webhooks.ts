@@ -82,3 +82,13 @@ export function verifyStandardSignature(
   }
   return { id, timestamp, signature };
 }
+
+/** Headers a Svix (`svix-*`) or Standard Webhooks (`webhook-*`) sender adds, signed by the standardwebhooks library. */
+export function signStandard(prefix: 'svix' | 'webhook', secret: string, body: string, nowMs: number, messageId: string): Record<string, string> {
+  const date = new Date(Math.floor(nowMs / 1000) * 1000);
+  return {
+    [`${prefix}-id`]: messageId,
+    [`${prefix}-timestamp`]: String(Math.floor(nowMs / 1000)),
+    [`${prefix}-signature`]: new Webhook(secret).sign(messageId, date, body),
+  };
+}

@@ -1,4 +1,4 @@
-import Stripe from 'stripe';
+import { stripeWebhooks } from '../providers/stripe-webhooks.js';
 import { providerId, samplePerson } from './ids.js';
 
 const DAY_SECONDS = 86_400;
@@ -118,7 +118,7 @@ export function buildPaymentsSample(type: string, nowMs: number): Record<string,
   return {
     id: providerId('evt', 24),
     object: 'event',
-    api_version: Stripe.API_VERSION,
+    api_version: stripeWebhooks.apiVersion,
     created: now,
     data,
     livemode: false,

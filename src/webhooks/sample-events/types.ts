@@ -1,5 +1,3 @@
-import type { Source } from '../../config.js';
-
 /** The Clerk event types the shipped auth handler mirrors. */
 export const AUTH_SAMPLE_TYPES = [
   'user.created',
@@ -25,14 +23,3 @@ export const PAYMENTS_SAMPLE_TYPES = [
 
 /** The change types of a Supabase Database Webhook. */
 export const DATABASE_SAMPLE_TYPES = ['INSERT', 'UPDATE', 'DELETE'] as const;
-
-/**
- * Every event type `hookrun send` can build a full sample of, per source (the
- * types the shipped handlers know). Kept apart from the builders so the CLI
- * can print them without loading stripe-node (~300 ms) on every start.
- */
-export const SAMPLE_TYPES: Record<Source, readonly string[]> = {
-  payments: PAYMENTS_SAMPLE_TYPES,
-  auth: AUTH_SAMPLE_TYPES,
-  database: DATABASE_SAMPLE_TYPES,
-};

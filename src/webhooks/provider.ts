@@ -1,0 +1,64 @@
+import type { SecretSetting, Source } from '../config.js';
+import type { Verifier } from './delivery.js';
+
+/** A request header a provider sends, as the OpenAPI document lists it. */
+export interface HeaderDoc {
+  name: string;
+  description: string;
+  required?: boolean;
+}
+
+/** When and how `hookrun send` signs: the provider's own scheme over the exact body. */
+export interface SignInput {
+  body: string;
+  /** The active (first) secret of the receiver's setting. */
+  secret: string;
+  nowMs: number;
+  /** A fresh message id for schemes that sign one (Svix, Standard Webhooks). */
+  messageId: string;
+  /** Where the request goes (Twilio signs the URL). */
+  url: string;
+  /** The event's hookrun type (GitHub and Shopify send it in a header). */
+  type: string;
+}
+
+/** What one receiver knows beyond its secret (Twilio signs the public URL). */
+export interface VerifierContext {
+  /** `PUBLIC_URL`: the origin the sender posts to, when it is not what this process sees. */
+  publicUrl: URL | undefined;
+}
+
+/**
+ * Everything hookrun knows about one sender, in one place: its route, how it
+ * signs and how its deliveries are verified, keyed and typed, what credential
+ * headers it always sends (so a request without them is refused before its
+ * body is read), realistic samples for `hookrun send`, and its OpenAPI entry.
+ * The list in `providers/index.ts` is typed by route, so a route without a
+ * complete definition does not compile.
+ */
+export interface ProviderDefinition {
+  /** The sender's name in messages and docs (`Stripe`, `GitHub`). */
+  title: string;
+  route: Source;
+  /** `json` (most) or `form` (`application/x-www-form-urlencoded`, Twilio). */
+  body: 'json' | 'form';
+  /** Lower-case names; a delivery with none of them is refused unread. */
+  credentialHeaders: readonly string[];
+  /** The answer to a delivery with none of the credential headers. */
+  missingCredentials: { code: 'missing_signature' | 'unauthorized'; message: string };
+  /** Build the verifier from the configured secret(s); a malformed secret throws ConfigError. */
+  createVerifier(setting: SecretSetting, context: VerifierContext): Verifier;
+  /** Event types `hookrun send` has a full sample of. */
+  sampleTypes: readonly string[];
+  /** How a typed type is spelled by the provider (Supabase upper-cases change types). */
+  normalizeType?(type: string): string;
+  /** A realistic event of a known type, with fresh ids. */
+  buildSample(type: string, nowMs: number): Record<string, unknown>;
+  /** The bare event of a type without a sample (`send --data` fills it). */
+  envelope(type: string, nowMs: number): Record<string, unknown>;
+  /** The headers (with the content type) the provider sends with `body`. */
+  sign(input: SignInput): Record<string, string>;
+  /** The body `hookrun send` posts for an event (JSON, or a form for Twilio). */
+  encode?(event: Record<string, unknown>): string;
+  openapi: { summary: string; description: string; headers: HeaderDoc[] };
+}

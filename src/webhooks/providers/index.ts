@@ -1,0 +1,16 @@
+import type { Source } from '../../config.js';
+import type { ProviderDefinition } from '../provider.js';
+import { clerkProvider } from './auth.js';
+import { supabaseDatabaseProvider } from './database.js';
+import { stripeProvider } from './payments.js';
+
+/**
+ * The one list of senders: receivers, `hookrun send`, `check`, the OpenAPI
+ * document and the early refusal all loop over it. Typed by route (config.ts
+ * `SECRET_ENV_NAMES`), so a route without a definition does not compile.
+ */
+export const PROVIDERS: Record<Source, ProviderDefinition> = {
+  payments: stripeProvider,
+  auth: clerkProvider,
+  database: supabaseDatabaseProvider,
+};
