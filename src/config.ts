@@ -4,16 +4,31 @@ import { ConfigError } from './errors.js';
 import { readInt, readOnOff, readOrigin, readStripe, type Env, type StripeSettings } from './config-values.js';
 import { readPlatformConfig, type CronEntry } from './platform-config.js';
 
-/** Event sources hookrun receives; also the `source` column of `webhook_events`. */
-export const SOURCES = ['payments', 'auth', 'database'] as const;
-export type Source = (typeof SOURCES)[number];
-
-/** Env names per source, first found wins (DESIGN.md "Webhook receivers"). */
-export const SECRET_ENV_NAMES: Record<Source, readonly string[]> = {
+/**
+ * Each receiver `/webhooks/<source>` with its secret's env names, first found
+ * wins (DESIGN.md "Webhook receivers"). The source is also the `source`
+ * column of `webhook_events`. Its sender is defined in
+ * `webhooks/providers/index.ts`, typed by this list.
+ */
+const RECEIVER_SECRETS = {
   payments: ['PAYMENTS_WEBHOOK_SECRET', 'STRIPE_WEBHOOK_SECRET'],
   auth: ['AUTH_WEBHOOK_SECRET', 'CLERK_WEBHOOK_SIGNING_SECRET', 'CLERK_WEBHOOK_SECRET'],
   database: ['DATABASE_WEBHOOK_SECRET'],
-};
+  github: ['GITHUB_WEBHOOK_SECRET'],
+  shopify: ['SHOPIFY_WEBHOOK_SECRET'],
+  resend: ['RESEND_WEBHOOK_SECRET'],
+  twilio: ['TWILIO_AUTH_TOKEN'],
+} as const satisfies Record<string, readonly string[]>;
+
+/** Event sources hookrun receives, in the order docs and listings show them. */
+export type Source = keyof typeof RECEIVER_SECRETS;
+export const SOURCES = Object.keys(RECEIVER_SECRETS) as Source[];
+
+/** The seed's three receivers; the others are optional extras, named in `check` but not warned about. */
+export const SEED_SOURCES: readonly Source[] = ['payments', 'auth', 'database'];
+
+/** Env names per source, first found wins. */
+export const SECRET_ENV_NAMES: Record<Source, readonly string[]> = RECEIVER_SECRETS;
 
 /** A configured signing secret list, with the env name it came from (for messages, never the value). */
 export interface SecretSetting {
@@ -189,11 +204,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql:// (unset it to use the embedded database).');
   }
   const platformConfigPath = resolve(cwd, env.PLATFORM_CONFIG || 'platform.json');
-  const secrets = {
-    payments: readSecret(env, 'payments'),
-    auth: readSecret(env, 'auth'),
-    database: readSecret(env, 'database'),
-  };
+  const secrets = Object.fromEntries(SOURCES.map((source) => [source, readSecret(env, source)])) as Record<Source, SecretSetting | undefined>;
   return {
     port: readInt(env, 'PORT', 3002, 0, 65535),
     host: env.HOST || undefined,

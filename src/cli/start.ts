@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadConfig, SECRET_ENV_NAMES, SOURCES, type Config } from '../config.js';
+import { loadConfig, SECRET_ENV_NAMES, SEED_SOURCES, type Config } from '../config.js';
 import { createLogger } from '../log.js';
 import { startService } from '../service.js';
 
@@ -19,7 +19,7 @@ async function runService(config: Config, parts: { http: boolean; scheduler: boo
     if (config.adminToken) log.info(`dashboard: ${local}/admin (log in with ADMIN_TOKEN)`);
   }
   if (parts.http) {
-    for (const source of SOURCES) {
+    for (const source of SEED_SOURCES) {
       if (!config.secrets[source]) log.warn(`${SECRET_ENV_NAMES[source][0]} is not set: /webhooks/${source} answers 503 not_configured until it is set and hookrun restarted.`);
     }
   }

@@ -7,6 +7,10 @@ export const SECRETS = {
   database: 'db-bearer-secret-for-tests',
   cron: 'cron-secret-for-tests',
   admin: 'admin-token-for-tests',
+  github: 'github-webhook-secret-for-tests',
+  shopify: 'shopify-client-secret-for-tests',
+  resend: 'whsec_' + Buffer.from('test-resend-secret-32-bytes-long').toString('base64'),
+  twilio: '7c4b1f9e2d3a8b6c5e0f1a2b3c4d5e6f',
   /** STRIPE_SECRET_KEY for the fake Stripe API (test/helpers/fake-stripe-api.ts). */
   stripe: 'sk_test_hookrun_fake_api_key',
 } as const;
@@ -18,6 +22,10 @@ export function testConfig(env: Record<string, string | undefined> = {}): Config
       PAYMENTS_WEBHOOK_SECRET: SECRETS.payments,
       AUTH_WEBHOOK_SECRET: SECRETS.auth,
       DATABASE_WEBHOOK_SECRET: SECRETS.database,
+      GITHUB_WEBHOOK_SECRET: SECRETS.github,
+      SHOPIFY_WEBHOOK_SECRET: SECRETS.shopify,
+      RESEND_WEBHOOK_SECRET: SECRETS.resend,
+      TWILIO_AUTH_TOKEN: SECRETS.twilio,
       CRON_SECRET: SECRETS.cron,
       ADMIN_TOKEN: SECRETS.admin,
       PLATFORM_CONFIG: '/nonexistent/platform.json',

@@ -56,6 +56,10 @@ export function baseEnv(): Record<string, string> {
     PAYMENTS_WEBHOOK_SECRET: SECRETS.payments,
     AUTH_WEBHOOK_SECRET: SECRETS.auth,
     DATABASE_WEBHOOK_SECRET: SECRETS.database,
+    GITHUB_WEBHOOK_SECRET: SECRETS.github,
+    SHOPIFY_WEBHOOK_SECRET: SECRETS.shopify,
+    RESEND_WEBHOOK_SECRET: SECRETS.resend,
+    TWILIO_AUTH_TOKEN: SECRETS.twilio,
     CRON_SECRET: SECRETS.cron,
     ADMIN_TOKEN: SECRETS.admin,
   };

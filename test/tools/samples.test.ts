@@ -5,7 +5,7 @@ import { EventWriter } from '../../src/db/event-writer.js';
 import { createApp } from '../../src/http/app.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
-import { SAMPLE_TYPES, UnknownSampleTypeError, buildSample, signSample } from '../../src/webhooks/samples.js';
+import { SAMPLE_TYPES, UnknownSampleTypeError, buildSample, encodeSample, signSample } from '../../src/webhooks/samples.js';
 import { createVerifiers } from '../../src/webhooks/verifiers.js';
 import { testConfig } from '../helpers/config.js';
 import { databaseKinds, useTestDatabase } from '../helpers/db.js';
@@ -26,8 +26,9 @@ describe.each(databaseKinds())('samples verified by our receivers ($name)', (kin
 
   it.each(cases)('%s %s: signed sample → 200, stored with its type', async (source, type) => {
     const { app, config, clock } = appFor();
-    const body = JSON.stringify(buildSample(source, type, undefined, clock.now()));
-    const res = await app.request(`/webhooks/${source}`, { method: 'POST', body, headers: signSample(source, body, config, { nowMs: clock.now() }) });
+    // The body as the provider posts it (a form for Twilio), signed with the type (GitHub and Shopify send it in a header).
+    const body = encodeSample(source, buildSample(source, type, undefined, clock.now()));
+    const res = await app.request(`/webhooks/${source}`, { method: 'POST', body, headers: signSample(source, body, config, { nowMs: clock.now(), type, url: `http://localhost/webhooks/${source}` }) });
     expect(res.status).toBe(200);
     const answer = (await res.json()) as { id: number; duplicate: boolean };
     expect(answer.duplicate).toBe(false);

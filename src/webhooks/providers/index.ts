@@ -2,7 +2,11 @@ import type { Source } from '../../config.js';
 import type { ProviderDefinition } from '../provider.js';
 import { clerkProvider } from './auth.js';
 import { supabaseDatabaseProvider } from './database.js';
+import { githubProvider } from './github.js';
 import { stripeProvider } from './payments.js';
+import { resendProvider } from './resend.js';
+import { shopifyProvider } from './shopify.js';
+import { twilioProvider } from './twilio.js';
 
 /**
  * The one list of senders: receivers, `hookrun send`, `check`, the OpenAPI
@@ -13,4 +17,8 @@ export const PROVIDERS: Record<Source, ProviderDefinition> = {
   payments: stripeProvider,
   auth: clerkProvider,
   database: supabaseDatabaseProvider,
+  github: githubProvider,
+  shopify: shopifyProvider,
+  resend: resendProvider,
+  twilio: twilioProvider,
 };

@@ -1,0 +1,82 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { AppError } from '../../errors.js';
+import { parseJsonObject, type Verifier } from '../delivery.js';
+import type { ProviderDefinition } from '../provider.js';
+import { samplePerson } from '../sample-events/ids.js';
+import { hmac, matchesAnySecret } from './hmac.js';
+
+const SIGNATURE = /^sha256=[0-9a-f]{64}$/;
+/** GitHub's event names: lower case and underscores (`pull_request`). */
+const EVENT_NAME = /^[a-z_]{1,64}$/;
+
+/**
+ * GitHub: `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>`
+ * under the webhook's secret. The key is `X-GitHub-Delivery` (a redelivery
+ * from GitHub's UI keeps it, so it is answered `duplicate`); the type is
+ * `X-GitHub-Event` plus the payload's `action` (`issues.opened`). GitHub
+ * signs no timestamp: a captured delivery replayed is stopped by its key
+ * (kept DEDUPE_RETENTION_DAYS), not by its age.
+ * https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
+ */
+export function createGithubVerifier(secrets: readonly string[]): Verifier {
+  return ({ body, headers }) => {
+    const signature = headers.get('x-hub-signature-256');
+    if (!signature) throw new AppError('missing_signature', 'Missing X-Hub-Signature-256 header: set a secret on the GitHub webhook, the same as GITHUB_WEBHOOK_SECRET.');
+    if (!SIGNATURE.test(signature)) throw new AppError('invalid_signature', 'X-Hub-Signature-256 must look like "sha256=<64 hex digits>".');
+    if (!matchesAnySecret(signature, secrets, (secret) => `sha256=${hmac('sha256', secret, body, 'hex')}`)) {
+      throw new AppError('invalid_signature', 'X-Hub-Signature-256 does not match GITHUB_WEBHOOK_SECRET. Check the secret and that the body is forwarded unchanged.');
+    }
+    const delivery = headers.get('x-github-delivery');
+    const event = headers.get('x-github-event');
+    if (!delivery || delivery.length > 255) throw new AppError('invalid_payload', 'A GitHub delivery needs an X-GitHub-Delivery header (1-255 characters).');
+    if (!event || !EVENT_NAME.test(event)) throw new AppError('invalid_payload', 'A GitHub delivery needs an X-GitHub-Event header (an event name like "push").');
+    const { text, value } = parseJsonObject(body);
+    const action = typeof value.action === 'string' && /^[a-z_]{1,64}$/.test(value.action) ? `.${value.action}` : '';
+    return { key: delivery, type: `${event}${action}`, payloadJson: text };
+  };
+}
+
+const repository = (owner: string) => ({ id: 1296269, name: 'hello-world', full_name: `${owner}/hello-world`, private: false, owner: { login: owner, id: 1, type: 'User' }, html_url: `https://github.com/${owner}/hello-world` });
+
+function buildGithubSample(type: string, nowMs: number): Record<string, unknown> {
+  const login = samplePerson().firstName.toLowerCase();
+  const sender = { login, id: 583231, type: 'User' };
+  const at = new Date(nowMs).toISOString();
+  if (type === 'ping') return { zen: 'Keep it logically awesome.', hook_id: 30, hook: { type: 'Repository', id: 30, active: true, events: ['push', 'issues', 'pull_request'] }, repository: repository(login), sender };
+  if (type === 'push') {
+    const after = randomBytes(20).toString('hex');
+    return { ref: 'refs/heads/main', before: '0'.repeat(40), after, repository: repository(login), pusher: { name: login }, sender, commits: [{ id: after, message: 'Fix the thing', timestamp: at, author: { name: login, username: login } }], head_commit: { id: after, message: 'Fix the thing', timestamp: at } };
+  }
+  const [name, action] = type.split('.') as [string, string];
+  const number = 1347;
+  const item = { id: 1, number, title: 'Found a bug', state: 'open', user: sender, created_at: at, updated_at: at, html_url: `https://github.com/${login}/hello-world/${name === 'issues' ? 'issues' : 'pull'}/${number}` };
+  return { action, [name === 'issues' ? 'issue' : 'pull_request']: item, repository: repository(login), sender };
+}
+
+/** GitHub on `/webhooks/github`, secret `GITHUB_WEBHOOK_SECRET`; content type application/json. */
+export const githubProvider: ProviderDefinition = {
+  title: 'GitHub',
+  route: 'github',
+  body: 'json',
+  credentialHeaders: ['x-hub-signature-256'],
+  missingCredentials: { code: 'missing_signature', message: 'Missing X-Hub-Signature-256 header: set a secret on the GitHub webhook, the same as GITHUB_WEBHOOK_SECRET.' },
+  createVerifier: (setting) => createGithubVerifier(setting.values),
+  sampleTypes: ['ping', 'push', 'issues.opened', 'pull_request.opened'],
+  buildSample: buildGithubSample,
+  envelope: (type) => (type.includes('.') ? { action: type.slice(type.indexOf('.') + 1) } : {}),
+  sign: ({ body, secret, messageId, type }) => ({
+    'x-hub-signature-256': `sha256=${hmac('sha256', secret, body, 'hex')}`,
+    'x-github-delivery': messageId.startsWith('msg_') ? randomUUID() : messageId,
+    'x-github-event': type.split('.')[0] || 'ping',
+    'x-github-hook-id': '30',
+  }),
+  openapi: {
+    summary: 'GitHub webhooks',
+    description: 'Secret GITHUB_WEBHOOK_SECRET (the webhook\'s "Secret"; content type application/json). Idempotency key: `X-GitHub-Delivery`. Type: `X-GitHub-Event` plus the payload\'s `action` (`issues.opened`). No timestamp is signed: a replay is stopped by its key.',
+    headers: [
+      { name: 'X-Hub-Signature-256', description: '`sha256=<hex HMAC-SHA256 of the body>`', required: true },
+      { name: 'X-GitHub-Delivery', description: 'delivery GUID: the idempotency key', required: true },
+      { name: 'X-GitHub-Event', description: 'event name (`push`, `issues`, …)', required: true },
+    ],
+  },
+};

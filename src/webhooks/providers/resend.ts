@@ -1,0 +1,51 @@
+import type { SecretSetting } from '../../config.js';
+import { parseJsonObject, requireString, type Verifier } from '../delivery.js';
+import type { ProviderDefinition } from '../provider.js';
+import { providerId, samplePerson, uuid } from '../sample-events/ids.js';
+import { createSigners, readSignedHeaders, signStandard, verifyStandardSignature } from './standard-webhooks.js';
+
+/**
+ * Resend signs with Svix (`svix-id`, `svix-timestamp`, `svix-signature`,
+ * secret `whsec_…`), verified by the standardwebhooks library like Clerk's.
+ * Key: the message id (kept across Resend's retries); type: `type`
+ * (`email.delivered`). https://resend.com/docs/dashboard/webhooks/verify-webhooks-requests
+ */
+export function createResendVerifier(setting: SecretSetting): Verifier {
+  const signers = createSigners(setting.values, setting.envName);
+  return ({ body, headers, nowMs, toleranceSeconds }) => {
+    const signed = verifyStandardSignature(signers, readSignedHeaders(headers) ?? {}, body, nowMs, toleranceSeconds, 'svix-id/svix-timestamp/svix-signature headers');
+    const { text, value } = parseJsonObject(body);
+    return { key: signed.id, type: requireString(value, 'type', 'A Resend event'), payloadJson: text };
+  };
+}
+
+function buildResendSample(type: string, nowMs: number): Record<string, unknown> {
+  const person = samplePerson();
+  const at = new Date(nowMs).toISOString();
+  const data: Record<string, unknown> = { email_id: uuid(), from: 'Hookrun <hello@example.com>', to: [person.email], subject: 'Welcome to hookrun', created_at: at };
+  if (type === 'email.bounced') data.bounce = { message: 'The recipient mailbox does not exist.', type: 'Permanent', subType: 'General' };
+  return { type, created_at: at, data };
+}
+
+/** Resend on `/webhooks/resend`, secret `RESEND_WEBHOOK_SECRET`. */
+export const resendProvider: ProviderDefinition = {
+  title: 'Resend',
+  route: 'resend',
+  body: 'json',
+  credentialHeaders: ['svix-signature', 'webhook-signature'],
+  missingCredentials: { code: 'missing_signature', message: 'Missing svix-id/svix-timestamp/svix-signature headers: send the request exactly as Resend signs it.' },
+  createVerifier: (setting) => createResendVerifier(setting),
+  sampleTypes: ['email.sent', 'email.delivered', 'email.bounced', 'email.complained'],
+  buildSample: buildResendSample,
+  envelope: (type, nowMs) => ({ type, created_at: new Date(nowMs).toISOString(), data: { email_id: providerId('em', 20) } }),
+  sign: ({ body, secret, nowMs, messageId }) => signStandard('svix', secret, body, nowMs, messageId),
+  openapi: {
+    summary: 'Resend email events',
+    description: 'Svix signature; secret RESEND_WEBHOOK_SECRET (`whsec_…`). Idempotency key: the message id. Type: the payload\'s `type` (`email.delivered`).',
+    headers: [
+      { name: 'svix-id', description: 'message id: the idempotency key', required: true },
+      { name: 'svix-timestamp', description: 'unix seconds', required: true },
+      { name: 'svix-signature', description: 'space-separated `v1,<base64>` list', required: true },
+    ],
+  },
+};
