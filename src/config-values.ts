@@ -62,3 +62,83 @@ export function readStripe(env: Env): StripeSettings | undefined {
   const apiBase = readOrigin(env, 'STRIPE_API_BASE', 'http://127.0.0.1:12111', 'or unset it for api.stripe.com');
   return { secretKey, apiBase };
 }
+
+/** Retention in days (`EVENT_RETENTION_DAYS`, …); 0 keeps rows forever. */
+export interface RetentionDays {
+  events: number;
+  dedupeKeys: number;
+  cronRuns: number;
+}
+
+export function readRetention(env: Env): RetentionDays {
+  const days = {
+    events: readInt(env, 'EVENT_RETENTION_DAYS', 30, 0, 36_500),
+    dedupeKeys: readInt(env, 'DEDUPE_RETENTION_DAYS', 90, 0, 36_500),
+    cronRuns: readInt(env, 'CRON_RUN_RETENTION_DAYS', 90, 0, 36_500),
+  };
+  if (days.events > 0 && days.dedupeKeys > 0 && days.dedupeKeys < days.events) {
+    throw new ConfigError(
+      `DEDUPE_RETENTION_DAYS=${days.dedupeKeys} is shorter than EVENT_RETENTION_DAYS=${days.events}: keys must outlive their events, or a late retry would be stored again. Raise it (default 90) or set it to 0 (keep forever).`,
+    );
+  }
+  return days;
+}
+
+/** Where alerts go (a Slack-compatible `{"text"}` webhook) and when a slow queue or a late tick is worth one. */
+export interface AlertSettings {
+  /** Holds a secret (Slack's URL is the credential): never log it. */
+  webhookUrl: URL;
+  /** A scheduled tick with no run this long after its time is late. */
+  lateTickSeconds: number;
+  /** The oldest due event waiting longer than this is a stuck queue. */
+  backlogSeconds: number;
+}
+
+/** `ALERT_WEBHOOK_URL` and its thresholds, or undefined when unset. */
+export function readAlerts(env: Env): AlertSettings | undefined {
+  const raw = env.ALERT_WEBHOOK_URL?.trim();
+  if (!raw) return undefined;
+  let webhookUrl: URL | undefined;
+  try {
+    webhookUrl = new URL(raw);
+  } catch {
+    webhookUrl = undefined;
+  }
+  if (!webhookUrl || !['http:', 'https:'].includes(webhookUrl.protocol)) {
+    throw new ConfigError('ALERT_WEBHOOK_URL is not an http(s) URL: use a Slack incoming webhook (https://hooks.slack.com/services/…) or any URL that accepts POST {"text": "…"}, or unset it.');
+  }
+  return {
+    webhookUrl,
+    lateTickSeconds: readInt(env, 'ALERT_LATE_TICK_SECONDS', 300, 1, 86_400),
+    backlogSeconds: readInt(env, 'ALERT_BACKLOG_SECONDS', 600, 1, 604_800),
+  };
+}
+
+/** Where captured changes come from: a PostgreSQL with wal_level=logical, a publication, a slot hookrun owns. */
+export interface ChangesSettings {
+  /** Holds a password: never log it. */
+  databaseUrl: string;
+  publication: string;
+  slot: string;
+  /** Warn (and alert) when the slot holds back more WAL than this. */
+  maxRetainedWalBytes: number;
+}
+
+// Slot names allow [a-z0-9_] up to 63 characters (PostgreSQL's rule); both names are spliced into a replication command.
+const SLOT_NAME = /^[a-z0-9_]{1,63}$/;
+const PUBLICATION_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/** `CHANGES_DATABASE_URL` and its slot, publication and WAL limit, or undefined when unset. */
+export function readChanges(env: Env): ChangesSettings | undefined {
+  const databaseUrl = env.CHANGES_DATABASE_URL?.trim();
+  if (!databaseUrl) return undefined;
+  if (!/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('CHANGES_DATABASE_URL must start with postgres:// or postgresql:// (the product database, with wal_level=logical), or be unset.');
+  }
+  const publication = env.CHANGES_PUBLICATION?.trim() || 'hookrun_changes';
+  const slot = env.CHANGES_SLOT?.trim() || 'hookrun_changes';
+  if (!PUBLICATION_NAME.test(publication)) throw new ConfigError(`CHANGES_PUBLICATION="${publication}" is not a plain identifier: use letters, digits and _ (default hookrun_changes).`);
+  if (!SLOT_NAME.test(slot)) throw new ConfigError(`CHANGES_SLOT="${slot}" is not a valid slot name: use lower-case letters, digits and _, up to 63 (default hookrun_changes).`);
+  const maxRetainedWalMb = readInt(env, 'CHANGES_MAX_RETAINED_WAL_MB', 1024, 1, 16 * 1024 * 1024);
+  return { databaseUrl, publication, slot, maxRetainedWalBytes: maxRetainedWalMb * 1024 * 1024 };
+}

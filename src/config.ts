@@ -1,18 +1,38 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError } from './errors.js';
-import { readInt, readOnOff, readOrigin, readStripe, type Env, type StripeSettings } from './config-values.js';
+import { readAlerts, readChanges, readInt, readOnOff, readOrigin, readRetention, readStripe, type AlertSettings, type ChangesSettings, type Env, type RetentionDays, type StripeSettings } from './config-values.js';
+
+export type { AlertSettings, ChangesSettings, RetentionDays, StripeSettings };
 import { readPlatformConfig, type CronEntry } from './platform-config.js';
+
+/** Who sends to the seed's two provider routes (`PAYMENTS_PROVIDER`, `AUTH_PROVIDER`), each a file in webhooks/providers/. */
+export const PAYMENTS_PROVIDER_NAMES = ['stripe', 'paddle', 'lemonsqueezy', 'polar'] as const;
+export const AUTH_PROVIDER_NAMES = ['clerk', 'workos', 'supabase'] as const;
+export type PaymentsProviderName = (typeof PAYMENTS_PROVIDER_NAMES)[number];
+export type AuthProviderName = (typeof AUTH_PROVIDER_NAMES)[number];
+
+/** Each choosable provider's own secret names, read after the route's generic one. */
+const PROVIDER_SECRETS: Record<PaymentsProviderName | AuthProviderName, readonly string[]> = {
+  stripe: ['STRIPE_WEBHOOK_SECRET'],
+  paddle: ['PADDLE_WEBHOOK_SECRET'],
+  lemonsqueezy: ['LEMONSQUEEZY_WEBHOOK_SECRET'],
+  polar: ['POLAR_WEBHOOK_SECRET'],
+  clerk: ['CLERK_WEBHOOK_SIGNING_SECRET', 'CLERK_WEBHOOK_SECRET'],
+  workos: ['WORKOS_WEBHOOK_SECRET'],
+  supabase: ['SUPABASE_AUTH_HOOK_SECRET'],
+};
 
 /**
  * Each receiver `/webhooks/<source>` with its secret's env names, first found
- * wins (DESIGN.md "Webhook receivers"). The source is also the `source`
- * column of `webhook_events`. Its sender is defined in
- * `webhooks/providers/index.ts`, typed by this list.
+ * wins (DESIGN.md "Webhook receivers"); payments and auth add their chosen
+ * provider's names. The source is also the `source` column of
+ * `webhook_events`. Its sender is defined in `webhooks/providers/index.ts`,
+ * typed by this list.
  */
 const RECEIVER_SECRETS = {
-  payments: ['PAYMENTS_WEBHOOK_SECRET', 'STRIPE_WEBHOOK_SECRET'],
-  auth: ['AUTH_WEBHOOK_SECRET', 'CLERK_WEBHOOK_SIGNING_SECRET', 'CLERK_WEBHOOK_SECRET'],
+  payments: ['PAYMENTS_WEBHOOK_SECRET'],
+  auth: ['AUTH_WEBHOOK_SECRET'],
   database: ['DATABASE_WEBHOOK_SECRET'],
   github: ['GITHUB_WEBHOOK_SECRET'],
   shopify: ['SHOPIFY_WEBHOOK_SECRET'],
@@ -27,8 +47,24 @@ export const SOURCES = Object.keys(RECEIVER_SECRETS) as Source[];
 /** The seed's three receivers; the others are optional extras, named in `check` but not warned about. */
 export const SEED_SOURCES: readonly Source[] = ['payments', 'auth', 'database'];
 
-/** Env names per source, first found wins. */
-export const SECRET_ENV_NAMES: Record<Source, readonly string[]> = RECEIVER_SECRETS;
+/** Which provider serves the two provider routes. */
+export interface ProviderChoice {
+  payments: PaymentsProviderName;
+  auth: AuthProviderName;
+}
+
+function secretEnvNamesFor(choice: ProviderChoice): Record<Source, readonly string[]> {
+  return { ...RECEIVER_SECRETS, payments: [...RECEIVER_SECRETS.payments, ...PROVIDER_SECRETS[choice.payments]], auth: [...RECEIVER_SECRETS.auth, ...PROVIDER_SECRETS[choice.auth]] };
+}
+
+/** Env names per source with the default providers (Stripe, Clerk); `config.secretEnvNames` has the chosen ones. */
+export const SECRET_ENV_NAMES: Record<Source, readonly string[]> = secretEnvNamesFor({ payments: 'stripe', auth: 'clerk' });
+
+function readChoice<T extends string>(env: Env, name: string, names: readonly T[]): T {
+  const raw = env[name]?.trim().toLowerCase() || names[0]!;
+  if (!(names as readonly string[]).includes(raw)) throw new ConfigError(`${name}="${env[name]}" is not valid: use one of ${names.join(', ')} (default ${names[0]}).`);
+  return raw as T;
+}
 
 /** A configured signing secret list, with the env name it came from (for messages, never the value). */
 export interface SecretSetting {
@@ -48,6 +84,10 @@ export interface Config {
   /** The parsed `crons` array of platform.json; `[]` when the file does not exist. */
   crons: CronEntry[];
   secrets: Record<Source, SecretSetting | undefined>;
+  /** `PAYMENTS_PROVIDER` and `AUTH_PROVIDER`. */
+  providers: ProviderChoice;
+  /** The env names each source's secret is read from, with the chosen providers' own names. */
+  secretEnvNames: Record<Source, readonly string[]>;
   cronSecret: string | undefined;
   adminToken: string | undefined;
   scheduler: boolean;
@@ -86,86 +126,8 @@ export interface Config {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-/** Retention in days (`EVENT_RETENTION_DAYS`, …); 0 keeps rows forever. */
-export interface RetentionDays {
-  events: number;
-  dedupeKeys: number;
-  cronRuns: number;
-}
-
-function readRetention(env: Env): RetentionDays {
-  const days = {
-    events: readInt(env, 'EVENT_RETENTION_DAYS', 30, 0, 36_500),
-    dedupeKeys: readInt(env, 'DEDUPE_RETENTION_DAYS', 90, 0, 36_500),
-    cronRuns: readInt(env, 'CRON_RUN_RETENTION_DAYS', 90, 0, 36_500),
-  };
-  if (days.events > 0 && days.dedupeKeys > 0 && days.dedupeKeys < days.events) {
-    throw new ConfigError(
-      `DEDUPE_RETENTION_DAYS=${days.dedupeKeys} is shorter than EVENT_RETENTION_DAYS=${days.events}: keys must outlive their events, or a late retry would be stored again. Raise it (default 90) or set it to 0 (keep forever).`,
-    );
-  }
-  return days;
-}
-
-/** Where alerts go (a Slack-compatible `{"text"}` webhook) and when a slow queue or a late tick is worth one. */
-export interface AlertSettings {
-  /** Holds a secret (Slack's URL is the credential): never log it. */
-  webhookUrl: URL;
-  /** A scheduled tick with no run this long after its time is late. */
-  lateTickSeconds: number;
-  /** The oldest due event waiting longer than this is a stuck queue. */
-  backlogSeconds: number;
-}
-
-function readAlerts(env: Env): AlertSettings | undefined {
-  const raw = env.ALERT_WEBHOOK_URL?.trim();
-  if (!raw) return undefined;
-  let webhookUrl: URL | undefined;
-  try {
-    webhookUrl = new URL(raw);
-  } catch {
-    webhookUrl = undefined;
-  }
-  if (!webhookUrl || !['http:', 'https:'].includes(webhookUrl.protocol)) {
-    throw new ConfigError('ALERT_WEBHOOK_URL is not an http(s) URL: use a Slack incoming webhook (https://hooks.slack.com/services/…) or any URL that accepts POST {"text": "…"}, or unset it.');
-  }
-  return {
-    webhookUrl,
-    lateTickSeconds: readInt(env, 'ALERT_LATE_TICK_SECONDS', 300, 1, 86_400),
-    backlogSeconds: readInt(env, 'ALERT_BACKLOG_SECONDS', 600, 1, 604_800),
-  };
-}
-
-/** Where captured changes come from: a PostgreSQL with wal_level=logical, a publication, a slot hookrun owns. */
-export interface ChangesSettings {
-  /** Holds a password: never log it. */
-  databaseUrl: string;
-  publication: string;
-  slot: string;
-  /** Warn (and alert) when the slot holds back more WAL than this. */
-  maxRetainedWalBytes: number;
-}
-
-// Slot names allow [a-z0-9_] up to 63 characters (PostgreSQL's rule); both names are spliced into a replication command.
-const SLOT_NAME = /^[a-z0-9_]{1,63}$/;
-const PUBLICATION_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
-
-function readChanges(env: Env): ChangesSettings | undefined {
-  const databaseUrl = env.CHANGES_DATABASE_URL?.trim();
-  if (!databaseUrl) return undefined;
-  if (!/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError('CHANGES_DATABASE_URL must start with postgres:// or postgresql:// (the product database, with wal_level=logical), or be unset.');
-  }
-  const publication = env.CHANGES_PUBLICATION?.trim() || 'hookrun_changes';
-  const slot = env.CHANGES_SLOT?.trim() || 'hookrun_changes';
-  if (!PUBLICATION_NAME.test(publication)) throw new ConfigError(`CHANGES_PUBLICATION="${publication}" is not a plain identifier: use letters, digits and _ (default hookrun_changes).`);
-  if (!SLOT_NAME.test(slot)) throw new ConfigError(`CHANGES_SLOT="${slot}" is not a valid slot name: use lower-case letters, digits and _, up to 63 (default hookrun_changes).`);
-  const maxRetainedWalMb = readInt(env, 'CHANGES_MAX_RETAINED_WAL_MB', 1024, 1, 16 * 1024 * 1024);
-  return { databaseUrl, publication, slot, maxRetainedWalBytes: maxRetainedWalMb * 1024 * 1024 };
-}
-
-function readSecret(env: Env, source: Source): SecretSetting | undefined {
-  for (const envName of SECRET_ENV_NAMES[source]) {
+function readSecret(env: Env, names: readonly string[]): SecretSetting | undefined {
+  for (const envName of names) {
     const raw = env[envName];
     if (raw === undefined || raw.trim() === '') continue;
     const values = raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
@@ -204,7 +166,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql:// (unset it to use the embedded database).');
   }
   const platformConfigPath = resolve(cwd, env.PLATFORM_CONFIG || 'platform.json');
-  const secrets = Object.fromEntries(SOURCES.map((source) => [source, readSecret(env, source)])) as Record<Source, SecretSetting | undefined>;
+  const providers: ProviderChoice = { payments: readChoice(env, 'PAYMENTS_PROVIDER', PAYMENTS_PROVIDER_NAMES), auth: readChoice(env, 'AUTH_PROVIDER', AUTH_PROVIDER_NAMES) };
+  const secretEnvNames = secretEnvNamesFor(providers);
+  const secrets = Object.fromEntries(SOURCES.map((source) => [source, readSecret(env, secretEnvNames[source])])) as Record<Source, SecretSetting | undefined>;
   return {
     port: readInt(env, 'PORT', 3002, 0, 65535),
     host: env.HOST || undefined,
@@ -213,6 +177,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     platformConfigPath,
     crons: readPlatformConfig(platformConfigPath),
     secrets,
+    providers,
+    secretEnvNames,
     cronSecret: env.CRON_SECRET || undefined,
     adminToken: readAdminToken(env),
     scheduler: scheduler === 'on',

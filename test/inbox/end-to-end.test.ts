@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { Source } from '../../src/config.js';
+import { SEED_SOURCES } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
 import { SAMPLE_TYPES, buildSample } from '../../src/webhooks/samples.js';
 import { createTestApp } from '../helpers/app.js';
@@ -12,7 +12,8 @@ describe.each(databaseKinds())('receive → process on $name', (kind) => {
 
   it('every sample `hookrun send` builds is processed by a shipped handler (not ignored, not dead)', async () => {
     const stored: Array<{ id: number; what: string }> = [];
-    for (const source of Object.keys(SAMPLE_TYPES) as Source[]) {
+    // The senders that ship handlers (the seed's three); GitHub, Shopify, Resend and Twilio events are stored and ignored until you add one.
+    for (const source of SEED_SOURCES) {
       for (const type of SAMPLE_TYPES[source]) {
         const sample = buildSample(source, type);
         stored.push({ id: await storeEvent(testDb.db, source, String(sample.type), sample), what: `${source} ${type}` });
