@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
-import { SECRET_ENV_NAMES, SEED_SOURCES, SOURCES, loadConfig, type Config } from '../config.js';
+import { SEED_SOURCES, SOURCES, loadConfig, type Config } from '../config.js';
 import { displayPath } from '../cron/registry.js';
 import { tickInZone } from '../cron/time-zone.js';
+import { providerFor } from '../webhooks/providers/index.js';
 import { createVerifiers } from '../webhooks/verifiers.js';
 import { scheduledJobs } from './cron.js';
 import { printJson } from './output.js';
@@ -32,8 +33,8 @@ export async function checkConfig(config: Config) {
     SOURCES.map((source) => {
       const setting = config.secrets[source];
       // The seed's receivers are expected; the other senders (GitHub, Shopify, …) are opt-in, shown as not configured.
-      if (!setting && SEED_SOURCES.includes(source)) warnings.push(`${SECRET_ENV_NAMES[source][0]} is not set: /webhooks/${source} answers 503 not_configured.`);
-      return [source, setting ? { envName: setting.envName, secrets: setting.values.length } : null];
+      if (!setting && SEED_SOURCES.includes(source)) warnings.push(`${config.secretEnvNames[source][0]} is not set: /webhooks/${source} answers 503 not_configured.`);
+      return [source, setting ? { provider: providerFor(config, source).title, envName: setting.envName, secrets: setting.values.length } : null];
     }),
   );
   if (!config.cronSecret) warnings.push('CRON_SECRET is not set: /cron/* answers only callers on this machine.');
@@ -74,7 +75,7 @@ export function registerCheckCommand(program: Command): void {
         'configuration OK',
         `  database     ${report.database.kind === 'pglite' ? `embedded PGlite in ${report.database.location}` : `PostgreSQL ${report.database.location}`}`,
         `  port         ${report.port}`,
-        ...SOURCES.map((s) => `  ${`/webhooks/${s}`.padEnd(20)} ${report.sources[s] ? `${report.sources[s].envName} (${report.sources[s].secrets} secret${report.sources[s].secrets > 1 ? 's' : ''})` : 'not configured'}`),
+        ...SOURCES.map((s) => `  ${`/webhooks/${s}`.padEnd(20)} ${report.sources[s] ? `${report.sources[s].provider}: ${report.sources[s].envName} (${report.sources[s].secrets} secret${report.sources[s].secrets > 1 ? 's' : ''})` : 'not configured'}`),
         `  CRON_SECRET  ${report.cronSecret ? 'set' : 'not set'}`,
         `  ADMIN_TOKEN  ${report.adminToken ? 'set' : 'not set'}`,
         `  Stripe API   ${report.stripeApi ? `STRIPE_SECRET_KEY set: payments synced from ${report.stripeApi}` : 'not set: payments ordered by event time (STRIPE_SECRET_KEY)'}`,

@@ -67,19 +67,24 @@ export function registerSendCommand(program: Command): void {
         command.error(flags.story ? '--story sends its own four events: give no source, type or --data.' : 'Give a source and a type, e.g. hookrun send auth user.created (or --story).', { exitCode: EXIT_CODES.usage });
       }
       const config = loadConfig();
-      const { buildSample, encodeSample, normalizeSampleType, signSample, UnknownSampleTypeError } = await import('../webhooks/samples.js');
+      const [{ buildSample, encodeSample, normalizeSampleType, signSample, UnknownSampleTypeError }, { providerFor }] = await Promise.all([import('../webhooks/samples.js'), import('../webhooks/providers/index.js')]);
+      if (flags.story && (config.providers.payments !== 'stripe' || config.providers.auth !== 'clerk')) {
+        command.error('--story is a Clerk user and their Stripe purchase: it needs PAYMENTS_PROVIDER=stripe and AUTH_PROVIDER=clerk (the defaults).', { exitCode: EXIT_CODES.usage });
+      }
       let events: Array<{ source: Source; event: Record<string, unknown> }>;
       try {
-        events = flags.story ? buildStory(buildSample) : [{ source: source!, event: buildSample(source!, type!, readOverrides(command, flags.data)) }];
+        // The route's configured provider builds the sample (PAYMENTS_PROVIDER=paddle: a Paddle notification).
+        events = flags.story ? buildStory(buildSample) : [{ source: source!, event: buildSample(source!, type!, readOverrides(command, flags.data), Date.now(), providerFor(config, source!)) }];
       } catch (error) {
         if (error instanceof UnknownSampleTypeError) command.error(error.message, { exitCode: EXIT_CODES.usage });
         throw error;
       }
       for (const { source: to, event } of events) {
-        const body = encodeSample(to, event);
+        const provider = providerFor(config, to);
+        const body = encodeSample(to, event, provider);
         const url = targetUrl(to, config.port, flags.url);
         // A sender whose type travels in a header (GitHub, Shopify) signs it from the type asked for.
-        const headers = signSample(to, body, config, { url, type: type === undefined ? String(event.type) : normalizeSampleType(to, type) });
+        const headers = signSample(to, body, config, { url, type: type === undefined ? String(event.type) : normalizeSampleType(to, type, provider) });
         if (flags.curl) process.stdout.write(`${curlCommand(url, headers, body, config.secrets[to]?.envName)}\n`);
         else if (flags.dryRun) printJson({ method: 'POST', url, headers: redactHeaders(headers), body });
         else if (!(await post(url, to, event, headers, body, flags.json === true))) return;

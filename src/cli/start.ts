@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadConfig, SECRET_ENV_NAMES, SEED_SOURCES, type Config } from '../config.js';
+import { loadConfig, SEED_SOURCES, type Config } from '../config.js';
 import { createLogger } from '../log.js';
 import { startService } from '../service.js';
 
@@ -20,7 +20,7 @@ async function runService(config: Config, parts: { http: boolean; scheduler: boo
   }
   if (parts.http) {
     for (const source of SEED_SOURCES) {
-      if (!config.secrets[source]) log.warn(`${SECRET_ENV_NAMES[source][0]} is not set: /webhooks/${source} answers 503 not_configured until it is set and hookrun restarted.`);
+      if (!config.secrets[source]) log.warn(`${config.secretEnvNames[source][0]} is not set: /webhooks/${source} answers 503 not_configured until it is set and hookrun restarted.`);
     }
   }
   if (parts.http && !config.cronSecret) {

@@ -46,6 +46,8 @@ export interface ProviderDefinition {
   credentialHeaders: readonly string[];
   /** The answer to a delivery with none of the credential headers. */
   missingCredentials: { code: 'missing_signature' | 'unauthorized'; message: string };
+  /** The secrets in a setting, when the provider's own format is not a plain comma-separated list (Supabase: `v1,whsec_…|v1,whsec_…`). */
+  secrets?(values: readonly string[]): string[];
   /** Build the verifier from the configured secret(s); a malformed secret throws ConfigError. */
   createVerifier(setting: SecretSetting, context: VerifierContext): Verifier;
   /** Event types `hookrun send` has a full sample of. */

@@ -111,7 +111,8 @@ export function createReceiver(source: Source, verifier: SourceVerifier, deps: R
   // Bound once: prom-client hashes a label object on every inc() otherwise.
   const accepted = rejected.labels({ source, outcome: 'accepted', reason: '' });
   const duplicate = rejected.labels({ source, outcome: 'duplicate', reason: '' });
-  const expected = CONTENT_TYPES[PROVIDERS[source].body];
+  const provider = verifier.provider ?? PROVIDERS[source];
+  const expected = CONTENT_TYPES[provider.body];
   return async (c: Context): Promise<Response> => {
     const held = { bytes: 0 };
     try {
@@ -120,7 +121,7 @@ export function createReceiver(source: Source, verifier: SourceVerifier, deps: R
       if (!expected.pattern.test(contentType)) {
         throw new AppError('unsupported_media_type', `Content-Type must be ${expected.name} (got "${contentType.slice(0, 100)}").`);
       }
-      const missing = missingCredentials(source, c.req.raw.headers);
+      const missing = missingCredentials(source, c.req.raw.headers, provider);
       if (missing) throw missing;
       let body: Uint8Array;
       try {

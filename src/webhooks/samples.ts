@@ -1,6 +1,7 @@
-import { SECRET_ENV_NAMES, SOURCES, type Config, type Source } from '../config.js';
+import { SOURCES, type Config, type Source } from '../config.js';
 import { ConfigError } from '../errors.js';
-import { PROVIDERS } from './providers/index.js';
+import type { ProviderDefinition } from './provider.js';
+import { PROVIDERS, providerFor } from './providers/index.js';
 import { deepMerge, providerId } from './sample-events/ids.js';
 
 /**
@@ -11,15 +12,15 @@ export const SAMPLE_TYPES = Object.fromEntries(SOURCES.map((source) => [source, 
 
 /** Thrown for a type with no sample and no overrides to build one from; the CLI turns it into a usage error. */
 export class UnknownSampleTypeError extends Error {
-  constructor(source: Source, type: string) {
-    super(`No sample for ${source} event type "${type}". Known types: ${SAMPLE_TYPES[source].join(', ')} (or pass --data with the event's fields).`);
+  constructor(source: Source, type: string, provider: ProviderDefinition = PROVIDERS[source]) {
+    super(`No sample for ${source} (${provider.title}) event type "${type}". Known types: ${provider.sampleTypes.join(', ')} (or pass --data with the event's fields).`);
     this.name = 'UnknownSampleTypeError';
   }
 }
 
 /** Normalise a type as the provider spells it (Supabase change types are upper case). */
-export function normalizeSampleType(source: Source, type: string): string {
-  return PROVIDERS[source].normalizeType?.(type) ?? type;
+export function normalizeSampleType(source: Source, type: string, provider: ProviderDefinition = PROVIDERS[source]): string {
+  return provider.normalizeType?.(type) ?? type;
 }
 
 /**
@@ -30,19 +31,18 @@ export function normalizeSampleType(source: Source, type: string): string {
  * { customer: "cus_…" } } }` for Stripe, `{ table: "orders" }` for Supabase.
  * A type with no sample is accepted only with overrides (an envelope + them).
  */
-export function buildSample(source: Source, type: string, overrides?: unknown, nowMs: number = Date.now()): Record<string, unknown> {
-  const provider = PROVIDERS[source];
-  const normalized = normalizeSampleType(source, type);
+export function buildSample(source: Source, type: string, overrides?: unknown, nowMs: number = Date.now(), provider: ProviderDefinition = PROVIDERS[source]): Record<string, unknown> {
+  const normalized = normalizeSampleType(source, type, provider);
   let event: Record<string, unknown>;
   if (provider.sampleTypes.includes(normalized)) event = provider.buildSample(normalized, nowMs);
   else if (overrides !== undefined) event = provider.envelope(normalized, nowMs);
-  else throw new UnknownSampleTypeError(source, type);
+  else throw new UnknownSampleTypeError(source, type, provider);
   return overrides === undefined ? event : deepMerge(event, overrides);
 }
 
 /** The body the provider would post for `event`: JSON, or a form (Twilio). */
-export function encodeSample(source: Source, event: Record<string, unknown>): string {
-  return PROVIDERS[source].encode?.(event) ?? JSON.stringify(event);
+export function encodeSample(source: Source, event: Record<string, unknown>, provider: ProviderDefinition = PROVIDERS[source]): string {
+  return provider.encode?.(event) ?? JSON.stringify(event);
 }
 
 /** What `signSample` signs with; both come from config unless a test passes them. */
@@ -65,11 +65,11 @@ function bodyType(body: string): string {
   }
 }
 
-function activeSecret(config: Config, source: Source): string {
+function activeSecret(config: Config, source: Source, provider: ProviderDefinition): string {
   const setting = config.secrets[source];
-  const secret = setting?.values[0];
+  const secret = setting && (provider.secrets?.(setting.values) ?? setting.values)[0];
   if (!secret) {
-    const [first, ...aliases] = SECRET_ENV_NAMES[source];
+    const [first, ...aliases] = config.secretEnvNames[source];
     const alias = aliases.length > 0 ? ` (or ${aliases.join(' or ')})` : '';
     throw new ConfigError(`Missing ${first}${alias}: set the same signing secret the server uses, so the sample can be signed.`);
   }
@@ -78,17 +78,17 @@ function activeSecret(config: Config, source: Source): string {
 
 /**
  * The headers the provider would send with `body`, signed with the first
- * (active) secret of config as that provider signs (its definition's `sign`,
+ * (active) secret of config as the provider configured for the route signs (its definition's `sign`,
  * with the provider's own library where one exists: stripe-node's
  * `generateTestHeaderString`, standardwebhooks' `sign` for Svix and
  * Standard Webhooks, a bearer for Supabase's dashboard webhooks).
  */
 export function signSample(source: Source, body: string, config: Config, options: SignOptions = {}): Record<string, string> {
-  const provider = PROVIDERS[source];
+  const provider = providerFor(config, source);
   const path = `/webhooks/${source}`;
   const url = config.publicUrl ? new URL(path, config.publicUrl).toString() : (options.url ?? `http://localhost:${config.port}${path}`);
   const type = options.type ?? bodyType(body);
-  const signed = provider.sign({ body, secret: activeSecret(config, source), nowMs: options.nowMs ?? Date.now(), messageId: options.messageId ?? providerId('msg', 27), url, type });
+  const signed = provider.sign({ body, secret: activeSecret(config, source, provider), nowMs: options.nowMs ?? Date.now(), messageId: options.messageId ?? providerId('msg', 27), url, type });
   const contentType = provider.body === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
   return { 'content-type': contentType, 'user-agent': 'hookrun-send', ...signed };
 }

@@ -1,21 +1,23 @@
-import { SECRET_ENV_NAMES, SOURCES, type Config, type Source } from '../config.js';
+import { SOURCES, type Config, type Source } from '../config.js';
 import { AppError } from '../errors.js';
 import type { Verifier } from './delivery.js';
-import { PROVIDERS } from './providers/index.js';
+import type { ProviderDefinition } from './provider.js';
+import { PROVIDERS, providerFor } from './providers/index.js';
 
-/** A source's verifier, or the fix to print when its secret is not configured. */
-export type SourceVerifier = { ok: true; verify: Verifier } | { ok: false; message: string };
+/** A source's verifier, or the fix to print when its secret is not configured; with the provider configured for it. */
+export type SourceVerifier = ({ ok: true; verify: Verifier } | { ok: false; message: string }) & { provider?: ProviderDefinition };
 
 /** Build each receiver's verifier from config once; a malformed secret throws `ConfigError` at start-up. */
 export function createVerifiers(config: Config): Record<Source, SourceVerifier> {
   const build = (source: Source): SourceVerifier => {
+    const provider = providerFor(config, source);
     const setting = config.secrets[source];
     if (!setting) {
-      const [first, ...aliases] = SECRET_ENV_NAMES[source];
+      const [first, ...aliases] = config.secretEnvNames[source];
       const alias = aliases.length > 0 ? ` (or ${aliases.join(' or ')})` : '';
-      return { ok: false, message: `Missing ${first}${alias}: set the signing secret to accept /webhooks/${source}, then restart hookrun (it reads its settings once, at start-up).` };
+      return { ok: false, provider, message: `Missing ${first}${alias}: set the signing secret to accept /webhooks/${source}, then restart hookrun (it reads its settings once, at start-up).` };
     }
-    return { ok: true, verify: PROVIDERS[source].createVerifier(setting, { publicUrl: config.publicUrl }) };
+    return { ok: true, provider, verify: provider.createVerifier(setting, { publicUrl: config.publicUrl }) };
   };
   return Object.fromEntries(SOURCES.map((source) => [source, build(source)])) as Record<Source, SourceVerifier>;
 }
@@ -26,8 +28,7 @@ export function createVerifiers(config: Config): Record<Source, SourceVerifier> 
  * 1 MiB per connection with no signature at all (security review: 2,000
  * stalled uploads took RSS to 2.3 GB). Same answer as the verifier would give.
  */
-export function missingCredentials(source: Source, headers: Headers): AppError | undefined {
-  const provider = PROVIDERS[source];
+export function missingCredentials(source: Source, headers: Headers, provider: ProviderDefinition = PROVIDERS[source]): AppError | undefined {
   if (provider.credentialHeaders.some((name) => headers.has(name))) return undefined;
   return new AppError(provider.missingCredentials.code, provider.missingCredentials.message);
 }

@@ -1,0 +1,55 @@
+import type { SecretSetting } from '../../config.js';
+import { parseJsonObject, requireString, type Verifier } from '../delivery.js';
+import type { ProviderDefinition } from '../provider.js';
+import { providerId, samplePerson, uuid } from '../sample-events/ids.js';
+import { createSigners, readSignedHeaders, signStandard, verifyStandardSignature } from './standard-webhooks.js';
+
+/** Polar's secret is used as raw bytes; standardwebhooks takes them base64-encoded (as Polar's SDK passes them). */
+const asStandardSecret = (secret: string) => (secret.startsWith('whsec_') ? secret : Buffer.from(secret, 'utf8').toString('base64'));
+
+/**
+ * Polar signs with Standard Webhooks (`webhook-id`, `webhook-timestamp`,
+ * `webhook-signature`), verified by the standardwebhooks library. Key: the
+ * message id; type: `type` (`subscription.active`).
+ * https://docs.polar.sh/integrate/webhooks/delivery
+ */
+export function createPolarVerifier(setting: SecretSetting): Verifier {
+  const signers = createSigners(setting.values.map(asStandardSecret), setting.envName);
+  return ({ body, headers, nowMs, toleranceSeconds }) => {
+    const signed = verifyStandardSignature(signers, readSignedHeaders(headers) ?? {}, body, nowMs, toleranceSeconds, 'webhook-id/webhook-timestamp/webhook-signature headers');
+    const { text, value } = parseJsonObject(body);
+    return { key: signed.id, type: requireString(value, 'type', 'A Polar event'), payloadJson: text };
+  };
+}
+
+function buildPolarSample(type: string, nowMs: number): Record<string, unknown> {
+  const person = samplePerson();
+  const at = new Date(nowMs).toISOString();
+  const customer = { id: uuid(), email: person.email, name: `${person.firstName} ${person.lastName}` };
+  if (type === 'order.paid') return { type, timestamp: at, data: { id: uuid(), status: 'paid', total_amount: 2900, currency: 'usd', customer, created_at: at } };
+  const status = type === 'subscription.canceled' ? 'canceled' : 'active';
+  return { type, timestamp: at, data: { id: uuid(), status, amount: 2900, currency: 'usd', recurring_interval: 'month', customer, product: { id: uuid(), name: 'Pro' }, current_period_end: at, created_at: at, modified_at: at } };
+}
+
+/** Polar on `/webhooks/payments` with `PAYMENTS_PROVIDER=polar`, secret `POLAR_WEBHOOK_SECRET`. */
+export const polarProvider: ProviderDefinition = {
+  title: 'Polar',
+  route: 'payments',
+  body: 'json',
+  credentialHeaders: ['webhook-signature'],
+  missingCredentials: { code: 'missing_signature', message: 'Missing webhook-id/webhook-timestamp/webhook-signature headers: send the request exactly as Polar signs it.' },
+  createVerifier: (setting) => createPolarVerifier(setting),
+  sampleTypes: ['subscription.created', 'subscription.active', 'subscription.canceled', 'order.paid'],
+  buildSample: buildPolarSample,
+  envelope: (type, nowMs) => ({ type, timestamp: new Date(nowMs).toISOString(), data: { id: providerId('pol', 20) } }),
+  sign: ({ body, secret, nowMs, messageId }) => signStandard('webhook', asStandardSecret(secret), body, nowMs, messageId),
+  openapi: {
+    summary: 'Polar events (PAYMENTS_PROVIDER=polar)',
+    description: 'Standard Webhooks; secret POLAR_WEBHOOK_SECRET (or PAYMENTS_WEBHOOK_SECRET). Idempotency key: `webhook-id`; type: `type`.',
+    headers: [
+      { name: 'webhook-id', description: 'message id: the idempotency key', required: true },
+      { name: 'webhook-timestamp', description: 'unix seconds', required: true },
+      { name: 'webhook-signature', description: '`v1,<base64>` list', required: true },
+    ],
+  },
+};
