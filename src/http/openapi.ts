@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { SOURCES } from '../config.js';
-import { PROVIDERS } from '../webhooks/providers/index.js';
+import { AUTH_PROVIDERS, PAYMENTS_PROVIDERS, PROVIDERS } from '../webhooks/providers/index.js';
 import { renderDocsPage } from './docs-page.js';
 import { adminPaths } from './openapi-admin.js';
 import { errorRef, errors, header, json, path, query, type Json } from './openapi-parts.js';
@@ -49,12 +49,18 @@ function receiver(summary: string, description: string, headers: Json[], body: '
   };
 }
 
+const CHOICES: Partial<Record<string, string>> = {
+  payments: `With PAYMENTS_PROVIDER=${Object.keys(PAYMENTS_PROVIDERS).slice(1).join('|')} the route verifies that provider instead: ${Object.values(PAYMENTS_PROVIDERS).slice(1).map((p) => p.openapi.description).join(' ')}`,
+  auth: `With AUTH_PROVIDER=${Object.keys(AUTH_PROVIDERS).slice(1).join('|')} the route verifies that provider instead: ${Object.values(AUTH_PROVIDERS).slice(1).map((p) => p.openapi.description).join(' ')}`,
+};
+
 /** One entry per receiver, from each provider's definition (providers/index.ts). */
 function receiverPaths(): Record<string, Json> {
   return Object.fromEntries(
     SOURCES.map((source) => {
       const { openapi, body } = PROVIDERS[source];
-      return [`/webhooks/${source}`, receiver(openapi.summary, openapi.description, openapi.headers.map((h) => header(h.name, h.description, h.required)), body)];
+      const choice = CHOICES[source] ? ` ${CHOICES[source]}` : '';
+      return [`/webhooks/${source}`, receiver(openapi.summary, `${openapi.description}${choice}`, openapi.headers.map((h) => header(h.name, h.description, h.required)), body)];
     }),
   );
 }

@@ -1,9 +1,9 @@
 import type { SecretSetting } from '../../config.js';
-import { parseJsonObject, requireString, type Verifier } from '../delivery.js';
+import { requireString, type Verifier } from '../delivery.js';
 import type { ProviderDefinition } from '../provider.js';
 import { buildAuthSample } from '../sample-events/auth.js';
 import { AUTH_SAMPLE_TYPES } from '../sample-events/types.js';
-import { createSigners, readSignedHeaders, signStandard, verifyStandardSignature } from './standard-webhooks.js';
+import { createStandardVerifier, signStandard } from './standard-webhooks.js';
 
 /**
  * The identity provider's scheme: Svix (Clerk) `svix-id/-timestamp/-signature`
@@ -12,19 +12,8 @@ import { createSigners, readSignedHeaders, signStandard, verifyStandardSignature
  * https://clerk.com/docs/webhooks/sync-data
  */
 export function createAuthVerifier(setting: SecretSetting): Verifier {
-  const signers = createSigners(setting.values, setting.envName);
-  return ({ body, headers, nowMs, toleranceSeconds }) => {
-    const signed = verifyStandardSignature(
-      signers,
-      readSignedHeaders(headers) ?? {},
-      body,
-      nowMs,
-      toleranceSeconds,
-      'svix-id/svix-timestamp/svix-signature (or webhook-id/webhook-timestamp/webhook-signature) headers',
-    );
-    const { text, value } = parseJsonObject(body);
-    return { key: signed.id, type: requireString(value, 'type', 'An auth event'), payloadJson: text };
-  };
+  const hint = 'svix-id/svix-timestamp/svix-signature (or webhook-id/webhook-timestamp/webhook-signature) headers';
+  return createStandardVerifier(setting.values, setting.envName, hint, (value) => requireString(value, 'type', 'An auth event'));
 }
 
 /** Clerk (or any Svix / Standard Webhooks sender) on `/webhooks/auth`: key the message id, type the payload's `type`. */

@@ -1,8 +1,8 @@
 import type { SecretSetting } from '../../config.js';
-import { parseJsonObject, requireString, type Verifier } from '../delivery.js';
+import { requireString, type Verifier } from '../delivery.js';
 import type { ProviderDefinition } from '../provider.js';
 import { providerId, samplePerson, uuid } from '../sample-events/ids.js';
-import { createSigners, readSignedHeaders, signStandard, verifyStandardSignature } from './standard-webhooks.js';
+import { createStandardVerifier, signStandard } from './standard-webhooks.js';
 
 /** Polar's secret is used as raw bytes; standardwebhooks takes them base64-encoded (as Polar's SDK passes them). */
 const asStandardSecret = (secret: string) => (secret.startsWith('whsec_') ? secret : Buffer.from(secret, 'utf8').toString('base64'));
@@ -14,12 +14,8 @@ const asStandardSecret = (secret: string) => (secret.startsWith('whsec_') ? secr
  * https://docs.polar.sh/integrate/webhooks/delivery
  */
 export function createPolarVerifier(setting: SecretSetting): Verifier {
-  const signers = createSigners(setting.values.map(asStandardSecret), setting.envName);
-  return ({ body, headers, nowMs, toleranceSeconds }) => {
-    const signed = verifyStandardSignature(signers, readSignedHeaders(headers) ?? {}, body, nowMs, toleranceSeconds, 'webhook-id/webhook-timestamp/webhook-signature headers');
-    const { text, value } = parseJsonObject(body);
-    return { key: signed.id, type: requireString(value, 'type', 'A Polar event'), payloadJson: text };
-  };
+  const hint = 'webhook-id/webhook-timestamp/webhook-signature headers';
+  return createStandardVerifier(setting.values.map(asStandardSecret), setting.envName, hint, (value) => requireString(value, 'type', 'A Polar event'));
 }
 
 function buildPolarSample(type: string, nowMs: number): Record<string, unknown> {

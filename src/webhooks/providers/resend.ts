@@ -1,8 +1,8 @@
 import type { SecretSetting } from '../../config.js';
-import { parseJsonObject, requireString, type Verifier } from '../delivery.js';
+import { requireString, type Verifier } from '../delivery.js';
 import type { ProviderDefinition } from '../provider.js';
 import { providerId, samplePerson, uuid } from '../sample-events/ids.js';
-import { createSigners, readSignedHeaders, signStandard, verifyStandardSignature } from './standard-webhooks.js';
+import { createStandardVerifier, signStandard } from './standard-webhooks.js';
 
 /**
  * Resend signs with Svix (`svix-id`, `svix-timestamp`, `svix-signature`,
@@ -11,12 +11,7 @@ import { createSigners, readSignedHeaders, signStandard, verifyStandardSignature
  * (`email.delivered`). https://resend.com/docs/dashboard/webhooks/verify-webhooks-requests
  */
 export function createResendVerifier(setting: SecretSetting): Verifier {
-  const signers = createSigners(setting.values, setting.envName);
-  return ({ body, headers, nowMs, toleranceSeconds }) => {
-    const signed = verifyStandardSignature(signers, readSignedHeaders(headers) ?? {}, body, nowMs, toleranceSeconds, 'svix-id/svix-timestamp/svix-signature headers');
-    const { text, value } = parseJsonObject(body);
-    return { key: signed.id, type: requireString(value, 'type', 'A Resend event'), payloadJson: text };
-  };
+  return createStandardVerifier(setting.values, setting.envName, 'svix-id/svix-timestamp/svix-signature headers', (value) => requireString(value, 'type', 'A Resend event'));
 }
 
 function buildResendSample(type: string, nowMs: number): Record<string, unknown> {

@@ -2,6 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { AppError } from '../../errors.js';
 import { ConfigError } from '../../errors.js';
 import { secureEqual } from '../../secure-compare.js';
+import { parseJsonObject, type Verifier } from '../delivery.js';
 
 /** The signed headers of one delivery, from either the `svix-*` or the `webhook-*` family. */
 export interface SignedHeaders {
@@ -90,5 +91,20 @@ export function signStandard(prefix: 'svix' | 'webhook', secret: string, body: s
     [`${prefix}-id`]: messageId,
     [`${prefix}-timestamp`]: String(Math.floor(nowMs / 1000)),
     [`${prefix}-signature`]: new Webhook(secret).sign(messageId, date, body),
+  };
+}
+
+/**
+ * The verifier of a Svix / Standard Webhooks sender (Clerk, Resend, Polar,
+ * Supabase Auth): the signature checked by `verifyStandardSignature`, the
+ * message id as the key (kept across the sender's retries), the type read
+ * from the verified JSON by `typeOf`.
+ */
+export function createStandardVerifier(secrets: string[], envName: string, headerHint: string, typeOf: (value: Record<string, unknown>) => string): Verifier {
+  const signers = createSigners(secrets, envName);
+  return ({ body, headers, nowMs, toleranceSeconds }) => {
+    const signed = verifyStandardSignature(signers, readSignedHeaders(headers) ?? {}, body, nowMs, toleranceSeconds, headerHint);
+    const { text, value } = parseJsonObject(body);
+    return { key: signed.id, type: typeOf(value), payloadJson: text };
   };
 }

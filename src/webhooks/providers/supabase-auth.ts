@@ -1,8 +1,8 @@
 import type { SecretSetting } from '../../config.js';
-import { parseJsonObject, type Verifier } from '../delivery.js';
+import type { Verifier } from '../delivery.js';
 import type { ProviderDefinition } from '../provider.js';
 import { samplePerson, uuid } from '../sample-events/ids.js';
-import { createSigners, readSignedHeaders, signStandard, verifyStandardSignature } from './standard-webhooks.js';
+import { createStandardVerifier, signStandard } from './standard-webhooks.js';
 
 /** The dashboard shows a secret as `v1,whsec_…` and several as `v1,whsec_a|v1,whsec_b`; standardwebhooks takes each `whsec_…`. */
 function hookSecrets(values: readonly string[]): string[] {
@@ -30,12 +30,7 @@ function hookType(value: Record<string, unknown>): string {
  * token) are not for an inbox. https://supabase.com/docs/guides/auth/auth-hooks
  */
 export function createSupabaseAuthVerifier(setting: SecretSetting): Verifier {
-  const signers = createSigners(hookSecrets(setting.values), setting.envName);
-  return ({ body, headers, nowMs, toleranceSeconds }) => {
-    const signed = verifyStandardSignature(signers, readSignedHeaders(headers) ?? {}, body, nowMs, toleranceSeconds, 'webhook-id/webhook-timestamp/webhook-signature headers');
-    const { text, value } = parseJsonObject(body);
-    return { key: signed.id, type: hookType(value), payloadJson: text };
-  };
+  return createStandardVerifier(hookSecrets(setting.values), setting.envName, 'webhook-id/webhook-timestamp/webhook-signature headers', hookType);
 }
 
 function buildSupabaseAuthSample(type: string, nowMs: number): Record<string, unknown> {
