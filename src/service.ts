@@ -103,7 +103,7 @@ export async function startService(config: Config, options: ServiceOptions): Pro
     const alerts = createServiceAlerts(config, log, metrics);
     const cron = await createCronService({ config, db, clock, log, metrics, onRunFailed: alerts.onRunFailed });
     for (const warning of cron.validate()) log.warn(warning); // a broken platform.json throws here
-    const worker = options.worker === false ? undefined : createWorker({ db, config, clock, log, metrics, handlers: createDefaultHandlers({ stripe: config.stripe && createStripeApi(config.stripe) }), ingest: { get queued() { return writer.queued; } }, onDead: alerts.onDead });
+    const worker = options.worker === false ? undefined : createWorker({ db, config, clock, log, metrics, handlers: createDefaultHandlers({ stripe: config.stripe && createStripeApi(config.stripe), providers: config.providers }), ingest: { get queued() { return writer.queued; } }, onDead: alerts.onDead });
     const writer = new EventWriter(db, () => worker?.wake());
     const retention = worker && createRetentionLoop({ db, days: config.retention, clock, log, metrics });
     // Loaded only when configured: the replication client and pg cost ~150 ms of every start-up otherwise.

@@ -59,16 +59,18 @@ export interface UserState {
   firstName: string | null;
   lastName: string | null;
   at: Date;
+  /** Whose user (AUTH_PROVIDER); default `clerk`. */
+  provider?: string;
 }
 
 /** Create or update a user unless newer (or deleting) state is already stored. */
 export function upsertUser(db: Queryable, user: UserState): Promise<boolean> {
-  return upsertIdentity(db, 'users', user.id, { email: user.email, first_name: user.firstName, last_name: user.lastName }, user.at);
+  return upsertIdentity(db, 'users', user.id, { email: user.email, first_name: user.firstName, last_name: user.lastName, provider: user.provider ?? 'clerk' }, user.at);
 }
 
 /** Mark a user deleted at `at` (tombstone if unknown); a repeat changes nothing. */
-export function markUserDeleted(db: Queryable, id: string, at: Date): Promise<boolean> {
-  return markIdentityDeleted(db, 'users', id, at);
+export function markUserDeleted(db: Queryable, id: string, at: Date, provider?: string): Promise<boolean> {
+  return markIdentityDeleted(db, 'users', id, at, provider ? { provider } : {});
 }
 
 /** A Clerk organization as the mirror keeps it. */

@@ -17,6 +17,8 @@ export interface CustomerState {
   email: string | null;
   userId: string | null;
   at: Date;
+  /** Whose customer (PAYMENTS_PROVIDER); default `stripe`. Set when the row is first written. */
+  provider?: string;
 }
 
 /** A Stripe subscription as the mirror keeps it. */
@@ -28,6 +30,8 @@ export interface SubscriptionState {
   currentPeriodEnd: Date | null;
   cancelAtPeriodEnd: boolean | null;
   at: Date;
+  /** Whose subscription (PAYMENTS_PROVIDER); default `stripe`. Set when the row is first written. */
+  provider?: string;
 }
 
 /** Move a known subscription from one of `fromStatuses` to `toStatus` (invoice outcomes). */
@@ -46,8 +50,8 @@ const iso = (date: Date) => date.toISOString();
  * is filled in by any write that carries it, even an old one.
  */
 const UPSERT_CUSTOMERS_SQL = `
-  INSERT INTO customers (id, email, user_id, source_updated_at)
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[])
+  INSERT INTO customers (id, email, user_id, source_updated_at, provider)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[])
   ON CONFLICT (id) DO UPDATE SET
     email = CASE WHEN customers.source_updated_at <= excluded.source_updated_at
                  THEN coalesce(excluded.email, customers.email) ELSE customers.email END,
@@ -58,8 +62,8 @@ const UPSERT_CUSTOMERS_SQL = `
 
 /** `canceled` is terminal in Stripe: a same-second write that still says `active` cannot undo it. */
 const UPSERT_SUBSCRIPTIONS_SQL = `
-  INSERT INTO subscriptions (id, customer_id, status, price_id, current_period_end, cancel_at_period_end, source_updated_at)
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::boolean[], $7::timestamptz[])
+  INSERT INTO subscriptions (id, customer_id, status, price_id, current_period_end, cancel_at_period_end, source_updated_at, provider)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::boolean[], $7::timestamptz[], $8::text[])
   ON CONFLICT (id) DO UPDATE SET
     customer_id = coalesce(excluded.customer_id, subscriptions.customer_id),
     status = CASE WHEN subscriptions.status = 'canceled' THEN 'canceled' ELSE excluded.status END,
@@ -125,7 +129,7 @@ export class PaymentsMirrorWrites implements DeferredWrites {
     this.subscriptions = [];
     let written = 0;
     for (const round of rounds(customers, (c) => c.id)) {
-      written += (await db.query(UPSERT_CUSTOMERS_SQL, [round.map((c) => c.id), round.map((c) => c.email), round.map((c) => c.userId), round.map((c) => iso(c.at))])).length;
+      written += (await db.query(UPSERT_CUSTOMERS_SQL, [round.map((c) => c.id), round.map((c) => c.email), round.map((c) => c.userId), round.map((c) => iso(c.at)), round.map((c) => c.provider ?? 'stripe')])).length;
     }
     for (const round of rounds(subscriptions, (op) => (op.kind === 'upsert' ? op.s.id : op.t.id))) {
       const upserts = round.flatMap((op) => (op.kind === 'upsert' ? [op.s] : []));
@@ -139,6 +143,7 @@ export class PaymentsMirrorWrites implements DeferredWrites {
           upserts.map((s) => (s.currentPeriodEnd ? iso(s.currentPeriodEnd) : null)),
           upserts.map((s) => s.cancelAtPeriodEnd),
           upserts.map((s) => iso(s.at)),
+          upserts.map((s) => s.provider ?? 'stripe'),
         ];
         written += (await db.query(UPSERT_SUBSCRIPTIONS_SQL, params)).length;
       }

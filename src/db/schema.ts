@@ -130,6 +130,8 @@ export const users = pgTable('users', {
   lastName: text('last_name'),
   deletedAt: tz('deleted_at'),
   sourceUpdatedAt: tz('source_updated_at').notNull(),
+  /** Whose user this is: `clerk` or `workos` (AUTH_PROVIDER). */
+  provider: text('provider').notNull().default('clerk'),
 });
 
 /** Mirror of the identity provider's organizations. */
@@ -159,6 +161,8 @@ export const customers = pgTable('customers', {
   /** Set when the Stripe API says the customer is deleted; a deletion is final in Stripe. */
   deletedAt: tz('deleted_at'),
   sourceUpdatedAt: tz('source_updated_at').notNull(),
+  /** Whose customer this is: `stripe`, `paddle` or `lemonsqueezy` (PAYMENTS_PROVIDER). */
+  provider: text('provider').notNull().default('stripe'),
 });
 
 /** Mirror of the payment provider's subscriptions. */
@@ -170,6 +174,8 @@ export const subscriptions = pgTable('subscriptions', {
   currentPeriodEnd: tz('current_period_end'),
   cancelAtPeriodEnd: boolean('cancel_at_period_end'),
   sourceUpdatedAt: tz('source_updated_at').notNull(),
+  /** Whose subscription this is: `stripe`, `paddle` or `lemonsqueezy` (PAYMENTS_PROVIDER). */
+  provider: text('provider').notNull().default('stripe'),
 });
 
 /**
