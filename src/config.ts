@@ -4,7 +4,7 @@ import { ConfigError } from './errors.js';
 import { readAlerts, readChanges, readInt, readOnOff, readOrigin, readRetention, readStripe, type AlertSettings, type ChangesSettings, type Env, type RetentionDays, type StripeSettings } from './config-values.js';
 
 export type { AlertSettings, ChangesSettings, RetentionDays, StripeSettings };
-import { readPlatformConfig, type CronEntry } from './platform-config.js';
+import { readPlatformConfig, readWebhookSchemes, type CronEntry, type WebhookSchemeEntry } from './platform-config.js';
 
 /** Who sends to the seed's two provider routes (`PAYMENTS_PROVIDER`, `AUTH_PROVIDER`), each a file in webhooks/providers/. */
 export const PAYMENTS_PROVIDER_NAMES = ['stripe', 'paddle', 'lemonsqueezy', 'polar'] as const;
@@ -73,6 +73,16 @@ export interface SecretSetting {
   values: string[];
 }
 
+/** A custom sender from platform.json `webhooks`, with its secret (undefined: the route answers 503). */
+export type CustomWebhook = WebhookSchemeEntry & { secret: SecretSetting | undefined };
+
+function readCustomWebhooks(env: Env, path: string): CustomWebhook[] {
+  return readWebhookSchemes(path).map((scheme, index) => {
+    if ((SOURCES as readonly string[]).includes(scheme.route)) throw new ConfigError(`${path} webhooks[${index}].route: "${scheme.route}" is a built-in receiver; choose another route.`);
+    return { ...scheme, secret: readSecret(env, [scheme.secretEnv]) };
+  });
+}
+
 /** Everything hookrun reads from the outside world, read once at start-up. */
 export interface Config {
   port: number;
@@ -83,6 +93,8 @@ export interface Config {
   platformConfigPath: string;
   /** The parsed `crons` array of platform.json; `[]` when the file does not exist. */
   crons: CronEntry[];
+  /** platform.json `webhooks`: custom senders, each with the secret read from its `secretEnv`. */
+  customWebhooks: CustomWebhook[];
   secrets: Record<Source, SecretSetting | undefined>;
   /** `PAYMENTS_PROVIDER` and `AUTH_PROVIDER`. */
   providers: ProviderChoice;
@@ -176,6 +188,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     dataDir: resolve(cwd, env.DATA_DIR || '.data'),
     platformConfigPath,
     crons: readPlatformConfig(platformConfigPath),
+    customWebhooks: readCustomWebhooks(env, platformConfigPath),
     secrets,
     providers,
     secretEnvNames,

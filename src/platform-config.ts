@@ -60,13 +60,12 @@ function readEntry(entry: unknown, where: string): CronEntry {
   return { path, name, url, method: method as CronEntry['method'], schedule, timezone: text('timezone', '"Europe/Berlin"'), timeoutMs: timeoutMs as number | undefined, policy };
 }
 
-/** Parse the `crons` array of platform.json; shape only, the cron module checks jobs and expressions. */
-export function readPlatformConfig(path: string): CronEntry[] {
+function readPlatformFile(path: string): Record<string, unknown> | undefined {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new ConfigError(`${path}: cannot be read (${(error as Error).message}).`);
   }
   let parsed: unknown;
@@ -78,8 +77,86 @@ export function readPlatformConfig(path: string): CronEntry[] {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new ConfigError(`${path}: must be a JSON object like { "crons": [ { "path": "/cron/keep-alive", "schedule": "0 1 * * *" } ] }.`);
   }
-  const crons = (parsed as { crons?: unknown }).crons;
+  return parsed as Record<string, unknown>;
+}
+
+/** Parse the `crons` array of platform.json; shape only, the cron module checks jobs and expressions. */
+export function readPlatformConfig(path: string): CronEntry[] {
+  const crons = readPlatformFile(path)?.crons;
   if (crons === undefined) return [];
   if (!Array.isArray(crons)) throw new ConfigError(`${path} crons: must be an array of { "path", "schedule" } entries.`);
   return crons.map((entry: unknown, index) => readEntry(entry, `${path} crons[${index}]`));
+}
+
+/**
+ * One entry of platform.json `webhooks`: a sender hookrun does not ship,
+ * verified by an HMAC of the body (or of `<timestamp>.<body>`) in a header.
+ */
+export interface WebhookSchemeEntry {
+  /** `/webhooks/<route>`, also the events' source. */
+  route: string;
+  /** The env variable holding the secret (a comma-separated list rotates). */
+  secretEnv: string;
+  algorithm: 'sha1' | 'sha256' | 'sha512';
+  /** The header carrying the signature. */
+  header: string;
+  encoding: 'hex' | 'base64';
+  /** Text before the digest in the header (`sha256=`); default none. */
+  prefix: string;
+  /** A header with the signing time in unix seconds; then `<timestamp>.<body>` is signed. */
+  timestampHeader: string | undefined;
+  toleranceSeconds: number;
+  /** Dotted JSON paths of the idempotency key and the event type in the body. */
+  keyPath: string;
+  typePath: string;
+}
+
+const ROUTE = /^[a-z][a-z0-9-]{0,31}$/;
+const ENV_NAME = /^[A-Z][A-Z0-9_]{0,63}$/;
+const HEADER = /^[A-Za-z0-9-]{1,64}$/;
+const JSON_PATH = /^[A-Za-z0-9_]{1,64}(\.[A-Za-z0-9_]{1,64}){0,7}$/;
+
+function readScheme(entry: unknown, where: string): WebhookSchemeEntry {
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new ConfigError(`${where}: must be an object like { "route": "acme", "secretEnv": "ACME_WEBHOOK_SECRET", "header": "X-Acme-Signature", "keyPath": "id", "typePath": "type" }.`);
+  const e = entry as Record<string, unknown>;
+  const text = (field: string, pattern: RegExp, example: string, fallback?: string): string => {
+    const value = e[field] ?? fallback;
+    if (typeof value !== 'string' || !pattern.test(value)) throw new ConfigError(`${where}.${field}: must be ${example}.`);
+    return value;
+  };
+  const oneOf = <T extends string>(field: string, values: readonly T[], fallback: T): T => {
+    const value = e[field] ?? fallback;
+    if (!values.includes(value as T)) throw new ConfigError(`${where}.${field}: must be one of ${values.join(', ')} (default ${fallback}).`);
+    return value as T;
+  };
+  const tolerance = e.toleranceSeconds ?? 300;
+  if (typeof tolerance !== 'number' || !Number.isInteger(tolerance) || tolerance < 1 || tolerance > 86_400) throw new ConfigError(`${where}.toleranceSeconds: must be a whole number of seconds from 1 to 86400 (default 300).`);
+  const prefix = e.prefix ?? '';
+  if (typeof prefix !== 'string' || prefix.length > 32) throw new ConfigError(`${where}.prefix: must be a string of at most 32 characters, like "sha256=".`);
+  return {
+    route: text('route', ROUTE, 'lower-case letters, digits and -, like "acme"'),
+    secretEnv: text('secretEnv', ENV_NAME, 'an env variable name like "ACME_WEBHOOK_SECRET"'),
+    algorithm: oneOf('algorithm', ['sha1', 'sha256', 'sha512'] as const, 'sha256'),
+    header: text('header', HEADER, 'a header name like "X-Acme-Signature"'),
+    encoding: oneOf('encoding', ['hex', 'base64'] as const, 'hex'),
+    prefix,
+    timestampHeader: e.timestampHeader === undefined ? undefined : text('timestampHeader', HEADER, 'a header name like "X-Acme-Timestamp"'),
+    toleranceSeconds: tolerance,
+    keyPath: text('keyPath', JSON_PATH, 'a dotted JSON path like "id" or "event.id"'),
+    typePath: text('typePath', JSON_PATH, 'a dotted JSON path like "type"'),
+  };
+}
+
+/** Parse the `webhooks` array of platform.json: custom senders, validated at start-up like the crons. */
+export function readWebhookSchemes(path: string): WebhookSchemeEntry[] {
+  const webhooks = readPlatformFile(path)?.webhooks;
+  if (webhooks === undefined) return [];
+  if (!Array.isArray(webhooks)) throw new ConfigError(`${path} webhooks: must be an array of { "route", "secretEnv", "header", … } entries.`);
+  const schemes = webhooks.map((entry: unknown, index) => readScheme(entry, `${path} webhooks[${index}]`));
+  const seen = new Set<string>();
+  for (const [index, scheme] of schemes.entries()) {
+    if (seen.has(scheme.route)) throw new ConfigError(`${path} webhooks[${index}].route: "${scheme.route}" is already used by another entry.`);
+    seen.add(scheme.route);
+  }
+  return schemes;
 }

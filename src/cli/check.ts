@@ -37,6 +37,7 @@ export async function checkConfig(config: Config) {
       return [source, setting ? { provider: providerFor(config, source).title, envName: setting.envName, secrets: setting.values.length } : null];
     }),
   );
+  for (const w of config.customWebhooks) if (!w.secret) warnings.push(`${w.secretEnv} is not set: /webhooks/${w.route} (platform.json) answers 503 not_configured.`);
   if (!config.cronSecret) warnings.push('CRON_SECRET is not set: /cron/* answers only callers on this machine.');
   if (!config.adminToken) warnings.push('ADMIN_TOKEN is not set: the admin API and the dashboard answer 503.');
   const now = Date.now();
@@ -47,6 +48,8 @@ export async function checkConfig(config: Config) {
     sources,
     cronSecret: config.cronSecret !== undefined,
     adminToken: config.adminToken !== undefined,
+    /** platform.json `webhooks`: each custom route and whether its secret is set. */
+    customWebhooks: config.customWebhooks.map((w) => ({ route: w.route, secretEnv: w.secretEnv, configured: w.secret !== undefined })),
     /** Where STRIPE_SECRET_KEY sends API calls (payments synced from the API, reconcile), or null when unset. */
     stripeApi: config.stripe ? (config.stripe.apiBase?.origin ?? 'https://api.stripe.com') : null,
     /** Where alerts go: the host only (the URL's path is Slack's credential), or null when ALERT_WEBHOOK_URL is unset. */
@@ -76,6 +79,7 @@ export function registerCheckCommand(program: Command): void {
         `  database     ${report.database.kind === 'pglite' ? `embedded PGlite in ${report.database.location}` : `PostgreSQL ${report.database.location}`}`,
         `  port         ${report.port}`,
         ...SOURCES.map((s) => `  ${`/webhooks/${s}`.padEnd(20)} ${report.sources[s] ? `${report.sources[s].provider}: ${report.sources[s].envName} (${report.sources[s].secrets} secret${report.sources[s].secrets > 1 ? 's' : ''})` : 'not configured'}`),
+        ...report.customWebhooks.map((w) => `  ${`/webhooks/${w.route}`.padEnd(20)} platform.json: ${w.configured ? w.secretEnv : `not configured (${w.secretEnv})`}`),
         `  CRON_SECRET  ${report.cronSecret ? 'set' : 'not set'}`,
         `  ADMIN_TOKEN  ${report.adminToken ? 'set' : 'not set'}`,
         `  Stripe API   ${report.stripeApi ? `STRIPE_SECRET_KEY set: payments synced from ${report.stripeApi}` : 'not set: payments ordered by event time (STRIPE_SECRET_KEY)'}`,

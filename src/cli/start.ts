@@ -19,6 +19,9 @@ async function runService(config: Config, parts: { http: boolean; scheduler: boo
     if (config.adminToken) log.info(`dashboard: ${local}/admin (log in with ADMIN_TOKEN)`);
   }
   if (parts.http) {
+    for (const custom of config.customWebhooks) {
+      if (!custom.secret) log.warn(`${custom.secretEnv} is not set: /webhooks/${custom.route} (platform.json webhooks) answers 503 not_configured until it is set and hookrun restarted.`);
+    }
     for (const source of SEED_SOURCES) {
       if (!config.secrets[source]) log.warn(`${config.secretEnvNames[source][0]} is not set: /webhooks/${source} answers 503 not_configured until it is set and hookrun restarted.`);
     }

@@ -10,7 +10,7 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { BodyBudget } from '../webhooks/body-budget.js';
 import { createReceiver } from '../webhooks/receive.js';
-import type { SourceVerifier } from '../webhooks/verifiers.js';
+import { createCustomVerifiers, type SourceVerifier } from '../webhooks/verifiers.js';
 import { createErrorHandler, errorResponse } from './errors.js';
 
 /** Everything the HTTP layer serves from; built once by `service.ts` (or a test). */
@@ -77,10 +77,11 @@ export function createApp(deps: AppDeps): Hono {
     bodyBudget: new BodyBudget(deps.config.maxInflightBodyBytes),
     dbTimeoutMs: deps.config.dbTimeoutMs,
   };
-  for (const source of SOURCES) {
-    app.post(`/webhooks/${source}`, createReceiver(source, deps.verifiers[source], receiveDeps));
-    app.all(`/webhooks/${source}`, () => {
-      throw new AppError('method_not_allowed', `Use POST for /webhooks/${source}.`);
+  const receivers = [...SOURCES.map((source) => ({ route: source as string, verifier: deps.verifiers[source] })), ...createCustomVerifiers(deps.config)];
+  for (const { route, verifier } of receivers) {
+    app.post(`/webhooks/${route}`, createReceiver(route, verifier, receiveDeps));
+    app.all(`/webhooks/${route}`, () => {
+      throw new AppError('method_not_allowed', `Use POST for /webhooks/${route}.`);
     });
   }
 

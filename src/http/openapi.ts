@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { SOURCES } from '../config.js';
+import type { ProviderDefinition } from '../webhooks/provider.js';
 import { AUTH_PROVIDERS, PAYMENTS_PROVIDERS, PROVIDERS } from '../webhooks/providers/index.js';
 import { renderDocsPage } from './docs-page.js';
 import { adminPaths } from './openapi-admin.js';
@@ -54,13 +55,13 @@ const CHOICES: Partial<Record<string, string>> = {
   auth: `With AUTH_PROVIDER=${Object.keys(AUTH_PROVIDERS).slice(1).join('|')} the route verifies that provider instead: ${Object.values(AUTH_PROVIDERS).slice(1).map((p) => p.openapi.description).join(' ')}`,
 };
 
-/** One entry per receiver, from each provider's definition (providers/index.ts). */
-function receiverPaths(): Record<string, Json> {
+/** One entry per receiver, from each provider's definition (providers/index.ts), then platform.json's custom ones. */
+function receiverPaths(custom: readonly ProviderDefinition[]): Record<string, Json> {
+  const entries = [...SOURCES.map((source) => ({ route: source as string, provider: PROVIDERS[source] })), ...custom.map((provider) => ({ route: provider.route, provider }))];
   return Object.fromEntries(
-    SOURCES.map((source) => {
-      const { openapi, body } = PROVIDERS[source];
-      const choice = CHOICES[source] ? ` ${CHOICES[source]}` : '';
-      return [`/webhooks/${source}`, receiver(openapi.summary, `${openapi.description}${choice}`, openapi.headers.map((h) => header(h.name, h.description, h.required)), body)];
+    entries.map(({ route, provider: { openapi, body } }) => {
+      const choice = CHOICES[route] ? ` ${CHOICES[route]}` : '';
+      return [`/webhooks/${route}`, receiver(openapi.summary, `${openapi.description}${choice}`, openapi.headers.map((h) => header(h.name, h.description, h.required)), body)];
     }),
   );
 }
@@ -91,7 +92,7 @@ function page(method: 'get' | 'post', summary: string, parameters: Json[] = []):
  * headers, answers and error codes (DESIGN.md error contract). Hand-written
  * beside the routes; a test checks it lists every route the app registers.
  */
-export function buildOpenApiDocument(version: string = '0.1.0'): Json {
+export function buildOpenApiDocument(version: string = '0.1.0', custom: readonly ProviderDefinition[] = []): Json {
   const id = path('id', 'event id', { type: 'integer' });
   return {
     openapi: '3.1.0',
@@ -102,7 +103,7 @@ export function buildOpenApiDocument(version: string = '0.1.0'): Json {
       '/metrics': { get: { tags: ['ops'], summary: 'Prometheus metrics (text format 0.0.4)', responses: { 200: { description: 'Metrics', content: { 'text/plain': {} } } } } },
       '/openapi.json': { get: { tags: ['ops'], summary: 'This document', responses: { 200: json('OpenAPI 3.1') } } },
       '/docs': { get: { tags: ['ops'], summary: 'This document as a page (no script, no external asset)', responses: { 200: { description: 'HTML', content: { 'text/html': {} } } } } },
-      ...receiverPaths(),
+      ...receiverPaths(custom),
       '/cron/{job}': { get: cronRoute('get', 'what Vercel Cron sends'), post: cronRoute('post', 'the documented method') },
       ...adminPaths(),
       '/admin': page('get', 'Dashboard: counts, events, cron jobs (login required)', [
@@ -141,8 +142,8 @@ export function buildOpenApiDocument(version: string = '0.1.0'): Json {
 }
 
 /** `GET /openapi.json` and `GET /docs` (the same document as a page): built once. */
-export function createOpenApiRoute(version?: string): Hono {
-  const document = buildOpenApiDocument(version);
+export function createOpenApiRoute(version?: string, custom: readonly ProviderDefinition[] = []): Hono {
+  const document = buildOpenApiDocument(version, custom);
   const page = renderDocsPage(document);
   return new Hono()
     .get('/openapi.json', (c) => c.json(document))

@@ -16,6 +16,7 @@ import { createDashboard } from './dashboard.js';
 import type { EventStream } from './event-stream.js';
 import { createMetricsRoute } from './metrics.js';
 import { createOpenApiRoute } from './openapi.js';
+import { customProvider } from '../webhooks/providers/custom.js';
 
 /** What the operator's routes need; all of it exists once service.ts has built the app's parts. */
 export interface OperatorRoutesDeps {
@@ -46,7 +47,7 @@ export function createOperatorMounts(deps: OperatorRoutesDeps): Array<{ prefix: 
       prefix: '/',
       app: createMetricsRoute({ metrics: deps.metrics, log: deps.log, countEventsByStatus: () => countEventsByStatus(deps.db), tableBytes: () => retainedTableBytes(deps.db), sampleTimeoutMs: deps.config.dbTimeoutMs, now: () => deps.clock.now() }),
     },
-    { prefix: '/', app: createOpenApiRoute() },
+    { prefix: '/', app: createOpenApiRoute(undefined, deps.config.customWebhooks.map(customProvider)) },
     { prefix: '/api', app: createAdminApi(adminDeps) },
     { prefix: '/admin', app: createDashboard(adminDeps) },
   ];

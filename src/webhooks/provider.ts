@@ -39,7 +39,8 @@ export interface VerifierContext {
 export interface ProviderDefinition {
   /** The sender's name in messages and docs (`Stripe`, `GitHub`). */
   title: string;
-  route: Source;
+  /** Its route: a built-in source, or a platform.json `webhooks` route. */
+  route: string;
   /** `json` (most) or `form` (`application/x-www-form-urlencoded`, Twilio). */
   body: 'json' | 'form';
   /** Lower-case names; a delivery with none of them is refused unread. */

@@ -2,6 +2,7 @@ import { SOURCES, type Config, type Source } from '../config.js';
 import { AppError } from '../errors.js';
 import type { Verifier } from './delivery.js';
 import type { ProviderDefinition } from './provider.js';
+import { customProvider } from './providers/custom.js';
 import { PROVIDERS, providerFor } from './providers/index.js';
 
 /** A source's verifier, or the fix to print when its secret is not configured; with the provider configured for it. */
@@ -28,7 +29,18 @@ export function createVerifiers(config: Config): Record<Source, SourceVerifier> 
  * 1 MiB per connection with no signature at all (security review: 2,000
  * stalled uploads took RSS to 2.3 GB). Same answer as the verifier would give.
  */
-export function missingCredentials(source: Source, headers: Headers, provider: ProviderDefinition = PROVIDERS[source]): AppError | undefined {
+export function missingCredentials(source: string, headers: Headers, provider: ProviderDefinition = PROVIDERS[source as Source]): AppError | undefined {
   if (provider.credentialHeaders.some((name) => headers.has(name))) return undefined;
   return new AppError(provider.missingCredentials.code, provider.missingCredentials.message);
+}
+
+/** The receivers of platform.json `webhooks`, each with its verifier (or the fix when its secret is not set). */
+export function createCustomVerifiers(config: Pick<Config, 'customWebhooks' | 'publicUrl'>): Array<{ route: string; verifier: SourceVerifier }> {
+  return config.customWebhooks.map((scheme) => {
+    const provider = customProvider(scheme);
+    const verifier: SourceVerifier = scheme.secret
+      ? { ok: true, provider, verify: provider.createVerifier(scheme.secret, { publicUrl: config.publicUrl }) }
+      : { ok: false, provider, message: `Missing ${scheme.secretEnv}: set the secret platform.json names for /webhooks/${scheme.route}, then restart hookrun.` };
+    return { route: scheme.route, verifier };
+  });
 }

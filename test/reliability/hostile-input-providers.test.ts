@@ -1,4 +1,7 @@
 import { createHmac } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import type { Hono } from 'hono';
 import { Webhook } from 'standardwebhooks';
@@ -49,6 +52,10 @@ const hex = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => Buffer.fr
 const hmac = (algorithm: string, secret: string, data: string, encoding: 'hex' | 'base64') => createHmac(algorithm, secret).update(data).digest(encoding);
 const twilioParams = (body: string) => Object.fromEntries(new URLSearchParams(body));
 
+// A sender described in platform.json `webhooks`: HMAC-SHA256 hex of `<timestamp>.<body>`, prefixed.
+const customPlatform = join(mkdtempSync(join(tmpdir(), 'hookrun-hostile-')), 'platform.json');
+writeFileSync(customPlatform, JSON.stringify({ webhooks: [{ route: 'acme', secretEnv: 'ACME_WEBHOOK_SECRET', header: 'X-Acme-Signature', prefix: 'v1=', timestampHeader: 'X-Acme-Timestamp', keyPath: 'id', typePath: 'type' }] }));
+const acmeSecret = 'acme-hostile-secret';
 const paddleSecret = 'pdl_ntfset_hostile_secret';
 const workosSecret = 'workos-hostile-secret';
 const lemonSecret = 'lemon-hostile-secret';
@@ -61,7 +68,7 @@ const standardSign = (key: string) => (body: string, id: string, secret?: string
 });
 const standardHeaders = fc.record({ 'webhook-id': headerValue, 'webhook-timestamp': fc.oneof(headerValue, fc.integer({ min: NOW_S - 5000, max: NOW_S + 5000 }).map(String)), 'webhook-signature': fc.oneof(headerValue, base64(32).map((b) => `v1,${b}`)) }, { requiredKeys: [] });
 
-const SCHEMES: Record<'github' | 'shopify' | 'resend' | 'twilio' | 'paddle' | 'lemonsqueezy' | 'polar' | 'workos' | 'supabase', Scheme> = {
+const SCHEMES: Record<'github' | 'shopify' | 'resend' | 'twilio' | 'paddle' | 'lemonsqueezy' | 'polar' | 'workos' | 'supabase' | 'acme', Scheme> = {
   github: {
     contentType: 'application/json',
     signatureHeader: 'x-hub-signature-256',
@@ -146,6 +153,15 @@ const SCHEMES: Record<'github' | 'shopify' | 'resend' | 'twilio' | 'paddle' | 'l
     randomHeaders: standardHeaders,
     timestamped: true,
   },
+  acme: {
+    env: { PLATFORM_CONFIG: customPlatform, ACME_WEBHOOK_SECRET: acmeSecret },
+    contentType: 'application/json',
+    signatureHeader: 'x-acme-signature',
+    validBody: (id) => JSON.stringify({ id: `a_${id}`, type: 'thing.happened' }),
+    sign: (body, _id, secret = acmeSecret, at = NOW_S) => ({ 'x-acme-timestamp': String(at), 'x-acme-signature': `v1=${hmac('sha256', secret, `${at}.${body}`, 'hex')}` }),
+    randomHeaders: fc.record({ 'x-acme-signature': fc.oneof(headerValue, hex.map((h) => `v1=${h}`)), 'x-acme-timestamp': fc.oneof(headerValue, fc.integer({ min: NOW_S - 5000, max: NOW_S + 5000 }).map(String)) }, { requiredKeys: [] }),
+    timestamped: true,
+  },
 };
 const NAMES = Object.keys(SCHEMES) as Array<keyof typeof SCHEMES>;
 
@@ -158,7 +174,7 @@ const hostileBody = fc.oneof(
   fc.constantFrom(MAX_BODY + 1, MAX_BODY * 2).map((n) => new Uint8Array(n).fill(0x61)),
 );
 
-describe('hostile input for the senders beyond Stripe, Clerk and Supabase webhooks (fast-check, in-process)', () => {
+describe('hostile input for the senders beyond Stripe, Clerk and Supabase webhooks, and a platform.json scheme (fast-check, in-process)', () => {
   let database: TestDatabase;
   const apps = new Map<string, Hono>();
   const capture = createCaptureLogger('hostile-input (providers) log');

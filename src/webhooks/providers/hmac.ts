@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { secureEqual } from '../../secure-compare.js';
 
 /** HMAC of `data` with `secret` (GitHub, Shopify, Twilio all sign this way, each with its own hash and encoding). */
-export function hmac(algorithm: 'sha1' | 'sha256', secret: string, data: string | Uint8Array, encoding: 'hex' | 'base64'): string {
+export function hmac(algorithm: 'sha1' | 'sha256' | 'sha512', secret: string, data: string | Uint8Array, encoding: 'hex' | 'base64'): string {
   return createHmac(algorithm, secret).update(data).digest(encoding);
 }
 

@@ -1,0 +1,75 @@
+import type { CustomWebhook } from '../../config.js';
+import { AppError } from '../../errors.js';
+import { parseJsonObject, type Verifier } from '../delivery.js';
+import type { ProviderDefinition } from '../provider.js';
+import { hmac, matchesAnySecret } from './hmac.js';
+
+/** The value at a dotted path (`event.id`) of the verified JSON, as text: a string or a number. */
+function readPath(value: Record<string, unknown>, path: string): string | undefined {
+  let at: unknown = value;
+  for (const part of path.split('.')) at = at !== null && typeof at === 'object' && !Array.isArray(at) ? (at as Record<string, unknown>)[part] : undefined;
+  if (typeof at === 'number' && Number.isFinite(at)) return String(at);
+  return typeof at === 'string' && at.length > 0 && at.length <= 255 ? at : undefined;
+}
+
+const signedBytes = (scheme: CustomWebhook, timestamp: string | undefined, body: Uint8Array | string): Uint8Array | string =>
+  timestamp === undefined ? body : Buffer.concat([Buffer.from(`${timestamp}.`), Buffer.from(body)]);
+
+/**
+ * A sender described in platform.json `webhooks`: `<header>: <prefix><HMAC>`
+ * of the body, or of `<timestamp>.<body>` when it names a timestamp header
+ * (then checked against `toleranceSeconds` both ways); key and type read
+ * from the verified JSON at `keyPath` and `typePath`.
+ */
+export function createCustomVerifier(scheme: CustomWebhook, secrets: readonly string[]): Verifier {
+  return ({ body, headers, nowMs }) => {
+    const offered = headers.get(scheme.header);
+    if (!offered) throw new AppError('missing_signature', `Missing ${scheme.header} header: send the request exactly as the sender signs it.`);
+    if (!offered.startsWith(scheme.prefix)) throw new AppError('invalid_signature', `${scheme.header} must start with "${scheme.prefix}".`);
+    let timestamp: string | undefined;
+    if (scheme.timestampHeader) {
+      timestamp = headers.get(scheme.timestampHeader) ?? undefined;
+      if (!timestamp || !/^\d{1,12}$/.test(timestamp)) throw new AppError('invalid_signature', `${scheme.timestampHeader} must be the signing time in unix seconds.`);
+    }
+    const signed = signedBytes(scheme, timestamp, body);
+    if (!matchesAnySecret(offered.slice(scheme.prefix.length), secrets, (secret) => hmac(scheme.algorithm, secret, signed, scheme.encoding))) {
+      throw new AppError('invalid_signature', `${scheme.header} does not match ${scheme.secretEnv}. Check it and that the body is forwarded unchanged.`);
+    }
+    if (timestamp !== undefined && Math.abs(Math.floor(nowMs / 1000) - Number(timestamp)) > scheme.toleranceSeconds) {
+      throw new AppError('timestamp_out_of_tolerance', `${scheme.timestampHeader} is more than ${scheme.toleranceSeconds} s from now; check the clock.`);
+    }
+    const { text, value } = parseJsonObject(body);
+    const key = readPath(value, scheme.keyPath);
+    const type = readPath(value, scheme.typePath);
+    if (!key || !type) throw new AppError('invalid_payload', `A ${scheme.route} event needs a string "${scheme.keyPath}" and "${scheme.typePath}" (1-255 characters).`);
+    return { key, type, payloadJson: text };
+  };
+}
+
+/** A platform.json sender as a provider definition: verified, documented and signable like the shipped ones. */
+export function customProvider(scheme: CustomWebhook): ProviderDefinition {
+  return {
+    title: scheme.route,
+    route: scheme.route,
+    body: 'json',
+    credentialHeaders: [scheme.header.toLowerCase()],
+    missingCredentials: { code: 'missing_signature', message: `Missing ${scheme.header} header: send the request exactly as the sender signs it.` },
+    createVerifier: (setting) => createCustomVerifier(scheme, setting.values),
+    sampleTypes: [],
+    buildSample: () => ({}),
+    envelope: (type) => Object.fromEntries([[scheme.typePath.split('.')[0]!, type]]),
+    sign: ({ body, secret, nowMs }) => {
+      const timestamp = scheme.timestampHeader ? String(Math.floor(nowMs / 1000)) : undefined;
+      const signature = `${scheme.prefix}${hmac(scheme.algorithm, secret, signedBytes(scheme, timestamp, body), scheme.encoding)}`;
+      return { [scheme.header.toLowerCase()]: signature, ...(scheme.timestampHeader && timestamp ? { [scheme.timestampHeader.toLowerCase()]: timestamp } : {}) };
+    },
+    openapi: {
+      summary: `${scheme.route} (platform.json webhooks)`,
+      description: `HMAC-${scheme.algorithm.toUpperCase()} (${scheme.encoding}) of ${scheme.timestampHeader ? `\`<${scheme.timestampHeader}>.<body>\`, within ${scheme.toleranceSeconds} s` : 'the body'}; secret ${scheme.secretEnv}. Idempotency key: \`${scheme.keyPath}\`; type: \`${scheme.typePath}\`.`,
+      headers: [
+        { name: scheme.header, description: `\`${scheme.prefix}<digest>\``, required: true },
+        ...(scheme.timestampHeader ? [{ name: scheme.timestampHeader, description: 'unix seconds', required: true }] : []),
+      ],
+    },
+  };
+}
