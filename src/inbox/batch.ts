@@ -54,7 +54,11 @@ const eventFields = (e: ClaimedEvent) => ({ eventId: e.id, source: e.source, key
  */
 export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
   const { db, handlers, clock, log, metrics, policy, random, leaseMs, handlerTimeoutMs } = deps;
-  const inTransactionBudgetMs = Math.min(handlerTimeoutMs, db.tuning.inTransactionBudgetMs ?? handlerTimeoutMs);
+  // A database with a budget (PGlite) has one session: no renewal runs while the batch's transaction holds it,
+  // so the budget is also at most a third of the lease (with LEASE_SECONDS=1 a 1 s budget let the claim expire
+  // and a second worker take the event while its handler still ran). PostgreSQL renews on another connection.
+  const budget = db.tuning.inTransactionBudgetMs;
+  const inTransactionBudgetMs = Math.min(handlerTimeoutMs, budget === undefined ? handlerTimeoutMs : Math.min(budget, Math.max(50, Math.floor(leaseMs / 3))));
   /** (source, type) pairs that proved too slow for a shared transaction. */
   const slowTypes = new Set<string>();
 
