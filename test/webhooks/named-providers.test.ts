@@ -132,6 +132,10 @@ describe.each(databaseKinds())('named receivers on $name', (kind) => {
       // Without an idempotency token, the same body again is the same event (a retry).
       expect((await post('twilio', body, headers(url), url)).status).toBe(200);
       expect(await (await post('twilio', body, headers(url), url)).json()).toMatchObject({ duplicate: true });
+      // An IPv6 host with a port: the URL as twilio-node signs it.
+      const v6 = 'http://[::1]:3002/webhooks/twilio';
+      const other = new URLSearchParams({ ...form, MessageStatus: 'read' }).toString();
+      expect((await post('twilio', other, headers(v6, { ...form, MessageStatus: 'read' }), v6)).status).toBe(200);
     });
 
     it('checks the signature against PUBLIC_URL behind a proxy, and refuses tampering, another token, JSON and no signature', async () => {

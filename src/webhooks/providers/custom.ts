@@ -12,7 +12,7 @@ function readPath(value: Record<string, unknown>, path: string): string | undefi
   return typeof at === 'string' && at.length > 0 && at.length <= 255 ? at : undefined;
 }
 
-const signedBytes = (scheme: CustomWebhook, timestamp: string | undefined, body: Uint8Array | string): Uint8Array | string =>
+const signedBytes = (timestamp: string | undefined, body: Uint8Array | string): Uint8Array | string =>
   timestamp === undefined ? body : Buffer.concat([Buffer.from(`${timestamp}.`), Buffer.from(body)]);
 
 /**
@@ -31,7 +31,7 @@ export function createCustomVerifier(scheme: CustomWebhook, secrets: readonly st
       timestamp = headers.get(scheme.timestampHeader) ?? undefined;
       if (!timestamp || !/^\d{1,12}$/.test(timestamp)) throw new AppError('invalid_signature', `${scheme.timestampHeader} must be the signing time in unix seconds.`);
     }
-    const signed = signedBytes(scheme, timestamp, body);
+    const signed = signedBytes(timestamp, body);
     if (!matchesAnySecret(offered.slice(scheme.prefix.length), secrets, (secret) => hmac(scheme.algorithm, secret, signed, scheme.encoding))) {
       throw new AppError('invalid_signature', `${scheme.header} does not match ${scheme.secretEnv}. Check it and that the body is forwarded unchanged.`);
     }
@@ -60,7 +60,7 @@ export function customProvider(scheme: CustomWebhook): ProviderDefinition {
     envelope: (type) => Object.fromEntries([[scheme.typePath.split('.')[0]!, type]]),
     sign: ({ body, secret, nowMs }) => {
       const timestamp = scheme.timestampHeader ? String(Math.floor(nowMs / 1000)) : undefined;
-      const signature = `${scheme.prefix}${hmac(scheme.algorithm, secret, signedBytes(scheme, timestamp, body), scheme.encoding)}`;
+      const signature = `${scheme.prefix}${hmac(scheme.algorithm, secret, signedBytes(timestamp, body), scheme.encoding)}`;
       return { [scheme.header.toLowerCase()]: signature, ...(scheme.timestampHeader && timestamp ? { [scheme.timestampHeader.toLowerCase()]: timestamp } : {}) };
     },
     openapi: {

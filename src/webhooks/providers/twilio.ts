@@ -41,7 +41,7 @@ function urlVariants(url: string): string[] {
   const parsed = new URL(url);
   const defaultPort = parsed.protocol === 'https:' ? '443' : '80';
   const rest = url.slice(url.indexOf('/', url.indexOf('//') + 2));
-  const host = parsed.hostname.includes(':') ? `[${parsed.hostname}]` : parsed.hostname;
+  const host = parsed.hostname; // an IPv6 address keeps its brackets here
   const port = parsed.port || defaultPort;
   return [`${parsed.protocol}//${host}${rest}`, `${parsed.protocol}//${host}:${port}${rest}`];
 }
