@@ -57,9 +57,6 @@ function secretEnvNamesFor(choice: ProviderChoice): Record<Source, readonly stri
   return { ...RECEIVER_SECRETS, payments: [...RECEIVER_SECRETS.payments, ...PROVIDER_SECRETS[choice.payments]], auth: [...RECEIVER_SECRETS.auth, ...PROVIDER_SECRETS[choice.auth]] };
 }
 
-/** Env names per source with the default providers (Stripe, Clerk); `config.secretEnvNames` has the chosen ones. */
-export const SECRET_ENV_NAMES: Record<Source, readonly string[]> = secretEnvNamesFor({ payments: 'stripe', auth: 'clerk' });
-
 function readChoice<T extends string>(env: Env, name: string, names: readonly T[]): T {
   const raw = env[name]?.trim().toLowerCase() || names[0]!;
   if (!(names as readonly string[]).includes(raw)) throw new ConfigError(`${name}="${env[name]}" is not valid: use one of ${names.join(', ')} (default ${names[0]}).`);

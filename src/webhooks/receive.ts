@@ -1,13 +1,11 @@
 import type { Context } from 'hono';
 import type { Clock } from '../clock.js';
-import type { Source } from '../config.js';
 import { NotStoredError, RejectedPayloadError, type EventWriter, type StoredEvent } from '../db/event-writer.js';
 import { withDeadline } from '../deadline.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { BodyBudget } from './body-budget.js';
-import { PROVIDERS } from './providers/index.js';
 import { missingCredentials, type SourceVerifier } from './verifiers.js';
 
 /** What a receiver needs; assembled once by the HTTP app. */
@@ -111,8 +109,7 @@ export function createReceiver(source: string, verifier: SourceVerifier, deps: R
   // Bound once: prom-client hashes a label object on every inc() otherwise.
   const accepted = rejected.labels({ source, outcome: 'accepted', reason: '' });
   const duplicate = rejected.labels({ source, outcome: 'duplicate', reason: '' });
-  const provider = verifier.provider ?? PROVIDERS[source as Source];
-  const expected = CONTENT_TYPES[provider.body];
+  const expected = CONTENT_TYPES[verifier.provider.body];
   return async (c: Context): Promise<Response> => {
     const held = { bytes: 0 };
     try {
@@ -121,7 +118,7 @@ export function createReceiver(source: string, verifier: SourceVerifier, deps: R
       if (!expected.pattern.test(contentType)) {
         throw new AppError('unsupported_media_type', `Content-Type must be ${expected.name} (got "${contentType.slice(0, 100)}").`);
       }
-      const missing = missingCredentials(source, c.req.raw.headers, provider);
+      const missing = missingCredentials(verifier.provider, c.req.raw.headers);
       if (missing) throw missing;
       let body: Uint8Array;
       try {

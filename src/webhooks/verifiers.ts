@@ -3,10 +3,10 @@ import { AppError } from '../errors.js';
 import type { Verifier } from './delivery.js';
 import type { ProviderDefinition } from './provider.js';
 import { customProvider } from './providers/custom.js';
-import { PROVIDERS, providerFor } from './providers/index.js';
+import { providerFor } from './providers/index.js';
 
 /** A source's verifier, or the fix to print when its secret is not configured; with the provider configured for it. */
-export type SourceVerifier = ({ ok: true; verify: Verifier } | { ok: false; message: string }) & { provider?: ProviderDefinition };
+export type SourceVerifier = ({ ok: true; verify: Verifier } | { ok: false; message: string }) & { provider: ProviderDefinition };
 
 /** Build each receiver's verifier from config once; a malformed secret throws `ConfigError` at start-up. */
 export function createVerifiers(config: Config): Record<Source, SourceVerifier> {
@@ -29,7 +29,7 @@ export function createVerifiers(config: Config): Record<Source, SourceVerifier> 
  * 1 MiB per connection with no signature at all (security review: 2,000
  * stalled uploads took RSS to 2.3 GB). Same answer as the verifier would give.
  */
-export function missingCredentials(source: string, headers: Headers, provider: ProviderDefinition = PROVIDERS[source as Source]): AppError | undefined {
+export function missingCredentials(provider: ProviderDefinition, headers: Headers): AppError | undefined {
   if (provider.credentialHeaders.some((name) => headers.has(name))) return undefined;
   return new AppError(provider.missingCredentials.code, provider.missingCredentials.message);
 }
