@@ -49,9 +49,10 @@ export function isLoopbackUrl(url: string): boolean {
 export async function deliverLocally(event: RemoteEvent, config: Config, to: string): Promise<LocalAnswer> {
   if (!(SOURCES as readonly string[]).includes(event.source)) throw new Error(`event ${event.id} has source "${event.source}", which this hookrun does not receive.`);
   const source = event.source as Source;
-  const { encodeSample, signSample } = await import('../webhooks/samples.js');
+  const [{ encodeSample, signSample }, { providerFor }] = await Promise.all([import('../webhooks/samples.js'), import('../webhooks/providers/index.js')]);
   const url = `${to.replace(/\/+$/, '')}/webhooks/${source}`;
-  const body = encodeSample(source, event.payload as Record<string, unknown>);
+  // Encoded as the provider configured here posts it, the one signSample signs for.
+  const body = encodeSample(source, event.payload as Record<string, unknown>, providerFor(config, source));
   const headers = signSample(source, body, config, { messageId: event.key, type: event.type, url });
   // An unsigned database delivery is keyed by Idempotency-Key (else every copy would be a new event).
   if (headers.authorization) headers['idempotency-key'] = event.key;

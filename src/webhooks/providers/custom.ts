@@ -12,6 +12,9 @@ function readPath(value: Record<string, unknown>, path: string): string | undefi
   return typeof at === 'string' && at.length > 0 && at.length <= 255 ? at : undefined;
 }
 
+/** The answer to a delivery without the scheme's signature header: from the verifier, and before the body is read. */
+const missingSignature = (scheme: CustomWebhook) => `Missing ${scheme.header} header: send the request exactly as the sender signs it.`;
+
 const signedBytes = (timestamp: string | undefined, body: Uint8Array | string): Uint8Array | string =>
   timestamp === undefined ? body : Buffer.concat([Buffer.from(`${timestamp}.`), Buffer.from(body)]);
 
@@ -24,7 +27,7 @@ const signedBytes = (timestamp: string | undefined, body: Uint8Array | string): 
 export function createCustomVerifier(scheme: CustomWebhook, secrets: readonly string[]): Verifier {
   return ({ body, headers, nowMs }) => {
     const offered = headers.get(scheme.header);
-    if (!offered) throw new AppError('missing_signature', `Missing ${scheme.header} header: send the request exactly as the sender signs it.`);
+    if (!offered) throw new AppError('missing_signature', missingSignature(scheme));
     if (!offered.startsWith(scheme.prefix)) throw new AppError('invalid_signature', `${scheme.header} must start with "${scheme.prefix}".`);
     let timestamp: string | undefined;
     if (scheme.timestampHeader) {
@@ -53,7 +56,7 @@ export function customProvider(scheme: CustomWebhook): ProviderDefinition {
     route: scheme.route,
     body: 'json',
     credentialHeaders: [scheme.header.toLowerCase()],
-    missingCredentials: { code: 'missing_signature', message: `Missing ${scheme.header} header: send the request exactly as the sender signs it.` },
+    missingCredentials: { code: 'missing_signature', message: missingSignature(scheme) },
     createVerifier: (setting) => createCustomVerifier(scheme, setting.values),
     sampleTypes: [],
     buildSample: () => ({}),

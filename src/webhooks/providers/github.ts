@@ -5,6 +5,9 @@ import type { ProviderDefinition } from '../provider.js';
 import { samplePerson } from '../sample-events/ids.js';
 import { hmac, matchesAnySecret } from './hmac.js';
 
+/** The answer to a delivery without the signature header: from the verifier, and before the body is read. */
+const MISSING_SIGNATURE = 'Missing X-Hub-Signature-256 header: set a secret on the GitHub webhook, the same as GITHUB_WEBHOOK_SECRET.';
+
 const SIGNATURE = /^sha256=[0-9a-f]{64}$/;
 /** GitHub's event names: lower case and underscores (`pull_request`). */
 const EVENT_NAME = /^[a-z_]{1,64}$/;
@@ -21,7 +24,7 @@ const EVENT_NAME = /^[a-z_]{1,64}$/;
 export function createGithubVerifier(secrets: readonly string[]): Verifier {
   return ({ body, headers }) => {
     const signature = headers.get('x-hub-signature-256');
-    if (!signature) throw new AppError('missing_signature', 'Missing X-Hub-Signature-256 header: set a secret on the GitHub webhook, the same as GITHUB_WEBHOOK_SECRET.');
+    if (!signature) throw new AppError('missing_signature', MISSING_SIGNATURE);
     if (!SIGNATURE.test(signature)) throw new AppError('invalid_signature', 'X-Hub-Signature-256 must look like "sha256=<64 hex digits>".');
     if (!matchesAnySecret(signature, secrets, (secret) => `sha256=${hmac('sha256', secret, body, 'hex')}`)) {
       throw new AppError('invalid_signature', 'X-Hub-Signature-256 does not match GITHUB_WEBHOOK_SECRET. Check the secret and that the body is forwarded unchanged.');
@@ -59,7 +62,7 @@ export const githubProvider: ProviderDefinition = {
   route: 'github',
   body: 'json',
   credentialHeaders: ['x-hub-signature-256'],
-  missingCredentials: { code: 'missing_signature', message: 'Missing X-Hub-Signature-256 header: set a secret on the GitHub webhook, the same as GITHUB_WEBHOOK_SECRET.' },
+  missingCredentials: { code: 'missing_signature', message: MISSING_SIGNATURE },
   createVerifier: (setting) => createGithubVerifier(setting.values),
   sampleTypes: ['ping', 'push', 'issues.opened', 'pull_request.opened'],
   buildSample: buildGithubSample,

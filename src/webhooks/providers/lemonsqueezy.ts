@@ -5,6 +5,9 @@ import type { ProviderDefinition } from '../provider.js';
 import { samplePerson } from '../sample-events/ids.js';
 import { hmac, matchesAnySecret } from './hmac.js';
 
+/** The answer to a delivery without the signature header: from the verifier, and before the body is read. */
+const MISSING_SIGNATURE = 'Missing X-Signature header: send the request exactly as Lemon Squeezy signs it.';
+
 const EVENT_NAME = /^[a-z_]{1,64}$/;
 
 /**
@@ -17,7 +20,7 @@ const EVENT_NAME = /^[a-z_]{1,64}$/;
 export function createLemonSqueezyVerifier(secrets: readonly string[]): Verifier {
   return ({ body, headers }) => {
     const signature = headers.get('x-signature');
-    if (!signature) throw new AppError('missing_signature', 'Missing X-Signature header: send the request exactly as Lemon Squeezy signs it.');
+    if (!signature) throw new AppError('missing_signature', MISSING_SIGNATURE);
     if (!/^[0-9a-f]{64}$/.test(signature)) throw new AppError('invalid_signature', 'X-Signature must be a hex HMAC-SHA256 (64 digits).');
     if (!matchesAnySecret(signature, secrets, (secret) => hmac('sha256', secret, body, 'hex'))) {
       throw new AppError('invalid_signature', 'X-Signature does not match LEMONSQUEEZY_WEBHOOK_SECRET. Check it and that the body is forwarded unchanged.');
@@ -46,7 +49,7 @@ export const lemonSqueezyProvider: ProviderDefinition = {
   route: 'payments',
   body: 'json',
   credentialHeaders: ['x-signature'],
-  missingCredentials: { code: 'missing_signature', message: 'Missing X-Signature header: send the request exactly as Lemon Squeezy signs it.' },
+  missingCredentials: { code: 'missing_signature', message: MISSING_SIGNATURE },
   createVerifier: (setting) => createLemonSqueezyVerifier(setting.values),
   sampleTypes: ['subscription_created', 'subscription_updated', 'subscription_cancelled', 'order_created'],
   buildSample: buildLemonSqueezySample,

@@ -4,6 +4,9 @@ import type { ProviderDefinition } from '../provider.js';
 import { providerId, samplePerson } from '../sample-events/ids.js';
 import { hmac, matchesAnySecret } from './hmac.js';
 
+/** The answer to a delivery without the signature header: from the verifier, and before the body is read. */
+const MISSING_SIGNATURE = 'Missing Paddle-Signature header: send the request exactly as Paddle signs it.';
+
 /** Paddle's own SDK accepts a signature at most this old (and no newer): a tighter window than the 300 s default. */
 export const PADDLE_TOLERANCE_SECONDS = 5;
 
@@ -16,7 +19,7 @@ export const PADDLE_TOLERANCE_SECONDS = 5;
 export function createPaddleVerifier(secrets: readonly string[]): Verifier {
   return ({ body, headers, nowMs }) => {
     const header = headers.get('paddle-signature');
-    if (!header) throw new AppError('missing_signature', 'Missing Paddle-Signature header: send the request exactly as Paddle signs it.');
+    if (!header) throw new AppError('missing_signature', MISSING_SIGNATURE);
     const parts = header.split(';').map((p) => p.trim().split('='));
     const ts = parts.find(([name]) => name === 'ts')?.[1];
     const signatures = parts.filter(([name, value]) => name === 'h1' && /^[0-9a-f]{64}$/.test(value ?? '')).map(([, value]) => value!);
@@ -50,7 +53,7 @@ export const paddleProvider: ProviderDefinition = {
   route: 'payments',
   body: 'json',
   credentialHeaders: ['paddle-signature'],
-  missingCredentials: { code: 'missing_signature', message: 'Missing Paddle-Signature header: send the request exactly as Paddle signs it.' },
+  missingCredentials: { code: 'missing_signature', message: MISSING_SIGNATURE },
   createVerifier: (setting) => createPaddleVerifier(setting.values),
   sampleTypes: ['subscription.created', 'subscription.updated', 'subscription.canceled', 'transaction.completed'],
   buildSample: buildPaddleSample,

@@ -5,6 +5,9 @@ import type { ProviderDefinition } from '../provider.js';
 import { samplePerson } from '../sample-events/ids.js';
 import { hmac, matchesAnySecret } from './hmac.js';
 
+/** The answer to a delivery without the signature header: from the verifier, and before the body is read. */
+const MISSING_SIGNATURE = 'Missing X-Shopify-Hmac-Sha256 header: send the request exactly as Shopify signs it.';
+
 const BASE64_SHA256 = /^[A-Za-z0-9+/]{43}=$/;
 /** Shopify topics: `orders/create`, `app/uninstalled`, `customers/data_request`. */
 const TOPIC = /^[a-z_]{1,64}\/[a-z_]{1,64}$/;
@@ -21,7 +24,7 @@ const TOPIC = /^[a-z_]{1,64}\/[a-z_]{1,64}$/;
 export function createShopifyVerifier(secrets: readonly string[]): Verifier {
   return ({ body, headers }) => {
     const signature = headers.get('x-shopify-hmac-sha256');
-    if (!signature) throw new AppError('missing_signature', 'Missing X-Shopify-Hmac-Sha256 header: send the request exactly as Shopify signs it.');
+    if (!signature) throw new AppError('missing_signature', MISSING_SIGNATURE);
     if (!BASE64_SHA256.test(signature)) throw new AppError('invalid_signature', 'X-Shopify-Hmac-Sha256 must be a base64 HMAC-SHA256 (44 characters).');
     if (!matchesAnySecret(signature, secrets, (secret) => hmac('sha256', secret, body, 'base64'))) {
       throw new AppError('invalid_signature', "X-Shopify-Hmac-Sha256 does not match SHOPIFY_WEBHOOK_SECRET (the app's client secret). Check it and that the body is forwarded unchanged.");
@@ -61,7 +64,7 @@ export const shopifyProvider: ProviderDefinition = {
   route: 'shopify',
   body: 'json',
   credentialHeaders: ['x-shopify-hmac-sha256'],
-  missingCredentials: { code: 'missing_signature', message: 'Missing X-Shopify-Hmac-Sha256 header: send the request exactly as Shopify signs it.' },
+  missingCredentials: { code: 'missing_signature', message: MISSING_SIGNATURE },
   createVerifier: (setting) => createShopifyVerifier(setting.values),
   sampleTypes: ['orders/create', 'customers/create', 'app/uninstalled'],
   buildSample: buildShopifySample,

@@ -4,6 +4,9 @@ import type { Verifier } from '../delivery.js';
 import type { ProviderDefinition, VerifierContext } from '../provider.js';
 import { hmac, matchesAnySecret } from './hmac.js';
 
+/** The answer to a delivery without the signature header: from the verifier, and before the body is read. */
+const MISSING_SIGNATURE = 'Missing X-Twilio-Signature header: send the request exactly as Twilio signs it.';
+
 type Params = Record<string, string | string[]>;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -68,7 +71,7 @@ function deliveryType(params: Params): string {
 export function createTwilioVerifier(tokens: readonly string[], context: VerifierContext): Verifier {
   return ({ body, headers, url }) => {
     const signature = headers.get('x-twilio-signature');
-    if (!signature) throw new AppError('missing_signature', 'Missing X-Twilio-Signature header: send the request exactly as Twilio signs it.');
+    if (!signature) throw new AppError('missing_signature', MISSING_SIGNATURE);
     if (!BASE64_SHA1.test(signature)) throw new AppError('invalid_signature', 'X-Twilio-Signature must be a base64 HMAC-SHA1 (28 characters).');
     if (!url) throw new AppError('invalid_signature', 'The request URL is unknown, so the Twilio signature cannot be checked: set PUBLIC_URL.');
     const received = new URL(url);
@@ -107,7 +110,7 @@ export const twilioProvider: ProviderDefinition = {
   route: 'twilio',
   body: 'form',
   credentialHeaders: ['x-twilio-signature'],
-  missingCredentials: { code: 'missing_signature', message: 'Missing X-Twilio-Signature header: send the request exactly as Twilio signs it.' },
+  missingCredentials: { code: 'missing_signature', message: MISSING_SIGNATURE },
   createVerifier: (setting, context) => createTwilioVerifier(setting.values, context),
   sampleTypes: ['message.received', 'message.delivered', 'message.failed', 'call.completed'],
   buildSample: buildTwilioSample,

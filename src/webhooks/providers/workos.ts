@@ -4,6 +4,9 @@ import type { ProviderDefinition } from '../provider.js';
 import { providerId, samplePerson } from '../sample-events/ids.js';
 import { hmac, matchesAnySecret } from './hmac.js';
 
+/** The answer to a delivery without the signature header: from the verifier, and before the body is read. */
+const MISSING_SIGNATURE = 'Missing WorkOS-Signature header: send the request exactly as WorkOS signs it.';
+
 /** WorkOS's SDK default: a signature at most 180 s old. */
 export const WORKOS_TOLERANCE_SECONDS = 180;
 
@@ -16,7 +19,7 @@ export const WORKOS_TOLERANCE_SECONDS = 180;
 export function createWorkosVerifier(secrets: readonly string[]): Verifier {
   return ({ body, headers, nowMs }) => {
     const header = headers.get('workos-signature');
-    if (!header) throw new AppError('missing_signature', 'Missing WorkOS-Signature header: send the request exactly as WorkOS signs it.');
+    if (!header) throw new AppError('missing_signature', MISSING_SIGNATURE);
     const parts = Object.fromEntries(header.split(',').map((p) => p.trim().split('=') as [string, string]));
     const t = parts.t;
     const v1 = parts.v1;
@@ -47,7 +50,7 @@ export const workosProvider: ProviderDefinition = {
   route: 'auth',
   body: 'json',
   credentialHeaders: ['workos-signature'],
-  missingCredentials: { code: 'missing_signature', message: 'Missing WorkOS-Signature header: send the request exactly as WorkOS signs it.' },
+  missingCredentials: { code: 'missing_signature', message: MISSING_SIGNATURE },
   createVerifier: (setting) => createWorkosVerifier(setting.values),
   sampleTypes: ['user.created', 'user.updated', 'user.deleted', 'organization.created'],
   buildSample: buildWorkosSample,
