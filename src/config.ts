@@ -2,72 +2,50 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError } from './errors.js';
 import { readAlerts, readChanges, readInt, readOnOff, readOrigin, readRetention, readStripe, type AlertSettings, type ChangesSettings, type Env, type RetentionDays, type StripeSettings } from './config-values.js';
+import { readPlatformConfig, readWebhookSchemes, type CronEntry, type WebhookSchemeEntry } from './platform-config.js';
+import type { SecretSetting } from './webhooks/provider.js';
+import { CHOOSABLE_SOURCES, PROVIDERS_BY_ROUTE, SOURCES, choiceEnvName, defaultProvider, isChoosable, providerFor, routeSecretEnvName, type ProviderChoice, type ProviderName, type Source } from './webhooks/providers/index.js';
 
 export type { AlertSettings, ChangesSettings, RetentionDays, StripeSettings };
-import { readPlatformConfig, readWebhookSchemes, type CronEntry, type WebhookSchemeEntry } from './platform-config.js';
+export { SOURCES, type ProviderChoice, type SecretSetting, type Source };
 
-/** Who sends to the seed's two provider routes (`PAYMENTS_PROVIDER`, `AUTH_PROVIDER`), each a file in webhooks/providers/. */
-export const PAYMENTS_PROVIDER_NAMES = ['stripe', 'paddle', 'lemonsqueezy', 'polar'] as const;
-export const AUTH_PROVIDER_NAMES = ['clerk', 'workos', 'supabase'] as const;
-export type PaymentsProviderName = (typeof PAYMENTS_PROVIDER_NAMES)[number];
-export type AuthProviderName = (typeof AUTH_PROVIDER_NAMES)[number];
-
-/** Each choosable provider's own secret names, read after the route's generic one. */
-const PROVIDER_SECRETS: Record<PaymentsProviderName | AuthProviderName, readonly string[]> = {
-  stripe: ['STRIPE_WEBHOOK_SECRET'],
-  paddle: ['PADDLE_WEBHOOK_SECRET'],
-  lemonsqueezy: ['LEMONSQUEEZY_WEBHOOK_SECRET'],
-  polar: ['POLAR_WEBHOOK_SECRET'],
-  clerk: ['CLERK_WEBHOOK_SIGNING_SECRET', 'CLERK_WEBHOOK_SECRET'],
-  workos: ['WORKOS_WEBHOOK_SECRET'],
-  supabase: ['SUPABASE_AUTH_HOOK_SECRET'],
-};
-
-/**
- * Each receiver `/webhooks/<source>` with its secret's env names, first found
- * wins (DESIGN.md "Webhook receivers"); payments and auth add their chosen
- * provider's names. The source is also the `source` column of
- * `webhook_events`. Its sender is defined in `webhooks/providers/index.ts`,
- * typed by this list.
- */
-const RECEIVER_SECRETS = {
-  payments: ['PAYMENTS_WEBHOOK_SECRET'],
-  auth: ['AUTH_WEBHOOK_SECRET'],
-  database: ['DATABASE_WEBHOOK_SECRET'],
-  github: ['GITHUB_WEBHOOK_SECRET'],
-  shopify: ['SHOPIFY_WEBHOOK_SECRET'],
-  resend: ['RESEND_WEBHOOK_SECRET'],
-  twilio: ['TWILIO_AUTH_TOKEN'],
-} as const satisfies Record<string, readonly string[]>;
-
-/** Event sources hookrun receives, in the order docs and listings show them. */
-export type Source = keyof typeof RECEIVER_SECRETS;
-export const SOURCES = Object.keys(RECEIVER_SECRETS) as Source[];
+/** Who may send to `/webhooks/payments` and `/webhooks/auth`, default first (from the provider list). */
+export const PAYMENTS_PROVIDER_NAMES = Object.keys(PROVIDERS_BY_ROUTE.payments) as PaymentsProviderName[];
+export const AUTH_PROVIDER_NAMES = Object.keys(PROVIDERS_BY_ROUTE.auth) as AuthProviderName[];
+export type PaymentsProviderName = ProviderName<'payments'>;
+export type AuthProviderName = ProviderName<'auth'>;
 
 /** The seed's three receivers; the others are optional extras, named in `check` but not warned about. */
 export const SEED_SOURCES: readonly Source[] = ['payments', 'auth', 'database'];
 
-/** Which provider serves the two provider routes. */
-export interface ProviderChoice {
-  payments: PaymentsProviderName;
-  auth: AuthProviderName;
-}
-
+/**
+ * Each receiver's secret env names, first found wins (DESIGN.md "Webhook
+ * receivers"): a route that offers a choice reads `<ROUTE>_WEBHOOK_SECRET`,
+ * then its chosen provider's own names; any other route its provider's names.
+ */
 function secretEnvNamesFor(choice: ProviderChoice): Record<Source, readonly string[]> {
-  return { ...RECEIVER_SECRETS, payments: [...RECEIVER_SECRETS.payments, ...PROVIDER_SECRETS[choice.payments]], auth: [...RECEIVER_SECRETS.auth, ...PROVIDER_SECRETS[choice.auth]] };
+  return Object.fromEntries(
+    SOURCES.map((source) => {
+      const own = providerFor({ providers: choice }, source).secretEnv;
+      return [source, isChoosable(source) ? [routeSecretEnvName(source), ...own] : own];
+    }),
+  ) as Record<Source, readonly string[]>;
 }
 
-function readChoice<T extends string>(env: Env, name: string, names: readonly T[]): T {
-  const raw = env[name]?.trim().toLowerCase() || names[0]!;
-  if (!(names as readonly string[]).includes(raw)) throw new ConfigError(`${name}="${env[name]}" is not valid: use one of ${names.join(', ')} (default ${names[0]}).`);
-  return raw as T;
+/** `<ROUTE>_PROVIDER` for each route that offers a choice; unset → the first listed. */
+function readProviderChoice(env: Env): ProviderChoice {
+  return Object.fromEntries(
+    CHOOSABLE_SOURCES.map((source) => {
+      const names = Object.keys(PROVIDERS_BY_ROUTE[source]);
+      return [source, readChoice(env, choiceEnvName(source), names, defaultProvider(source).name)];
+    }),
+  ) as ProviderChoice;
 }
 
-/** A configured signing secret list, with the env name it came from (for messages, never the value). */
-export interface SecretSetting {
-  envName: string;
-  /** One or more secrets: a comma-separated value is a rotation list, any may match. */
-  values: string[];
+function readChoice(env: Env, name: string, names: readonly string[], fallback: string): string {
+  const raw = env[name]?.trim().toLowerCase() || fallback;
+  if (!names.includes(raw)) throw new ConfigError(`${name}="${env[name]}" is not valid: use one of ${names.join(', ')} (default ${fallback}).`);
+  return raw;
 }
 
 /** A custom sender from platform.json `webhooks`, with its secret (undefined: the route answers 503). */
@@ -93,7 +71,7 @@ export interface Config {
   /** platform.json `webhooks`: custom senders, each with the secret read from its `secretEnv`. */
   customWebhooks: CustomWebhook[];
   secrets: Record<Source, SecretSetting | undefined>;
-  /** `PAYMENTS_PROVIDER` and `AUTH_PROVIDER`. */
+  /** `<ROUTE>_PROVIDER` for each route several providers serve (`PAYMENTS_PROVIDER`, `AUTH_PROVIDER`). */
   providers: ProviderChoice;
   /** The env names each source's secret is read from, with the chosen providers' own names. */
   secretEnvNames: Record<Source, readonly string[]>;
@@ -175,7 +153,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql:// (unset it to use the embedded database).');
   }
   const platformConfigPath = resolve(cwd, env.PLATFORM_CONFIG || 'platform.json');
-  const providers: ProviderChoice = { payments: readChoice(env, 'PAYMENTS_PROVIDER', PAYMENTS_PROVIDER_NAMES), auth: readChoice(env, 'AUTH_PROVIDER', AUTH_PROVIDER_NAMES) };
+  const providers = readProviderChoice(env);
   const secretEnvNames = secretEnvNamesFor(providers);
   const secrets = Object.fromEntries(SOURCES.map((source) => [source, readSecret(env, secretEnvNames[source])])) as Record<Source, SecretSetting | undefined>;
   return {

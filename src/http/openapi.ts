@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
-import { SOURCES } from '../config.js';
+import { SOURCES, type Source } from '../config.js';
 import type { ProviderDefinition } from '../webhooks/provider.js';
-import { AUTH_PROVIDERS, PAYMENTS_PROVIDERS, PROVIDERS } from '../webhooks/providers/index.js';
+import { PROVIDERS_BY_ROUTE, choiceEnvName, defaultProvider, isChoosable } from '../webhooks/providers/index.js';
 import { renderDocsPage } from './docs-page.js';
 import { adminPaths } from './openapi-admin.js';
 import { errorRef, errors, header, json, path, query, type Json } from './openapi-parts.js';
@@ -50,17 +50,18 @@ function receiver(summary: string, description: string, headers: Json[], body: '
   };
 }
 
-const CHOICES: Partial<Record<string, string>> = {
-  payments: `With PAYMENTS_PROVIDER=${Object.keys(PAYMENTS_PROVIDERS).slice(1).join('|')} the route verifies that provider instead: ${Object.values(PAYMENTS_PROVIDERS).slice(1).map((p) => p.openapi.description).join(' ')}`,
-  auth: `With AUTH_PROVIDER=${Object.keys(AUTH_PROVIDERS).slice(1).join('|')} the route verifies that provider instead: ${Object.values(AUTH_PROVIDERS).slice(1).map((p) => p.openapi.description).join(' ')}`,
-};
+/** For a route several providers serve: how `<ROUTE>_PROVIDER` switches it to each of the others. */
+function choiceNote(source: Source): string {
+  if (!isChoosable(source)) return '';
+  const others = Object.values<ProviderDefinition>(PROVIDERS_BY_ROUTE[source]).slice(1);
+  return ` With ${choiceEnvName(source)}=${others.map((p) => p.name).join('|')} the route verifies that provider instead: ${others.map((p) => p.openapi.description).join(' ')}`;
+}
 
 /** One entry per receiver, from each provider's definition (providers/index.ts), then platform.json's custom ones. */
 function receiverPaths(custom: readonly ProviderDefinition[]): Record<string, Json> {
-  const entries = [...SOURCES.map((source) => ({ route: source as string, provider: PROVIDERS[source] })), ...custom.map((provider) => ({ route: provider.route, provider }))];
+  const entries = [...SOURCES.map((source) => ({ route: source as string, provider: defaultProvider(source), choice: choiceNote(source) })), ...custom.map((provider) => ({ route: provider.route, provider, choice: '' }))];
   return Object.fromEntries(
-    entries.map(({ route, provider: { openapi, body } }) => {
-      const choice = CHOICES[route] ? ` ${CHOICES[route]}` : '';
+    entries.map(({ route, provider: { openapi, body }, choice }) => {
       return [`/webhooks/${route}`, receiver(openapi.summary, `${openapi.description}${choice}`, openapi.headers.map((h) => header(h.name, h.description, h.required)), body)];
     }),
   );

@@ -1,5 +1,11 @@
-import type { SecretSetting, Source } from '../config.js';
 import type { Verifier } from './delivery.js';
+
+/** A configured signing secret list, with the env name it came from (for messages, never the value). */
+export interface SecretSetting {
+  envName: string;
+  /** One or more secrets: a comma-separated value is a rotation list, any may match. */
+  values: string[];
+}
 
 /** A request header a provider sends, as the OpenAPI document lists it. */
 export interface HeaderDoc {
@@ -33,14 +39,18 @@ export interface VerifierContext {
  * signs and how its deliveries are verified, keyed and typed, what credential
  * headers it always sends (so a request without them is refused before its
  * body is read), realistic samples for `hookrun send`, and its OpenAPI entry.
- * The list in `providers/index.ts` is typed by route, so a route without a
- * complete definition does not compile.
+ * Adding a sender is its file (`defineProvider({...})`) and one line in the
+ * list of `providers/index.ts`; a definition missing a part does not compile.
  */
-export interface ProviderDefinition {
+export interface ProviderDefinition<Route extends string = string, Name extends string = string> {
   /** The sender's name in messages and docs (`Stripe`, `GitHub`). */
   title: string;
-  /** Its route: a built-in source, or a platform.json `webhooks` route. */
-  route: string;
+  /** Its route `/webhooks/<route>` (the `source` of its events): a built-in one, or a platform.json `webhooks` route. */
+  route: Route;
+  /** Its name among the providers of its route: what `<ROUTE>_PROVIDER` picks (`PAYMENTS_PROVIDER=paddle`). */
+  name: Name;
+  /** Its own secret env names, first found wins; a route several providers serve reads `<ROUTE>_WEBHOOK_SECRET` before them. */
+  secretEnv: readonly string[];
   /** `json` (most) or `form` (`application/x-www-form-urlencoded`, Twilio). */
   body: 'json' | 'form';
   /** Lower-case names; a delivery with none of them is refused unread. */
@@ -64,4 +74,9 @@ export interface ProviderDefinition {
   /** The body `hookrun send` posts for an event (JSON, or a form for Twilio). */
   encode?(event: Record<string, unknown>): string;
   openapi: { summary: string; description: string; headers: HeaderDoc[] };
+}
+
+/** Declare a provider, keeping its route and name as literal types (the list derives routes and choices from them). */
+export function defineProvider<Route extends string, Name extends string>(definition: ProviderDefinition<Route, Name>): ProviderDefinition<Route, Name> {
+  return definition;
 }

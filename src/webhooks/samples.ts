@@ -1,25 +1,25 @@
 import { SOURCES, type Config, type Source } from '../config.js';
 import { ConfigError } from '../errors.js';
 import type { ProviderDefinition } from './provider.js';
-import { PROVIDERS, providerFor } from './providers/index.js';
+import { defaultProvider, providerFor } from './providers/index.js';
 import { deepMerge, providerId } from './sample-events/ids.js';
 
 /**
  * Every event type `hookrun send` can build a full sample of, per source
  * (the types the shipped handlers know), from each provider's definition.
  */
-export const SAMPLE_TYPES = Object.fromEntries(SOURCES.map((source) => [source, PROVIDERS[source].sampleTypes])) as Record<Source, readonly string[]>;
+export const SAMPLE_TYPES = Object.fromEntries(SOURCES.map((source) => [source, defaultProvider(source).sampleTypes])) as Record<Source, readonly string[]>;
 
 /** Thrown for a type with no sample and no overrides to build one from; the CLI turns it into a usage error. */
 export class UnknownSampleTypeError extends Error {
-  constructor(source: Source, type: string, provider: ProviderDefinition = PROVIDERS[source]) {
+  constructor(source: Source, type: string, provider: ProviderDefinition = defaultProvider(source)) {
     super(`No sample for ${source} (${provider.title}) event type "${type}". Known types: ${provider.sampleTypes.join(', ')} (or pass --data with the event's fields).`);
     this.name = 'UnknownSampleTypeError';
   }
 }
 
 /** Normalise a type as the provider spells it (Supabase change types are upper case). */
-export function normalizeSampleType(source: Source, type: string, provider: ProviderDefinition = PROVIDERS[source]): string {
+export function normalizeSampleType(source: Source, type: string, provider: ProviderDefinition = defaultProvider(source)): string {
   return provider.normalizeType?.(type) ?? type;
 }
 
@@ -31,7 +31,7 @@ export function normalizeSampleType(source: Source, type: string, provider: Prov
  * { customer: "cus_…" } } }` for Stripe, `{ table: "orders" }` for Supabase.
  * A type with no sample is accepted only with overrides (an envelope + them).
  */
-export function buildSample(source: Source, type: string, overrides?: unknown, nowMs: number = Date.now(), provider: ProviderDefinition = PROVIDERS[source]): Record<string, unknown> {
+export function buildSample(source: Source, type: string, overrides?: unknown, nowMs: number = Date.now(), provider: ProviderDefinition = defaultProvider(source)): Record<string, unknown> {
   const normalized = normalizeSampleType(source, type, provider);
   let event: Record<string, unknown>;
   if (provider.sampleTypes.includes(normalized)) event = provider.buildSample(normalized, nowMs);
@@ -41,7 +41,7 @@ export function buildSample(source: Source, type: string, overrides?: unknown, n
 }
 
 /** The body the provider would post for `event`: JSON, or a form (Twilio). */
-export function encodeSample(source: Source, event: Record<string, unknown>, provider: ProviderDefinition = PROVIDERS[source]): string {
+export function encodeSample(source: Source, event: Record<string, unknown>, provider: ProviderDefinition = defaultProvider(source)): string {
   return provider.encode?.(event) ?? JSON.stringify(event);
 }
 

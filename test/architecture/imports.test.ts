@@ -51,9 +51,20 @@ describe('the layout (ARCHITECTURE.md)', () => {
     for (const leaf of ['errors.ts', 'clock.ts', 'backoff.ts', 'secure-compare.ts', 'since.ts', 'deadline.ts']) {
       expect(graph.get(join(SRC, leaf)), leaf).toEqual([]);
     }
-    expect(graph.get(join(SRC, 'config.ts'))).toEqual([join(SRC, 'errors.ts'), join(SRC, 'config-values.ts'), join(SRC, 'platform-config.ts')]);
+    expect(graph.get(join(SRC, 'config.ts'))).toEqual([join(SRC, 'errors.ts'), join(SRC, 'config-values.ts'), join(SRC, 'platform-config.ts'), join(SRC, 'webhooks', 'provider.ts'), join(SRC, 'webhooks', 'providers', 'index.ts')]);
     expect(graph.get(join(SRC, 'config-values.ts'))).toEqual([join(SRC, 'errors.ts')]);
     expect(graph.get(join(SRC, 'platform-config.ts'))).toEqual([join(SRC, 'errors.ts')]);
+  });
+
+  it('the provider list is a floor below config: everything it reaches stays in webhooks/ or the leaves', () => {
+    const allowed = (file: string) => name(file).startsWith('webhooks/') || ['errors.ts', 'secure-compare.ts'].includes(name(file));
+    const reached = new Set<string>();
+    const visit = (file: string) => {
+      for (const next of graph.get(file) ?? []) if (!reached.has(next)) (reached.add(next), visit(next));
+    };
+    visit(join(SRC, 'webhooks', 'providers', 'index.ts'));
+    expect([...reached].filter((file) => !allowed(file)).map(name)).toEqual([]);
+    expect([...reached].map(name).filter((file) => ['webhooks/receive.ts', 'webhooks/verifiers.ts', 'webhooks/samples.ts'].includes(file))).toEqual([]);
   });
 
   it('no file under src/ is over 250 lines', () => {

@@ -1,5 +1,6 @@
-import type { ProviderChoice } from '../../config.js';
+import { SOURCES, type ProviderChoice, type Source } from '../../config.js';
 import type { StripeApi } from '../../payments-api/stripe-client.js';
+import { providerFor, type ProviderName } from '../../webhooks/providers/index.js';
 import { authHandlers } from './auth.js';
 import { createDatabaseHandlers, databaseTableHandlers } from './database.js';
 import { lemonSqueezyHandlers, paddleHandlers } from './paddle-lemonsqueezy.js';
@@ -11,25 +12,28 @@ import { workosHandlers } from './workos.js';
 export interface HandlerServices {
   /** Set with STRIPE_SECRET_KEY: payments handlers store the API's current objects. */
   stripe?: StripeApi;
-  /** Which provider's events arrive on /webhooks/payments and /webhooks/auth (default Stripe and Clerk). */
-  providers?: ProviderChoice;
+  /** Which provider's events arrive on each route that offers a choice (default Stripe and Clerk). */
+  providers?: Partial<ProviderChoice>;
 }
 
-/** The mirrors each provider feeds; Polar and Supabase Auth events are stored and ignored until you add handlers. */
-function paymentsTable(services: HandlerServices): HandlerTable {
-  const provider = services.providers?.payments ?? 'stripe';
-  if (provider === 'stripe') return createPaymentsHandlers(services.stripe);
-  return { paddle: paddleHandlers, lemonsqueezy: lemonSqueezyHandlers, polar: {} }[provider];
-}
+/**
+ * The mirrors each shipped provider feeds, by route and provider name. A
+ * provider with no entry (Polar, Supabase Auth, GitHub, Shopify, Resend,
+ * Twilio, a new one) has its events stored and `ignored` until you add handlers.
+ */
+const PROVIDER_HANDLERS: { [R in Source]?: Partial<Record<ProviderName<R>, (services: HandlerServices) => HandlerTable>> } = {
+  payments: { stripe: (services) => createPaymentsHandlers(services.stripe), paddle: () => paddleHandlers, lemonsqueezy: () => lemonSqueezyHandlers },
+  auth: { clerk: () => authHandlers, workos: () => workosHandlers },
+  database: { supabase: () => createDatabaseHandlers(databaseTableHandlers) },
+};
 
-function authTable(services: HandlerServices): HandlerTable {
-  return { clerk: authHandlers, workos: workosHandlers, supabase: {} }[services.providers?.auth ?? 'clerk'];
-}
-
-/** The shipped handlers of the seed's three routes; the worker uses this unless a test injects its own. */
+/** The shipped handlers of each route's configured provider; the worker uses this unless a test injects its own. */
 export function createDefaultHandlers(services: HandlerServices = {}): HandlerRegistry {
-  return new HandlerRegistry()
-    .onTable('auth', authTable(services))
-    .onTable('payments', paymentsTable(services))
-    .onTable('database', createDatabaseHandlers(databaseTableHandlers));
+  const registry = new HandlerRegistry();
+  for (const source of SOURCES) {
+    const { name } = providerFor({ providers: (services.providers ?? {}) as ProviderChoice }, source);
+    const build = (PROVIDER_HANDLERS[source] as Partial<Record<string, (services: HandlerServices) => HandlerTable>> | undefined)?.[name];
+    if (build) registry.onTable(source, build(services));
+  }
+  return registry;
 }

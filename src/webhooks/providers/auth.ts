@@ -1,6 +1,5 @@
-import type { SecretSetting } from '../../config.js';
 import { requireString, type Verifier } from '../delivery.js';
-import type { ProviderDefinition } from '../provider.js';
+import { defineProvider, type SecretSetting } from '../provider.js';
 import { buildAuthSample } from '../sample-events/auth.js';
 import { AUTH_SAMPLE_TYPES } from '../sample-events/types.js';
 import { createStandardVerifier, signStandard } from './standard-webhooks.js';
@@ -17,9 +16,11 @@ export function createAuthVerifier(setting: SecretSetting): Verifier {
 }
 
 /** Clerk (or any Svix / Standard Webhooks sender) on `/webhooks/auth`: key the message id, type the payload's `type`. */
-export const clerkProvider: ProviderDefinition = {
+export const clerkProvider = defineProvider({
   title: 'Clerk',
   route: 'auth',
+  name: 'clerk',
+  secretEnv: ['CLERK_WEBHOOK_SIGNING_SECRET', 'CLERK_WEBHOOK_SECRET'],
   body: 'json',
   credentialHeaders: ['svix-signature', 'webhook-signature'],
   missingCredentials: { code: 'missing_signature', message: 'Missing svix-id/svix-timestamp/svix-signature (or webhook-*) headers: send the request exactly as the provider signs it.' },
@@ -37,4 +38,4 @@ export const clerkProvider: ProviderDefinition = {
       { name: 'svix-signature', description: 'space-separated `v1,<base64>` list (or `webhook-signature`)' },
     ],
   },
-};
+});

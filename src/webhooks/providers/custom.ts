@@ -54,6 +54,8 @@ export function customProvider(scheme: CustomWebhook): ProviderDefinition {
   return {
     title: scheme.route,
     route: scheme.route,
+    name: scheme.route,
+    secretEnv: [scheme.secretEnv],
     body: 'json',
     credentialHeaders: [scheme.header.toLowerCase()],
     missingCredentials: { code: 'missing_signature', message: missingSignature(scheme) },

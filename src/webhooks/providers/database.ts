@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { SecretSetting } from '../../config.js';
 import { AppError } from '../../errors.js';
 import { bearerToken, secureEqualAny } from '../../secure-compare.js';
 import { parseJsonObject, requireString, type Verifier } from '../delivery.js';
-import type { ProviderDefinition } from '../provider.js';
+import { defineProvider, type SecretSetting } from '../provider.js';
 import { buildDatabaseSample } from '../sample-events/database.js';
 import { DATABASE_SAMPLE_TYPES } from '../sample-events/types.js';
 import { createSigners, readSignedHeaders, signStandard, verifyStandardSignature } from './standard-webhooks.js';
@@ -66,9 +65,11 @@ export function createDatabaseVerifier(setting: SecretSetting): Verifier {
 }
 
 /** Supabase Database Webhooks on `/webhooks/database` (bearer or Standard Webhooks); the WAL capture stores the same shape. */
-export const supabaseDatabaseProvider: ProviderDefinition = {
+export const supabaseDatabaseProvider = defineProvider({
   title: 'Supabase Database Webhooks',
   route: 'database',
+  name: 'supabase',
+  secretEnv: ['DATABASE_WEBHOOK_SECRET'],
   body: 'json',
   credentialHeaders: ['authorization', 'webhook-signature'],
   missingCredentials: { code: 'unauthorized', message: 'Missing Authorization header: add "Authorization: Bearer <DATABASE_WEBHOOK_SECRET>" to the Supabase webhook.' },
@@ -91,4 +92,4 @@ export const supabaseDatabaseProvider: ProviderDefinition = {
       { name: 'webhook-signature', description: '`v1,<base64>` list' },
     ],
   },
-};
+});

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import { parseJsonObject, type Verifier } from '../delivery.js';
-import type { ProviderDefinition } from '../provider.js';
+import { defineProvider } from '../provider.js';
 import { samplePerson } from '../sample-events/ids.js';
 import { hmac, matchesAnySecret } from './hmac.js';
 
@@ -57,9 +57,11 @@ function buildGithubSample(type: string, nowMs: number): Record<string, unknown>
 }
 
 /** GitHub on `/webhooks/github`, secret `GITHUB_WEBHOOK_SECRET`; content type application/json. */
-export const githubProvider: ProviderDefinition = {
+export const githubProvider = defineProvider({
   title: 'GitHub',
   route: 'github',
+  name: 'github',
+  secretEnv: ['GITHUB_WEBHOOK_SECRET'],
   body: 'json',
   credentialHeaders: ['x-hub-signature-256'],
   missingCredentials: { code: 'missing_signature', message: MISSING_SIGNATURE },
@@ -82,4 +84,4 @@ export const githubProvider: ProviderDefinition = {
       { name: 'X-GitHub-Event', description: 'event name (`push`, `issues`, …)', required: true },
     ],
   },
-};
+});

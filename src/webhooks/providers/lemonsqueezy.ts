@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import { parseJsonObject, type Verifier } from '../delivery.js';
-import type { ProviderDefinition } from '../provider.js';
+import { defineProvider } from '../provider.js';
 import { samplePerson } from '../sample-events/ids.js';
 import { hmac, matchesAnySecret } from './hmac.js';
 
@@ -44,9 +44,11 @@ function buildLemonSqueezySample(type: string, nowMs: number): Record<string, un
 }
 
 /** Lemon Squeezy on `/webhooks/payments` with `PAYMENTS_PROVIDER=lemonsqueezy`, secret `LEMONSQUEEZY_WEBHOOK_SECRET`. */
-export const lemonSqueezyProvider: ProviderDefinition = {
+export const lemonSqueezyProvider = defineProvider({
   title: 'Lemon Squeezy',
   route: 'payments',
+  name: 'lemonsqueezy',
+  secretEnv: ['LEMONSQUEEZY_WEBHOOK_SECRET'],
   body: 'json',
   credentialHeaders: ['x-signature'],
   missingCredentials: { code: 'missing_signature', message: MISSING_SIGNATURE },
@@ -60,4 +62,4 @@ export const lemonSqueezyProvider: ProviderDefinition = {
     description: 'Secret LEMONSQUEEZY_WEBHOOK_SECRET (or PAYMENTS_WEBHOOK_SECRET). Type: `meta.event_name`. No event id and no timestamp are sent: the key is a hash of the body, so a retry is a duplicate.',
     headers: [{ name: 'X-Signature', description: 'hex HMAC-SHA256 of the body', required: true }],
   },
-};
+});

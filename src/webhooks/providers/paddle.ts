@@ -1,6 +1,6 @@
 import { AppError } from '../../errors.js';
 import { parseJsonObject, requireString, type Verifier } from '../delivery.js';
-import type { ProviderDefinition } from '../provider.js';
+import { defineProvider } from '../provider.js';
 import { providerId, samplePerson } from '../sample-events/ids.js';
 import { hmac, matchesAnySecret } from './hmac.js';
 
@@ -48,9 +48,11 @@ function buildPaddleSample(type: string, nowMs: number): Record<string, unknown>
 }
 
 /** Paddle on `/webhooks/payments` with `PAYMENTS_PROVIDER=paddle`, secret `PADDLE_WEBHOOK_SECRET`. */
-export const paddleProvider: ProviderDefinition = {
+export const paddleProvider = defineProvider({
   title: 'Paddle',
   route: 'payments',
+  name: 'paddle',
+  secretEnv: ['PADDLE_WEBHOOK_SECRET'],
   body: 'json',
   credentialHeaders: ['paddle-signature'],
   missingCredentials: { code: 'missing_signature', message: MISSING_SIGNATURE },
@@ -67,4 +69,4 @@ export const paddleProvider: ProviderDefinition = {
     description: 'Secret PADDLE_WEBHOOK_SECRET (or PAYMENTS_WEBHOOK_SECRET). `ts` within 5 s, as Paddle\'s SDK checks. Idempotency key: `event_id`; type: `event_type`.',
     headers: [{ name: 'Paddle-Signature', description: '`ts=<unix seconds>;h1=<hex HMAC-SHA256 of ts:body>` (several h1 during a rotation)', required: true }],
   },
-};
+});

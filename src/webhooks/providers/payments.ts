@@ -1,6 +1,6 @@
 import { AppError } from '../../errors.js';
 import { parseJsonObject, requireString, type Verifier } from '../delivery.js';
-import type { ProviderDefinition } from '../provider.js';
+import { defineProvider } from '../provider.js';
 import { providerId } from '../sample-events/ids.js';
 import { buildPaymentsSample } from '../sample-events/payments.js';
 import { PAYMENTS_SAMPLE_TYPES } from '../sample-events/types.js';
@@ -69,9 +69,11 @@ export function createPaymentsVerifier(secrets: string[]): Verifier {
 }
 
 /** Stripe on `/webhooks/payments`: key the event `id`, type its `type`. */
-export const stripeProvider: ProviderDefinition = {
+export const stripeProvider = defineProvider({
   title: 'Stripe',
   route: 'payments',
+  name: 'stripe',
+  secretEnv: ['STRIPE_WEBHOOK_SECRET'],
   body: 'json',
   credentialHeaders: ['stripe-signature'],
   missingCredentials: { code: 'missing_signature', message: 'Missing Stripe-Signature header: send the request exactly as the provider signs it.' },
@@ -85,4 +87,4 @@ export const stripeProvider: ProviderDefinition = {
     description: 'Stripe signature scheme; secret PAYMENTS_WEBHOOK_SECRET (or STRIPE_WEBHOOK_SECRET). Idempotency key: the event `id`.',
     headers: [{ name: 'Stripe-Signature', description: '`t=<unix seconds>,v1=<hex HMAC-SHA256 of t.body>`', required: true }],
   },
-};
+});

@@ -1,6 +1,5 @@
-import type { SecretSetting } from '../../config.js';
 import { requireString, type Verifier } from '../delivery.js';
-import type { ProviderDefinition } from '../provider.js';
+import { defineProvider, type SecretSetting } from '../provider.js';
 import { providerId, samplePerson, uuid } from '../sample-events/ids.js';
 import { createStandardVerifier, signStandard } from './standard-webhooks.js';
 
@@ -28,9 +27,11 @@ function buildPolarSample(type: string, nowMs: number): Record<string, unknown> 
 }
 
 /** Polar on `/webhooks/payments` with `PAYMENTS_PROVIDER=polar`, secret `POLAR_WEBHOOK_SECRET`. */
-export const polarProvider: ProviderDefinition = {
+export const polarProvider = defineProvider({
   title: 'Polar',
   route: 'payments',
+  name: 'polar',
+  secretEnv: ['POLAR_WEBHOOK_SECRET'],
   body: 'json',
   credentialHeaders: ['webhook-signature'],
   missingCredentials: { code: 'missing_signature', message: 'Missing webhook-id/webhook-timestamp/webhook-signature headers: send the request exactly as Polar signs it.' },
@@ -48,4 +49,4 @@ export const polarProvider: ProviderDefinition = {
       { name: 'webhook-signature', description: '`v1,<base64>` list', required: true },
     ],
   },
-};
+});

@@ -1,6 +1,5 @@
-import type { SecretSetting } from '../../config.js';
 import { requireString, type Verifier } from '../delivery.js';
-import type { ProviderDefinition } from '../provider.js';
+import { defineProvider, type SecretSetting } from '../provider.js';
 import { providerId, samplePerson, uuid } from '../sample-events/ids.js';
 import { createStandardVerifier, signStandard } from './standard-webhooks.js';
 
@@ -23,9 +22,11 @@ function buildResendSample(type: string, nowMs: number): Record<string, unknown>
 }
 
 /** Resend on `/webhooks/resend`, secret `RESEND_WEBHOOK_SECRET`. */
-export const resendProvider: ProviderDefinition = {
+export const resendProvider = defineProvider({
   title: 'Resend',
   route: 'resend',
+  name: 'resend',
+  secretEnv: ['RESEND_WEBHOOK_SECRET'],
   body: 'json',
   credentialHeaders: ['svix-signature', 'webhook-signature'],
   missingCredentials: { code: 'missing_signature', message: 'Missing svix-id/svix-timestamp/svix-signature headers: send the request exactly as Resend signs it.' },
@@ -43,4 +44,4 @@ export const resendProvider: ProviderDefinition = {
       { name: 'svix-signature', description: 'space-separated `v1,<base64>` list', required: true },
     ],
   },
-};
+});

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import { parseJsonObject, type Verifier } from '../delivery.js';
-import type { ProviderDefinition } from '../provider.js';
+import { defineProvider } from '../provider.js';
 import { samplePerson } from '../sample-events/ids.js';
 import { hmac, matchesAnySecret } from './hmac.js';
 
@@ -59,9 +59,11 @@ function buildShopifySample(type: string, nowMs: number): Record<string, unknown
 }
 
 /** Shopify on `/webhooks/shopify`, secret `SHOPIFY_WEBHOOK_SECRET`. */
-export const shopifyProvider: ProviderDefinition = {
+export const shopifyProvider = defineProvider({
   title: 'Shopify',
   route: 'shopify',
+  name: 'shopify',
+  secretEnv: ['SHOPIFY_WEBHOOK_SECRET'],
   body: 'json',
   credentialHeaders: ['x-shopify-hmac-sha256'],
   missingCredentials: { code: 'missing_signature', message: MISSING_SIGNATURE },
@@ -87,4 +89,4 @@ export const shopifyProvider: ProviderDefinition = {
       { name: 'X-Shopify-Topic', description: '`orders/create`, …', required: true },
     ],
   },
-};
+});

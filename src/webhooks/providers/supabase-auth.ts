@@ -1,6 +1,5 @@
-import type { SecretSetting } from '../../config.js';
 import type { Verifier } from '../delivery.js';
-import type { ProviderDefinition } from '../provider.js';
+import { defineProvider, type SecretSetting } from '../provider.js';
 import { samplePerson, uuid } from '../sample-events/ids.js';
 import { createStandardVerifier, signStandard } from './standard-webhooks.js';
 
@@ -43,9 +42,11 @@ function buildSupabaseAuthSample(type: string, nowMs: number): Record<string, un
 }
 
 /** Supabase Auth hooks on `/webhooks/auth` with `AUTH_PROVIDER=supabase`, secret `SUPABASE_AUTH_HOOK_SECRET`. */
-export const supabaseAuthProvider: ProviderDefinition = {
+export const supabaseAuthProvider = defineProvider({
   title: 'Supabase Auth hooks',
   route: 'auth',
+  name: 'supabase',
+  secretEnv: ['SUPABASE_AUTH_HOOK_SECRET'],
   body: 'json',
   credentialHeaders: ['webhook-signature'],
   missingCredentials: { code: 'missing_signature', message: 'Missing webhook-id/webhook-timestamp/webhook-signature headers: send the request exactly as Supabase Auth signs it.' },
@@ -64,4 +65,4 @@ export const supabaseAuthProvider: ProviderDefinition = {
       { name: 'webhook-signature', description: '`v1,<base64>` list', required: true },
     ],
   },
-};
+});

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { AppError } from '../../errors.js';
 import type { Verifier } from '../delivery.js';
-import type { ProviderDefinition, VerifierContext } from '../provider.js';
+import { defineProvider, type VerifierContext } from '../provider.js';
 import { hmac, matchesAnySecret } from './hmac.js';
 
 /** The answer to a delivery without the signature header: from the verifier, and before the body is read. */
@@ -105,9 +105,11 @@ function encodeForm(event: Record<string, unknown>): string {
 }
 
 /** Twilio on `/webhooks/twilio` (form-encoded), token `TWILIO_AUTH_TOKEN`, URL from `PUBLIC_URL` behind a proxy. */
-export const twilioProvider: ProviderDefinition = {
+export const twilioProvider = defineProvider({
   title: 'Twilio',
   route: 'twilio',
+  name: 'twilio',
+  secretEnv: ['TWILIO_AUTH_TOKEN'],
   body: 'form',
   credentialHeaders: ['x-twilio-signature'],
   missingCredentials: { code: 'missing_signature', message: MISSING_SIGNATURE },
@@ -129,4 +131,4 @@ export const twilioProvider: ProviderDefinition = {
       { name: 'I-Twilio-Idempotency-Token', description: 'the idempotency key, when Twilio sends it' },
     ],
   },
-};
+});

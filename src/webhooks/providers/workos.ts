@@ -1,6 +1,6 @@
 import { AppError } from '../../errors.js';
 import { parseJsonObject, requireString, type Verifier } from '../delivery.js';
-import type { ProviderDefinition } from '../provider.js';
+import { defineProvider } from '../provider.js';
 import { providerId, samplePerson } from '../sample-events/ids.js';
 import { hmac, matchesAnySecret } from './hmac.js';
 
@@ -45,9 +45,11 @@ function buildWorkosSample(type: string, nowMs: number): Record<string, unknown>
 }
 
 /** WorkOS on `/webhooks/auth` with `AUTH_PROVIDER=workos`, secret `WORKOS_WEBHOOK_SECRET`. */
-export const workosProvider: ProviderDefinition = {
+export const workosProvider = defineProvider({
   title: 'WorkOS',
   route: 'auth',
+  name: 'workos',
+  secretEnv: ['WORKOS_WEBHOOK_SECRET'],
   body: 'json',
   credentialHeaders: ['workos-signature'],
   missingCredentials: { code: 'missing_signature', message: MISSING_SIGNATURE },
@@ -61,4 +63,4 @@ export const workosProvider: ProviderDefinition = {
     description: 'Secret WORKOS_WEBHOOK_SECRET (or AUTH_WEBHOOK_SECRET). `t` within 180 s. Idempotency key: the event `id`; type: `event`.',
     headers: [{ name: 'WorkOS-Signature', description: '`t=<unix ms>, v1=<hex HMAC-SHA256 of t.body>`', required: true }],
   },
-};
+});

@@ -1,0 +1,126 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createHmac, randomUUID } from 'node:crypto';
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SECRETS } from '../helpers/config.js';
+import { REPO_ROOT, baseEnv, pollUntil, seedDataDir } from '../helpers/spawn-hookrun.js';
+
+/** The README's "Add a provider" recipe: the provider file and the line it adds to PROVIDERS. */
+function recipe(): { file: string; code: string; listLine: string } {
+  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('#### Add a provider'), readme.indexOf('### `POST /webhooks/payments`'));
+  const [provider, list] = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  const [marker, ...code] = provider!.split('\n');
+  const [listMarker, listLine] = list!.split('\n');
+  expect(listMarker).toBe('// src/webhooks/providers/index.ts (add to PROVIDERS)');
+  return { file: marker!.replace(/^\/\/ /, ''), code: code.join('\n'), listLine: listLine!.trim() };
+}
+
+const TSX = join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+const TSC = join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+const LINEAR_SECRET = 'lin_wh_test_secret_for_the_recipe';
+
+function run(args: string[], cwd: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, args, { cwd, env: { ...process.env, ...env }, timeout: 120_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** A Linear delivery signed as Linear signs it: hex HMAC-SHA256 of the body under the webhook's secret. */
+function linearDelivery(body: string, secret = LINEAR_SECRET): Record<string, string> {
+  return { 'content-type': 'application/json', 'linear-signature': createHmac('sha256', secret).update(body).digest('hex'), 'linear-delivery': randomUUID() };
+}
+
+describe('adding a provider is its file and one line in PROVIDERS (README recipe, on a copy of the project)', { timeout: 240_000 }, () => {
+  const copy = mkdtempSync(join(tmpdir(), 'hookrun-provider-'));
+  const dataDir = join(copy, '.data');
+  const env = { ...baseEnv(), DATA_DIR: dataDir, PLATFORM_CONFIG: join(copy, 'platform.json'), LINEAR_WEBHOOK_SECRET: LINEAR_SECRET };
+  let server: ChildProcess | undefined;
+  let base = '';
+
+  beforeAll(async () => {
+    for (const entry of ['src', 'drizzle', 'package.json', 'tsconfig.json', 'platform.json']) cpSync(join(REPO_ROOT, entry), join(copy, entry), { recursive: true });
+    symlinkSync(join(REPO_ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
+    const { file, code, listLine } = recipe();
+    writeFileSync(join(copy, file), code);
+    const listPath = join(copy, 'src/webhooks/providers/index.ts');
+    const list = readFileSync(listPath, 'utf8');
+    expect(list).toContain('  twilioProvider,\n] as const;');
+    writeFileSync(listPath, `import { linearProvider } from './linear.js';\n${list.replace('  twilioProvider,\n', `  twilioProvider,\n  ${listLine}\n`)}`);
+    await seedDataDir(dataDir);
+  }, 120_000);
+
+  afterAll(() => {
+    server?.kill('SIGKILL');
+    rmSync(copy, { recursive: true, force: true });
+  });
+
+  it('the copy compiles with the new provider, and a half-defined one does not', async () => {
+    const half = join(copy, 'src/webhooks/providers/half.ts');
+    const linear = readFileSync(join(copy, 'src/webhooks/providers/linear.ts'), 'utf8');
+    writeFileSync(half, linear.replace('export const linearProvider', 'export const halfProvider').replace(/\n {2}sign: .*\n/, '\n'));
+    try {
+      const tsc = await run([TSC, '-p', 'tsconfig.json', '--noEmit'], copy, {});
+      const errors = tsc.stdout.split('\n').filter((line) => /error TS/.test(line));
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toMatch(/^src\/webhooks\/providers\/half\.ts\(/);
+      expect(tsc.stdout).toMatch(/Property 'sign' is missing/);
+    } finally {
+      unlinkSync(half);
+    }
+  });
+
+  it('/webhooks/linear verifies, stores once, refuses tampered, stale and unsigned deliveries; send, check and the API know it', async () => {
+    const port = 30_000 + Math.floor(Math.random() * 20_000);
+    base = `http://127.0.0.1:${port}`;
+    server = spawn(process.execPath, [TSX, 'src/main.ts', 'start'], { cwd: copy, env: { ...process.env, ...env, PORT: String(port) }, stdio: 'ignore' });
+    await pollUntil('the server ready', 60_000, async () => ((await fetch(`${base}/ready`).catch(() => undefined))?.status === 200 ? true : undefined));
+
+    const send = await run([TSX, 'src/main.ts', 'send', 'linear', 'Issue.create'], copy, { ...env, PORT: String(port) });
+    expect(send.code, send.stderr).toBe(0);
+
+    const body = JSON.stringify({ type: 'Comment', action: 'create', webhookTimestamp: Date.now(), data: { id: 'c1', body: 'hi' } });
+    const headers = linearDelivery(body);
+    const first = await fetch(`${base}/webhooks/linear`, { method: 'POST', headers, body });
+    expect(first.status).toBe(200);
+    expect(await first.json()).toMatchObject({ received: true, duplicate: false });
+    const again = await fetch(`${base}/webhooks/linear`, { method: 'POST', headers, body });
+    expect(await again.json()).toMatchObject({ received: true, duplicate: true });
+
+    const tampered = await fetch(`${base}/webhooks/linear`, { method: 'POST', headers, body: body.replace('hi', 'ho') });
+    expect([tampered.status, ((await tampered.json()) as { error: { code: string } }).error.code]).toEqual([400, 'invalid_signature']);
+    const staleBody = JSON.stringify({ type: 'Comment', action: 'create', webhookTimestamp: Date.now() - 10 * 60_000, data: {} });
+    const stale = await fetch(`${base}/webhooks/linear`, { method: 'POST', headers: linearDelivery(staleBody), body: staleBody });
+    expect([stale.status, ((await stale.json()) as { error: { code: string } }).error.code]).toEqual([400, 'timestamp_out_of_tolerance']);
+    const unsigned = await fetch(`${base}/webhooks/linear`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect([unsigned.status, ((await unsigned.json()) as { error: { code: string } }).error.code]).toEqual([400, 'missing_signature']);
+
+    const auth = { headers: { authorization: `Bearer ${SECRETS.admin}` } };
+    const listed = (await (await fetch(`${base}/api/events?source=linear`, auth)).json()) as { events: Array<{ type: string }> };
+    expect(listed.events.map((e) => e.type).sort()).toEqual(['Comment.create', 'Issue.create']);
+    const openapi = (await (await fetch(`${base}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(openapi.paths)).toContain('/webhooks/linear');
+
+    const check = await run([TSX, 'src/main.ts', 'check'], copy, env);
+    expect(check.code, check.stderr).toBe(0);
+    expect(check.stdout).toMatch(/\/webhooks\/linear\s+Linear: LINEAR_WEBHOOK_SECRET/);
+  });
+
+  it('without its secret the route answers 503 not_configured, like the shipped ones', async () => {
+    server?.kill('SIGTERM');
+    await new Promise((resolve) => server!.once('exit', resolve));
+    const port = 30_000 + Math.floor(Math.random() * 20_000);
+    const { LINEAR_WEBHOOK_SECRET: _unset, ...withoutSecret } = env;
+    server = spawn(process.execPath, [TSX, 'src/main.ts', 'start'], { cwd: copy, env: { ...process.env, ...withoutSecret, PORT: String(port) }, stdio: 'ignore' });
+    await pollUntil('the server ready', 60_000, async () => ((await fetch(`http://127.0.0.1:${port}/ready`).catch(() => undefined))?.status === 200 ? true : undefined));
+    const body = JSON.stringify({ type: 'Issue', action: 'create', webhookTimestamp: Date.now(), data: {} });
+    const answer = await fetch(`http://127.0.0.1:${port}/webhooks/linear`, { method: 'POST', headers: linearDelivery(body), body });
+    const error = ((await answer.json()) as { error: { code: string; message: string } }).error;
+    expect([answer.status, error.code]).toEqual([503, 'not_configured']);
+    expect(error.message).toContain('LINEAR_WEBHOOK_SECRET');
+  });
+});
