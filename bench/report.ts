@@ -1,5 +1,6 @@
 import type { CronFigures } from './cron.js';
 import type { IngestFigures } from './ingest.js';
+import type { LeverFigures } from './levers.js';
 import type { ProcessingFigures } from './processing.js';
 import type { Spread } from './stats.js';
 import type { StartupFigures } from './startup.js';
@@ -18,6 +19,8 @@ export interface BenchReport {
   processing?: { embedded: ProcessingFigures; postgres: ProcessingFigures };
   cron?: CronFigures;
   storage?: StorageFigures[];
+  /** Issue 17's PostgreSQL levers, each alone against the shipped schema. */
+  levers?: LeverFigures[];
 }
 
 const NA = 'not available';
@@ -63,6 +66,25 @@ function processingCell(p: ProcessingFigures | undefined, pick: (p: Extract<Proc
   return p.available ? pick(p) : `${NA}: ${p.reason}`;
 }
 
+function leversTable(levers: LeverFigures[]): string {
+  const base = levers.find((l) => l.variant === 'shipped');
+  const cell = (l: LeverFigures, pick: (l: LeverFigures) => Spread, digits = 0) => `${range(pick(l), digits)}${l === base ? '' : ratio(pick(l).median, base && pick(base).median)}`;
+  return [
+    'PostgreSQL levers (each alone; per event; ×ratio to shipped; PG = its backends for this database)',
+    table(['variant', 'ingest /s', 'PG µs ingest', 'hookrun µs ingest', 'drain /s', 'PG µs drain', 'hookrun µs drain', 'MB/M after drain'], levers.map((l) => [
+      l.variant,
+      cell(l, (x) => x.ingestPerSecond),
+      cell(l, (x) => x.serverIngestUs),
+      cell(l, (x) => x.clientIngestUs),
+      cell(l, (x) => x.drainPerSecond),
+      cell(l, (x) => x.serverDrainUs),
+      cell(l, (x) => x.clientDrainUs),
+      num(l.tableMbPerMillion),
+    ])),
+    ...levers.map((l) => `  ${l.variant}: ${l.what}`),
+  ].join('\n');
+}
+
 /** The human table printed at the end of a run (medians, min–max, ratio to hello-world of the same run). */
 export function formatReport(report: BenchReport): string {
   const out: string[] = [];
@@ -97,6 +119,7 @@ export function formatReport(report: BenchReport): string {
       ['longest retention statement ms', ...report.storage.map((s) => num(s.longestStatementMs, 1))],
     ]), '');
   }
+  if (report.levers) out.push(leversTable(report.levers), '');
   if (report.cron) {
     const c = report.cron;
     const value = c.available ? `${num(c.lagP50Ms, 1)} / ${num(c.lagP99Ms, 1)} (max ${num(c.lagMaxMs, 1)}; ${c.ticks} ticks, ${c.skipped} skipped; ${c.storage})` : `${NA}: ${c.reason}`;

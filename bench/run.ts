@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { runCron } from './cron.js';
 import { BENCH_SECRET } from './events.js';
 import { runIngest, type IngestFigures, type Target } from './ingest.js';
+import { runLevers } from './levers.js';
 import { runProcessing } from './processing.js';
 import { formatReport, type BenchReport } from './report.js';
 import { ROOT, createDatabase, startHello, startHookrun, startVerifyCeiling, type ServerProcess } from './servers.js';
@@ -132,6 +133,7 @@ async function main(): Promise<void> {
     const events = smoke ? 2000 : 100_000;
     report.storage = [await runStorage('embedded', undefined, events, progress), await runStorage('postgres', databaseUrl, events, progress)].filter((f) => f !== undefined);
   }
+  if (!skip.has('levers')) report.levers = await runLevers(databaseUrl, smoke ? 1 : 3, smoke ? 500 : 20_000, progress);
   if (!skip.has('cron')) report.cron = await runCron(smoke ? 3 : 30, databaseUrl, progress);
 
   process.stdout.write(formatReport(report));

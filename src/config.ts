@@ -64,6 +64,8 @@ export interface Config {
   host: string | undefined;
   /** Unset → embedded PGlite in `dataDir`. */
   databaseUrl: string | undefined;
+  /** `DATABASE_PREPARED_STATEMENTS`: prepare hot statements once per connection; off behind a transaction-mode pooler. */
+  preparedStatements: boolean;
   dataDir: string;
   platformConfigPath: string;
   /** The parsed `crons` array of platform.json; `[]` when the file does not exist. */
@@ -160,6 +162,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     port: readInt(env, 'PORT', 3002, 0, 65535),
     host: env.HOST || undefined,
     databaseUrl,
+    preparedStatements: readOnOff(env, 'DATABASE_PREPARED_STATEMENTS', true),
     dataDir: resolve(cwd, env.DATA_DIR || '.data'),
     platformConfigPath,
     crons: readPlatformConfig(platformConfigPath),

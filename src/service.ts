@@ -91,6 +91,7 @@ export async function startService(config: Config, options: ServiceOptions): Pro
     options.db ??
     (await openDatabase({
       databaseUrl: config.databaseUrl,
+      namedStatements: config.preparedStatements,
       dataDir: config.dataDir,
       fsync: config.embeddedFsync,
       onPoolError: (error) => log.warn({ err: { message: error.message } }, 'database connection lost; the pool reconnects on demand'),

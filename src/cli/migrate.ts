@@ -21,7 +21,7 @@ export function registerMigrateCommand(program: Command): void {
         process.exitCode = EXIT_CODES.failure;
         return;
       }
-      const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+      const db = await openDatabase({ databaseUrl: config.databaseUrl, namedStatements: config.preparedStatements, dataDir: config.dataDir, poolSize: 1 });
       try {
         await db.migrate();
         process.stdout.write(`migrated (${db.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL at DATABASE_URL'})\n`);

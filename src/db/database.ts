@@ -66,6 +66,8 @@ export interface OpenOptions {
   fsync?: boolean;
   /** node-postgres pool size. */
   poolSize?: number;
+  /** PostgreSQL: prepare parameterised statements once per connection (default true; the levers bench turns it off to compare). */
+  namedStatements?: boolean;
   /** Client-side cap on any single query on PostgreSQL. */
   queryTimeoutMs?: number;
   /** Called when a LISTEN connection dies or cannot be opened again (it is retried with backoff). */

@@ -28,19 +28,28 @@ const ROW_ERROR_CLASSES = ['22', '23', '54'];
 // A key retention has moved to webhook_event_keys (its event deleted) is a duplicate too, for DEDUPE_RETENTION_DAYS.
 const INSERT_HEAD = 'INSERT INTO webhook_events (source, key, type, payload) SELECT v.s, v.k, v.t, v.p FROM (VALUES ';
 const INSERT_TAIL = `) AS v(s, k, t, p)
-  WHERE NOT EXISTS (SELECT 1 FROM webhook_event_keys d WHERE d.source = v.s AND d.key = v.k)
+  WHERE v.s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM webhook_event_keys d WHERE d.source = v.s AND d.key = v.k)
   ON CONFLICT (source, key) DO NOTHING
   RETURNING id, source, key, pg_notify('hookrun_events', '')`; // wakes LISTENing workers at commit (one per transaction; none for duplicates)
 
-// One statement text per batch size, built once: a multi-row VALUES with plain text parameters, so the
+// One statement text per power-of-two size, built once: a multi-row VALUES with plain text parameters, so the
 // ~1.5 KB payloads travel as they are (an unnest over text[] made the driver escape every quote of every body).
-const insertSqlByRows: string[] = [];
-function insertSql(rows: number): string {
-  let sql = insertSqlByRows[rows];
+// A batch fills the smallest size that holds it and leaves the rest NULL (skipped by `v.s IS NOT NULL`): ten
+// texts in all, so PostgreSQL can keep each one prepared (db/statement-names.ts) instead of parsing and
+// planning a new VALUES list of every length.
+const insertSqlBySlots = new Map<number, string>();
+function slotsFor(rows: number): number {
+  let slots = 1;
+  while (slots < rows) slots *= 2;
+  return slots;
+}
+function insertSql(slots: number): string {
+  let sql = insertSqlBySlots.get(slots);
   if (sql === undefined) {
-    const values: string[] = new Array(rows);
-    for (let i = 0, p = 1; i < rows; i++, p += 4) values[i] = `($${p}::text, $${p + 1}::text, $${p + 2}::text, $${p + 3}::jsonb)`;
-    sql = insertSqlByRows[rows] = INSERT_HEAD + values.join(', ') + INSERT_TAIL;
+    const values: string[] = new Array(slots);
+    for (let i = 0, p = 1; i < slots; i++, p += 4) values[i] = `($${p}::text, $${p + 1}::text, $${p + 2}::text, $${p + 3}::jsonb)`;
+    sql = INSERT_HEAD + values.join(', ') + INSERT_TAIL;
+    insertSqlBySlots.set(slots, sql);
   }
   return sql;
 }
@@ -156,7 +165,8 @@ export class EventWriter {
       else firstByIdentity.set(id, item);
     }
     const unique = [...firstByIdentity.values()];
-    const params: string[] = new Array(unique.length * 4);
+    const slots = slotsFor(unique.length);
+    const params: Array<string | null> = new Array(slots * 4).fill(null);
     for (let i = 0, p = 0; i < unique.length; i++) {
       const { source, key, type, payloadJson } = unique[i]!.event;
       params[p++] = source;
@@ -164,7 +174,7 @@ export class EventWriter {
       params[p++] = type;
       params[p++] = payloadJson;
     }
-    const inserted = await this.db.query<{ id: number; source: string; key: string }>(insertSql(unique.length), params);
+    const inserted = await this.db.query<{ id: number; source: string; key: string }>(insertSql(slots), params);
     const insertedIds = new Map(inserted.map((row) => [identity(row), Number(row.id)]));
     const missing = unique.filter((p) => !insertedIds.has(identity(p.event)));
     const existingIds = new Map<string, number>();

@@ -3,6 +3,7 @@ import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import { MIGRATIONS_FOLDER, type Database, type OpenOptions, type Orm } from './database.js';
 import * as schema from './schema.js';
+import { StatementNames } from './statement-names.js';
 
 const MIGRATION_LOCK_KEY = 7_340_021; // any fixed number: serialises migrations across instances
 const INT8_OID = 20;
@@ -31,8 +32,14 @@ export function openPostgres(url: string, options: OpenOptions): Database {
   // An idle client whose connection dies emits here; without a listener the process would crash.
   pool.on('error', (error) => options.onPoolError?.(error));
   const orm = drizzle(pool, { schema }) as unknown as Orm;
+  const names = options.namedStatements === false ? undefined : new StatementNames();
+  /** A statement for node-postgres: named when it has parameters and a name is left for it. */
+  const statement = (text: string, params: unknown[] | undefined): pg.QueryConfig => {
+    const name = params && params.length > 0 ? names?.nameOf(text) : undefined;
+    return name ? { name, text, values: params } : { text, values: params };
+  };
   const query = async <T>(text: string, params?: unknown[]): Promise<T[]> =>
-    (await pool.query(text, params)).rows as T[];
+    (await pool.query(statement(text, params))).rows as T[];
   return {
     kind: 'postgres',
     orm,
@@ -47,7 +54,7 @@ export function openPostgres(url: string, options: OpenOptions): Database {
       client.on('error', onError);
       try {
         await client.query('BEGIN');
-        const result = await fn({ query: async <T>(text: string, params?: unknown[]) => (await client.query(text, params)).rows as T[] });
+        const result = await fn({ query: async <T>(text: string, params?: unknown[]) => (await client.query(statement(text, params))).rows as T[] });
         await client.query('COMMIT');
         return result;
       } catch (error) {
