@@ -2,7 +2,8 @@ import type { Database, OpenOptions } from './database.js';
 
 /**
  * Open the database: node-postgres when `databaseUrl` is set, otherwise PGlite
- * in `dataDir/pgdata`, guarded by an exclusive lock file. Only the driver in
+ * in `dataDir/pgdata` on its own thread, guarded by an exclusive lock file
+ * (or an already-open `pglite`, adopted on this thread). Only the driver in
  * use is loaded: importing both costs ~0.4 s of start-up.
  */
 export async function openDatabase(options: OpenOptions): Promise<Database> {
@@ -10,6 +11,11 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     const { openPostgres } = await import('./postgres-database.js');
     return openPostgres(options.databaseUrl, options);
   }
-  const { openPglite } = await import('./pglite-database.js');
-  return openPglite(options);
+  if (options.pglite) {
+    const { wrapPglite } = await import('./pglite-database.js');
+    return wrapPglite(options.pglite);
+  }
+  if (!options.dataDir) throw new Error('openDatabase: need databaseUrl, dataDir or pglite');
+  const { openPgliteThread } = await import('./pglite-thread-client.js');
+  return openPgliteThread(options.dataDir, options);
 }

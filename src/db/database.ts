@@ -13,8 +13,8 @@ export interface Queryable {
 
 /**
  * How the inbox worker should drive this database, decided by the driver so
- * the worker never asks which one it is: PGlite is one session on the request
- * thread, PostgreSQL serves many connections.
+ * the worker never asks which one it is: PGlite is one session (on its own
+ * thread with a data dir), PostgreSQL serves many connections.
  */
 export interface WorkerTuning {
   /** Batches claimed side by side while a backlog lasts (SKIP LOCKED keeps them disjoint). */
@@ -60,7 +60,7 @@ export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.m
 export interface OpenOptions {
   databaseUrl?: string;
   dataDir?: string;
-  /** An already-open PGlite (tests, in-memory). The caller owns its lifetime lock. */
+  /** An already-open PGlite (tests, in-memory), used on the calling thread. The caller owns its lifetime lock. */
   pglite?: PGlite;
   /** Embedded: fsync the WAL after each inbox commit (default true; EMBEDDED_FSYNC=off turns it off for development). */
   fsync?: boolean;

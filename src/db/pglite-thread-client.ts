@@ -1,0 +1,171 @@
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { drizzle } from 'drizzle-orm/pg-proxy';
+import { MIGRATIONS_FOLDER, type Database, type OpenOptions, type Orm } from './database.js';
+import { lockDataDir } from './data-dir-lock.js';
+import { pgliteTuning } from './pglite-tuning.js';
+import { rebuildError, type ThreadData, type ThreadNotify, type ThreadReply, type ThreadRequest } from './pglite-thread-protocol.js';
+import { createWalSync } from './wal-sync.js';
+import * as schema from './schema.js';
+
+/** A request without its id (the connection numbers it). */
+type Request = ThreadRequest extends infer R ? (R extends ThreadRequest ? Omit<R, 'id'> : never) : never;
+
+interface Pending {
+  resolve(rows: unknown[]): void;
+  reject(error: Error): void;
+}
+
+/**
+ * Start the database thread. Built (`dist/`): the sibling `.js`. From source
+ * (tsx, vitest: this file's URL ends in `.ts`) the thread registers tsx's
+ * loader itself before importing the `.ts` script: on Node 20 neither
+ * vitest's transform, the parent's tsx hooks nor `execArgv: ['--import', 'tsx']`
+ * reach a worker thread's modules (tried: "Unknown file extension .ts").
+ */
+function startThread(data: ThreadData): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./pglite-thread.js', import.meta.url), { workerData: data });
+  const tsxRoot = dirname(createRequire(import.meta.url).resolve('tsx/package.json'));
+  const tsxApi = pathToFileURL(join(tsxRoot, 'dist', 'esm', 'api', 'index.mjs')).href; // tsx's "./esm/api" export (import condition)
+  const script = new URL('./pglite-thread.ts', import.meta.url).href;
+  const boot = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(script)}); });`;
+  return new Worker(boot, { eval: true, workerData: data });
+}
+
+/**
+ * The main thread's end of the database thread: numbered requests, their
+ * replies, notifications. A thread that dies (an uncaught error, an exit)
+ * rejects every request in flight and every later one, so no caller hangs.
+ */
+class ThreadConnection {
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  /** NOTIFY callbacks by subscription number. */
+  readonly listeners = new Map<number, (payload: string) => void>();
+  /** Why requests fail from now on: the thread died, or the database was closed. */
+  failure: Error | undefined;
+  /** Resolves when PGlite has opened the data dir in the thread (request 0). */
+  readonly opened: Promise<unknown[]>;
+
+  constructor(private readonly worker: Worker) {
+    this.opened = new Promise((resolve, reject) => this.pending.set(0, { resolve, reject }));
+    worker.on('message', (message: ThreadReply | ThreadNotify) => this.receive(message));
+    worker.on('error', (error) => this.fail(new Error(`The embedded database thread failed: ${error.message}. Restart hookrun.`, { cause: error })));
+    worker.on('exit', (code) => this.fail(new Error(`The embedded database thread exited (code ${code}). Restart hookrun.`)));
+  }
+
+  request(message: Request): Promise<unknown[]> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      try {
+        this.worker.postMessage({ ...message, id });
+      } catch (error) {
+        return reject(error as Error); // a parameter structured clone cannot copy (a function)
+      }
+      if (this.pending.size === 0) this.worker.ref(); // a request in flight keeps the process alive; an idle thread does not
+      this.pending.set(id, { resolve, reject });
+    });
+  }
+
+  /** Stop the thread; requests still in flight are rejected with `reason`. */
+  async terminate(reason: Error): Promise<void> {
+    this.fail(reason);
+    await this.worker.terminate();
+  }
+
+  private receive(message: ThreadReply | ThreadNotify): void {
+    if ('notify' in message) return this.listeners.get(message.notify)?.(message.payload);
+    const pending = this.pending.get(message.id);
+    if (!pending) return;
+    this.pending.delete(message.id);
+    if (this.pending.size === 0) this.worker.unref();
+    if (message.error) pending.reject(rebuildError(message.error));
+    else pending.resolve(message.rows ?? []);
+  }
+
+  private fail(error: Error): void {
+    this.failure ??= error;
+    for (const pending of this.pending.values()) pending.reject(this.failure);
+    this.pending.clear();
+    this.worker.unref();
+  }
+}
+
+/**
+ * Open the embedded database in `dataDir/pgdata` on its own thread, behind
+ * the same `Database` as in-process PGlite: the data-dir lock and the WAL
+ * fsync stay on this thread, SQL, transactions, LISTEN and migrations run in
+ * pglite-thread.ts. This thread never loads PGlite.
+ */
+export async function openPgliteThread(dataDir: string, options: Pick<OpenOptions, 'fsync'> = {}): Promise<Database> {
+  const release = lockDataDir(dataDir);
+  const pgdata = join(dataDir, 'pgdata');
+  let thread: ThreadConnection | undefined;
+  try {
+    thread = new ThreadConnection(startThread({ pgdata }));
+    await thread.opened;
+  } catch (error) {
+    await thread?.terminate(new Error('The embedded database did not open.'));
+    release();
+    throw error;
+  }
+  return wrapThread(thread, release, options.fsync === false ? undefined : createWalSync(pgdata));
+}
+
+function wrapThread(thread: ThreadConnection, release: () => void, flushToDisk: (() => void) | undefined): Database {
+  let nextTx = 1;
+  let nextSub = 1;
+  let closing: Promise<void> | undefined;
+  const query = async <T>(text: string, params?: unknown[]): Promise<T[]> => (await thread.request({ op: 'query', text, params })) as T[];
+  // drizzle's proxy driver: 'all' wants each row as an array of column values, 'execute' as an object.
+  const orm = drizzle(async (text, params, method) => ({ rows: await thread.request({ op: 'orm', text, params, rowMode: method === 'all' ? 'array' : 'object' }) }), {
+    schema,
+  }) as unknown as Orm;
+  return {
+    kind: 'pglite',
+    orm,
+    query,
+    flushToDisk,
+    tuning: pgliteTuning({ query }),
+    async transaction(fn) {
+      const tx = nextTx++;
+      await thread.request({ op: 'begin', tx });
+      let result;
+      try {
+        result = await fn({ query: async <T>(text: string, params?: unknown[]) => (await thread.request({ op: 'query', text, params, tx })) as T[] });
+      } catch (error) {
+        await thread.request({ op: 'rollback', tx });
+        throw error;
+      }
+      await thread.request({ op: 'commit', tx });
+      return result;
+    },
+    async listen(channel, onNotify) {
+      const sub = nextSub++;
+      thread.listeners.set(sub, onNotify);
+      try {
+        await thread.request({ op: 'listen', channel, sub });
+      } catch (error) {
+        thread.listeners.delete(sub);
+        throw error;
+      }
+      return async () => {
+        thread.listeners.delete(sub);
+        if (!thread.failure) await thread.request({ op: 'unlisten', sub }); // a closed or dead thread listens to nothing
+      };
+    },
+    migrate: async () => void (await thread.request({ op: 'migrate', migrationsFolder: MIGRATIONS_FOLDER })),
+    close: () =>
+      (closing ??= (async () => {
+        try {
+          if (!thread.failure) await thread.request({ op: 'close' });
+        } finally {
+          await thread.terminate(new Error('The embedded database is closed.'));
+          release();
+        }
+      })()),
+  };
+}

@@ -1,0 +1,124 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { PGlite, types, type Transaction } from '@electric-sql/pglite';
+import { drizzle } from 'drizzle-orm/pglite';
+import { migrate } from 'drizzle-orm/pglite/migrator';
+import { serializeError, type ThreadData, type ThreadNotify, type ThreadReply, type ThreadRequest } from './pglite-thread-protocol.js';
+
+/**
+ * The embedded database's own thread: PGlite (WebAssembly) runs here, so
+ * HTTP parsing and signature checks on the main thread overlap with SQL on
+ * two cores. It answers pglite-thread-client.ts's requests one message each;
+ * PGlite's own mutexes order them (a query waits for an open transaction).
+ */
+
+/**
+ * PGlite's own start parameters plus a smaller buffer pool: hookrun's working
+ * set is small, and 16 MB instead of 128 MB saves ~50 MB of RSS and ~0.15 s
+ * of start-up. PGlite's own fsync is a no-op whatever it is set to (it never
+ * reaches the OS), so durability comes from `flushToDisk` (wal-sync.ts), which
+ * the main thread runs after the reply: PGlite's writes are in the OS page cache by then.
+ */
+const START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'];
+
+/** drizzle's pglite driver reads these types as text and converts them itself (drizzle-orm/pglite/session.js); the orm requests do the same. */
+const AS_TEXT = (value: string) => value;
+const DRIZZLE_PARSERS = Object.fromEntries([types.TIMESTAMP, types.TIMESTAMPTZ, types.INTERVAL, types.DATE, 1231, 1115, 1185, 1187, 1182].map((oid) => [oid, AS_TEXT]));
+
+/** Thrown inside `client.transaction` to make PGlite roll back on a `rollback` request. */
+const ROLLBACK = Symbol('rollback');
+
+interface OpenTransaction {
+  tx: Transaction;
+  end(commit: boolean): void;
+  done: Promise<unknown>;
+}
+
+const port = parentPort!;
+const { pgdata } = workerData as ThreadData;
+const transactions = new Map<number, OpenTransaction>();
+const subscriptions = new Map<number, () => Promise<void>>();
+
+function reply(message: ThreadReply | ThreadNotify): void {
+  port.postMessage(message);
+}
+
+async function begin(client: PGlite, id: number): Promise<void> {
+  let began!: () => void;
+  const started = new Promise<void>((resolve) => (began = resolve));
+  const done = client.transaction(
+    (tx) =>
+      new Promise<void>((resolve, reject) => {
+        transactions.set(id, { tx, done, end: (commit) => (commit ? resolve() : reject(ROLLBACK)) });
+        began();
+      }),
+  );
+  done.catch(() => undefined); // awaited by commit/rollback; a failed BEGIN is awaited just below
+  await Promise.race([started, done]);
+}
+
+async function end(id: number, commit: boolean): Promise<void> {
+  const open = transactions.get(id);
+  if (!open) throw new Error('Transaction is closed');
+  transactions.delete(id);
+  open.end(commit);
+  try {
+    await open.done;
+  } catch (error) {
+    if (error !== ROLLBACK) throw error;
+  }
+}
+
+async function run(client: PGlite, request: ThreadRequest): Promise<unknown[]> {
+  switch (request.op) {
+    case 'query': {
+      if (request.tx === undefined) return (await client.query(request.text, request.params)).rows;
+      const open = transactions.get(request.tx);
+      if (!open) throw new Error('Transaction is closed');
+      return (await open.tx.query(request.text, request.params)).rows;
+    }
+    case 'orm':
+      return (await client.query(request.text, request.params, { rowMode: request.rowMode, parsers: DRIZZLE_PARSERS })).rows;
+    case 'begin':
+      await begin(client, request.tx);
+      return [];
+    case 'commit':
+    case 'rollback':
+      await end(request.tx, request.op === 'commit');
+      return [];
+    case 'listen': {
+      const sub = request.sub;
+      subscriptions.set(sub, await client.listen(request.channel, (payload) => reply({ notify: sub, payload })));
+      return [];
+    }
+    case 'unlisten': {
+      const unsubscribe = subscriptions.get(request.sub);
+      subscriptions.delete(request.sub);
+      await unsubscribe?.();
+      return [];
+    }
+    case 'migrate':
+      await migrate(drizzle(client), { migrationsFolder: request.migrationsFolder });
+      return [];
+    case 'close':
+      await client.close();
+      return [];
+  }
+}
+
+async function serve(): Promise<void> {
+  let client: PGlite;
+  try {
+    client = new PGlite(pgdata, { startParams: START_PARAMS });
+    await client.waitReady;
+  } catch (error) {
+    return reply({ id: 0, error: serializeError(error) });
+  }
+  port.on('message', (request: ThreadRequest) => {
+    run(client, request)
+      .then((rows) => reply({ id: request.id, rows })) // a value that cannot be cloned throws here: answered as an error
+      .catch((error: unknown) => reply({ id: request.id, error: serializeError(error) }));
+  });
+  reply({ id: 0 });
+}
+
+void serve();
