@@ -1,11 +1,5 @@
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
-import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import type * as schema from './schema.js';
-
-/** The drizzle handle every query module takes; the same type over PGlite and node-postgres. */
-export type Orm = PgDatabase<PgQueryResultHKT, typeof schema>;
-
 /** Raw parameterised SQL, for the hot paths (batched ingest, claims) where one round trip matters. */
 export interface Queryable {
   query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
@@ -36,7 +30,6 @@ export interface WorkerTuning {
 /** One database connection (embedded or pooled), with the operations hookrun needs of it. */
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';
-  readonly orm: Orm;
   readonly tuning: WorkerTuning;
   /**
    * Make committed work durable against an OS crash, where the database does

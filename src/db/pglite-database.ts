@@ -1,9 +1,7 @@
 import type { PGlite } from '@electric-sql/pglite';
-import { drizzle } from 'drizzle-orm/pglite';
-import { migrate } from 'drizzle-orm/pglite/migrator';
-import { MIGRATIONS_FOLDER, type Database, type Orm } from './database.js';
+import { MIGRATIONS_FOLDER, type Database } from './database.js';
+import { hasPendingMigrations } from './pending-migrations.js';
 import { pgliteTuning } from './pglite-tuning.js';
-import * as schema from './schema.js';
 
 /**
  * Adopt an already-open PGlite on the calling thread (tests hand an in-memory
@@ -11,12 +9,10 @@ import * as schema from './schema.js';
  * opens on its own thread instead (pglite-thread-client.ts).
  */
 export function wrapPglite(client: PGlite): Database {
-  const orm = drizzle(client, { schema }) as unknown as Orm;
   const query = async <T>(text: string, params?: unknown[]): Promise<T[]> =>
     (await client.query<T>(text, params)).rows;
   return {
     kind: 'pglite',
-    orm,
     query,
     tuning: pgliteTuning({ query }),
     transaction: (fn) =>
@@ -25,7 +21,11 @@ export function wrapPglite(client: PGlite): Database {
       const unsubscribe = await client.listen(channel, onNotify);
       return async () => unsubscribe();
     },
-    migrate: () => migrate(orm as never, { migrationsFolder: MIGRATIONS_FOLDER }),
+    async migrate() {
+      if (!(await hasPendingMigrations({ query }, MIGRATIONS_FOLDER))) return;
+      const [{ drizzle }, { migrate }] = await Promise.all([import('drizzle-orm/pglite'), import('drizzle-orm/pglite/migrator')]);
+      await migrate(drizzle(client), { migrationsFolder: MIGRATIONS_FOLDER });
+    },
     close: () => Promise.resolve(),
   };
 }

@@ -2,13 +2,12 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { drizzle } from 'drizzle-orm/pg-proxy';
-import { MIGRATIONS_FOLDER, type Database, type OpenOptions, type Orm } from './database.js';
+import { MIGRATIONS_FOLDER, type Database, type OpenOptions } from './database.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { hasPendingMigrations } from './pending-migrations.js';
 import { pgliteTuning } from './pglite-tuning.js';
 import { rebuildError, type ThreadData, type ThreadNotify, type ThreadReply, type ThreadRequest } from './pglite-thread-protocol.js';
 import { createWalSync } from './wal-sync.js';
-import * as schema from './schema.js';
 
 /** A request without its id (the connection numbers it). */
 type Request = ThreadRequest extends infer R ? (R extends ThreadRequest ? Omit<R, 'id'> : never) : never;
@@ -120,13 +119,8 @@ function wrapThread(thread: ThreadConnection, release: () => void, flushToDisk: 
   let nextSub = 1;
   let closing: Promise<void> | undefined;
   const query = async <T>(text: string, params?: unknown[]): Promise<T[]> => (await thread.request({ op: 'query', text, params })) as T[];
-  // drizzle's proxy driver: 'all' wants each row as an array of column values, 'execute' as an object.
-  const orm = drizzle(async (text, params, method) => ({ rows: await thread.request({ op: 'orm', text, params, rowMode: method === 'all' ? 'array' : 'object' }) }), {
-    schema,
-  }) as unknown as Orm;
   return {
     kind: 'pglite',
-    orm,
     query,
     flushToDisk,
     tuning: pgliteTuning({ query }),
@@ -157,7 +151,9 @@ function wrapThread(thread: ThreadConnection, release: () => void, flushToDisk: 
         if (!thread.failure) await thread.request({ op: 'unlisten', sub }); // a closed or dead thread listens to nothing
       };
     },
-    migrate: async () => void (await thread.request({ op: 'migrate', migrationsFolder: MIGRATIONS_FOLDER })),
+    async migrate() {
+      if (await hasPendingMigrations({ query }, MIGRATIONS_FOLDER)) await thread.request({ op: 'migrate', migrationsFolder: MIGRATIONS_FOLDER });
+    },
     close: () =>
       (closing ??= (async () => {
         try {

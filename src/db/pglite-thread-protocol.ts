@@ -12,7 +12,6 @@ export interface ThreadData {
 /** One request to the database thread; `tx` routes a query into an open transaction. */
 export type ThreadRequest =
   | { id: number; op: 'query'; text: string; params?: unknown[]; tx?: number }
-  | { id: number; op: 'orm'; text: string; params: unknown[]; rowMode: 'array' | 'object' }
   | { id: number; op: 'begin' | 'commit' | 'rollback'; tx: number }
   | { id: number; op: 'listen'; channel: string; sub: number }
   | { id: number; op: 'unlisten'; sub: number }

@@ -1,7 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { PGlite, types, type Transaction } from '@electric-sql/pglite';
-import { drizzle } from 'drizzle-orm/pglite';
-import { migrate } from 'drizzle-orm/pglite/migrator';
+import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { serializeError, type ThreadData, type ThreadNotify, type ThreadReply, type ThreadRequest } from './pglite-thread-protocol.js';
 
 /**
@@ -19,10 +17,6 @@ import { serializeError, type ThreadData, type ThreadNotify, type ThreadReply, t
  * the main thread runs after the reply: PGlite's writes are in the OS page cache by then.
  */
 const START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'];
-
-/** drizzle's pglite driver reads these types as text and converts them itself (drizzle-orm/pglite/session.js); the orm requests do the same. */
-const AS_TEXT = (value: string) => value;
-const DRIZZLE_PARSERS = Object.fromEntries([types.TIMESTAMP, types.TIMESTAMPTZ, types.INTERVAL, types.DATE, 1231, 1115, 1185, 1187, 1182].map((oid) => [oid, AS_TEXT]));
 
 /** Thrown inside `client.transaction` to make PGlite roll back on a `rollback` request. */
 const ROLLBACK = Symbol('rollback');
@@ -76,8 +70,6 @@ async function run(client: PGlite, request: ThreadRequest): Promise<unknown[]> {
       if (!open) throw new Error('Transaction is closed');
       return (await open.tx.query(request.text, request.params)).rows;
     }
-    case 'orm':
-      return (await client.query(request.text, request.params, { rowMode: request.rowMode, parsers: DRIZZLE_PARSERS })).rows;
     case 'begin':
       await begin(client, request.tx);
       return [];
@@ -96,9 +88,12 @@ async function run(client: PGlite, request: ThreadRequest): Promise<unknown[]> {
       await unsubscribe?.();
       return [];
     }
-    case 'migrate':
+    case 'migrate': {
+      // Loaded only when a migration is to be applied (the main thread asked pending-migrations.ts first).
+      const [{ drizzle }, { migrate }] = await Promise.all([import('drizzle-orm/pglite'), import('drizzle-orm/pglite/migrator')]);
       await migrate(drizzle(client), { migrationsFolder: request.migrationsFolder });
       return [];
+    }
     case 'close':
       await client.close();
       return [];

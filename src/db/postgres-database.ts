@@ -1,8 +1,6 @@
-import { drizzle } from 'drizzle-orm/node-postgres';
-import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
-import { MIGRATIONS_FOLDER, type Database, type OpenOptions, type Orm } from './database.js';
-import * as schema from './schema.js';
+import { MIGRATIONS_FOLDER, type Database, type OpenOptions } from './database.js';
+import { hasPendingMigrations } from './pending-migrations.js';
 import { StatementNames } from './statement-names.js';
 
 const MIGRATION_LOCK_KEY = 7_340_021; // any fixed number: serialises migrations across instances
@@ -31,7 +29,6 @@ export function openPostgres(url: string, options: OpenOptions): Database {
   });
   // An idle client whose connection dies emits here; without a listener the process would crash.
   pool.on('error', (error) => options.onPoolError?.(error));
-  const orm = drizzle(pool, { schema }) as unknown as Orm;
   const names = options.namedStatements === false ? undefined : new StatementNames();
   /** A statement for node-postgres: named when it has parameters and a name is left for it. */
   const statement = (text: string, params: unknown[] | undefined): pg.QueryConfig => {
@@ -42,7 +39,6 @@ export function openPostgres(url: string, options: OpenOptions): Database {
     (await pool.query(statement(text, params))).rows as T[];
   return {
     kind: 'postgres',
-    orm,
     query,
     // Two batches side by side while a backlog lasts: the database works on one while this process runs the other's handlers.
     tuning: { lanes: 2, longestStatementMs: statementTimeoutMs + 1000 },
@@ -67,10 +63,12 @@ export function openPostgres(url: string, options: OpenOptions): Database {
     },
     listen: (channel, onNotify) => listenWithReconnect(url, channel, onNotify, options.onListenLost),
     async migrate() {
+      if (!(await hasPendingMigrations({ query }, MIGRATIONS_FOLDER))) return;
+      const [{ drizzle }, { migrate }] = await Promise.all([import('drizzle-orm/node-postgres'), import('drizzle-orm/node-postgres/migrator')]);
       const client = await pool.connect();
       try {
         await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-        await migrate(drizzle(client, { schema }), { migrationsFolder: MIGRATIONS_FOLDER });
+        await migrate(drizzle(client), { migrationsFolder: MIGRATIONS_FOLDER });
       } finally {
         await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
         client.release();

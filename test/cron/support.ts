@@ -98,7 +98,6 @@ export function faultyDatabase(db: Database, options: { failOn?: RegExp } = {}):
   });
   const wrapped: Database & { down: boolean } = {
     kind: db.kind,
-    orm: db.orm,
     tuning: db.tuning,
     ...wrap(db),
     transaction: async (fn) => {
