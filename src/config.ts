@@ -4,16 +4,10 @@ import { ConfigError } from './errors.js';
 import { readAlerts, readChanges, readInt, readOnOff, readOrigin, readRetention, readStripe, type AlertSettings, type ChangesSettings, type Env, type RetentionDays, type StripeSettings } from './config-values.js';
 import { readPlatformConfig, readWebhookSchemes, type CronEntry, type WebhookSchemeEntry } from './platform-config.js';
 import type { SecretSetting } from './webhooks/provider.js';
-import { CHOOSABLE_SOURCES, PROVIDERS_BY_ROUTE, SOURCES, choiceEnvName, defaultProvider, isChoosable, providerFor, routeSecretEnvName, type ProviderChoice, type ProviderName, type Source } from './webhooks/providers/index.js';
+import { CHOOSABLE_SOURCES, PROVIDERS_BY_ROUTE, SOURCES, choiceEnvName, defaultProvider, isChoosable, providerFor, routeSecretEnvName, type ProviderChoice, type Source } from './webhooks/providers/index.js';
 
 export type { AlertSettings, ChangesSettings, RetentionDays, StripeSettings };
 export { SOURCES, type ProviderChoice, type SecretSetting, type Source };
-
-/** Who may send to `/webhooks/payments` and `/webhooks/auth`, default first (from the provider list). */
-export const PAYMENTS_PROVIDER_NAMES = Object.keys(PROVIDERS_BY_ROUTE.payments) as PaymentsProviderName[];
-export const AUTH_PROVIDER_NAMES = Object.keys(PROVIDERS_BY_ROUTE.auth) as AuthProviderName[];
-export type PaymentsProviderName = ProviderName<'payments'>;
-export type AuthProviderName = ProviderName<'auth'>;
 
 /** The seed's three receivers; the others are optional extras, named in `check` but not warned about. */
 export const SEED_SOURCES: readonly Source[] = ['payments', 'auth', 'database'];
