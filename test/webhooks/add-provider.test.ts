@@ -19,6 +19,8 @@ function recipe(): { file: string; code: string; listLine: string } {
 }
 
 const TSX = join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+/** The server runs in ONE process (tsx's loader, not its CLI, which forks a child a SIGKILL would orphan). */
+const START = ['--import', 'tsx', 'src/main.ts', 'start'];
 const TSC = join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const LINEAR_SECRET = 'lin_wh_test_secret_for_the_recipe';
 
@@ -77,7 +79,7 @@ describe('adding a provider is its file and one line in PROVIDERS (README recipe
   it('/webhooks/linear verifies, stores once, refuses tampered, stale and unsigned deliveries; send, check and the API know it', async () => {
     const port = 30_000 + Math.floor(Math.random() * 20_000);
     base = `http://127.0.0.1:${port}`;
-    server = spawn(process.execPath, [TSX, 'src/main.ts', 'start'], { cwd: copy, env: { ...process.env, ...env, PORT: String(port) }, stdio: 'ignore' });
+    server = spawn(process.execPath, START, { cwd: copy, env: { ...process.env, ...env, PORT: String(port) }, stdio: 'ignore' });
     await pollUntil('the server ready', 60_000, async () => ((await fetch(`${base}/ready`).catch(() => undefined))?.status === 200 ? true : undefined));
 
     const send = await run([TSX, 'src/main.ts', 'send', 'linear', 'Issue.create'], copy, { ...env, PORT: String(port) });
@@ -115,7 +117,7 @@ describe('adding a provider is its file and one line in PROVIDERS (README recipe
     await new Promise((resolve) => server!.once('exit', resolve));
     const port = 30_000 + Math.floor(Math.random() * 20_000);
     const { LINEAR_WEBHOOK_SECRET: _unset, ...withoutSecret } = env;
-    server = spawn(process.execPath, [TSX, 'src/main.ts', 'start'], { cwd: copy, env: { ...process.env, ...withoutSecret, PORT: String(port) }, stdio: 'ignore' });
+    server = spawn(process.execPath, START, { cwd: copy, env: { ...process.env, ...withoutSecret, PORT: String(port) }, stdio: 'ignore' });
     await pollUntil('the server ready', 60_000, async () => ((await fetch(`http://127.0.0.1:${port}/ready`).catch(() => undefined))?.status === 200 ? true : undefined));
     const body = JSON.stringify({ type: 'Issue', action: 'create', webhookTimestamp: Date.now(), data: {} });
     const answer = await fetch(`http://127.0.0.1:${port}/webhooks/linear`, { method: 'POST', headers: linearDelivery(body), body });
