@@ -73,6 +73,7 @@ function scaleSection(scale: ScaleFigures): string[] {
     num(s.rows),
     `${range(s.ingest.reqPerSec)}${vs(s.ingest.reqPerSec.median, s.ingestEmpty?.reqPerSec)}`,
     `${range(s.ingest.p99Ms, 1)}${s.ingestEmpty ? ` (empty ${num(s.ingestEmpty.p99Ms.median, 1)})` : ''}`,
+    `${range(s.ingest.cpuMsPerRequest, 3)} + ${s.ingest.dbCpuMsPerRequest ? range(s.ingest.dbCpuMsPerRequest, 3) : '–'}${s.ingestEmpty?.dbCpuMsPerRequest ? ` (empty ${num(s.ingestEmpty.cpuMsPerRequest.median, 3)} + ${num(s.ingestEmpty.dbCpuMsPerRequest.median, 3)})` : ''}`,
     `${s.ingest.non2xx} / ${s.ingest.errors}`,
     `${range(s.drainPerSec)}${vs(s.drainPerSec.median, s.drainEmptyPerSec)}`,
     `${num(s.eventsMb)} + ${num(s.attemptsMb)}`,
@@ -80,7 +81,7 @@ function scaleSection(scale: ScaleFigures): string[] {
   ]);
   const out = [
     `Scale (PostgreSQL; each size against an empty inbox in the same rotation; drain backlog ${num(scale.backlog)})`,
-    table(['inbox size', 'rows', 'ingest req/s (×empty, same run)', 'p99 ms', 'non-2xx / errors', 'drain events/s (×empty)', 'table+index MB (events + attempts)', 'fill s + VACUUM ANALYZE s'], rows),
+    table(['inbox size', 'rows', 'ingest req/s (×empty, same run)', 'p99 ms', 'CPU ms/request: hookrun + PostgreSQL', 'non-2xx / errors', 'drain events/s (×empty)', 'table+index MB (events + attempts)', 'fill s + VACUUM ANALYZE s'], rows),
   ];
   const r = scale.retention;
   if (r) {

@@ -4,7 +4,7 @@ import { EventWriter } from '../src/db/event-writer.js';
 import { BENCH_SECRET, makeSignedEvents } from './events.js';
 import { runIngest, type IngestFigures, type IngestOptions } from './ingest.js';
 import { fillProcessed, inboxBytes, measureRetention, reserveIds, type FillPlan, type ScaleRetention } from './scale-fill.js';
-import { createDatabase, startHookrun, type ServerProcess } from './servers.js';
+import { cpuMs, createDatabase, startHookrun, type ServerProcess } from './servers.js';
 import { spread, type Spread } from './stats.js';
 
 /** The figures at one inbox size. */
@@ -65,12 +65,26 @@ async function waitIdle(db: Database, afterId: number, deadlineMs: number): Prom
   }
 }
 
+/** CPU ms so far of each backend connected to the side's database (the bench's own idle pool included). */
+async function backendCpu(db: Database): Promise<Map<number, number>> {
+  const rows = await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()');
+  const out = new Map<number, number>();
+  for (const { pid } of rows) {
+    try {
+      out.set(pid, cpuMs(pid));
+    } catch {
+      // ended in between
+    }
+  }
+  return out;
+}
+
 /** Ingest rotation over the sides (one hookrun each, worker running); waits for each worker to catch up before stopping it. */
 async function ingest(sides: Side[], options: IngestOptions, progress: (line: string) => void): Promise<IngestFigures[]> {
   const servers: ServerProcess[] = [];
   try {
     for (const side of sides) servers.push((await startHookrun({ kind: 'postgres', url: side.url }, BENCH_SECRET)).server);
-    const targets = sides.map((side, i) => ({ name: side.name, server: servers[i]!, path: '/webhooks/payments', distinct: true }));
+    const targets = sides.map((side, i) => ({ name: side.name, server: servers[i]!, path: '/webhooks/payments', distinct: true, databaseCpu: () => backendCpu(side.db) }));
     const figures = await runIngest(targets, options, progress);
     for (const side of sides) await waitIdle(side.db, 0, 300_000);
     return figures;
