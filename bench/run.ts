@@ -138,7 +138,7 @@ async function main(): Promise<void> {
     const sizes = (args['scale-sizes'] ?? (smoke ? '10000,20000' : '1000000,5000000')).split(',').map(Number);
     if (sizes.some((n) => !Number.isInteger(n) || n < 0)) throw new Error(`--scale-sizes takes whole numbers, e.g. 1000000,5000000 (got ${args['scale-sizes']})`);
     const ingest = { rounds, seconds, warmupSeconds: smoke ? 1 : 3, connections };
-    report.scale = await runScale(databaseUrl, { sizes, backlog: smoke ? 500 : 20_000, drainRepeats: smoke ? 1 : 2, ingest, retentionFraction: 0.8 }, progress);
+    report.scale = await runScale(databaseUrl, { sizes, backlog: smoke ? 500 : 20_000, drainRepeats: smoke ? 1 : 3, ingest, retentionFraction: 0.8 }, progress);
     if (!report.scale.available) progress(`scale: skipped: ${report.scale.reason}`);
   }
   if (!skip.has('cron')) report.cron = await runCron(smoke ? 3 : 30, databaseUrl, progress);

@@ -26,6 +26,8 @@ export interface ScaleStep {
   drainEmptyPerSec?: Spread;
   /** Rows of the last backlog processed (of `backlog`). */
   drained: number;
+  /** Index reads during this size's ingest and drains, by side and index (pg_stat_user_indexes deltas): where a growing cost would show. */
+  indexReads: Record<string, Record<string, { scans: number; tuples: number }>>;
 }
 
 /** The scale section: the same ingest and drain with the inbox empty, then filled to each size; retention at the largest. */
@@ -79,6 +81,14 @@ async function backendCpu(db: Database): Promise<Map<number, number>> {
   return out;
 }
 
+/** Cumulative scans and tuples read of the inbox's indexes (the statistics survive TRUNCATE, so deltas are taken). */
+async function indexStats(db: Database): Promise<Map<string, { scans: number; tuples: number }>> {
+  const rows = await db.query<{ name: string; scans: number; tuples: number }>(
+    `SELECT indexrelname AS name, idx_scan AS scans, idx_tup_read AS tuples FROM pg_stat_user_indexes WHERE relname IN ('webhook_events', 'event_attempts', 'webhook_event_keys')`,
+  );
+  return new Map(rows.map((r) => [r.name, { scans: Number(r.scans), tuples: Number(r.tuples) }]));
+}
+
 /** Ingest rotation over the sides (one hookrun each, worker running); waits for each worker to catch up before stopping it. */
 async function ingest(sides: Side[], options: IngestOptions, progress: (line: string) => void): Promise<IngestFigures[]> {
   const servers: ServerProcess[] = [];
@@ -126,6 +136,7 @@ async function measureStep(size: number, fill: { insertMs: number; vacuumMs: num
   const measured = sides.at(-1)!;
   const bytes = await inboxBytes(measured.db);
   progress(`scale: ${measured.name}: ${bytes.rows.toLocaleString('en-US')} rows, webhook_events ${(bytes.events / MB).toFixed(0)} MB, event_attempts ${(bytes.attempts / MB).toFixed(0)} MB`);
+  const statsBefore = await Promise.all(sides.map((side) => indexStats(side.db)));
   const figures = await ingest(sides, options.ingest, progress);
   const drains = new Map<string, number[]>(sides.map((s) => [s.name, []]));
   let drained = 0;
@@ -137,6 +148,16 @@ async function measureStep(size: number, fill: { insertMs: number; vacuumMs: num
     }
   }
   const paired = sides.length > 1 ? sides[0]! : undefined;
+  await new Promise((resolve) => setTimeout(resolve, 1000)); // statistics reach the shared counters about once a second
+  const indexReads: ScaleStep['indexReads'] = {};
+  for (const [i, side] of sides.entries()) {
+    const after = await indexStats(side.db);
+    indexReads[side.name] = Object.fromEntries(
+      [...after].map(([name, a]) => [name, { scans: a.scans - (statsBefore[i]!.get(name)?.scans ?? 0), tuples: a.tuples - (statsBefore[i]!.get(name)?.tuples ?? 0) }]),
+    );
+    const due = indexReads[side.name]!.webhook_events_due_idx;
+    if (due) progress(`scale: ${side.name}: webhook_events_due_idx ${due.scans} scans, ${due.tuples} tuples read (${(due.tuples / Math.max(1, due.scans)).toFixed(0)} per scan)`);
+  }
   return {
     size,
     rows: bytes.rows,
@@ -149,6 +170,7 @@ async function measureStep(size: number, fill: { insertMs: number; vacuumMs: num
     drainPerSec: spread(drains.get(measured.name)!),
     drainEmptyPerSec: paired ? spread(drains.get(paired.name)!) : undefined,
     drained,
+    indexReads,
   };
 }
 
