@@ -76,12 +76,13 @@ function scaleSection(scale: ScaleFigures): string[] {
     `${range(s.ingest.cpuMsPerRequest, 3)} + ${s.ingest.dbCpuMsPerRequest ? range(s.ingest.dbCpuMsPerRequest, 3) : '–'}${s.ingestEmpty?.dbCpuMsPerRequest ? ` (empty ${num(s.ingestEmpty.cpuMsPerRequest.median, 3)} + ${num(s.ingestEmpty.dbCpuMsPerRequest.median, 3)})` : ''}`,
     `${s.ingest.non2xx} / ${s.ingest.errors}`,
     `${range(s.drainPerSec)}${vs(s.drainPerSec.median, s.drainEmptyPerSec)}`,
+    Object.entries(s.drainCpu ?? {}).reverse().map(([name, c]) => `${num(c.hookrun.median, 3)} + ${num(c.db.median, 3)}${name === 'empty' && s.size > 0 ? ' (empty)' : ''}`).join(' / '),
     `${num(s.eventsMb)} + ${num(s.attemptsMb)}`,
     s.size === 0 ? '' : `${num(s.fillMs / 1000, 1)} + ${num(s.vacuumMs / 1000, 1)}`,
   ]);
   const out = [
     `Scale (PostgreSQL; each size against an empty inbox in the same rotation; drain backlog ${num(scale.backlog)})`,
-    table(['inbox size', 'rows', 'ingest req/s (×empty, same run)', 'p99 ms', 'CPU ms/request: hookrun + PostgreSQL', 'non-2xx / errors', 'drain events/s (×empty)', 'table+index MB (events + attempts)', 'fill s + VACUUM ANALYZE s'], rows),
+    table(['inbox size', 'rows', 'ingest req/s (×empty, same run)', 'p99 ms', 'CPU ms/request: hookrun + PostgreSQL', 'non-2xx / errors', 'drain events/s (×empty)', 'drain CPU ms/event: hookrun + PostgreSQL', 'table+index MB (events + attempts)', 'fill s + VACUUM ANALYZE s'], rows),
   ];
   const r = scale.retention;
   if (r) {

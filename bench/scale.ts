@@ -24,6 +24,8 @@ export interface ScaleStep {
   ingestEmpty?: IngestFigures;
   drainPerSec: Spread;
   drainEmptyPerSec?: Spread;
+  /** CPU ms per drained event, hookrun and PostgreSQL, by side (median over the drains). */
+  drainCpu: Record<string, { hookrun: Spread; db: Spread }>;
   /** Rows of the last backlog processed (of `backlog`). */
   drained: number;
   /** Index reads during this size's ingest and drains, by side and index (pg_stat_user_indexes deltas): where a growing cost would show. */
@@ -104,15 +106,20 @@ async function ingest(sides: Side[], options: IngestOptions, progress: (line: st
 }
 
 /** A backlog written straight into the inbox (the real insert path), drained by `hookrun start`; rate over its own processed_at span. */
-async function drain(side: Side, backlog: number, progress: (line: string) => void): Promise<{ perSec: number; drained: number }> {
+async function drain(side: Side, backlog: number, progress: (line: string) => void): Promise<{ perSec: number; drained: number; cpu: { hookrun: number; db: number } }> {
   const [top] = await side.db.query<{ id: number }>('SELECT coalesce(max(id), 0)::bigint AS id FROM webhook_events');
   const afterId = Number(top!.id);
   const writer = new EventWriter(side.db);
   const events = makeSignedEvents(backlog);
   await Promise.all(events.map((e) => writer.write({ source: 'payments', key: e.id, type: JSON.parse(e.body).type as string, payloadJson: e.body })));
+  const dbBefore = await backendCpu(side.db);
   const { server } = await startHookrun({ kind: 'postgres', url: side.url }, BENCH_SECRET);
+  let cpu = { hookrun: NaN, db: NaN };
   try {
     await waitIdle(side.db, afterId, 300_000);
+    // hookrun's whole life (start-up included) and every backend of the database (this bench's polling included), per drained event.
+    const dbAfter = await backendCpu(side.db);
+    cpu = { hookrun: cpuMs(server.child.pid!), db: [...dbAfter].reduce((sum, [pid, ms]) => sum + ms - (dbBefore.get(pid) ?? 0), 0) };
   } finally {
     await server.stop();
   }
@@ -123,8 +130,9 @@ async function drain(side: Side, backlog: number, progress: (line: string) => vo
   );
   const spanMs = Number(row!.span ?? 0);
   const perSec = spanMs > 0 ? (row!.n * 1000) / spanMs : NaN;
-  progress(`scale: drain ${side.name}: ${row!.n}/${backlog} in ${spanMs.toFixed(0)} ms = ${perSec.toFixed(0)} events/s`);
-  return { perSec, drained: row!.n };
+  const perEvent = { hookrun: cpu.hookrun / row!.n, db: cpu.db / row!.n };
+  progress(`scale: drain ${side.name}: ${row!.n}/${backlog} in ${spanMs.toFixed(0)} ms = ${perSec.toFixed(0)} events/s, CPU ms/event hookrun ${perEvent.hookrun.toFixed(3)} + PostgreSQL ${perEvent.db.toFixed(3)}`);
+  return { perSec, drained: row!.n, cpu: perEvent };
 }
 
 /** An empty inbox again (fresh files; the mirrors keep their few thousand rows, as on the filled side). */
@@ -139,11 +147,13 @@ async function measureStep(size: number, fill: { insertMs: number; vacuumMs: num
   const statsBefore = await Promise.all(sides.map((side) => indexStats(side.db)));
   const figures = await ingest(sides, options.ingest, progress);
   const drains = new Map<string, number[]>(sides.map((s) => [s.name, []]));
+  const cpus = new Map<string, Array<{ hookrun: number; db: number }>>(sides.map((s) => [s.name, []]));
   let drained = 0;
   for (let r = 0; r < options.drainRepeats; r++) {
     for (const side of sides) {
       const result = await drain(side, options.backlog, progress);
       drains.get(side.name)!.push(result.perSec);
+      cpus.get(side.name)!.push(result.cpu);
       if (side === measured) drained = result.drained;
     }
   }
@@ -170,6 +180,7 @@ async function measureStep(size: number, fill: { insertMs: number; vacuumMs: num
     drainPerSec: spread(drains.get(measured.name)!),
     drainEmptyPerSec: paired ? spread(drains.get(paired.name)!) : undefined,
     drained,
+    drainCpu: Object.fromEntries([...cpus].map(([name, list]) => [name, { hookrun: spread(list.map((c) => c.hookrun)), db: spread(list.map((c) => c.db)) }])),
     indexReads,
   };
 }
