@@ -10,6 +10,8 @@ export interface Target {
   path: string;
   /** Needs distinct, freshly signed events (hookrun); hello-world takes any. */
   distinct: boolean;
+  /** CPU ms so far of each PostgreSQL backend serving it, by pid (the database's share of a request). */
+  databaseCpu?: () => Promise<Map<number, number>>;
 }
 
 /** What one round of one target measured. */
@@ -21,6 +23,8 @@ export interface Round {
   /** Connection errors and timeouts (not answered at all). */
   errors: number;
   cpuMsPerRequest: number;
+  /** PostgreSQL backends' CPU over the round per 2xx answer, where the target says which backends serve it. */
+  dbCpuMsPerRequest?: number;
   /** Highest VmRSS sampled during the round. */
   peakRssMb: number;
   /** Requests that reused an event because the pre-generated pool ran out (duplicates). */
@@ -37,6 +41,7 @@ export interface IngestFigures {
   non2xx: number;
   errors: number;
   cpuMsPerRequest: Spread;
+  dbCpuMsPerRequest?: Spread;
   peakRssMb: number;
   reused: number;
 }
@@ -84,6 +89,7 @@ class EventPool {
 async function round(target: Target, pool: EventPool, seconds: number, connections: number): Promise<Round> {
   const pid = target.server.child.pid!;
   const cpuBefore = cpuMs(pid);
+  const dbBefore = await target.databaseCpu?.();
   let peakRss = rssMb(pid);
   const sampler = setInterval(() => {
     peakRss = Math.max(peakRss, rssMb(pid));
@@ -107,6 +113,9 @@ async function round(target: Target, pool: EventPool, seconds: number, connectio
     ],
   });
   const cpu = cpuMs(pid) - cpuBefore;
+  const dbAfter = await target.databaseCpu?.();
+  // A backend that started during the round counts in full; one that ended is lost (pooled backends live on under load).
+  const dbCpu = dbBefore && dbAfter ? [...dbAfter].reduce((sum, [backend, ms]) => sum + ms - (dbBefore.get(backend) ?? 0), 0) : undefined;
   clearInterval(sampler);
   peakRss = Math.max(peakRss, rssMb(pid));
   const ok = result['2xx'];
@@ -117,6 +126,7 @@ async function round(target: Target, pool: EventPool, seconds: number, connectio
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
     cpuMsPerRequest: ok > 0 ? cpu / ok : NaN,
+    dbCpuMsPerRequest: dbCpu === undefined ? undefined : ok > 0 ? dbCpu / ok : NaN,
     peakRssMb: peakRss,
     reused: pool.reused,
   };
@@ -158,6 +168,7 @@ export async function runIngest(targets: Target[], options: IngestOptions, progr
       non2xx: list.reduce((sum, r) => sum + r.non2xx, 0),
       errors: list.reduce((sum, r) => sum + r.errors, 0),
       cpuMsPerRequest: spread(list.map((r) => r.cpuMsPerRequest)),
+      dbCpuMsPerRequest: target.databaseCpu ? spread(list.map((r) => r.dbCpuMsPerRequest ?? NaN)) : undefined,
       peakRssMb: Math.max(...list.map((r) => r.peakRssMb)),
       reused: target.distinct ? list.reduce((sum, r) => sum + r.reused, 0) : 0,
     };

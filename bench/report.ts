@@ -2,6 +2,7 @@ import type { CronFigures } from './cron.js';
 import type { IngestFigures } from './ingest.js';
 import type { LeverFigures } from './levers.js';
 import type { ProcessingFigures } from './processing.js';
+import type { ScaleFigures } from './scale.js';
 import type { Spread } from './stats.js';
 import type { StartupFigures } from './startup.js';
 import type { StorageFigures } from './storage.js';
@@ -21,6 +22,7 @@ export interface BenchReport {
   storage?: StorageFigures[];
   /** Issue 17's PostgreSQL levers, each alone against the shipped schema. */
   levers?: LeverFigures[];
+  scale?: ScaleFigures;
 }
 
 const NA = 'not available';
@@ -85,6 +87,38 @@ function leversTable(levers: LeverFigures[]): string {
   ].join('\n');
 }
 
+function scaleSection(scale: ScaleFigures): string[] {
+  if (!scale.available) return ['Scale', `${NA}: ${scale.reason}`, ''];
+  const vs = (value: number, base: Spread | undefined) => (base ? ` ×${(value / base.median).toFixed(2)} of ${num(base.median)}` : '');
+  const rows = scale.steps.map((s) => [
+    s.size === 0 ? 'empty' : num(s.size),
+    num(s.rows),
+    `${range(s.ingest.reqPerSec)}${vs(s.ingest.reqPerSec.median, s.ingestEmpty?.reqPerSec)}`,
+    `${range(s.ingest.p99Ms, 1)}${s.ingestEmpty ? ` (empty ${num(s.ingestEmpty.p99Ms.median, 1)})` : ''}`,
+    `${range(s.ingest.cpuMsPerRequest, 3)} + ${s.ingest.dbCpuMsPerRequest ? range(s.ingest.dbCpuMsPerRequest, 3) : '–'}${s.ingestEmpty?.dbCpuMsPerRequest ? ` (empty ${num(s.ingestEmpty.cpuMsPerRequest.median, 3)} + ${num(s.ingestEmpty.dbCpuMsPerRequest.median, 3)})` : ''}`,
+    `${s.ingest.non2xx} / ${s.ingest.errors}`,
+    `${range(s.drainPerSec)}${vs(s.drainPerSec.median, s.drainEmptyPerSec)}`,
+    Object.entries(s.drainCpu ?? {}).reverse().map(([name, c]) => `${num(c.hookrun.median, 3)} + ${num(c.db.median, 3)}${name === 'empty' && s.size > 0 ? ' (empty)' : ''}`).join(' / '),
+    `${num(s.eventsMb)} + ${num(s.attemptsMb)}`,
+    s.size === 0 ? '' : `${num(s.fillMs / 1000, 1)} + ${num(s.vacuumMs / 1000, 1)}`,
+  ]);
+  const out = [
+    `Scale (PostgreSQL; each size against an empty inbox in the same rotation; drain backlog ${num(scale.backlog)})`,
+    table(['inbox size', 'rows', 'ingest req/s (×empty, same run)', 'p99 ms', 'CPU ms/request: hookrun + PostgreSQL', 'non-2xx / errors', 'drain events/s (×empty)', 'drain CPU ms/event: hookrun + PostgreSQL', 'table+index MB (events + attempts)', 'fill s + VACUUM ANALYZE s'], rows),
+  ];
+  const r = scale.retention;
+  if (r) {
+    const mb = (bytes: number) => num(bytes / 2 ** 20);
+    out.push(
+      `Retention at ${num(r.rowsBefore)} rows (${num(r.pastRetention)} = the older ${Math.round(scale.retentionFraction * 100)} % past EVENT_RETENTION_DAYS=30): ` +
+        `one pass deleted ${num(r.firstPass.deleted)} in ${num(r.firstPass.ms)} ms, longest statement ${num(r.firstPass.longestStatementMs, 1)} ms (${r.firstPass.statements} statements); ` +
+        `${r.allPasses.passes} passes deleted ${num(r.allPasses.deleted)} in ${num(r.allPasses.ms)} ms, longest statement ${num(r.allPasses.longestStatementMs, 1)} ms; ` +
+        `webhook_events ${mb(r.eventsBytesBefore)} → ${mb(r.eventsBytesAfter)} MB after VACUUM, event_attempts ${mb(r.attemptsBytesBefore)} → ${mb(r.attemptsBytesAfter)} MB, webhook_event_keys ${mb(r.keysBytesAfter)} MB`,
+    );
+  }
+  return [...out, ''];
+}
+
 /** The human table printed at the end of a run (medians, min–max, ratio to hello-world of the same run). */
 export function formatReport(report: BenchReport): string {
   const out: string[] = [];
@@ -120,6 +154,7 @@ export function formatReport(report: BenchReport): string {
     ]), '');
   }
   if (report.levers) out.push(leversTable(report.levers), '');
+  if (report.scale) out.push(...scaleSection(report.scale));
   if (report.cron) {
     const c = report.cron;
     const value = c.available ? `${num(c.lagP50Ms, 1)} / ${num(c.lagP99Ms, 1)} (max ${num(c.lagMaxMs, 1)}; ${c.ticks} ticks, ${c.skipped} skipped; ${c.storage})` : `${NA}: ${c.reason}`;

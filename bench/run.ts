@@ -9,6 +9,7 @@ import { runIngest, type IngestFigures, type Target } from './ingest.js';
 import { runLevers } from './levers.js';
 import { runProcessing } from './processing.js';
 import { formatReport, type BenchReport } from './report.js';
+import { runScale } from './scale.js';
 import { ROOT, createDatabase, startHello, startHookrun, startVerifyCeiling, type ServerProcess } from './servers.js';
 import { runStartup } from './startup.js';
 import { runStorage } from './storage.js';
@@ -23,6 +24,7 @@ const { values: args } = parseArgs({
     skip: { type: 'string', default: '' },
     profile: { type: 'boolean', default: false },
     baseline: { type: 'string' },
+    'scale-sizes': { type: 'string' },
   },
 });
 
@@ -134,6 +136,13 @@ async function main(): Promise<void> {
     report.storage = [await runStorage('embedded', undefined, events, progress), await runStorage('postgres', databaseUrl, events, progress)].filter((f) => f !== undefined);
   }
   if (!skip.has('levers')) report.levers = await runLevers(databaseUrl, smoke ? 1 : 3, smoke ? 500 : 20_000, progress);
+  if (!skip.has('scale')) {
+    const sizes = (args['scale-sizes'] ?? (smoke ? '10000,20000' : '1000000,5000000')).split(',').map(Number);
+    if (sizes.some((n) => !Number.isInteger(n) || n < 0)) throw new Error(`--scale-sizes takes whole numbers, e.g. 1000000,5000000 (got ${args['scale-sizes']})`);
+    const ingest = { rounds, seconds, warmupSeconds: smoke ? 1 : 3, connections };
+    report.scale = await runScale(databaseUrl, { sizes, backlog: smoke ? 500 : 20_000, drainRepeats: smoke ? 1 : 3, ingest, retentionFraction: 0.8 }, progress);
+    if (!report.scale.available) progress(`scale: skipped: ${report.scale.reason}`);
+  }
   if (!skip.has('cron')) report.cron = await runCron(smoke ? 3 : 30, databaseUrl, progress);
 
   process.stdout.write(formatReport(report));

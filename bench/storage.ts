@@ -28,7 +28,7 @@ export interface StorageFigures {
 const MB = 2 ** 20;
 
 /** Time every statement; retention's waits between saving keys and deleting are skipped (they only wait, they hold nothing). */
-function timed(db: Database, durations: number[]): Database {
+export function timed(db: Database, durations: number[]): Database {
   const query = async <T>(text: string, params?: unknown[]): Promise<T[]> => {
     const started = performance.now();
     try {
