@@ -63,7 +63,11 @@ const CLAIM_SQL = `
  * One statement settles a whole batch, and records each attempt in
  * `event_attempts` (only for the rows it settled). The `attempts` match is a fencing
  * token: a worker whose lease expired and whose event was claimed again
- * cannot overwrite the newer claim's outcome.
+ * cannot overwrite the newer claim's outcome. `status || ''` keeps the rows
+ * found by primary key: written plainly, the status test matches the partial
+ * due index, and once statistics say no event is unfinished (a big, analysed,
+ * processed table) PostgreSQL read that whole index, the entire backlog, for
+ * every batch (bench `scale`: 13 % more PostgreSQL CPU per drained event).
  */
 const SETTLE_SQL = `
   WITH settled AS (
@@ -75,7 +79,7 @@ const SETTLE_SQL = `
         locked_until = NULL
     FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::timestamptz[], $7::timestamptz[], $8::int[])
       AS u(id, attempts, status, error, next_attempt_at, started_at, duration_ms)
-    WHERE e.id = u.id AND e.status = 'processing' AND e.attempts = u.attempts
+    WHERE e.id = u.id AND e.status || '' = 'processing' AND e.attempts = u.attempts
     RETURNING e.id, u.attempts, u.status, u.error, u.started_at, u.duration_ms
   ), history AS (
     INSERT INTO event_attempts (event_id, attempt, started_at, duration_ms, outcome, error)
@@ -101,7 +105,7 @@ const EXTEND_SQL = `
   FROM (
     SELECT w.id FROM webhook_events w
     JOIN unnest($1::bigint[], $2::int[]) AS u(id, attempts) ON w.id = u.id AND w.attempts = u.attempts
-    WHERE w.status = 'processing'
+    WHERE w.status || '' = 'processing' -- by primary key, not the partial due index (see SETTLE_SQL)
     ORDER BY w.id
     FOR UPDATE OF w SKIP LOCKED
   ) held
