@@ -54,10 +54,11 @@ function build(): void {
   }
 }
 
-/** The hookrun builds in the rotation: this checkout, and an older one with `--baseline <dir>` (before/after in one run). */
+/** The hookrun builds in the rotation: this checkout, and older ones with `--baseline <dir>[,<dir>…]` (before/after in one run). */
 function builds(): Array<{ label: string; root?: string }> {
   const list: Array<{ label: string; root?: string }> = [{ label: 'hookrun' }];
-  if (args.baseline) list.push({ label: 'baseline', root: args.baseline });
+  const roots = args.baseline?.split(',').filter(Boolean) ?? [];
+  roots.forEach((root, i) => list.push({ label: roots.length > 1 ? `baseline ${i + 1}` : 'baseline', root }));
   return list;
 }
 
@@ -121,7 +122,7 @@ async function main(): Promise<void> {
   process.stderr.write(`hookrun bench (${report.mode}): ${rounds} rounds × ${seconds} s, ${connections} connections, PostgreSQL ${databaseUrl ? 'on' : 'off (set BENCH_DATABASE_URL)'}\n`);
   if (!skip.has('startup')) {
     report.startup = await runStartup(smoke ? 1 : 3, databaseUrl, progress);
-    if (args.baseline) report.startupBaseline = await runStartup(smoke ? 1 : 3, databaseUrl, progress, args.baseline);
+    if (args.baseline) report.startupBaseline = await runStartup(smoke ? 1 : 3, databaseUrl, progress, args.baseline.split(',')[0]);
   }
   if (!skip.has('ingest')) report.ingest = await ingestSection();
   if (!skip.has('processing')) {
