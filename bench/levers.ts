@@ -40,7 +40,7 @@ interface Variant {
   sql: string[];
   /** How hookrun's statements would change with the lever (the writer's cast for a json column). */
   rewrite?: (text: string) => string;
-  /** Options of the connection (`namedStatements: false` for the statements as they were). */
+  /** Options of the connection (`namedStatements: true` for prepared statements). */
   open?: Partial<OpenOptions>;
 }
 
@@ -58,7 +58,7 @@ function rewritten(db: Database, rewrite: ((text: string) => string) | undefined
 
 /** Each lever alone; `shipped` is the schema as migrated. */
 export const VARIANTS: Variant[] = [
-  { name: 'shipped', what: 'as shipped: payload jsonb, 5 indexes, hot statements prepared once per connection', sql: [] },
+  { name: 'shipped', what: 'as shipped: payload jsonb, 5 indexes, statements parsed and planned on every run', sql: [] },
   {
     name: 'payload json',
     what: 'payload stored as json (the text as signed: validated, not converted), the writer casting to json',
@@ -66,7 +66,7 @@ export const VARIANTS: Variant[] = [
     rewrite: (text) => text.replaceAll('::jsonb)', '::json)'),
   },
   { name: 'no (status, id) index', what: 'without webhook_events_status_idx (admin listing by status)', sql: ['DROP INDEX webhook_events_status_idx'] },
-  { name: 'unnamed statements', what: 'statements parsed and planned on every run (before DATABASE_PREPARED_STATEMENTS)', sql: [], open: { namedStatements: false } },
+  { name: 'named statements', what: 'hot statements prepared once per connection (DATABASE_PREPARED_STATEMENTS=on)', sql: [], open: { namedStatements: true } },
   {
     name: 'partial status index',
     what: '(status, id) only for statuses that are not processed',

@@ -59,7 +59,7 @@ export interface OpenOptions {
   fsync?: boolean;
   /** node-postgres pool size. */
   poolSize?: number;
-  /** PostgreSQL: prepare parameterised statements once per connection (default true; the levers bench turns it off to compare). */
+  /** PostgreSQL: prepare parameterised statements once per connection (`DATABASE_PREPARED_STATEMENTS`; default off). */
   namedStatements?: boolean;
   /** Client-side cap on any single query on PostgreSQL. */
   queryTimeoutMs?: number;

@@ -29,7 +29,7 @@ export function openPostgres(url: string, options: OpenOptions): Database {
   });
   // An idle client whose connection dies emits here; without a listener the process would crash.
   pool.on('error', (error) => options.onPoolError?.(error));
-  const names = options.namedStatements === false ? undefined : new StatementNames();
+  const names = options.namedStatements ? new StatementNames() : undefined;
   /** A statement for node-postgres: named when it has parameters and a name is left for it. */
   const statement = (text: string, params: unknown[] | undefined): pg.QueryConfig => {
     const name = params && params.length > 0 ? names?.nameOf(text) : undefined;

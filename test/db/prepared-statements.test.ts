@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/client.js';
+import type { Database } from '../../src/db/database.js';
+import { EventWriter } from '../../src/db/event-writer.js';
+import { StatementNames } from '../../src/db/statement-names.js';
+import { createPostgresDatabase, type TestDatabase } from '../helpers/db.js';
+import { drain, testWorker } from '../inbox/fixtures.js';
+
+describe('statement names (DATABASE_PREPARED_STATEMENTS=on)', () => {
+  it('names each text once, the same name every time, and at most `limit` texts', () => {
+    const names = new StatementNames(2);
+    const a = names.nameOf('SELECT $1');
+    expect(a).toMatch(/^hookrun_[0-9a-f]{24}$/);
+    expect(names.nameOf('SELECT $1')).toBe(a);
+    expect(names.nameOf('SELECT $1, $2')).not.toBe(a);
+    expect(names.nameOf('SELECT $1, $2, $3')).toBeUndefined(); // past the limit: runs unnamed
+  });
+});
+
+describe.skipIf(!process.env.TEST_DATABASE_URL)('prepared statements on PostgreSQL', () => {
+  let test: TestDatabase;
+  let db: Database;
+
+  beforeAll(async () => {
+    test = await createPostgresDatabase();
+    db = await openDatabase({ databaseUrl: test.url, namedStatements: true, poolSize: 1 }); // one connection: its prepared statements are visible
+  });
+  afterAll(async () => {
+    await db?.close();
+    await test?.close();
+  });
+
+  it('stores and processes events with the ingest, claim and settle statements prepared once on the connection', async () => {
+    const writer = new EventWriter(db);
+    for (const size of [1, 3, 40, 3]) {
+      const stored = await Promise.all(
+        Array.from({ length: size }, (_, i) => writer.write({ source: 'database', key: `k_${size}_${i}_${Math.random()}`, type: 'INSERT', payloadJson: JSON.stringify({ type: 'INSERT', table: 'orders', schema: 'public', record: { id: i }, old_record: null }) })),
+      );
+      expect(stored.every((s) => !s.duplicate && s.id > 0)).toBe(true);
+    }
+    await drain(testWorker(db).worker);
+    const statuses = await db.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM webhook_events GROUP BY status');
+    expect(statuses).toEqual([{ status: 'processed', n: 47 }]);
+    const prepared = await db.query<{ statement: string }>("SELECT statement FROM pg_prepared_statements WHERE name LIKE 'hookrun_%'");
+    expect(prepared.some((p) => p.statement.startsWith('INSERT INTO webhook_events'))).toBe(true);
+    expect(prepared.some((p) => p.statement.includes("SET status = 'processing'"))).toBe(true);
+    // Ingest sizes 1, 3, 40 and 3 again: padded to 1, 4 and 64 slots, three statements, not four.
+    expect(prepared.filter((p) => p.statement.startsWith('INSERT INTO webhook_events')).length).toBe(3);
+  });
+});
