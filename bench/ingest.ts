@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import { makeSignedEvents, type SignedEvent } from './events.js';
-import { cpuMs, rssMb, type ServerProcess } from './servers.js';
+import { backendCpuSpent, cpuMs, rssMb, type ServerProcess } from './servers.js';
 import { spread, type Spread } from './stats.js';
 
 /** One server in the A B A B rotation. */
@@ -115,7 +115,7 @@ async function round(target: Target, pool: EventPool, seconds: number, connectio
   const cpu = cpuMs(pid) - cpuBefore;
   const dbAfter = await target.databaseCpu?.();
   // A backend that started during the round counts in full; one that ended is lost (pooled backends live on under load).
-  const dbCpu = dbBefore && dbAfter ? [...dbAfter].reduce((sum, [backend, ms]) => sum + ms - (dbBefore.get(backend) ?? 0), 0) : undefined;
+  const dbCpu = dbBefore && dbAfter ? backendCpuSpent(dbBefore, dbAfter) : undefined;
   clearInterval(sampler);
   peakRss = Math.max(peakRss, rssMb(pid));
   const ok = result['2xx'];

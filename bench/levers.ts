@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { openDatabase } from '../src/db/client.js';
 import type { Database, OpenOptions } from '../src/db/database.js';
 import { EventWriter } from '../src/db/event-writer.js';
@@ -7,7 +6,7 @@ import { silentLogger } from '../src/log.js';
 import { Metrics } from '../src/metrics.js';
 import { systemClock } from '../src/clock.js';
 import { makeSignedEvents } from './events.js';
-import { createDatabase } from './servers.js';
+import { backendCpu, backendCpuSpent, createDatabase } from './servers.js';
 import { spread, type Spread } from './stats.js';
 
 /**
@@ -74,24 +73,6 @@ export const VARIANTS: Variant[] = [
   },
 ];
 
-function cpuOfPids(pids: number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // a backend that ended: its CPU is lost to the figure (the pool keeps them open)
-    }
-  }
-  return ticks * 10; // ms at USER_HZ 100
-}
-
-async function backendPids(db: Database): Promise<number[]> {
-  const rows = await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()');
-  return rows.map((r) => r.pid);
-}
-
 async function measure(baseUrl: string, variant: Variant, events: number): Promise<Sample> {
   const database = await createDatabase(baseUrl, 'lever');
   const opened = await openDatabase({ databaseUrl: database.url, poolSize: 10, ...variant.open });
@@ -103,8 +84,7 @@ async function measure(baseUrl: string, variant: Variant, events: number): Promi
     const writer = new EventWriter(db);
     // Warm the pool so every backend exists before the CPU is read.
     await Promise.all(Array.from({ length: 10 }, () => db.query('SELECT 1')));
-    const pids = await backendPids(db);
-    let server = cpuOfPids(pids);
+    let server = await backendCpu(db);
     let client = process.cpuUsage();
     let started = performance.now();
     let next = 0;
@@ -117,16 +97,16 @@ async function measure(baseUrl: string, variant: Variant, events: number): Promi
       }),
     );
     const ingestMs = performance.now() - started;
-    const serverIngest = cpuOfPids(pids) - server;
+    const serverIngest = backendCpuSpent(server, await backendCpu(db));
     const clientIngest = process.cpuUsage(client);
 
     const worker = createWorker({ db, config: { maxAttempts: 10, leaseSeconds: 30, handlerTimeoutSeconds: 30, shutdownTimeoutMs: 8000 }, clock: systemClock, log: silentLogger, metrics: new Metrics() });
-    server = cpuOfPids(pids);
+    server = await backendCpu(db);
     client = process.cpuUsage();
     started = performance.now();
     while ((await worker.runOnce()) > 0);
     const drainMs = performance.now() - started;
-    const serverDrain = cpuOfPids(pids) - server;
+    const serverDrain = backendCpuSpent(server, await backendCpu(db));
     const clientDrain = process.cpuUsage(client);
     const [size] = await db.query<{ bytes: string }>("SELECT pg_total_relation_size('webhook_events') AS bytes");
     return {

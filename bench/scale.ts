@@ -4,7 +4,7 @@ import { EventWriter } from '../src/db/event-writer.js';
 import { BENCH_SECRET, makeSignedEvents } from './events.js';
 import { runIngest, type IngestFigures, type IngestOptions } from './ingest.js';
 import { fillProcessed, inboxBytes, measureRetention, reserveIds, type FillPlan, type ScaleRetention } from './scale-fill.js';
-import { cpuMs, createDatabase, startHookrun, type ServerProcess } from './servers.js';
+import { backendCpu, backendCpuSpent, cpuMs, createDatabase, startHookrun, type ServerProcess } from './servers.js';
 import { spread, type Spread } from './stats.js';
 
 /** The figures at one inbox size. */
@@ -69,20 +69,6 @@ async function waitIdle(db: Database, afterId: number, deadlineMs: number): Prom
   }
 }
 
-/** CPU ms so far of each backend connected to the side's database (the bench's own idle pool included). */
-async function backendCpu(db: Database): Promise<Map<number, number>> {
-  const rows = await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()');
-  const out = new Map<number, number>();
-  for (const { pid } of rows) {
-    try {
-      out.set(pid, cpuMs(pid));
-    } catch {
-      // ended in between
-    }
-  }
-  return out;
-}
-
 /** Cumulative scans and tuples read of the inbox's indexes (the statistics survive TRUNCATE, so deltas are taken). */
 async function indexStats(db: Database): Promise<Map<string, { scans: number; tuples: number }>> {
   const rows = await db.query<{ name: string; scans: number; tuples: number }>(
@@ -119,7 +105,7 @@ async function drain(side: Side, backlog: number, progress: (line: string) => vo
     await waitIdle(side.db, afterId, 300_000);
     // hookrun's whole life (start-up included) and every backend of the database (this bench's polling included), per drained event.
     const dbAfter = await backendCpu(side.db);
-    cpu = { hookrun: cpuMs(server.child.pid!), db: [...dbAfter].reduce((sum, [pid, ms]) => sum + ms - (dbBefore.get(pid) ?? 0), 0) };
+    cpu = { hookrun: cpuMs(server.child.pid!), db: backendCpuSpent(dbBefore, dbAfter) };
   } finally {
     await server.stop();
   }

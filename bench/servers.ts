@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import type { Queryable } from '../src/db/database.js';
 
 /** Repository root (bench/ sits in it). */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -36,6 +37,25 @@ export function cpuMs(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // fields[0] is field 3 (state); utime is field 14, stime field 15.
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** CPU ms so far of each PostgreSQL backend connected to `db`'s database (the bench's own pool included). */
+export async function backendCpu(db: Queryable): Promise<Map<number, number>> {
+  const rows = await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()');
+  const out = new Map<number, number>();
+  for (const { pid } of rows) {
+    try {
+      out.set(pid, cpuMs(pid));
+    } catch {
+      // ended in between
+    }
+  }
+  return out;
+}
+
+/** CPU ms the backends spent between two `backendCpu` samples. */
+export function backendCpuSpent(before: Map<number, number>, after: Map<number, number>): number {
+  return [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
 }
 
 /** Resident set size now (VmRSS), in MB; sampled during load rounds for the peak under load. */
