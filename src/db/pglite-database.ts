@@ -1,6 +1,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { MIGRATIONS_FOLDER, type Database } from './database.js';
 import { hasPendingMigrations } from './pending-migrations.js';
+import { migratePglite } from './pglite-migrate.js';
 import { pgliteTuning } from './pglite-tuning.js';
 
 /**
@@ -22,9 +23,7 @@ export function wrapPglite(client: PGlite): Database {
       return async () => unsubscribe();
     },
     async migrate() {
-      if (!(await hasPendingMigrations({ query }, MIGRATIONS_FOLDER))) return;
-      const [{ drizzle }, { migrate }] = await Promise.all([import('drizzle-orm/pglite'), import('drizzle-orm/pglite/migrator')]);
-      await migrate(drizzle(client), { migrationsFolder: MIGRATIONS_FOLDER });
+      if (await hasPendingMigrations({ query }, MIGRATIONS_FOLDER)) await migratePglite(client, MIGRATIONS_FOLDER);
     },
     close: () => Promise.resolve(),
   };

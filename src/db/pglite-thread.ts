@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { serializeError, type ThreadData, type ThreadNotify, type ThreadReply, type ThreadRequest } from './pglite-thread-protocol.js';
+import { migratePglite } from './pglite-migrate.js';
 
 /**
  * The embedded database's own thread: PGlite (WebAssembly) runs here, so
@@ -88,12 +89,9 @@ async function run(client: PGlite, request: ThreadRequest): Promise<unknown[]> {
       await unsubscribe?.();
       return [];
     }
-    case 'migrate': {
-      // Loaded only when a migration is to be applied (the main thread asked pending-migrations.ts first).
-      const [{ drizzle }, { migrate }] = await Promise.all([import('drizzle-orm/pglite'), import('drizzle-orm/pglite/migrator')]);
-      await migrate(drizzle(client), { migrationsFolder: request.migrationsFolder });
+    case 'migrate':
+      await migratePglite(client, request.migrationsFolder); // the main thread asked pending-migrations.ts first
       return [];
-    }
     case 'close':
       await client.close();
       return [];
