@@ -31,7 +31,7 @@ const PROVIDER_HANDLERS: { [R in Source]?: Partial<Record<ProviderName<R>, (serv
 export function createDefaultHandlers(services: HandlerServices = {}): HandlerRegistry {
   const registry = new HandlerRegistry();
   for (const source of SOURCES) {
-    const { name } = providerFor({ providers: (services.providers ?? {}) as ProviderChoice }, source);
+    const { name } = providerFor({ providers: services.providers ?? {} }, source);
     const build = (PROVIDER_HANDLERS[source] as Partial<Record<string, (services: HandlerServices) => HandlerTable>> | undefined)?.[name];
     if (build) registry.onTable(source, build(services));
   }

@@ -89,7 +89,7 @@ export function routeSecretEnvName(source: ChoosableSource): string {
 }
 
 /** The sender configured for a route: the choice for a choosable route, its only provider otherwise. */
-export function providerFor(config: { providers: ProviderChoice }, source: Source): ProviderDefinition {
+export function providerFor(config: { providers: Partial<ProviderChoice> }, source: Source): ProviderDefinition {
   const chosen = (config.providers as Partial<Record<Source, string>>)[source];
   return (chosen && (PROVIDERS_BY_ROUTE[source] as Record<string, ProviderDefinition>)[chosen]) || defaultProvider(source);
 }
