@@ -1,4 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, symlinkSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -172,6 +173,12 @@ export async function seedDataDir(dataDir: string): Promise<void> {
   const pglite = new PGlite(pgdata, { loadDataDir: new Blob([template]) });
   await pglite.waitReady;
   await pglite.close();
+}
+
+/** A copy of the project in `dir` to edit as a newcomer would (README recipes), sharing this checkout's node_modules. */
+export function copyProject(dir: string): void {
+  for (const entry of ['src', 'drizzle', 'package.json', 'tsconfig.json', 'drizzle.config.ts', 'platform.json']) cpSync(join(REPO_ROOT, entry), join(dir, entry), { recursive: true });
+  symlinkSync(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
 }
 
 /** Wait, bounded, until `probe` returns a value (poll every 50 ms). */

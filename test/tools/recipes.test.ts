@@ -1,11 +1,11 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.js';
 import { SECRETS } from '../helpers/config.js';
-import { REPO_ROOT, baseEnv, pollUntil, seedDataDir } from '../helpers/spawn-hookrun.js';
+import { REPO_ROOT, baseEnv, copyProject, pollUntil, seedDataDir } from '../helpers/spawn-hookrun.js';
 
 /** The README's "Add your own job or handler" section: its code blocks (first line names the file) and shell lines. */
 function recipes(): { files: Array<{ marker: string; code: string }>; commands: string[] } {
@@ -37,8 +37,7 @@ describe("the README's recipes, followed as written on a copy of the project", {
   const env = { ...baseEnv(), DATA_DIR: dataDir, PLATFORM_CONFIG: join(copy, 'platform.json'), LOG_LEVEL: 'info' };
 
   beforeAll(async () => {
-    for (const entry of ['src', 'drizzle', 'package.json', 'tsconfig.json', 'drizzle.config.ts', 'platform.json']) cpSync(join(REPO_ROOT, entry), join(copy, entry), { recursive: true });
-    symlinkSync(join(REPO_ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
+    copyProject(copy);
     await seedDataDir(dataDir);
   }, 120_000);
 

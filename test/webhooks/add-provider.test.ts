@@ -1,11 +1,11 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SECRETS } from '../helpers/config.js';
-import { REPO_ROOT, baseEnv, pollUntil, seedDataDir } from '../helpers/spawn-hookrun.js';
+import { REPO_ROOT, baseEnv, copyProject, pollUntil, seedDataDir } from '../helpers/spawn-hookrun.js';
 
 /** The README's "Add a provider" recipe: the provider file and the line it adds to PROVIDERS. */
 function recipe(): { file: string; code: string; listLine: string } {
@@ -45,8 +45,7 @@ describe('adding a provider is its file and one line in PROVIDERS (README recipe
   let base = '';
 
   beforeAll(async () => {
-    for (const entry of ['src', 'drizzle', 'package.json', 'tsconfig.json', 'platform.json']) cpSync(join(REPO_ROOT, entry), join(copy, entry), { recursive: true });
-    symlinkSync(join(REPO_ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
+    copyProject(copy);
     const { file, code, listLine } = recipe();
     writeFileSync(join(copy, file), code);
     const listPath = join(copy, 'src/webhooks/providers/index.ts');
