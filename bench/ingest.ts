@@ -12,6 +12,8 @@ export interface Target {
   distinct: boolean;
   /** CPU ms so far of each PostgreSQL backend serving it, by pid (the database's share of a request). */
   databaseCpu?: () => Promise<Map<number, number>>;
+  /** Events processed so far (hookrun's worker): after a round the bench waits for the round's events to be processed and counts that CPU too. */
+  processedTotal?: () => Promise<number>;
 }
 
 /** What one round of one target measured. */
@@ -25,6 +27,16 @@ export interface Round {
   cpuMsPerRequest: number;
   /** PostgreSQL backends' CPU over the round per 2xx answer, where the target says which backends serve it. */
   dbCpuMsPerRequest?: number;
+  /**
+   * CPU from the round's start until the worker had processed every event the
+   * round accepted, per accepted event: the whole cost of an event, where the
+   * round's own figure leaves out what the worker does after the round.
+   */
+  cpuMsPerProcessed?: number;
+  /** The PostgreSQL backends' share of the same span, per accepted event. */
+  dbCpuMsPerProcessed?: number;
+  /** How long after the round's last answer the worker finished the round's events (ms). */
+  drainAfterMs?: number;
   /** Highest VmRSS sampled during the round. */
   peakRssMb: number;
   /** Requests that reused an event because the pre-generated pool ran out (duplicates). */
@@ -42,6 +54,9 @@ export interface IngestFigures {
   errors: number;
   cpuMsPerRequest: Spread;
   dbCpuMsPerRequest?: Spread;
+  cpuMsPerProcessed?: Spread;
+  dbCpuMsPerProcessed?: Spread;
+  drainAfterMs?: Spread;
   peakRssMb: number;
   reused: number;
 }
@@ -86,8 +101,22 @@ class EventPool {
   }
 }
 
+/** Bounded wait for the worker after a round; a worker that has not caught up by then is reported as not processed ("–"). */
+const PROCESSED_WAIT_MS = 120_000;
+
+/** Poll until `processedTotal()` reaches `target`; the time it took, or undefined past the bound. */
+async function waitProcessed(processedTotal: () => Promise<number>, target: number): Promise<number | undefined> {
+  const started = performance.now();
+  while (performance.now() - started < PROCESSED_WAIT_MS) {
+    if ((await processedTotal()) >= target) return performance.now() - started;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return undefined;
+}
+
 async function round(target: Target, pool: EventPool, seconds: number, connections: number): Promise<Round> {
   const pid = target.server.child.pid!;
+  const processedBefore = await target.processedTotal?.();
   const cpuBefore = cpuMs(pid);
   const dbBefore = await target.databaseCpu?.();
   let peakRss = rssMb(pid);
@@ -119,7 +148,22 @@ async function round(target: Target, pool: EventPool, seconds: number, connectio
   clearInterval(sampler);
   peakRss = Math.max(peakRss, rssMb(pid));
   const ok = result['2xx'];
+  // The worker's share: wait until it has processed what the round accepted, then count the CPU again.
+  let processed: Pick<Round, 'cpuMsPerProcessed' | 'dbCpuMsPerProcessed' | 'drainAfterMs'> = {};
+  if (target.processedTotal && processedBefore !== undefined && ok > 0) {
+    const drainAfterMs = await waitProcessed(target.processedTotal, processedBefore + ok);
+    if (drainAfterMs !== undefined) {
+      const cpuProcessed = cpuMs(pid) - cpuBefore;
+      const dbProcessed = dbBefore ? await target.databaseCpu?.() : undefined;
+      processed = {
+        drainAfterMs,
+        cpuMsPerProcessed: cpuProcessed / ok,
+        dbCpuMsPerProcessed: dbBefore && dbProcessed ? backendCpuSpent(dbBefore, dbProcessed) / ok : undefined,
+      };
+    }
+  }
   return {
+    ...processed,
     reqPerSec: ok / seconds,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
@@ -154,7 +198,8 @@ export async function runIngest(targets: Target[], options: IngestOptions, progr
       const result = await round(target, pool, options.seconds, options.connections);
       expected.set(target.name, Math.max(result.reqPerSec, expected.get(target.name) ?? 0));
       rounds.get(target.name)!.push(result);
-      progress(`round ${r + 1}/${options.rounds} ${target.name}: ${Math.round(result.reqPerSec)} req/s, p99 ${result.p99Ms} ms, ${result.cpuMsPerRequest.toFixed(3)} ms CPU/req, non-2xx ${result.non2xx}`);
+      const whole = result.cpuMsPerProcessed === undefined ? '' : `, ${result.cpuMsPerProcessed.toFixed(3)} ms CPU/event processed (+${Math.round(result.drainAfterMs ?? 0)} ms)`;
+      progress(`round ${r + 1}/${options.rounds} ${target.name}: ${Math.round(result.reqPerSec)} req/s, p99 ${result.p99Ms} ms, ${result.cpuMsPerRequest.toFixed(3)} ms CPU/req${whole}, non-2xx ${result.non2xx}`);
     }
   }
   return targets.map((target) => {
@@ -169,6 +214,9 @@ export async function runIngest(targets: Target[], options: IngestOptions, progr
       errors: list.reduce((sum, r) => sum + r.errors, 0),
       cpuMsPerRequest: spread(list.map((r) => r.cpuMsPerRequest)),
       dbCpuMsPerRequest: target.databaseCpu ? spread(list.map((r) => r.dbCpuMsPerRequest ?? NaN)) : undefined,
+      cpuMsPerProcessed: target.processedTotal ? spread(list.map((r) => r.cpuMsPerProcessed ?? NaN)) : undefined,
+      dbCpuMsPerProcessed: target.processedTotal && target.databaseCpu ? spread(list.map((r) => r.dbCpuMsPerProcessed ?? NaN)) : undefined,
+      drainAfterMs: target.processedTotal ? spread(list.map((r) => r.drainAfterMs ?? NaN)) : undefined,
       peakRssMb: Math.max(...list.map((r) => r.peakRssMb)),
       reused: target.distinct ? list.reduce((sum, r) => sum + r.reused, 0) : 0,
     };

@@ -5,7 +5,7 @@ import { openDatabase } from '../src/db/client.js';
 import type { Database } from '../src/db/database.js';
 import { EventWriter } from '../src/db/event-writer.js';
 import { BENCH_SECRET, makeSignedEvents } from './events.js';
-import { ROOT, createDatabase, startHookrun, type ServerProcess, type Storage } from './servers.js';
+import { ROOT, createDatabase, processedTotal, startHookrun, type ServerProcess, type Storage } from './servers.js';
 import { percentile } from './stats.js';
 
 /** Processing figures of one storage kind, or why they could not be measured. */
@@ -35,15 +35,6 @@ async function openStorage(storage: Storage): Promise<Database> {
   const db = await openDatabase(storage.kind === 'embedded' ? { dataDir: storage.dataDir } : { databaseUrl: storage.url });
   await db.migrate();
   return db;
-}
-
-async function processedTotal(server: ServerProcess): Promise<number> {
-  const text = await (await fetch(`${server.url}/metrics`)).text();
-  let total = 0;
-  for (const line of text.split('\n')) {
-    if (line.startsWith('hookrun_events_processed_total{')) total += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return total;
 }
 
 /**

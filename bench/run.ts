@@ -10,7 +10,8 @@ import { runLevers } from './levers.js';
 import { runProcessing } from './processing.js';
 import { formatReport, type BenchReport } from './report.js';
 import { runScale } from './scale.js';
-import { ROOT, createDatabase, startHello, startHookrun, startVerifyCeiling, type ServerProcess } from './servers.js';
+import { openDatabase } from '../src/db/client.js';
+import { ROOT, backendCpu, createDatabase, processedTotal, startHello, startHookrun, startVerifyCeiling, type ServerProcess } from './servers.js';
 import { runStartup } from './startup.js';
 import { runStorage } from './storage.js';
 
@@ -78,7 +79,9 @@ async function ingestSection(): Promise<IngestFigures[]> {
       cleanups.push(() => ceilingDb.drop());
       const verifyInsert = await startVerifyCeiling(BENCH_SECRET, ceilingDb.url);
       servers.push(verifyInsert);
-      targets.push({ name: 'verify+insert', server: verifyInsert, path: '/webhooks/payments', distinct: true });
+      const ceilingObserver = await openDatabase({ databaseUrl: ceilingDb.url });
+      cleanups.unshift(() => ceilingObserver.close());
+      targets.push({ name: 'verify+insert', server: verifyInsert, path: '/webhooks/payments', distinct: true, databaseCpu: () => backendCpu(ceilingObserver) });
     }
     for (const build of builds()) {
       const dataDir = mkdtempSync(join(tmpdir(), 'hookrun-bench-ingest-'));
@@ -88,13 +91,22 @@ async function ingestSection(): Promise<IngestFigures[]> {
       await first.server.stop();
       const embedded = await startHookrun({ kind: 'embedded', dataDir }, BENCH_SECRET, { nodeArgs, root: build.root });
       servers.push(embedded.server);
-      targets.push({ name: `${build.label} embedded`, server: embedded.server, path: '/webhooks/payments', distinct: true });
+      targets.push({ name: `${build.label} embedded`, server: embedded.server, path: '/webhooks/payments', distinct: true, processedTotal: () => processedTotal(embedded.server) });
       if (databaseUrl) {
         const database = await createDatabase(databaseUrl, 'ingest');
         cleanups.push(() => database.drop());
         const postgres = await startHookrun({ kind: 'postgres', url: database.url }, BENCH_SECRET, { nodeArgs, root: build.root });
         servers.push(postgres.server);
-        targets.push({ name: `${build.label} postgres`, server: postgres.server, path: '/webhooks/payments', distinct: true });
+        const observer = await openDatabase({ databaseUrl: database.url });
+        cleanups.unshift(() => observer.close());
+        targets.push({
+          name: `${build.label} postgres`,
+          server: postgres.server,
+          path: '/webhooks/payments',
+          distinct: true,
+          databaseCpu: () => backendCpu(observer),
+          processedTotal: () => processedTotal(postgres.server),
+        });
       }
     }
     return await runIngest(targets, { rounds, seconds, warmupSeconds: smoke ? 1 : 3, connections }, progress);

@@ -58,6 +58,16 @@ export function backendCpuSpent(before: Map<number, number>, after: Map<number, 
   return [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
 }
 
+/** hookrun's `hookrun_events_processed_total` over every outcome, from its /metrics (the embedded database has no other reader). */
+export async function processedTotal(server: ServerProcess): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('hookrun_events_processed_total{')) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total;
+}
+
 /** Resident set size now (VmRSS), in MB; sampled during load rounds for the peak under load. */
 export function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
