@@ -14,6 +14,8 @@ export interface Target {
   databaseCpu?: () => Promise<Map<number, number>>;
   /** Events processed so far (hookrun's worker): after a round the bench waits for the round's events to be processed and counts that CPU too. */
   processedTotal?: () => Promise<number>;
+  /** Other processes that process this target's events (`hookrun worker` beside `start --no-worker`): their CPU counts in the processed figure. */
+  workers?: ServerProcess[];
 }
 
 /** What one round of one target measured. */
@@ -117,6 +119,8 @@ async function waitProcessed(processedTotal: () => Promise<number>, target: numb
 async function round(target: Target, pool: EventPool, seconds: number, connections: number): Promise<Round> {
   const pid = target.server.child.pid!;
   const processedBefore = await target.processedTotal?.();
+  const workersCpu = () => (target.workers ?? []).reduce((sum, w) => sum + cpuMs(w.child.pid!), 0);
+  const workersBefore = workersCpu();
   const cpuBefore = cpuMs(pid);
   const dbBefore = await target.databaseCpu?.();
   let peakRss = rssMb(pid);
@@ -153,7 +157,7 @@ async function round(target: Target, pool: EventPool, seconds: number, connectio
   if (target.processedTotal && processedBefore !== undefined && ok > 0) {
     const drainAfterMs = await waitProcessed(target.processedTotal, processedBefore + ok);
     if (drainAfterMs !== undefined) {
-      const cpuProcessed = cpuMs(pid) - cpuBefore;
+      const cpuProcessed = cpuMs(pid) - cpuBefore + workersCpu() - workersBefore;
       const dbProcessed = dbBefore ? await target.databaseCpu?.() : undefined;
       processed = {
         drainAfterMs,

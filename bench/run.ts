@@ -11,7 +11,7 @@ import { runProcessing } from './processing.js';
 import { formatReport, type BenchReport } from './report.js';
 import { runScale } from './scale.js';
 import { openDatabase } from '../src/db/client.js';
-import { ROOT, backendCpu, createDatabase, processedTotal, startHello, startHookrun, startVerifyCeiling, type ServerProcess } from './servers.js';
+import { ROOT, backendCpu, createDatabase, processedTotal, startHello, startHookrun, startHookrunWorker, startVerifyCeiling, type ServerProcess } from './servers.js';
 import { runStartup } from './startup.js';
 import { runStorage } from './storage.js';
 
@@ -107,6 +107,26 @@ async function ingestSection(): Promise<IngestFigures[]> {
           databaseCpu: () => backendCpu(observer),
           processedTotal: () => processedTotal(postgres.server),
         });
+        if (!build.root) {
+          // The same build split in two processes: `start --no-worker` receives, `worker` processes (the in-process worker's share, measured apart).
+          const splitDb = await createDatabase(databaseUrl, 'split');
+          cleanups.push(() => splitDb.drop());
+          const receiver = await startHookrun({ kind: 'postgres', url: splitDb.url }, BENCH_SECRET, { nodeArgs, args: ['start', '--no-worker'] });
+          servers.push(receiver.server);
+          const worker = await startHookrunWorker({ kind: 'postgres', url: splitDb.url }, BENCH_SECRET, { nodeArgs });
+          servers.push(worker);
+          const splitObserver = await openDatabase({ databaseUrl: splitDb.url });
+          cleanups.unshift(() => splitObserver.close());
+          targets.push({
+            name: 'hookrun postgres, worker apart',
+            server: receiver.server,
+            path: '/webhooks/payments',
+            distinct: true,
+            databaseCpu: () => backendCpu(splitObserver),
+            processedTotal: async () => Number((await splitObserver.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE status IN ('processed', 'dead')`))[0]!.n),
+            workers: [worker],
+          });
+        }
       }
     }
     return await runIngest(targets, { rounds, seconds, warmupSeconds: smoke ? 1 : 3, connections }, progress);

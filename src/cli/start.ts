@@ -1,11 +1,20 @@
 import type { Command } from 'commander';
 import { loadConfig, SEED_SOURCES, type Config } from '../config.js';
+import { ConfigError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { startService } from '../service.js';
 
-/** Options shared by `start` and `worker`. */
+/** `hookrun start`'s switches (commander turns `--no-x` into `x: false`). */
 interface StartFlags {
   scheduler: boolean;
+  worker: boolean;
+}
+
+/** Without the in-process worker, events are processed only by `hookrun worker` processes: PostgreSQL only. */
+function checkNoWorker(config: Config): void {
+  if (!config.databaseUrl) {
+    throw new ConfigError('--no-worker needs DATABASE_URL: the embedded database (DATA_DIR) serves one process, so nothing else could process the events this one stores. Drop --no-worker, or use PostgreSQL and run `hookrun worker` beside it.');
+  }
 }
 
 async function runService(config: Config, parts: { http: boolean; scheduler: boolean; worker: boolean }): Promise<void> {
@@ -17,6 +26,8 @@ async function runService(config: Config, parts: { http: boolean; scheduler: boo
     const local = config.host && !['0.0.0.0', '::'].includes(config.host) ? service.url : `http://localhost:${port}`;
     log.info({ url: service.url, database: service.db.kind, dashboard: `${local}/admin` }, `hookrun listening on ${service.url}`);
     if (config.adminToken) log.info(`dashboard: ${local}/admin (log in with ADMIN_TOKEN)`);
+  } else {
+    log.info({ database: service.db.kind }, 'hookrun worker running: processing stored events');
   }
   if (parts.http) {
     for (const custom of config.customWebhooks) {
@@ -52,9 +63,11 @@ export function registerStartCommands(program: Command): void {
     .command('start')
     .description('migrate, validate config, then serve webhooks and cron routes, process events and run the scheduler')
     .option('--no-scheduler', 'do not run the built-in scheduler (an outside scheduler calls /cron/<job>)')
+    .option('--no-worker', 'receive and store only; `hookrun worker` processes (PostgreSQL only)')
     .action(async (flags: StartFlags) => {
       const config = loadConfig();
-      await runService(config, { http: true, worker: true, scheduler: flags.scheduler && config.scheduler });
+      if (!flags.worker) checkNoWorker(config);
+      await runService(config, { http: true, worker: flags.worker, scheduler: flags.scheduler && config.scheduler });
     });
   program
     .command('worker')
