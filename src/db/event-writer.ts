@@ -72,6 +72,14 @@ export class NotStoredError extends Error {
   }
 }
 
+/** The deadline passed after the event's INSERT was sent: it may still commit (a retry of it is then a duplicate). */
+export class NotConfirmedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotConfirmedError';
+  }
+}
+
 /** Thrown for a single delivery whose payload the database refuses (the rest of its batch still commits). */
 export class RejectedPayloadError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -106,29 +114,44 @@ export class EventWriter {
 
   /**
    * Store one event; resolves once it is committed (or found as a duplicate).
-   * When `signal` aborts while the event still waits in the queue, it is taken
-   * out and the promise rejects with `NotStoredError`: it will never be
-   * written. Once its INSERT is sent, an abort changes nothing.
+   * With `deadlineMs`, the promise rejects when the database has not
+   * confirmed by then: with `NotStoredError` if the event still waited in the
+   * queue (it is taken out and will never be written), with
+   * `NotConfirmedError` if its INSERT was already sent (it may still commit).
+   * One timer per write, no AbortController: this is the ingest hot path.
    */
-  write(event: NewEvent, signal?: AbortSignal): Promise<StoredEvent> {
+  write(event: NewEvent, deadlineMs?: number): Promise<StoredEvent> {
     return new Promise((resolve, reject) => {
-      const pending: Pending = { event, resolve, reject };
-      this.queue.push(pending);
-      signal?.addEventListener(
-        'abort',
-        () => {
-          const index = this.queue.indexOf(pending);
-          if (index < 0) return; // already being written: it may still commit
-          this.queue.splice(index, 1);
-          reject(new NotStoredError('the database did not take it in time; it was dropped from the queue'));
+      // The first of commit, failure and deadline settles it; the timer goes with the first.
+      let timer: NodeJS.Timeout | undefined;
+      const pending: Pending = {
+        event,
+        resolve: (stored) => {
+          clearTimeout(timer);
+          resolve(stored);
         },
-        { once: true },
-      );
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      };
+      if (deadlineMs !== undefined) timer = setTimeout(() => this.expire(pending, deadlineMs), deadlineMs);
+      this.queue.push(pending);
       if (!this.flushing) {
         this.flushing = true;
         setImmediate(() => void this.drain());
       }
     });
+  }
+
+  private expire(pending: Pending, deadlineMs: number): void {
+    const index = this.queue.indexOf(pending);
+    if (index >= 0) {
+      this.queue.splice(index, 1);
+      pending.reject(new NotStoredError(`no answer from the database within ${deadlineMs} ms; the event was dropped from the queue`));
+    } else {
+      pending.reject(new NotConfirmedError(`no answer from the database within ${deadlineMs} ms; its insert was already sent`));
+    }
   }
 
   private async drain(): Promise<void> {

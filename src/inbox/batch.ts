@@ -7,7 +7,7 @@ import { withDeadline } from '../deadline.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { HandlerRegistry } from './handlers/registry.js';
+import type { HandlerContext, HandlerRegistry } from './handlers/registry.js';
 import type { RetryPolicy } from './retry.js';
 import { settleFailure, settleWithoutHandler } from './settle.js';
 
@@ -77,16 +77,29 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
    */
   async function runHandler(event: ClaimedEvent, q: Queryable, batch: WriteBatch, timeoutMs: number): Promise<void> {
     const handler = handlers.find(event.source, event.type)!;
-    const handlerLog = log.child(eventFields(event));
-    const controller = new AbortController();
-    const running = handler({ db: q, batch, event, clock, log: handlerLog, signal: controller.signal });
+    // Made when the handler first reads them: most never log or look at the signal, and each costs per event.
+    let handlerLog: Logger | undefined;
+    let controller: AbortController | undefined;
+    const ctx: HandlerContext = {
+      db: q,
+      batch,
+      event,
+      clock,
+      get log() {
+        return (handlerLog ??= log.child(eventFields(event)));
+      },
+      get signal() {
+        return (controller ??= new AbortController()).signal;
+      },
+    };
+    const running = handler(ctx);
     try {
       await withDeadline(running, timeoutMs, () => new HandlerTimeout(`The handler did not finish within ${timeoutMs} ms.`));
     } catch (error) {
       if (!(error instanceof HandlerTimeout)) throw error;
-      controller.abort(error);
+      (controller ??= new AbortController()).abort(error); // a signal read after this is aborted too
       const ended = await withDeadline(running.then(() => true, () => true), deps.abortGraceMs, () => new Error('still running')).catch(() => false);
-      if (!ended) handlerLog.error({ graceMs: deps.abortGraceMs }, 'handler ignored its abort signal and is still running; its retry may overlap it');
+      if (!ended) ctx.log.error({ graceMs: deps.abortGraceMs }, 'handler ignored its abort signal and is still running; its retry may overlap it');
       throw error;
     }
   }

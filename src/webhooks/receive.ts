@@ -1,7 +1,6 @@
 import type { Context } from 'hono';
 import type { Clock } from '../clock.js';
-import { NotStoredError, RejectedPayloadError, type EventWriter, type StoredEvent } from '../db/event-writer.js';
-import { withDeadline } from '../deadline.js';
+import { NotConfirmedError, RejectedPayloadError, type EventWriter, type StoredEvent } from '../db/event-writer.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -72,25 +71,6 @@ function isClientGone(error: unknown): boolean {
   return e?.message === 'aborted' || e?.code === 'ECONNRESET' || e?.name === 'AbortError';
 }
 
-/** The receiver stopped waiting for the database (DB_TIMEOUT_MS). */
-class DeadlineExceeded extends Error {}
-
-/**
- * After the deadline aborted a write: true when the writer took it out of its
- * queue (it is certainly not stored: the write has already rejected, so this
- * is known before the next turn of the event loop); false when its INSERT
- * was already sent and may still commit.
- */
-function droppedFromQueue(writing: Promise<StoredEvent>): Promise<boolean> {
-  return Promise.race([
-    writing.then(
-      () => false,
-      (error: unknown) => error instanceof NotStoredError,
-    ),
-    new Promise<boolean>((resolve) => setImmediate(() => resolve(false))),
-  ]);
-}
-
 function overBudget(budget: BodyBudget): AppError {
   return new AppError('unavailable', `Too many uploads in flight (over ${Math.round(budget.maxBytes / 1048576)} MiB of bodies at once, MAX_INFLIGHT_BODY_BYTES). Retry shortly; the provider retries by itself.`);
 }
@@ -134,17 +114,11 @@ export function createReceiver(source: string, verifier: SourceVerifier, deps: R
       }
       const delivery = verifier.verify({ body, headers: c.req.raw.headers, url: c.req.url, nowMs: deps.clock.now(), toleranceSeconds: deps.toleranceSeconds });
       let stored: StoredEvent;
-      let writing: Promise<StoredEvent> | undefined;
       try {
-        const giveUp = new AbortController();
-        writing = deps.writer.write({ source, ...delivery }, giveUp.signal);
-        stored = await withDeadline(writing, deps.dbTimeoutMs, () => {
-          giveUp.abort(); // still queued: dropped, never written
-          return new DeadlineExceeded(`no answer from the database within ${deps.dbTimeoutMs} ms`);
-        });
+        stored = await deps.writer.write({ source, ...delivery }, deps.dbTimeoutMs);
       } catch (error) {
         if (error instanceof RejectedPayloadError) throw new AppError('invalid_payload', error.message, { cause: error });
-        if (!(error instanceof DeadlineExceeded) || (await droppedFromQueue(writing!))) {
+        if (!(error instanceof NotConfirmedError)) {
           deps.log.error({ source, key: delivery.key, err: { message: (error as Error).message } }, 'event not stored: database unavailable');
           throw new AppError('unavailable', 'The database is unavailable, so the event was not stored. Retry later; the provider retries by itself.', { cause: error });
         }
