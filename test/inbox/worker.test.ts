@@ -162,6 +162,19 @@ describe.each(databaseKinds())('inbox worker on $name', (kind) => {
     expect(await eventRow(testDb.db, id)).toMatchObject({ status: 'failed', attempts: 1, last_error: 'The handler did not finish within 1000 ms.' });
   });
 
+  it('a handler that first looks at its signal after the time limit finds it aborted (the signal is made on first read)', async () => {
+    let seen: boolean | undefined;
+    const handlers = new HandlerRegistry().on('test', 'late', async (ctx) => {
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      seen = ctx.signal.aborted;
+    });
+    const { worker } = testWorker(testDb.db, { handlers, env: { HANDLER_TIMEOUT_SECONDS: '1' }, options: { abortGraceMs: 1_000 } });
+    const id = await storeEvent(testDb.db, 'test', 'late', {});
+    expect(await worker.runOnce()).toBe(1);
+    expect(seen).toBe(true);
+    expect(await eventRow(testDb.db, id)).toMatchObject({ status: 'failed', attempts: 1 });
+  });
+
   it('a handler slower than its lease runs once: the lease is renewed while it runs, so a second worker never takes it', async () => {
     // The review's case: an 8 s handler with LEASE_SECONDS=2 ran twice side by side. Here 2.5 s against a 1 s lease, two workers, real time.
     let running = 0;
