@@ -104,10 +104,11 @@ function scaleSection(scale: ScaleFigures): string[] {
     Object.entries(s.drainCpu ?? {}).reverse().map(([name, c]) => `${num(c.hookrun.median, 3)} + ${num(c.db.median, 3)}${name === 'empty' && s.size > 0 ? ' (empty)' : ''}`).join(' / '),
     `${num(s.eventsMb)} + ${num(s.attemptsMb)}`,
     s.size === 0 ? '' : `${num(s.fillMs / 1000, 1)} + ${num(s.vacuumMs / 1000, 1)}`,
+    s.statusCountsMs ? `${num(s.statusCountsMs.fresh, 1)} / ${num(s.statusCountsMs.next, 1)}` : '–',
   ]);
   const out = [
     `Scale (PostgreSQL; each size against an empty inbox in the same rotation; drain backlog ${num(scale.backlog)})`,
-    table(['inbox size', 'rows', 'ingest req/s (×empty, same run)', 'p99 ms', 'CPU ms/request: hookrun + PostgreSQL', 'non-2xx / errors', 'drain events/s (×empty)', 'drain CPU ms/event: hookrun + PostgreSQL', 'table+index MB (events + attempts)', 'fill s + VACUUM ANALYZE s'], rows),
+    table(['inbox size', 'rows', 'ingest req/s (×empty, same run)', 'p99 ms', 'CPU ms/request: hookrun + PostgreSQL', 'non-2xx / errors', 'drain events/s (×empty)', 'drain CPU ms/event: hookrun + PostgreSQL', 'table+index MB (events + attempts)', 'fill s + VACUUM ANALYZE s', 'status counts ms (fresh / next)'], rows),
   ];
   const r = scale.retention;
   if (r) {

@@ -1,5 +1,6 @@
 import { openDatabase } from '../src/db/client.js';
 import type { Database } from '../src/db/database.js';
+import { countEventsByStatus } from '../src/db/events.js';
 import { EventWriter } from '../src/db/event-writer.js';
 import { BENCH_SECRET, makeSignedEvents } from './events.js';
 import { runIngest, type IngestFigures, type IngestOptions } from './ingest.js';
@@ -28,6 +29,8 @@ export interface ScaleStep {
   drainCpu: Record<string, { hookrun: Spread; db: Spread }>;
   /** Rows of the last backlog processed (of `backlog`). */
   drained: number;
+  /** `countEventsByStatus` (what /metrics, the dashboard and the admin API sample) on the filled side: a fresh count, then one right after (reused from 100,000 settled events on). */
+  statusCountsMs: { fresh: number; next: number };
   /** Index reads during this size's ingest and drains, by side and index (pg_stat_user_indexes deltas): where a growing cost would show. */
   indexReads: Record<string, Record<string, { scans: number; tuples: number }>>;
 }
@@ -130,6 +133,8 @@ async function measureStep(size: number, fill: { insertMs: number; vacuumMs: num
   const measured = sides.at(-1)!;
   const bytes = await inboxBytes(measured.db);
   progress(`scale: ${measured.name}: ${bytes.rows.toLocaleString('en-US')} rows, webhook_events ${(bytes.events / MB).toFixed(0)} MB, event_attempts ${(bytes.attempts / MB).toFixed(0)} MB`);
+  const statusCountsMs = await timeStatusCounts(measured.url);
+  progress(`scale: ${measured.name}: status counts ${statusCountsMs.fresh.toFixed(1)} ms, then ${statusCountsMs.next.toFixed(1)} ms`);
   const statsBefore = await Promise.all(sides.map((side) => indexStats(side.db)));
   const figures = await ingest(sides, options.ingest, progress);
   const drains = new Map<string, number[]>(sides.map((s) => [s.name, []]));
@@ -168,7 +173,22 @@ async function measureStep(size: number, fill: { insertMs: number; vacuumMs: num
     drained,
     drainCpu: Object.fromEntries([...cpus].map(([name, list]) => [name, { hookrun: spread(list.map((c) => c.hookrun)), db: spread(list.map((c) => c.db)) }])),
     indexReads,
+    statusCountsMs,
   };
+}
+
+/** Time the status counts on a Database of its own, so no earlier count is reused by the first call. */
+async function timeStatusCounts(url: string): Promise<{ fresh: number; next: number }> {
+  const db = await openDatabase({ databaseUrl: url, poolSize: 1 });
+  try {
+    const started = performance.now();
+    await countEventsByStatus(db);
+    const between = performance.now();
+    await countEventsByStatus(db);
+    return { fresh: between - started, next: performance.now() - between };
+  } finally {
+    await db.close();
+  }
 }
 
 /**

@@ -42,4 +42,29 @@ describe.each(databaseKinds())('event queries on $name', (kind) => {
   it('counts by status, every status present (GET /metrics samples this; test/tools/metrics-openapi covers the gauge)', async () => {
     expect(await countEventsByStatus(db)).toEqual({ pending: 5, processing: 0, processed: 0, ignored: 0, failed: 0, dead: 2 });
   });
+
+  it('counts processed and ignored anew on every call on a small inbox, and reuse the count once there are 100,000 of them; the backlog and dead are always exact', async () => {
+    expect((await countEventsByStatus(db)).pending).toBe(5);
+    await db.query(`UPDATE webhook_events SET status = 'processed' WHERE id = $1`, [ids[0]]);
+    expect(await countEventsByStatus(db)).toMatchObject({ pending: 4, processed: 1 }); // a small count is never reused
+
+    // The same database as a big inbox answers it: 250,000 processed events, counted in 20 ms (reused for at least 1 s).
+    let settledQueries = 0;
+    const big = new Proxy(db, {
+      get(target, property, receiver) {
+        if (property !== 'query') return Reflect.get(target, property, receiver);
+        return async (sql: string, params?: unknown[]) => {
+          if (!JSON.stringify(params ?? []).includes('processed')) return target.query(sql, params);
+          settledQueries++;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          return [{ status: 'processed', count: 250_000 }];
+        };
+      },
+    });
+    expect(await countEventsByStatus(big)).toMatchObject({ pending: 4, processed: 250_000, dead: 2 });
+    await db.query(`UPDATE webhook_events SET status = 'dead' WHERE id = $1`, [ids[4]]);
+    expect(await countEventsByStatus(big)).toMatchObject({ pending: 3, processed: 250_000, dead: 3 });
+    expect(settledQueries).toBe(1);
+    expect(await countEventsByStatus(db)).toMatchObject({ pending: 3, processed: 1, dead: 3 });
+  });
 });
