@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from './database.js';
+import { NotConfirmedError, NotStoredError, RejectedPayloadError } from './event-write-errors.js';
 
 /** What a receiver hands over once a delivery is verified and parsed. */
 export interface NewEvent {
@@ -62,30 +63,6 @@ interface Pending {
   event: NewEvent;
   resolve: (stored: StoredEvent) => void;
   reject: (error: unknown) => void;
-}
-
-/** The event was taken out of the queue before anything was sent: it is certainly not stored. */
-export class NotStoredError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'NotStoredError';
-  }
-}
-
-/** The deadline passed after the event's INSERT was sent: it may still commit (a retry of it is then a duplicate). */
-export class NotConfirmedError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'NotConfirmedError';
-  }
-}
-
-/** Thrown for a single delivery whose payload the database refuses (the rest of its batch still commits). */
-export class RejectedPayloadError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'RejectedPayloadError';
-  }
 }
 
 const identity = (e: { source: string; key: string }) => `${e.source}\u0000${e.key}`;

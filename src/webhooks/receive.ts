@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { Clock } from '../clock.js';
-import { NotConfirmedError, RejectedPayloadError, type EventWriter, type StoredEvent } from '../db/event-writer.js';
+import type { EventWriter, StoredEvent } from '../db/event-writer.js';
+import { NotConfirmedError, RejectedPayloadError } from '../db/event-write-errors.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';

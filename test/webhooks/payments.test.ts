@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { EventWriter, RejectedPayloadError } from '../../src/db/event-writer.js';
+import { RejectedPayloadError } from '../../src/db/event-write-errors.js';
+import { EventWriter } from '../../src/db/event-writer.js';
 import { createTestApp, countEvents, type TestApp } from '../helpers/app.js';
 import { SECRETS } from '../helpers/config.js';
 import { databaseKinds, useTestDatabase } from '../helpers/db.js';
