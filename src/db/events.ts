@@ -119,14 +119,18 @@ async function countWhereStatusIn(db: Database, statuses: string[]): Promise<Map
   return new Map(rows.map((r) => [r.status, Number(r.count)]));
 }
 
-async function countSettled(db: Database): Promise<Map<string, number>> {
+/** One statement per call (PGlite runs one at a time): the live statuses, plus the settled ones unless their last count is still fresh. */
+async function countAll(db: Database): Promise<Map<string, number>> {
   const last = settledCounts.get(db);
   const now = performance.now();
-  if (last && last.rows >= SETTLED_ROWS_WORTH_REUSING && now - last.takenAt < Math.max(MIN_REUSE_MS, last.tookMs * REUSE_FACTOR)) return last.counts;
-  const counts = await countWhereStatusIn(db, SETTLED_STATUSES);
+  if (last && last.rows >= SETTLED_ROWS_WORTH_REUSING && now - last.takenAt < Math.max(MIN_REUSE_MS, last.tookMs * REUSE_FACTOR)) {
+    return new Map([...(await countWhereStatusIn(db, LIVE_STATUSES)), ...last.counts]);
+  }
+  const all = await countWhereStatusIn(db, [...LIVE_STATUSES, ...SETTLED_STATUSES]);
+  const counts = new Map(SETTLED_STATUSES.map((status) => [status, all.get(status) ?? 0]));
   const rows = [...counts.values()].reduce((sum, n) => sum + n, 0);
   settledCounts.set(db, { counts, rows, takenAt: now, tookMs: performance.now() - now });
-  return counts;
+  return all;
 }
 
 /**
@@ -139,9 +143,8 @@ async function countSettled(db: Database): Promise<Map<string, number>> {
  * leaves the backlog shows in neither count until the next one.
  */
 export async function countEventsByStatus(db: Database): Promise<Record<EventStatus, number>> {
-  const [live, settled] = await Promise.all([countWhereStatusIn(db, LIVE_STATUSES), countSettled(db)]);
   const counts = Object.fromEntries(EVENT_STATUSES.map((s) => [s, 0])) as Record<EventStatus, number>;
-  for (const [status, count] of [...live, ...settled]) {
+  for (const [status, count] of await countAll(db)) {
     if ((EVENT_STATUSES as readonly string[]).includes(status)) counts[status as EventStatus] = count;
   }
   return counts;

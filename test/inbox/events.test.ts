@@ -48,7 +48,7 @@ describe.each(databaseKinds())('event queries on $name', (kind) => {
     await db.query(`UPDATE webhook_events SET status = 'processed' WHERE id = $1`, [ids[0]]);
     expect(await countEventsByStatus(db)).toMatchObject({ pending: 4, processed: 1 }); // a small count is never reused
 
-    // The same database as a big inbox answers it: 250,000 processed events, counted in 20 ms (reused for at least 1 s).
+    // The same database as a big inbox answers it: 250,000 processed events (their count is then reused for at least 1 s).
     let settledQueries = 0;
     const big = new Proxy(db, {
       get(target, property, receiver) {
@@ -56,8 +56,8 @@ describe.each(databaseKinds())('event queries on $name', (kind) => {
         return async (sql: string, params?: unknown[]) => {
           if (!JSON.stringify(params ?? []).includes('processed')) return target.query(sql, params);
           settledQueries++;
-          await new Promise((resolve) => setTimeout(resolve, 20));
-          return [{ status: 'processed', count: 250_000 }];
+          const rows = (await target.query(sql, params)) as Array<{ status: string }>;
+          return [...rows.filter((r) => r.status !== 'processed'), { status: 'processed', count: 250_000 }];
         };
       },
     });
