@@ -37,7 +37,8 @@ async function openStorage(storage: Storage): Promise<Database> {
   return db;
 }
 
-async function processedTotal(server: ServerProcess): Promise<number> {
+/** Events the server has settled (any outcome), from its /metrics: the embedded database cannot be read while it runs. */
+export async function processedTotal(server: ServerProcess): Promise<number> {
   const text = await (await fetch(`${server.url}/metrics`)).text();
   let total = 0;
   for (const line of text.split('\n')) {
