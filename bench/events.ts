@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
+import { deepMerge } from '../src/webhooks/sample-events/ids.js';
+import { buildAuthSample } from '../src/webhooks/sample-events/auth.js';
 
 /** The signing secret the bench configures hookrun with (a test value, not a real key). */
 export const BENCH_SECRET = 'whsec_bench_0123456789abcdefghijklmnopqrstuv';
@@ -75,6 +77,40 @@ export function makeSignedEvents(count: number, secret: string = BENCH_SECRET): 
     };
     const body = JSON.stringify(event, null, 2);
     out[i] = { id, body, signature: Stripe.webhooks.generateTestHeaderString({ payload: body, secret, timestamp: now }) };
+  }
+  return out;
+}
+
+/** One Clerk delivery for a backlog: its `svix-id`, type and body (written straight into the inbox, so not signed). */
+export interface ClerkEvent {
+  id: string;
+  type: string;
+  body: string;
+}
+
+/**
+ * `count` Clerk events in the shipped sample shapes (`hookrun send auth`,
+ * 0.3–1.2 KB): 2,000 objects (half users, a quarter organizations, a quarter
+ * memberships) in turn, each created on its first turn, deleted on every
+ * tenth, updated otherwise, with `updated_at`/`timestamp` a second later per
+ * turn. Consecutive events are distinct objects, so a 100-event batch writes
+ * each row once.
+ */
+export function makeClerkEvents(count: number): ClerkEvent[] {
+  const out: ClerkEvent[] = new Array(count);
+  const base = Date.now() - 3_600_000;
+  const objectId = (prefix: string, n: number) => `${prefix}_${run}${n.toString(36).padStart(8, '0')}`;
+  for (let i = 0; i < count; i++) {
+    const object = i % 2000;
+    const turn = Math.floor(i / 2000);
+    const resource = object % 4 < 2 ? 'user' : object % 4 === 2 ? 'organization' : 'organizationMembership';
+    const type = `${resource}.${turn === 0 ? 'created' : turn % 10 === 9 ? 'deleted' : 'updated'}`;
+    const data =
+      resource === 'organizationMembership'
+        ? { id: objectId('orgmem', object), organization: { id: objectId('org', object - 1) }, public_user_data: { user_id: objectId('user', object - 3) } }
+        : { id: objectId(resource === 'user' ? 'user' : 'org', object) };
+    const event = deepMerge(buildAuthSample(type, base + turn * 1000), { data });
+    out[i] = { id: `msg_${run}${i.toString(36).padStart(8, '0')}`, type, body: JSON.stringify(event) };
   }
   return out;
 }

@@ -1,3 +1,4 @@
+import type { AuthDrainFigures } from './auth-drain.js';
 import type { CronFigures } from './cron.js';
 import type { IngestFigures } from './ingest.js';
 import type { LeverFigures } from './levers.js';
@@ -22,6 +23,8 @@ export interface BenchReport {
   storage?: StorageFigures[];
   /** Issue 17's PostgreSQL levers, each alone against the shipped schema. */
   levers?: LeverFigures[];
+  /** A Clerk backlog drained by `hookrun start`, per build (`--baseline`) and storage kind. */
+  authDrain?: AuthDrainFigures[];
   scale?: ScaleFigures;
 }
 
@@ -64,6 +67,22 @@ function ingestTable(ingest: IngestFigures[]): string {
     ['peak RSS MB', '≤ 400 embedded / ≤ 120 PG', (f) => num(f.peakRssMb)],
   ];
   return table(['figure', 'target', ...ingest.map((f) => f.name)], rows.map(([name, target, get]) => [name, target, ...ingest.map(get)]));
+}
+
+function authDrainTable(figures: AuthDrainFigures[]): string {
+  // Ratios are to the first baseline build of the same storage kind, when one ran.
+  const base = (f: AuthDrainFigures) => figures.find((b) => b.storage === f.storage && b.build.startsWith('baseline'));
+  const cell = (f: AuthDrainFigures, pick: (f: AuthDrainFigures) => Spread | undefined) => {
+    const value = pick(f);
+    const b = base(f);
+    return value ? `${range(value)}${b && b !== f ? ratio(value.median, pick(b)?.median) : ''}` : '–';
+  };
+  return [
+    `Clerk backlog drain (auth route, ${num(figures[0]?.backlog ?? 0)} events; CPU per event from /ready; embedded: the database runs inside hookrun)`,
+    table(['build', 'storage', 'drain events/s', 'hookrun µs/event', 'PostgreSQL µs/event', 'mirrors as first build'], figures.map((f) => [
+      f.build, f.storage, cell(f, (x) => x.drainPerSecond), cell(f, (x) => x.hookrunUs), cell(f, (x) => x.databaseUs), f.mirrorsAsFirstBuild ? 'yes' : 'NO',
+    ])),
+  ].join('\n');
 }
 
 function processingCell(p: ProcessingFigures | undefined, pick: (p: Extract<ProcessingFigures, { available: true }>) => string): string {
@@ -157,6 +176,7 @@ export function formatReport(report: BenchReport): string {
       ['longest retention statement ms', ...report.storage.map((s) => num(s.longestStatementMs, 1))],
     ]), '');
   }
+  if (report.authDrain) out.push(authDrainTable(report.authDrain), '');
   if (report.levers) out.push(leversTable(report.levers), '');
   if (report.scale) out.push(...scaleSection(report.scale));
   if (report.cron) {

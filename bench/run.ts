@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { runAuthDrain } from './auth-drain.js';
 import { runCron } from './cron.js';
 import { BENCH_SECRET } from './events.js';
 import { runIngest, type IngestFigures, type Target } from './ingest.js';
@@ -168,6 +169,7 @@ async function main(): Promise<void> {
     const events = smoke ? 2000 : 100_000;
     report.storage = [await runStorage('embedded', undefined, events, progress), await runStorage('postgres', databaseUrl, events, progress)].filter((f) => f !== undefined);
   }
+  if (!skip.has('auth-drain')) report.authDrain = await runAuthDrain(databaseUrl, builds(), { rounds, backlog: smoke ? 500 : 20_000 }, progress);
   if (!skip.has('levers')) report.levers = await runLevers(databaseUrl, smoke ? 1 : 3, smoke ? 500 : 20_000, progress);
   if (!skip.has('scale')) {
     const sizes = (args['scale-sizes'] ?? (smoke ? '10000,20000' : '1000000,5000000')).split(',').map(Number);

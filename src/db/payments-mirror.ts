@@ -1,5 +1,5 @@
 import type { Queryable } from './database.js';
-import type { DeferredWrites, WriteFamily } from './write-batch.js';
+import { rounds, type DeferredWrites, type FlushResult, type WriteFamily } from './write-batch.js';
 
 /**
  * The one home of the payments mirror's writes (customers, subscriptions).
@@ -82,24 +82,6 @@ const TRANSITION_SUBSCRIPTIONS_SQL = `
   RETURNING s.id`;
 
 type SubscriptionOp = { kind: 'upsert'; s: SubscriptionState } | { kind: 'transition'; t: TransitionState };
-
-/** Split writes into rounds: the k-th write to a row goes into round k. */
-function rounds<T>(items: T[], idOf: (item: T) => string): T[][] {
-  const seen = new Map<string, number>();
-  const out: T[][] = [];
-  for (const item of items) {
-    const id = idOf(item);
-    const round = seen.get(id) ?? 0;
-    seen.set(id, round + 1);
-    (out[round] ??= []).push(item);
-  }
-  return out;
-}
-
-/** How many queued writes changed a row (the rest were stale or did not apply). */
-export interface FlushResult {
-  written: number;
-}
 
 /** The queued customer and subscription writes of a batch; `flush` applies them in the caller's transaction. */
 export class PaymentsMirrorWrites implements DeferredWrites {

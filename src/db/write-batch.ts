@@ -5,6 +5,28 @@ export interface DeferredWrites {
   flush(db: Queryable): Promise<unknown>;
 }
 
+/** How many queued writes of a family changed a row (the rest were stale or did not apply). */
+export interface FlushResult {
+  written: number;
+}
+
+/**
+ * Split a family's queue into rounds, the k-th write to a row in round k:
+ * `INSERT … ON CONFLICT DO UPDATE` may touch a row once per statement, and
+ * applying the rounds in turn gives each row its writes in queue order.
+ */
+export function rounds<T>(items: T[], idOf: (item: T) => string): T[][] {
+  const seen = new Map<string, number>();
+  const out: T[][] = [];
+  for (const item of items) {
+    const id = idOf(item);
+    const round = seen.get(id) ?? 0;
+    seen.set(id, round + 1);
+    (out[round] ??= []).push(item);
+  }
+  return out;
+}
+
 /** How a batch makes a family's queue: `batch.of(PAYMENTS_MIRROR)`. */
 export interface WriteFamily<T extends DeferredWrites> {
   readonly name: string;

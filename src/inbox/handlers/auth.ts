@@ -1,19 +1,13 @@
 import { z } from 'zod';
-import {
-  markMembershipDeleted,
-  markOrganizationDeleted,
-  markUserDeleted,
-  upsertMembership,
-  upsertOrganization,
-  upsertUser,
-} from '../../db/identity-mirror.js';
+import { IDENTITY_MIRROR } from '../../db/identity-mirror.js';
 import { parsePayload, type HandlerContext, type HandlerTable } from './registry.js';
 
 /**
  * Clerk (identity provider) events → users, organizations, memberships.
  * Clerk orders by the object's `updated_at` (ms); a `*.deleted` carries only
  * `{ deleted, id, object }`, so it is ordered by the event's `timestamp` (ms),
- * or by when we received it if an old payload has none.
+ * or by when we received it if an old payload has none. Writes are queued on
+ * the batch (`IDENTITY_MIRROR`) and applied at its end, as the payments ones.
  * https://clerk.com/docs/webhooks/sync-data
  */
 
@@ -70,7 +64,7 @@ function primaryEmail(data: z.output<typeof userSchema>['data']): string | null 
 
 async function upsertUserHandler(ctx: HandlerContext): Promise<void> {
   const { data } = parsePayload(userSchema, ctx.event);
-  await upsertUser(ctx.db, {
+  ctx.batch.of(IDENTITY_MIRROR).user({
     id: data.id,
     email: primaryEmail(data),
     firstName: data.first_name ?? null,
@@ -81,12 +75,12 @@ async function upsertUserHandler(ctx: HandlerContext): Promise<void> {
 
 async function upsertOrganizationHandler(ctx: HandlerContext): Promise<void> {
   const { data } = parsePayload(organizationSchema, ctx.event);
-  await upsertOrganization(ctx.db, { id: data.id, name: data.name ?? null, slug: data.slug ?? null, at: new Date(data.updated_at) });
+  ctx.batch.of(IDENTITY_MIRROR).organization({ id: data.id, name: data.name ?? null, slug: data.slug ?? null, at: new Date(data.updated_at) });
 }
 
 async function upsertMembershipHandler(ctx: HandlerContext): Promise<void> {
   const { data } = parsePayload(membershipSchema, ctx.event);
-  await upsertMembership(ctx.db, {
+  ctx.batch.of(IDENTITY_MIRROR).membership({
     id: data.id,
     organizationId: data.organization.id,
     userId: data.public_user_data.user_id,
@@ -101,19 +95,19 @@ export const authHandlers: HandlerTable = {
   'user.updated': upsertUserHandler,
   'user.deleted': async (ctx) => {
     const payload = parsePayload(deletedSchema, ctx.event);
-    await markUserDeleted(ctx.db, payload.data.id, deletedAt(ctx, payload.timestamp));
+    ctx.batch.of(IDENTITY_MIRROR).userDeleted({ id: payload.data.id, at: deletedAt(ctx, payload.timestamp) });
   },
   'organization.created': upsertOrganizationHandler,
   'organization.updated': upsertOrganizationHandler,
   'organization.deleted': async (ctx) => {
     const payload = parsePayload(deletedSchema, ctx.event);
-    await markOrganizationDeleted(ctx.db, payload.data.id, deletedAt(ctx, payload.timestamp));
+    ctx.batch.of(IDENTITY_MIRROR).organizationDeleted({ id: payload.data.id, at: deletedAt(ctx, payload.timestamp) });
   },
   'organizationMembership.created': upsertMembershipHandler,
   'organizationMembership.updated': upsertMembershipHandler,
   'organizationMembership.deleted': async (ctx) => {
     const { data, timestamp } = parsePayload(deletedMembershipSchema, ctx.event);
-    await markMembershipDeleted(ctx.db, {
+    ctx.batch.of(IDENTITY_MIRROR).membershipDeleted({
       id: data.id,
       organizationId: data.organization?.id ?? null,
       userId: data.public_user_data?.user_id ?? null,

@@ -14,7 +14,7 @@ export interface HandlerContext {
    * db:generate` for the migration (README "Add a handler").
    */
   db: Queryable;
-  /** Writes to defer to the batch's end (`batch.of(PAYMENTS_MIRROR).customer(…)`), applied in the same transaction. */
+  /** Writes to defer to the batch's end (`batch.of(IDENTITY_MIRROR).user(…)`, `PAYMENTS_MIRROR`), applied in the same transaction. */
   batch: WriteBatch;
   event: ClaimedEvent;
   clock: Clock;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { markUserDeleted, upsertUser } from '../../db/identity-mirror.js';
+import { IDENTITY_MIRROR } from '../../db/identity-mirror.js';
 import { parsePayload, type HandlerContext, type HandlerTable } from './registry.js';
 
 const workosUser = z.object({
@@ -20,7 +20,7 @@ const at = (value: string | null | undefined, fallback: Date) => {
 
 async function upsertWorkosUser(ctx: HandlerContext): Promise<void> {
   const { data } = parsePayload(workosUser, ctx.event);
-  await upsertUser(ctx.db, { id: data.id, email: data.email ?? null, firstName: data.first_name ?? null, lastName: data.last_name ?? null, at: at(data.updated_at, ctx.event.receivedAt), provider: 'workos' });
+  ctx.batch.of(IDENTITY_MIRROR).user({ id: data.id, email: data.email ?? null, firstName: data.first_name ?? null, lastName: data.last_name ?? null, at: at(data.updated_at, ctx.event.receivedAt), provider: 'workos' });
 }
 
 /**
@@ -33,6 +33,6 @@ export const workosHandlers: HandlerTable = {
   'user.updated': upsertWorkosUser,
   'user.deleted': async (ctx) => {
     const { data, created_at } = parsePayload(workosUser, ctx.event);
-    await markUserDeleted(ctx.db, data.id, at(created_at, at(data.updated_at, ctx.event.receivedAt)), 'workos');
+    ctx.batch.of(IDENTITY_MIRROR).userDeleted({ id: data.id, at: at(created_at, at(data.updated_at, ctx.event.receivedAt)), provider: 'workos' });
   },
 };

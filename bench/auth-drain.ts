@@ -1,0 +1,155 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { openDatabase } from '../src/db/client.js';
+import type { Queryable } from '../src/db/database.js';
+import { EventWriter } from '../src/db/event-writer.js';
+import { BENCH_SECRET, makeClerkEvents, type ClerkEvent } from './events.js';
+import { backendCpu, backendCpuSpent, cpuMs, createDatabase, processedTotal, startHookrun, type Storage } from './servers.js';
+import { spread, type Spread } from './stats.js';
+
+/** One build's Clerk drain on one storage kind, over the rounds. */
+export interface AuthDrainFigures {
+  build: string;
+  storage: Storage['kind'];
+  backlog: number;
+  drainPerSecond: Spread;
+  /** hookrun's CPU per event from /ready to the last event processed, µs (embedded: the database runs in it). */
+  hookrunUs: Spread;
+  /** PostgreSQL's backends serving the database over the same span, µs per event (the bench's own connection left out). */
+  databaseUs?: Spread;
+  /** Whether users, organizations and memberships ended equal to the first build's after every drain. */
+  mirrorsAsFirstBuild: boolean;
+}
+
+type Sample = { perSec: number; hookrunUs: number; databaseUs: number; digest: string };
+
+const MIRRORS = ['users', 'organizations', 'memberships'];
+
+async function mirrorDigest(db: Queryable): Promise<string> {
+  const parts: string[] = [];
+  for (const table of MIRRORS) parts.push((await db.query<{ d: string | null }>(`SELECT md5(string_agg(t::text, '|' ORDER BY id)) AS d FROM ${table} t`))[0]!.d ?? '-');
+  return parts.join(',');
+}
+
+/** Write the backlog into a fresh storage of `kind` with the real group-commit writer; the database is closed after. */
+async function fill(storage: Storage, events: ClerkEvent[]): Promise<void> {
+  const db = await openDatabase(storage.kind === 'embedded' ? { dataDir: storage.dataDir } : { databaseUrl: storage.url });
+  try {
+    await db.migrate();
+    const writer = new EventWriter(db);
+    await Promise.all(events.map((e) => writer.write({ source: 'auth', key: e.id, type: e.type, payloadJson: e.body })));
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * One drain: the backlog written before `hookrun start` of `root`, then
+ * waited for. CPU is counted from /ready (start-up left out) and divided by
+ * the events processed after it; the rate is the rows' own processed_at span.
+ */
+async function drainOnce(kind: Storage['kind'], baseUrl: string | undefined, root: string | undefined, events: ClerkEvent[]): Promise<Sample> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'hookrun-bench-auth-'));
+  const database = kind === 'postgres' ? await createDatabase(baseUrl!, 'auth') : undefined;
+  const storage: Storage = database ? { kind: 'postgres', url: database.url } : { kind: 'embedded', dataDir };
+  const observer = database ? new pg.Client({ connectionString: database.url }) : undefined;
+  try {
+    await fill(storage, events);
+    let observerPid = 0;
+    let db: Queryable | undefined;
+    if (observer) {
+      await observer.connect();
+      db = { query: async (text, params) => (await observer.query(text, params)).rows };
+      observerPid = (await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'))[0]!.pid;
+    }
+    const serverCpu = async () => {
+      const cpu = db ? await backendCpu(db) : new Map<number, number>();
+      cpu.delete(observerPid);
+      return cpu;
+    };
+    const processed = async () =>
+      db ? Number((await db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_events WHERE status NOT IN ('pending', 'processing', 'failed')"))[0]!.n) : await processedTotal(server);
+    const { server } = await startHookrun(storage, BENCH_SECRET, { root });
+    let hookrunMs = 0;
+    let databaseMs = 0;
+    let counted = 0;
+    try {
+      const [cpuBefore, serverBefore, doneBefore] = [cpuMs(server.child.pid!), await serverCpu(), await processed()];
+      let [done, last, lastChange] = [doneBefore, -1, performance.now()];
+      while (done < events.length && performance.now() - lastChange < 10_000) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        done = await processed();
+        if (done !== last) [last, lastChange] = [done, performance.now()];
+      }
+      hookrunMs = cpuMs(server.child.pid!) - cpuBefore;
+      databaseMs = backendCpuSpent(serverBefore, await serverCpu());
+      counted = done - doneBefore;
+    } finally {
+      await server.stop();
+    }
+    const opened = db ? undefined : await openDatabase({ dataDir });
+    const check = db ?? opened!;
+    try {
+      const [row] = await check.query<{ n: number; span: number | string | null }>(
+        `SELECT count(*)::int AS n, extract(epoch FROM max(processed_at) - min(processed_at)) * 1000 AS span FROM webhook_events WHERE status = 'processed'`,
+      );
+      if (row!.n !== events.length) throw new Error(`auth drain: ${row!.n} of ${events.length} events processed (${root ?? 'this build'}, ${kind})`);
+      return { perSec: (row!.n * 1000) / Number(row!.span), hookrunUs: (hookrunMs * 1000) / counted, databaseUs: (databaseMs * 1000) / counted, digest: await mirrorDigest(check) };
+    } finally {
+      await opened?.close();
+    }
+  } finally {
+    await observer?.end();
+    await database?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Section `auth-drain`: a backlog of Clerk events (the auth route's handlers
+ * and mirror writes) drained by `hookrun start` of each build, embedded and
+ * on PostgreSQL. The same events for every drain, each on a fresh database;
+ * builds take turns (A B, then B A) for `rounds` rounds after an unrecorded
+ * warm-up, so drift on a shared machine falls on both.
+ */
+export async function runAuthDrain(
+  databaseUrl: string | undefined,
+  builds: Array<{ label: string; root?: string }>,
+  options: { rounds: number; backlog: number },
+  progress: (line: string) => void,
+): Promise<AuthDrainFigures[]> {
+  const kinds: Array<Storage['kind']> = databaseUrl ? ['embedded', 'postgres'] : ['embedded'];
+  if (!databaseUrl) progress('auth-drain: PostgreSQL skipped (set BENCH_DATABASE_URL)');
+  const events = makeClerkEvents(options.backlog);
+  const samples = new Map<string, Sample[]>();
+  const key = (label: string, kind: string) => `${label}\u0000${kind}`;
+  for (const kind of kinds) for (const build of builds) await drainOnce(kind, databaseUrl, build.root, events.slice(0, Math.min(events.length, 2000)));
+  for (let round = 1; round <= options.rounds; round++) {
+    const order = round % 2 === 1 ? builds : [...builds].reverse();
+    for (const kind of kinds) {
+      for (const build of order) {
+        const sample = await drainOnce(kind, databaseUrl, build.root, events);
+        samples.set(key(build.label, kind), [...(samples.get(key(build.label, kind)) ?? []), sample]);
+        const db = kind === 'postgres' ? ` + PostgreSQL ${sample.databaseUs.toFixed(0)}` : '';
+        progress(`auth-drain round ${round}/${options.rounds} ${build.label} ${kind}: ${sample.perSec.toFixed(0)} events/s, CPU µs/event hookrun ${sample.hookrunUs.toFixed(0)}${db}`);
+      }
+    }
+  }
+  return kinds.flatMap((kind) =>
+    builds.map((build) => {
+      const list = samples.get(key(build.label, kind)) ?? [];
+      const first = samples.get(key(builds[0]!.label, kind))?.[0]?.digest;
+      return {
+        build: build.label,
+        storage: kind,
+        backlog: events.length,
+        drainPerSecond: spread(list.map((s) => s.perSec)),
+        hookrunUs: spread(list.map((s) => s.hookrunUs)),
+        databaseUs: kind === 'postgres' ? spread(list.map((s) => s.databaseUs)) : undefined,
+        mirrorsAsFirstBuild: list.every((s) => s.digest === first),
+      };
+    }),
+  );
+}
