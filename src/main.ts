@@ -1,20 +1,7 @@
 #!/usr/bin/env node
 import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
-import { registerAlertCommand } from './cli/alert.js';
-import { registerDevCommand } from './cli/dev.js';
-import { registerStartCommands } from './cli/start.js';
-import { registerChangesCommands } from './cli/changes.js';
-import { registerCheckCommand } from './cli/check.js';
-import { registerCronCommands } from './cli/cron.js';
-import { registerEventsCommands } from './cli/events.js';
 import { EXIT_CODES } from './cli/output.js';
-import { registerListenCommand } from './cli/listen.js';
-import { registerMigrateCommand } from './cli/migrate.js';
-import { registerMirrorCommand } from './cli/mirror.js';
-import { registerPruneCommand } from './cli/prune.js';
-import { registerReconcileCommand } from './cli/reconcile.js';
-import { registerSendCommand } from './cli/send.js';
 import { loadDotEnvFile } from './config.js';
 import { ConfigError } from './errors.js';
 
@@ -28,22 +15,37 @@ const program = new Command()
   .showHelpAfterError('(hookrun <command> --help shows how to use it)')
   .exitOverride();
 
-registerStartCommands(program);
-registerDevCommand(program);
-registerMigrateCommand(program);
-registerCheckCommand(program);
-registerSendCommand(program);
-registerCronCommands(program);
-registerEventsCommands(program);
-registerReconcileCommand(program);
-registerPruneCommand(program);
-registerAlertCommand(program);
-registerMirrorCommand(program);
-registerListenCommand(program);
-registerChangesCommands(program);
+/**
+ * Each command group's module, in `--help` order, with the command names it
+ * registers. Only the group of the command being run is imported: the others
+ * bring the whole app (admin client, HTTP, handlers), and `start` opens its
+ * database before it loads those (service.ts), so PGlite boots beside them.
+ */
+const COMMAND_GROUPS: ReadonlyArray<readonly [names: readonly string[], load: () => Promise<(program: Command) => void>]> = [
+  [['start', 'worker'], async () => (await import('./cli/start.js')).registerStartCommands],
+  [['dev'], async () => (await import('./cli/dev.js')).registerDevCommand],
+  [['migrate'], async () => (await import('./cli/migrate.js')).registerMigrateCommand],
+  [['check'], async () => (await import('./cli/check.js')).registerCheckCommand],
+  [['send'], async () => (await import('./cli/send.js')).registerSendCommand],
+  [['cron'], async () => (await import('./cli/cron.js')).registerCronCommands],
+  [['events'], async () => (await import('./cli/events.js')).registerEventsCommands],
+  [['reconcile'], async () => (await import('./cli/reconcile.js')).registerReconcileCommand],
+  [['prune'], async () => (await import('./cli/prune.js')).registerPruneCommand],
+  [['alert'], async () => (await import('./cli/alert.js')).registerAlertCommand],
+  [['mirror'], async () => (await import('./cli/mirror.js')).registerMirrorCommand],
+  [['listen'], async () => (await import('./cli/listen.js')).registerListenCommand],
+  [['changes'], async () => (await import('./cli/changes.js')).registerChangesCommands],
+];
+
+/** The groups to register: the one naming `argv[2]`, or all of them (help, `--version`, a mistyped command). */
+function groupsFor(command: string | undefined) {
+  const named = COMMAND_GROUPS.filter(([names]) => command !== undefined && names.includes(command));
+  return named.length > 0 ? named : COMMAND_GROUPS;
+}
 
 try {
   loadDotEnvFile();
+  for (const register of await Promise.all(groupsFor(process.argv[2]).map(([, load]) => load()))) register(program);
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage);

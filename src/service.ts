@@ -1,140 +1,39 @@
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { serve } from '@hono/node-server';
-import type { Hono } from 'hono';
-import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { openDatabase } from './db/client.js';
 import type { Database } from './db/database.js';
-import { EventWriter } from './db/event-writer.js';
-import { createServiceAlerts } from './alerts/service-alerts.js';
-import { createCronService } from './cron/cron-service.js';
-import { buildApp } from './http/build-app.js';
-import { createDefaultHandlers } from './inbox/handlers/defaults.js';
-import { createWorker } from './inbox/worker.js';
-import type { Logger } from './log.js';
-import { Metrics } from './metrics.js';
-import { createStripeApi } from './payments-api/stripe-client.js';
-import { createRetentionLoop } from './retention/retention-loop.js';
-import { createVerifiers } from './webhooks/verifiers.js';
+import type { RunningService, ServiceOptions } from './service-assembly.js';
 
-/** Switches for the parts of a running hookrun; `hookrun start` turns everything on. */
-export interface ServiceOptions {
-  log: Logger;
-  clock?: Clock;
-  /** Serve HTTP (false for `hookrun worker`). */
-  http?: boolean;
-  scheduler?: boolean;
-  worker?: boolean;
-  /** Reuse an open database (tests); otherwise one is opened from config. */
-  db?: Database;
-}
-
-/** A running hookrun: its address, its parts, and the one way to stop it cleanly. */
-export interface RunningService {
-  url: string | undefined;
-  app: Hono;
-  db: Database;
-  config: Config;
-  /** Stop taking work, finish what runs (bounded by SHUTDOWN_TIMEOUT_MS), close the database. */
-  stop(): Promise<void>;
-}
-
-/** Slow clients must not hold sockets forever (Slowloris); numbers in ms. */
-const HEADERS_TIMEOUT_MS = 10_000;
-/** A whole request, body included: a stalled upload gives back its share of MAX_INFLIGHT_BODY_BYTES after this. */
-const REQUEST_TIMEOUT_MS = 15_000;
-const KEEP_ALIVE_TIMEOUT_MS = 5_000;
-/** Node enforces the two time-outs above only on this interval (default 30 s, so a drip of headers held a socket ~30 s). */
-const CONNECTIONS_CHECK_INTERVAL_MS = 1_000;
-const IDLE_SWEEP_MS = 100;
-
-function listen(app: Hono, config: Config): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host, serverOptions: { connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS } }, () => resolve(server as Server)) as Server;
-    server.once('error', reject);
-    server.headersTimeout = HEADERS_TIMEOUT_MS;
-    server.requestTimeout = REQUEST_TIMEOUT_MS;
-    server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
-  });
-}
-
-function closeServer(server: Server, timeoutMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    // Sockets busy at close() turn idle once their response is out: close them then, not at KEEP_ALIVE_TIMEOUT_MS.
-    const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
-    const timer = setTimeout(() => {
-      clearInterval(sweep);
-      server.closeAllConnections();
-      resolve();
-    }, timeoutMs);
-    server.close(() => {
-      clearInterval(sweep);
-      clearTimeout(timer);
-      resolve();
-    });
-    // A busy keep-alive client is never idle: answer its next request with `Connection: close` so it moves on.
-    server.on('request', (_req, res: { shouldKeepAlive: boolean }) => (res.shouldKeepAlive = false));
-    server.closeIdleConnections();
-  });
-}
+export type { RunningService, ServiceOptions };
 
 /**
  * Assemble and start hookrun: open and migrate the database, build the
  * verifiers (a bad secret stops here), then serve, process and schedule.
+ * The database opens first and the rest of hookrun (service-assembly.ts and
+ * its ~250 modules) loads while it does: with a data dir, PGlite boots on its
+ * own thread beside that load instead of after it.
  */
 export async function startService(config: Config, options: ServiceOptions): Promise<RunningService> {
   const { log } = options;
-  const clock = options.clock ?? systemClock;
   const ownsDb = !options.db;
-  const db =
+  const opening =
     options.db ??
-    (await openDatabase({
+    openDatabase({
       databaseUrl: config.databaseUrl,
       namedStatements: config.preparedStatements,
       dataDir: config.dataDir,
       fsync: config.embeddedFsync,
       onPoolError: (error) => log.warn({ err: { message: error.message } }, 'database connection lost; the pool reconnects on demand'),
       onListenLost: (error) => log.warn({ err: { message: error.message } }, 'LISTEN connection lost; opening it again (polling covers the gap)'),
-    }));
+    });
+  const assembly = import('./service-assembly.js');
+  assembly.catch(() => undefined); // awaited below; an open that fails first must not leave it unhandled
+  const db = await opening;
+  let assembleService;
   try {
-    await db.migrate();
-    const verifiers = createVerifiers(config);
-    const metrics = new Metrics({ defaultMetrics: true });
-    const alerts = createServiceAlerts(config, log, metrics);
-    const cron = await createCronService({ config, db, clock, log, metrics, onRunFailed: alerts.onRunFailed });
-    for (const warning of cron.validate()) log.warn(warning); // a broken platform.json throws here
-    const worker = options.worker === false ? undefined : createWorker({ db, config, clock, log, metrics, handlers: createDefaultHandlers({ stripe: config.stripe && createStripeApi(config.stripe), providers: config.providers }), ingest: { get queued() { return writer.queued; } }, onDead: alerts.onDead });
-    const writer = new EventWriter(db, () => worker?.wake());
-    const retention = worker && createRetentionLoop({ db, days: config.retention, clock, log, metrics });
-    // Loaded only when configured: the replication client and pg cost ~150 ms of every start-up otherwise.
-    const capture = worker && config.changes && (await import('./changes/capture.js')).createChangeCapture({ settings: config.changes, db, log, metrics, onStored: () => worker.wake(), onWalRetained: alerts.onWalRetained });
-    await capture?.preflight(); // wal_level, REPLICATION, the publication: a ConfigError stops start-up here
-    const { app, eventStream } = buildApp({ config, db, clock, log, metrics, writer, cron, verifiers, changes: capture || undefined });
-
-    const server = options.http === false ? undefined : await listen(app, config);
-    worker?.start();
-    retention?.start();
-    capture?.start();
-    alerts.start({ db, clock, overdue: (graceMs, sinceMs) => cron.overdue(graceMs, sinceMs) });
-    if (options.scheduler) cron.startScheduler();
-    const address = server?.address() as AddressInfo | undefined;
-    const url = address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : undefined;
-
-    let stopping: Promise<void> | undefined;
-    const stop = () =>
-      (stopping ??= (async () => {
-        log.info('stopping: no new requests; finishing what runs');
-        eventStream.close(); // streams never go idle: end them, their clients resume elsewhere by id
-        if (server) await closeServer(server, config.shutdownTimeoutMs);
-        await Promise.all([worker?.stop(), cron.stop(), retention?.stop(), capture?.stop()]);
-        await alerts.stop();
-        if (ownsDb) await db.close();
-        log.info('stopped');
-      })());
-    return { url, app, db, config, stop };
+    ({ assembleService } = await assembly);
   } catch (error) {
     if (ownsDb) await db.close().catch(() => undefined);
     throw error;
   }
+  return assembleService(config, options, db, ownsDb);
 }

@@ -172,6 +172,22 @@ describe('hookrun CLI (spawned)', { timeout: 120_000 }, () => {
     expect(empty.stdout.trim()).toBe('No events with status dead, source auth.');
   });
 
+  it('help lists every command group; a command loads its own group only; a mistyped command is told the right one', async () => {
+    const help = await hookrun(['--help'], env);
+    expect(help.code).toBe(0);
+    for (const command of ['start', 'worker', 'dev', 'migrate', 'check', 'send', 'cron', 'events', 'reconcile', 'prune', 'alert', 'mirror', 'listen', 'changes']) {
+      expect(help.stdout).toMatch(new RegExp(`^\\s+${command}\\b`, 'm'));
+    }
+    const startHelp = await hookrun(['start', '--help'], env);
+    expect(startHelp.code).toBe(0);
+    expect(startHelp.stdout).toContain('--no-scheduler');
+    const pull = await hookrun(['events', 'pull', '--help'], env); // registered by the events group
+    expect(pull.code).toBe(0);
+    const typo = await hookrun(['strat'], env);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('start');
+  });
+
   it('exit codes: 1 when the server answers non-2xx or nothing answers, 2 for usage', async () => {
     const port = server ? new URL(server.url).port : '9';
     const refused = await hookrun(['send', 'auth', 'user.created'], { ...env, PORT: port, AUTH_WEBHOOK_SECRET: 'whsec_' + Buffer.from('a-different-secret-of-32-bytes!!').toString('base64') });
