@@ -3,6 +3,7 @@ import { openDatabase } from './db/client.js';
 import type { Database } from './db/database.js';
 import type { RunningService, ServiceOptions } from './service-assembly.js';
 
+/** The service's types, defined beside its assembly and taken from here by everything that starts one. */
 export type { RunningService, ServiceOptions };
 
 /**
