@@ -1,25 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { withDatabase } from './inspect-db.js';
-import { REPO_ROOT } from './spawn-hookrun.js';
-
-function builtServiceMentions(name: string): boolean {
-  try {
-    return readFileSync(join(REPO_ROOT, 'dist', 'service.js'), 'utf8').includes(name);
-  } catch {
-    return false;
-  }
-}
-
-/** True once `hookrun start` runs the inbox worker (the lead wires `createWorker` into service.ts). */
-export function workerWired(): boolean {
-  return builtServiceMentions('createWorker');
-}
-
-/** True once `hookrun start` runs the cron scheduler (`createCronService` wired into service.ts). */
-export function cronWired(): boolean {
-  return builtServiceMentions('createCronService');
-}
 
 const UNSETTLED = ['pending', 'processing', 'failed'];
 

@@ -7,7 +7,7 @@ import { reportFigures } from '../helpers/figures.js';
 import { effectCounts, inboxCounts, installEffectCounter, withDatabase } from '../helpers/inspect-db.js';
 import { assertNoSecretLeaks } from '../helpers/secret-scan.js';
 import { pollUntil, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
-import { waitForInboxSettled, workerWired } from '../helpers/worker-probe.js';
+import { waitForInboxSettled } from '../helpers/worker-probe.js';
 
 const BACKLOG = 2_000;
 const LEASE_SECONDS = 2;
@@ -65,7 +65,7 @@ const kinds = [
 
 
 // Guarantee 1b: kill -9 while the worker holds claims; the claims are taken again after their lease, and no state changes twice.
-describe.skipIf(!workerWired()).each(kinds)('crash while the worker is mid-batch ($name)', ({ name, make }) => {
+describe.each(kinds)('crash while the worker is mid-batch ($name)', ({ name, make }) => {
   const started: HookrunProcess[] = [];
   afterAll(async () => {
     for (const proc of started) await proc.stop(5_000);

@@ -8,7 +8,7 @@ import { effectCounts, inboxCounts, installEffectCounter, withDatabase } from '.
 import { assertNoSecretLeaks } from '../helpers/secret-scan.js';
 import { acknowledged, checkoutCompleted, clerkUserCreated, sendAll, type Delivery, type SendResult } from '../helpers/signed-deliveries.js';
 import { seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
-import { waitForInboxSettled, workerWired } from '../helpers/worker-probe.js';
+import { waitForInboxSettled } from '../helpers/worker-probe.js';
 
 const EVENTS = 3_000;
 const CONCURRENCY = 20;
@@ -83,8 +83,7 @@ describe.each(kinds)('crash under load ($name)', ({ name, make }) => {
       expect(round2.filter((r) => !acknowledged(r))).toEqual([]);
       const storedButUnacknowledged = round2.filter(isDuplicate).length;
 
-      let processing: Awaited<ReturnType<typeof waitForInboxSettled>> | undefined;
-      if (workerWired()) processing = await waitForInboxSettled(second.url, target.inspect, EVENTS, 60_000);
+      const processing = await waitForInboxSettled(second.url, target.inspect, EVENTS, 60_000);
       expect(await second.stop(10_000)).toEqual({ code: 0, signal: null });
 
       const figures = await withDatabase(target.inspect, async (query) => {
@@ -100,15 +99,13 @@ describe.each(kinds)('crash under load ($name)', ({ name, make }) => {
       expect(figures.counts.rows).toBe(EVENTS);
       expect(figures.counts.distinctKeys).toBe(EVENTS);
       expect(figures.lost).toBe(0);
-      if (workerWired()) {
-        expect(figures.counts.byStatus).toEqual({ processed: EVENTS });
-        // Each handler's side effect exactly once: one mirrored user per user.created, one customer per checkout.
-        expect(figures.users).toBe(EVENTS / 2);
-        expect(figures.customers).toBe(EVENTS / 2);
-        // Side effects, not rows: every user and customer was written once; a re-run after the crash changed nothing.
-        expect(figures.userEffects).toEqual({ ids: EVENTS / 2, effects: EVENTS / 2, maxPerId: 1 });
-        expect(figures.customerEffects).toEqual({ ids: EVENTS / 2, effects: EVENTS / 2, maxPerId: 1 });
-      }
+      expect(figures.counts.byStatus).toEqual({ processed: EVENTS });
+      // Each handler's side effect exactly once: one mirrored user per user.created, one customer per checkout.
+      expect(figures.users).toBe(EVENTS / 2);
+      expect(figures.customers).toBe(EVENTS / 2);
+      // Side effects, not rows: every user and customer was written once; a re-run after the crash changed nothing.
+      expect(figures.userEffects).toEqual({ ids: EVENTS / 2, effects: EVENTS / 2, maxPerId: 1 });
+      expect(figures.customerEffects).toEqual({ ids: EVENTS / 2, effects: EVENTS / 2, maxPerId: 1 });
       reportFigures(`1 crash under load (${name})`, {
         eventsSent: EVENTS,
         concurrency: CONCURRENCY,
@@ -124,8 +121,7 @@ describe.each(kinds)('crash under load ($name)', ({ name, make }) => {
         userStateChanges: figures.userEffects.effects,
         customerStateChanges: figures.customerEffects.effects,
         customersMirrored: figures.customers,
-        processingMs: processing?.ms,
-        workerWired: workerWired(),
+        processingMs: processing.ms,
       });
     } finally {
       await target.cleanup();

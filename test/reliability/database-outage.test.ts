@@ -7,7 +7,7 @@ import { assertNoSecretLeaks } from '../helpers/secret-scan.js';
 import { acknowledged, checkoutCompleted, clerkUserCreated, sendAll, sendDelivery, type Delivery, type SendResult } from '../helpers/signed-deliveries.js';
 import { pollUntil, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
 import { startTcpProxy, type CutMode, type TcpProxy } from '../helpers/tcp-proxy.js';
-import { waitForInboxSettled, workerWired } from '../helpers/worker-probe.js';
+import { waitForInboxSettled } from '../helpers/worker-probe.js';
 
 const CUT_MS = 4_000;
 const LEASE_SECONDS = 5;
@@ -133,7 +133,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('database outage (PostgreSQL thr
     const storedButUnacknowledged = resent.filter((r) => 'body' in r && JSON.parse(r.body).duplicate === true).length;
 
     // The worker, backed off during the cut, catches up: every stored event is processed.
-    const settled = workerWired() ? await waitForInboxSettled(hookrun.url, { url: database.url }, 1, LEASE_SECONDS * 1000 + 15_000) : undefined;
+    const settled = await waitForInboxSettled(hookrun.url, { url: database.url }, 1, LEASE_SECONDS * 1000 + 15_000);
     const keys = new Set(sent.map((s) => `${s.delivery.source}:${s.delivery.key}`));
     const figures = await withDatabase({ url: database.url }, async (query) => {
       const stored = new Set((await query<{ k: string }>(`SELECT source || ':' || key AS k FROM webhook_events`)).map((r) => r.k));
@@ -141,7 +141,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('database outage (PostgreSQL thr
     });
     expect(figures.lost).toBe(0);
     expect(figures.counts.distinctKeys).toBe(figures.counts.rows);
-    if (workerWired()) expect(figures.counts.byStatus).toEqual({ processed: figures.counts.rows });
+    expect(figures.counts.byStatus).toEqual({ processed: figures.counts.rows });
 
     reportFigures(`2 database outage (${mode})`, {
       cutMs: Math.round(cutSeconds * 1000),

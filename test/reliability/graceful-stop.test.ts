@@ -9,7 +9,7 @@ import { inboxCounts, withDatabase } from '../helpers/inspect-db.js';
 import { assertNoSecretLeaks } from '../helpers/secret-scan.js';
 import { acknowledged, checkoutCompleted, clerkUserCreated, sendAll, sendDelivery, type Delivery, type SendResult } from '../helpers/signed-deliveries.js';
 import { pollUntil, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
-import { waitForInboxSettled, workerWired } from '../helpers/worker-probe.js';
+import { waitForInboxSettled } from '../helpers/worker-probe.js';
 
 const CONCURRENCY = 20;
 const SIGTERM_AFTER_ACKS = 300;
@@ -133,12 +133,12 @@ describe('graceful stop (SIGTERM under load, PGlite)', () => {
     const missing = deliveries.filter((_, i) => !acknowledged(results[i]!));
     const resent = await sendAll(next.url, missing, { concurrency: CONCURRENCY });
     expect(resent.filter((r) => !acknowledged(r))).toEqual([]);
-    if (workerWired()) await waitForInboxSettled(next.url, { dataDir }, deliveries.length + 1, 60_000);
+    await waitForInboxSettled(next.url, { dataDir }, deliveries.length + 1, 60_000);
     expect(await next.stop(EXIT_WITHIN_MS)).toEqual({ code: 0, signal: null });
     const final = await withDatabase({ dataDir }, inboxCounts);
     expect(final.rows).toBe(deliveries.length + 1);
     expect(final.distinctKeys).toBe(final.rows);
-    if (workerWired()) expect(final.byStatus).toEqual({ processed: final.rows });
+    expect(final.byStatus).toEqual({ processed: final.rows });
 
     reportFigures('6 graceful stop', {
       acknowledgedBeforeExit: ackedKeys.length,
