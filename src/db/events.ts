@@ -88,7 +88,6 @@ export async function getEvent(db: Database, id: number): Promise<EventDetail | 
   return row && asSummary(row);
 }
 
-/** How many events are in each status (every status present, zero when none): dashboards and the gauge. */
 /** Statuses whose rows the worker still owes or an operator must look at: few, and counted exactly on every call. */
 const LIVE_STATUSES = ['pending', 'processing', 'failed', 'dead'];
 /** Statuses that only grow with what is stored (retention bounds them). */

@@ -1,5 +1,5 @@
 import type { Queryable } from './database.js';
-import { rounds, type DeferredWrites, type FlushResult, type WriteFamily } from './write-batch.js';
+import { rounds, writeNow, type DeferredWrites, type FlushResult, type WriteFamily } from './write-batch.js';
 
 /**
  * The one home of the identity mirror's writes: users, organizations,
@@ -168,26 +168,20 @@ export class IdentityMirrorWrites implements DeferredWrites {
 /** The identity mirror as a batch family: `ctx.batch.of(IDENTITY_MIRROR).user(…)`. */
 export const IDENTITY_MIRROR: WriteFamily<IdentityMirrorWrites> = { name: 'identity mirror', create: () => new IdentityMirrorWrites() };
 
-async function writeOne(db: Queryable, queue: (w: IdentityMirrorWrites) => void): Promise<boolean> {
-  const writes = new IdentityMirrorWrites();
-  queue(writes);
-  return (await writes.flush(db)).written > 0;
-}
-
 /** Create or update a user now (a batch of one) unless newer (or deleting) state is already stored. */
-export const upsertUser = (db: Queryable, user: UserState) => writeOne(db, (w) => w.user(user));
+export const upsertUser = (db: Queryable, user: UserState) => writeNow(IDENTITY_MIRROR, db, (w) => w.user(user));
 
 /** Mark a user deleted at `at` now (tombstone if unknown); a repeat changes nothing. */
-export const markUserDeleted = (db: Queryable, id: string, at: Date, provider?: string) => writeOne(db, (w) => w.userDeleted({ id, at, provider }));
+export const markUserDeleted = (db: Queryable, id: string, at: Date, provider?: string) => writeNow(IDENTITY_MIRROR, db, (w) => w.userDeleted({ id, at, provider }));
 
 /** Create or update an organization now unless newer (or deleting) state is already stored. */
-export const upsertOrganization = (db: Queryable, org: OrganizationState) => writeOne(db, (w) => w.organization(org));
+export const upsertOrganization = (db: Queryable, org: OrganizationState) => writeNow(IDENTITY_MIRROR, db, (w) => w.organization(org));
 
 /** Mark an organization deleted at `at` now (tombstone if unknown). */
-export const markOrganizationDeleted = (db: Queryable, id: string, at: Date) => writeOne(db, (w) => w.organizationDeleted({ id, at }));
+export const markOrganizationDeleted = (db: Queryable, id: string, at: Date) => writeNow(IDENTITY_MIRROR, db, (w) => w.organizationDeleted({ id, at }));
 
 /** Create or update a membership now unless newer (or deleting) state is already stored. */
-export const upsertMembership = (db: Queryable, m: MembershipState) => writeOne(db, (w) => w.membership(m));
+export const upsertMembership = (db: Queryable, m: MembershipState) => writeNow(IDENTITY_MIRROR, db, (w) => w.membership(m));
 
 /** Mark a membership deleted now; fills organization/user on a tombstone when the event names them. */
-export const markMembershipDeleted = (db: Queryable, m: Omit<MembershipState, 'role'>) => writeOne(db, (w) => w.membershipDeleted(m));
+export const markMembershipDeleted = (db: Queryable, m: Omit<MembershipState, 'role'>) => writeNow(IDENTITY_MIRROR, db, (w) => w.membershipDeleted(m));

@@ -1,5 +1,5 @@
 import type { Queryable } from './database.js';
-import { rounds, type DeferredWrites, type FlushResult, type WriteFamily } from './write-batch.js';
+import { rounds, writeNow, type DeferredWrites, type FlushResult, type WriteFamily } from './write-batch.js';
 
 /**
  * The one home of the payments mirror's writes (customers, subscriptions).
@@ -141,18 +141,12 @@ export class PaymentsMirrorWrites implements DeferredWrites {
 /** The payments mirror as a batch family: `ctx.batch.of(PAYMENTS_MIRROR).customer(…)`. */
 export const PAYMENTS_MIRROR: WriteFamily<PaymentsMirrorWrites> = { name: 'payments mirror', create: () => new PaymentsMirrorWrites() };
 
-async function writeOne(db: Queryable, queue: (w: PaymentsMirrorWrites) => void): Promise<boolean> {
-  const writes = new PaymentsMirrorWrites();
-  queue(writes);
-  return (await writes.flush(db)).written > 0;
-}
-
 /** Upsert one customer now (a batch of one); true when the row changed. */
-export const upsertCustomer = (db: Queryable, c: CustomerState) => writeOne(db, (w) => w.customer(c));
+export const upsertCustomer = (db: Queryable, c: CustomerState) => writeNow(PAYMENTS_MIRROR, db, (w) => w.customer(c));
 /** Upsert one subscription now unless newer state is stored; false when stale. */
-export const upsertSubscription = (db: Queryable, s: SubscriptionState) => writeOne(db, (w) => w.subscription(s));
+export const upsertSubscription = (db: Queryable, s: SubscriptionState) => writeNow(PAYMENTS_MIRROR, db, (w) => w.subscription(s));
 /** Transition one known subscription now; false when unknown, in another status, or stale. */
-export const transitionSubscription = (db: Queryable, t: TransitionState) => writeOne(db, (w) => w.transition(t));
+export const transitionSubscription = (db: Queryable, t: TransitionState) => writeNow(PAYMENTS_MIRROR, db, (w) => w.transition(t));
 
 /**
  * Record that Stripe deleted a customer (the API answers 404 or `deleted`).

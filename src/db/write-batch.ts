@@ -33,6 +33,18 @@ export interface WriteFamily<T extends DeferredWrites> {
   create(): T;
 }
 
+/** A family whose flush says how many of its writes changed a row (the mirrors'). */
+export interface CountedWrites extends DeferredWrites {
+  flush(db: Queryable): Promise<FlushResult>;
+}
+
+/** Apply one write of a family now, as a batch of one on `db`; true when it changed a row (false: stale). */
+export async function writeNow<T extends CountedWrites>(family: WriteFamily<T>, db: Queryable, queue: (writes: T) => void): Promise<boolean> {
+  const writes = family.create();
+  queue(writes);
+  return (await writes.flush(db)).written > 0;
+}
+
 /**
  * The deferred writes of one worker batch. Handlers ask it for their table
  * family's queue (`ctx.batch.of(FAMILY)`); the worker flushes the whole batch
