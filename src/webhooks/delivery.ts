@@ -27,8 +27,25 @@ export const MAX_JSON_DEPTH = 64;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** Fail fast on hostile nesting with a linear scan, so JSON.parse never recurses deeply. */
+/** Whether `text` holds more than `limit` of `{` and `[` together, by native search (a bound on its nesting). */
+function moreOpenersThan(text: string, limit: number): boolean {
+  let count = 0;
+  for (const opener of ['{', '[']) {
+    for (let i = text.indexOf(opener); i !== -1; i = text.indexOf(opener, i + 1)) {
+      if (++count > limit) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * Fail fast on hostile nesting, so JSON.parse never recurses deeply. Nesting
+ * cannot exceed the number of openers, which real payloads keep low, so the
+ * character-by-character scan (3 % of the receiver's CPU in a profile) runs
+ * only for bodies with more openers than the limit.
+ */
 function exceedsDepth(text: string, maxDepth: number): boolean {
+  if (!moreOpenersThan(text, maxDepth)) return false;
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
