@@ -38,7 +38,36 @@ const MAX_CRASHES = 3;
 interface Target {
   spawnEnv: { dataDir?: string; databaseUrl?: string };
   inspect: { dataDir?: string; url?: string };
+  /** Send SIGKILL at a moment the worker is likely to hold claims. */
+  killMidBatch(victim: HookrunProcess): Promise<void>;
   cleanup(): Promise<void>;
+}
+
+/**
+ * The embedded database has one process, so nothing can look inside while
+ * the victim runs: kill a moment after it starts listening, when the worker
+ * has begun on the backlog (its drain takes seconds there).
+ */
+async function killAfterListening(victim: HookrunProcess): Promise<void> {
+  await pollUntil('the "listening" log line', 60_000, async () => (victim.output().includes('"url":"http') ? true : undefined));
+  setTimeout(() => victim.kill('SIGKILL'), KILL_AFTER_LISTENING_MS);
+}
+
+/**
+ * PostgreSQL drains this backlog in a few hundred milliseconds, faster than
+ * any fixed delay can aim at, so watch the claims from another connection and
+ * kill as soon as some are held.
+ */
+async function killWhenClaimsAreHeld(url: string, victim: HookrunProcess): Promise<void> {
+  await withDatabase({ url }, async (query) => {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const [row] = await query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE status = 'processing'`);
+      if ((row?.n ?? 0) > 0 || victim.exited) break;
+      if (Date.now() > deadline) throw new Error('no claim seen within 60 s');
+    }
+  });
+  victim.kill('SIGKILL');
 }
 
 const kinds = [
@@ -47,7 +76,7 @@ const kinds = [
     make: async (): Promise<Target> => {
       const dataDir = await mkdtemp(join(tmpdir(), 'hookrun-rel-batch-'));
       await seedDataDir(dataDir);
-      return { spawnEnv: { dataDir }, inspect: { dataDir }, cleanup: () => rm(dataDir, { recursive: true, force: true }) };
+      return { spawnEnv: { dataDir }, inspect: { dataDir }, killMidBatch: killAfterListening, cleanup: () => rm(dataDir, { recursive: true, force: true }) };
     },
   },
   ...(process.env.TEST_DATABASE_URL
@@ -56,7 +85,7 @@ const kinds = [
           name: 'postgres',
           make: async (): Promise<Target> => {
             const test = await createPostgresDatabase();
-            return { spawnEnv: { databaseUrl: test.url! }, inspect: { url: test.url! }, cleanup: () => test.close().catch(() => undefined) };
+            return { spawnEnv: { databaseUrl: test.url! }, inspect: { url: test.url! }, killMidBatch: (victim) => killWhenClaimsAreHeld(test.url!, victim), cleanup: () => test.close().catch(() => undefined) };
           },
         },
       ]
@@ -89,9 +118,7 @@ describe.each(kinds)('crash while the worker is mid-batch ($name)', ({ name, mak
       while (crashes < MAX_CRASHES && (claimedAtEachCrash.at(-1) ?? 0) === 0) {
         const victim = await spawnHookrun({ ...target.spawnEnv, env, waitReady: false });
         started.push(victim);
-        // The worker starts on the backlog as the server starts listening; kill -9 a moment later.
-        await pollUntil('the "listening" log line', 60_000, async () => (victim.output().includes('"url":"http') ? true : undefined));
-        setTimeout(() => victim.kill('SIGKILL'), KILL_AFTER_LISTENING_MS);
+        await target.killMidBatch(victim);
         expect(await victim.waitForExit(60_000), victim.output().slice(-3000)).toMatchObject({ signal: 'SIGKILL' });
         crashes++;
         atCrash = await withDatabase(target.inspect, inboxCounts);
