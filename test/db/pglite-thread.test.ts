@@ -27,6 +27,24 @@ const root = mkdtempSync(join(tmpdir(), 'hookrun-pglite-thread-'));
 const TYPES_SQL = `SELECT $1::timestamptz AS at, $2::jsonb AS doc, $3::int8 AS big, $4::bytea AS bytes, $5::text[] AS list, NULL::text AS nothing, $6::numeric AS amount`;
 const TYPES_PARAMS = () => [new Date('2024-05-01T12:34:56.789Z'), { a: [1, 'two', { three: null }] }, '9007199254740993', new Uint8Array([0, 1, 254, 255]), ['x', 'y'], '12.50'];
 
+/**
+ * Seed a data dir named `name` and run a script in a fresh Node process (tsx):
+ * `openDatabase` imported, then `body`, given the dir's path as a JS string literal.
+ */
+async function runInFreshProcess(name: string, body: (dataDirLiteral: string) => string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const dataDir = join(root, name);
+  await seedDataDir(dataDir);
+  const script = join(root, `${name}.mts`);
+  writeFileSync(script, `import { openDatabase } from ${JSON.stringify(join(REPO_ROOT, 'src', 'db', 'client.ts'))};\n${body(JSON.stringify(dataDir))}`);
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { code, stdout, stderr };
+}
+
 /** Same rows in both databases, with fixed times, so the orm reads can be compared value for value. */
 async function seedEvents(db: Database): Promise<void> {
   await db.query(`DELETE FROM webhook_events WHERE source = 'thread-test'`);
@@ -246,45 +264,29 @@ describe('opening, closing and losing the database thread', { timeout: 90_000 },
 
   it('answers its first request as soon as PGlite is open, not once V8 has finished compiling PGlite in the background', async () => {
     // In a fresh process: this one has compiled PGlite already, and V8 reuses that code, so nothing would be compiling.
-    const dataDir = join(root, 'first-request');
-    await seedDataDir(dataDir);
-    const script = join(root, 'first-request.mts');
-    writeFileSync(
-      script,
-      `import { openDatabase } from ${JSON.stringify(join(REPO_ROOT, 'src', 'db', 'client.ts'))};
-       const started = performance.now();
-       const db = await openDatabase({ dataDir: ${JSON.stringify(dataDir)} });
+    const run = await runInFreshProcess(
+      'first-request',
+      (dataDir) => `const started = performance.now();
+       const db = await openDatabase({ dataDir: ${dataDir} });
        const opened = performance.now();
        await db.query('SELECT 1');
        console.log(JSON.stringify({ openMs: opened - started, firstMs: performance.now() - opened }));
        await db.close();`,
     );
-    const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
-    const { openMs, firstMs } = JSON.parse(output) as { openMs: number; firstMs: number };
+    expect(run.code, run.stderr).toBe(0);
+    const { openMs, firstMs } = JSON.parse(run.stdout) as { openMs: number; firstMs: number };
     // A thread that listened only after the open waited 0.4-1.1 s here (a third to a half of the open) before reading
     // its first request: its event loop had run dry and Node drained every background task first (pglite-thread.ts).
     expect(firstMs).toBeLessThan(openMs / 10);
   });
 
   it('an idle open database does not keep the process alive; a query in flight does', async () => {
-    const dataDir = join(root, 'idle');
-    await seedDataDir(dataDir);
-    const script = join(root, 'idle.mts');
-    writeFileSync(
-      script,
-      `import { openDatabase } from ${JSON.stringify(join(REPO_ROOT, 'src', 'db', 'client.ts'))};
-       const db = await openDatabase({ dataDir: ${JSON.stringify(dataDir)} });
+    const run = await runInFreshProcess(
+      'idle',
+      (dataDir) => `const db = await openDatabase({ dataDir: ${dataDir} });
        db.query('SELECT pg_sleep(0.3) AS slept').then(() => console.log('answered'));`,
     );
-    const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
-    const code = await new Promise((resolve) => child.on('exit', resolve));
-    expect(output).toContain('answered');
-    expect(code).toBe(0);
+    expect(run.stdout + run.stderr).toContain('answered');
+    expect(run.code).toBe(0);
   });
 });
