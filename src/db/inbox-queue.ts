@@ -13,6 +13,33 @@ export interface ClaimedEvent {
   attempts: number;
   receivedAt: Date;
   lockedUntil: Date;
+  /** Which of its handlers are done with it (several handlers per event); null until one settles apart from the others. */
+  deliveries: Deliveries | null;
+}
+
+/** One handler's finished delivery of an event: it will not run again until a replay. */
+export interface FinishedDelivery {
+  status: 'processed' | 'dead';
+  error?: string;
+}
+
+/**
+ * The per-handler state of an event with several handlers, kept on its row:
+ * `done` by handler name; `only`, after a replay of one handler, the handlers
+ * that may run (the others count as done).
+ */
+export interface Deliveries {
+  done: Record<string, FinishedDelivery>;
+  only?: string[];
+}
+
+/** One handler's run within an attempt, recorded in `event_attempts` (handler null: no handler ran). */
+export interface HandlerRun {
+  handler: string | null;
+  outcome: 'processed' | 'ignored' | 'failed' | 'dead';
+  error?: string;
+  startedAt?: number;
+  durationMs?: number;
 }
 
 /** When an attempt's handler started (ms epoch) and how long it took; recorded in `event_attempts`. */
@@ -21,12 +48,17 @@ export interface AttemptTiming {
   durationMs: number;
 }
 
-/** The terminal or retry state a worker writes back for one claim (with its timing when a handler ran). */
+/**
+ * The terminal or retry state a worker writes back for one claim (with its
+ * timing when a handler ran). `runs`: one per handler that ran (absent: one
+ * row for the event, from `timing`); `deliveries`: the row's new per-handler
+ * state (absent: unchanged).
+ */
 export type Settlement = (
   | { id: number; attempts: number; status: 'processed' | 'ignored' }
   | { id: number; attempts: number; status: 'failed'; error: string; nextAttemptAt: Date }
   | { id: number; attempts: number; status: 'dead'; error: string }
-) & { timing?: AttemptTiming };
+) & { timing?: AttemptTiming; runs?: HandlerRun[]; deliveries?: Deliveries | null; handler?: string };
 
 /**
  * Due = `pending`; or `failed` whose next_attempt_at has come; or `processing`
@@ -57,7 +89,7 @@ const CLAIM_SQL = `
     FOR UPDATE SKIP LOCKED
   ) due
   WHERE e.id = due.id
-  RETURNING e.id, e.source, e.key, e.type, e.payload, e.attempts, e.received_at, e.locked_until`;
+  RETURNING e.id, e.source, e.key, e.type, e.payload, e.attempts, e.received_at, e.locked_until, e.deliveries`;
 
 /**
  * One statement settles a whole batch, and records each attempt in
@@ -76,14 +108,18 @@ const SETTLE_SQL = `
         last_error = u.error,
         next_attempt_at = coalesce(u.next_attempt_at, e.next_attempt_at),
         processed_at = CASE WHEN u.status IN ('processed', 'ignored') THEN $6::timestamptz ELSE e.processed_at END,
-        locked_until = NULL
-    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::timestamptz[], $7::timestamptz[], $8::int[])
-      AS u(id, attempts, status, error, next_attempt_at, started_at, duration_ms)
+        locked_until = NULL,
+        deliveries = CASE WHEN u.deliveries = '' THEN e.deliveries ELSE u.deliveries::jsonb END
+    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::timestamptz[], $7::text[])
+      AS u(id, attempts, status, error, next_attempt_at, deliveries)
     WHERE e.id = u.id AND e.status || '' = 'processing' AND e.attempts = u.attempts
-    RETURNING e.id, u.attempts, u.status, u.error, u.started_at, u.duration_ms
+    RETURNING e.id, u.attempts
   ), history AS (
-    INSERT INTO event_attempts (event_id, attempt, started_at, duration_ms, outcome, error)
-    SELECT id, attempts, coalesce(started_at, $6::timestamptz), coalesce(duration_ms, 0), status, error FROM settled
+    INSERT INTO event_attempts (event_id, attempt, handler, started_at, duration_ms, outcome, error)
+    SELECT s.id, s.attempts, r.handler, coalesce(r.started_at, $6::timestamptz), coalesce(r.duration_ms, 0), r.outcome, r.error
+    FROM unnest($8::bigint[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::int[])
+      AS r(event_id, handler, outcome, error, started_at, duration_ms)
+    JOIN settled s ON s.id = r.event_id
   )
   SELECT id FROM settled`;
 
@@ -125,6 +161,7 @@ interface ClaimRow {
   attempts: number;
   received_at: Date | string;
   locked_until: Date | string;
+  deliveries: Deliveries | string | null;
 }
 
 /** Claim up to `limit` due events for `leaseMs`, marking them `processing` and counting the attempt. */
@@ -144,6 +181,7 @@ export async function claimDueEvents(db: Queryable, options: { now: number; leas
       attempts: Number(row.attempts),
       receivedAt: new Date(row.received_at),
       lockedUntil: new Date(row.locked_until),
+      deliveries: typeof row.deliveries === 'string' ? (JSON.parse(row.deliveries) as Deliveries) : row.deliveries,
     }))
     .sort((a, b) => a.id - b.id);
 }
@@ -151,6 +189,11 @@ export async function claimDueEvents(db: Queryable, options: { now: number; leas
 /** Write the outcome of a batch of claims in one round trip; returns the ids this worker still owned. */
 export async function settleEvents(db: Queryable, settlements: Settlement[], now: number): Promise<number[]> {
   if (settlements.length === 0) return [];
+  const runs: Array<[number, HandlerRun]> = [];
+  for (const s of settlements) {
+    if (s.runs) for (const run of s.runs) runs.push([s.id, run]);
+    else runs.push([s.id, { handler: s.handler ?? null, outcome: s.status, error: 'error' in s ? s.error : undefined, startedAt: s.timing?.startedAt, durationMs: s.timing?.durationMs }]);
+  }
   const rows = await db.query<{ id: number }>(SETTLE_SQL, [
     settlements.map((s) => s.id),
     settlements.map((s) => s.attempts),
@@ -158,8 +201,14 @@ export async function settleEvents(db: Queryable, settlements: Settlement[], now
     settlements.map((s) => ('error' in s ? s.error : null)),
     settlements.map((s) => (s.status === 'failed' ? s.nextAttemptAt.toISOString() : null)),
     new Date(now).toISOString(),
-    settlements.map((s) => (s.timing ? new Date(s.timing.startedAt).toISOString() : null)),
-    settlements.map((s) => (s.timing ? Math.round(s.timing.durationMs) : null)),
+    // '' keeps the row's deliveries; null clears them
+    settlements.map((s) => (s.deliveries === undefined ? '' : s.deliveries === null ? null : JSON.stringify(s.deliveries))),
+    runs.map(([id]) => id),
+    runs.map(([, r]) => r.handler),
+    runs.map(([, r]) => r.outcome),
+    runs.map(([, r]) => r.error ?? null),
+    runs.map(([, r]) => (r.startedAt === undefined ? null : new Date(r.startedAt).toISOString())),
+    runs.map(([, r]) => (r.durationMs === undefined ? null : Math.round(r.durationMs))),
   ]);
   return rows.map((row) => Number(row.id));
 }

@@ -37,6 +37,8 @@ export const webhookEvents = pgTable(
     processedAt: tz('processed_at'),
     /** Events with the same order key are processed one at a time, in id order (a captured row's changes). */
     orderKey: text('order_key'),
+    /** With several handlers: which are done with the event (inbox-queue.ts `Deliveries`); null while they share its status. */
+    deliveries: jsonb('deliveries'),
   },
   (t) => [
     uniqueIndex('webhook_events_source_key_uq').on(t.source, t.key),
@@ -206,6 +208,8 @@ export const eventAttempts = pgTable(
       .notNull()
       .references(() => webhookEvents.id, { onDelete: 'cascade' }),
     attempt: integer('attempt').notNull(),
+    /** The handler this row is about (its name: a project file's, or a shipped mirror's); null when none ran. */
+    handler: text('handler'),
     startedAt: tz('started_at').notNull(),
     durationMs: integer('duration_ms').notNull(),
     outcome: text('outcome').notNull(),

@@ -3,11 +3,12 @@ import type { Database, Queryable } from '../db/database.js';
 import { claimDueEvents, releaseClaims, settleEvents, type ClaimedEvent, type Settlement } from '../db/inbox-queue.js';
 import { WriteBatch } from '../db/write-batch.js';
 import { startLeaseHeartbeat } from './lease-heartbeat.js';
-import { withDeadline } from '../deadline.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { HandlerContext, HandlerRegistry } from './handlers/registry.js';
+import { pendingHandlers, settleHandlers, settlesApart, type HandlerOutcome } from './deliveries.js';
+import { eventFields, HandlerTimeout, runHandler } from './handler-run.js';
+import type { HandlerRegistry, RegisteredHandler } from './handlers/registry.js';
 import type { RetryPolicy } from './retry.js';
 import { settleFailure, settleWithoutHandler } from './settle.js';
 
@@ -31,15 +32,22 @@ export interface BatchDeps {
   onDead?: (event: ClaimedEvent, error: string) => void;
 }
 
-/** A handler ran past its time limit. */
-class HandlerTimeout extends Error {}
 /** Thrown inside the batch transaction to roll it back and fall back to one event at a time. */
 const BATCH_ABANDONED = new Error('batch abandoned');
+
+/** Whether the shared transaction broke (by which event) or was given up. */
+interface BatchState {
+  brokenBy: number | undefined;
+  abandoned: boolean;
+}
 
 type BatchResult = { kind: 'committed'; settlements: Settlement[]; owned: number[] } | { kind: 'fallback'; decided: Settlement[] };
 
 const typeKey = (event: ClaimedEvent) => `${event.source}\u0000${event.type}`;
-const eventFields = (e: ClaimedEvent) => ({ eventId: e.id, source: e.source, key: e.key, type: e.type });
+/** A savepoint around each isolated handler's run: its throw rolls back its own writes only. */
+const SAVEPOINT = 'SAVEPOINT hookrun_handler';
+const RELEASE = 'RELEASE SAVEPOINT hookrun_handler';
+const ROLLBACK_TO = 'ROLLBACK TO SAVEPOINT hookrun_handler';
 
 /**
  * One claim of up to `batchSize` due events, processed and settled. Their
@@ -62,69 +70,91 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
   /** (source, type) pairs that proved too slow for a shared transaction. */
   const slowTypes = new Set<string>();
 
-  function failure(event: ClaimedEvent, error: unknown): Settlement {
+  function failure(event: ClaimedEvent, handler: string, error: unknown): Settlement {
     const settlement = settleFailure(event, error, policy, clock.now(), random);
     const message = settlement.status === 'failed' || settlement.status === 'dead' ? settlement.error : messageOf(error);
-    log[settlement.status === 'dead' ? 'error' : 'warn']({ ...eventFields(event), attempts: event.attempts, err: { message } }, `event ${settlement.status}`);
+    log[settlement.status === 'dead' ? 'error' : 'warn']({ ...eventFields(event), handler, attempts: event.attempts, err: { message } }, `event ${settlement.status}`);
+    return settlement;
+  }
+
+  const outcome = (handler: RegisteredHandler, settlement: Settlement, startedAt: number, started: number): HandlerOutcome => ({
+    handler: handler.name,
+    settlement,
+    startedAt,
+    durationMs: performance.now() - started,
+  });
+  const processed = (event: ClaimedEvent): Settlement => ({ id: event.id, attempts: event.attempts, status: 'processed' });
+  const runDeps = { clock, log, abortGraceMs: deps.abortGraceMs };
+
+  function observe(event: ClaimedEvent, settlement: Settlement): void {
+    const ms = (settlement.runs ?? []).reduce((sum, run) => sum + (run.durationMs ?? 0), 0);
+    metrics.processingDuration.observe({ source: event.source, outcome: settlement.status }, ms / 1000);
+  }
+
+  /** One event on its own, each handler's deferred writes in their own transaction: the fallback path and slow types. */
+  async function handleAlone(event: ClaimedEvent): Promise<Settlement> {
+    const all = handlers.find(event);
+    const outcomes: HandlerOutcome[] = [];
+    for (const handler of pendingHandlers(event, all)) {
+      const started = performance.now();
+      const startedAt = clock.now();
+      try {
+        const batch = new WriteBatch();
+        await runHandler(runDeps, handler, event, db, batch, handlerTimeoutMs);
+        await db.transaction((tx) => batch.flush(tx));
+        outcomes.push(outcome(handler, processed(event), startedAt, started));
+      } catch (error) {
+        outcomes.push(outcome(handler, failure(event, handler.name, error), startedAt, started));
+      }
+    }
+    const settlement = settleHandlers(event, outcomes, settlesApart(event, all));
+    observe(event, settlement);
     return settlement;
   }
 
   /**
-   * Run the event's handler on `q` within `timeoutMs`; its deferred writes go
-   * to `batch`. Past the limit its `signal` aborts, and the handler is waited
-   * for up to `abortGraceMs` more (the heartbeat keeps its claim), so its
-   * retry never runs beside it unless it ignores the signal.
+   * Run one event's pending handlers inside the batch's transaction. An
+   * isolated handler runs in a savepoint: its throw (a failed statement
+   * included) rolls back its own writes and settles only it. A shared
+   * handler's timeout or broken statement abandons the batch (BATCH_ABANDONED),
+   * keeping in `decided` the outcome of a lone handler that caused it.
    */
-  async function runHandler(event: ClaimedEvent, q: Queryable, batch: WriteBatch, timeoutMs: number): Promise<void> {
-    const handler = handlers.find(event.source, event.type)!;
-    // Made when the handler first reads them: most never log or look at the signal, and each costs per event.
-    let handlerLog: Logger | undefined;
-    let controller: AbortController | undefined;
-    const ctx: HandlerContext = {
-      db: q,
-      batch,
-      event,
-      clock,
-      get log() {
-        return (handlerLog ??= log.child(eventFields(event)));
-      },
-      get signal() {
-        return (controller ??= new AbortController()).signal;
-      },
-    };
-    const running = handler(ctx);
-    try {
-      await withDeadline(running, timeoutMs, () => new HandlerTimeout(`The handler did not finish within ${timeoutMs} ms.`));
-    } catch (error) {
-      if (!(error instanceof HandlerTimeout)) throw error;
-      (controller ??= new AbortController()).abort(error); // a signal read after this is aborted too
-      const ended = await withDeadline(running.then(() => true, () => true), deps.abortGraceMs, () => new Error('still running')).catch(() => false);
-      if (!ended) ctx.log.error({ graceMs: deps.abortGraceMs }, 'handler ignored its abort signal and is still running; its retry may overlap it');
-      throw error;
+  async function runEventInBatch(event: ClaimedEvent, tx: Queryable, q: Queryable, batch: WriteBatch, state: BatchState, decided: Settlement[]): Promise<Settlement> {
+    const all = handlers.find(event);
+    const pending = pendingHandlers(event, all);
+    const apart = settlesApart(event, all);
+    const outcomes: HandlerOutcome[] = [];
+    for (const handler of pending) {
+      const started = performance.now();
+      const startedAt = clock.now();
+      if (handler.isolated) await tx.query(SAVEPOINT);
+      try {
+        await runHandler(runDeps, handler, event, q, batch, inTransactionBudgetMs);
+        if (handler.isolated) await tx.query(RELEASE);
+        outcomes.push(outcome(handler, processed(event), startedAt, started));
+      } catch (error) {
+        if (error instanceof HandlerTimeout && inTransactionBudgetMs < handlerTimeoutMs) {
+          slowTypes.add(typeKey(event));
+          log.info({ source: event.source, type: event.type, handler: handler.name }, `handler took over ${inTransactionBudgetMs} ms inside a batch; it runs on its own from now on`);
+          throw BATCH_ABANDONED;
+        }
+        const failed = outcome(handler, failure(event, handler.name, error), startedAt, started);
+        if (handler.isolated && !(error instanceof HandlerTimeout)) {
+          await tx.query(ROLLBACK_TO);
+          state.brokenBy = undefined;
+        } else if (error instanceof HandlerTimeout || state.brokenBy !== undefined) {
+          if (pending.length === 1 && (state.brokenBy === event.id || error instanceof HandlerTimeout)) decided.push(settleHandlers(event, [failed], apart));
+          throw BATCH_ABANDONED;
+        }
+        outcomes.push(failed);
+      }
     }
-  }
-
-  /** One event on its own, with its deferred writes in its own transaction: the fallback path and slow types. */
-  async function handleAlone(event: ClaimedEvent): Promise<Settlement> {
-    const startedAt = performance.now();
-    const startedAtMs = clock.now();
-    let settlement: Settlement;
-    try {
-      const batch = new WriteBatch();
-      await runHandler(event, db, batch, handlerTimeoutMs);
-      await db.transaction((tx) => batch.flush(tx));
-      settlement = { id: event.id, attempts: event.attempts, status: 'processed' };
-    } catch (error) {
-      settlement = failure(event, error);
-    }
-    const durationMs = performance.now() - startedAt;
-    metrics.processingDuration.observe({ source: event.source, outcome: settlement.status }, durationMs / 1000);
-    return { ...settlement, timing: { startedAt: startedAtMs, durationMs } };
+    return settleHandlers(event, outcomes, apart);
   }
 
   async function runInOneTransaction(events: ClaimedEvent[], fixed: Settlement[]): Promise<BatchResult> {
     if (events.length === 0) return { kind: 'committed', settlements: [...fixed], owned: await settleEvents(db, fixed, clock.now()) };
-    const state: { brokenBy: number | undefined; abandoned: boolean } = { brokenBy: undefined, abandoned: false };
+    const state: BatchState = { brokenBy: undefined, abandoned: false };
     const decided: Settlement[] = [];
     try {
       return await db.transaction(async (tx) => {
@@ -142,35 +172,17 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
         };
         const batch = new WriteBatch();
         const settlements = [...fixed];
-        const observed: Array<[ClaimedEvent, Settlement, number]> = [];
+        const ran: Array<[ClaimedEvent, Settlement]> = [];
         for (const event of events) {
           current = event.id;
-          const startedAt = performance.now();
-          const startedAtMs = clock.now();
-          try {
-            await runHandler(event, q, batch, inTransactionBudgetMs);
-            settlements.push({ id: event.id, attempts: event.attempts, status: 'processed' });
-          } catch (error) {
-            if (error instanceof HandlerTimeout && inTransactionBudgetMs < handlerTimeoutMs) {
-              slowTypes.add(typeKey(event));
-              log.info({ source: event.source, type: event.type }, `handler took over ${inTransactionBudgetMs} ms inside a batch; it runs on its own from now on`);
-              throw BATCH_ABANDONED;
-            }
-            const settlement = failure(event, error);
-            if (error instanceof HandlerTimeout || state.brokenBy !== undefined) {
-              if (state.brokenBy === event.id || error instanceof HandlerTimeout) decided.push(settlement);
-              throw BATCH_ABANDONED;
-            }
-            settlements.push(settlement);
-          }
-          const settled = settlements.at(-1)!;
-          settled.timing = { startedAt: startedAtMs, durationMs: performance.now() - startedAt };
-          observed.push([event, settled, settled.timing.durationMs]);
+          const settlement = await runEventInBatch(event, tx, q, batch, state, decided);
+          settlements.push(settlement);
+          ran.push([event, settlement]);
         }
         current = -1; // a failing deferred write is no single event's: everything runs on its own
         await batch.flush(q);
         const owned = await settleEvents(tx, settlements, clock.now());
-        for (const [event, settlement, ms] of observed) metrics.processingDuration.observe({ source: event.source, outcome: settlement.status }, ms / 1000);
+        for (const [event, settlement] of ran) observe(event, settlement);
         return { kind: 'committed', settlements, owned } as BatchResult;
       });
     } catch (error) {
@@ -202,7 +214,7 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
     const batched: ClaimedEvent[] = [];
     const alone: ClaimedEvent[] = [];
     for (const event of claims) {
-      const settlement = settleWithoutHandler(event, handlers.find(event.source, event.type) !== undefined, policy);
+      const settlement = settleWithoutHandler(event, handlers.find(event).length > 0 || event.deliveries !== null, policy);
       if (settlement) fixed.push(settlement);
       else (slowTypes.has(typeKey(event)) ? alone : batched).push(event);
     }

@@ -4,7 +4,7 @@ import { MalformedPayloadError } from '../../src/inbox/handlers/registry.js';
 import { MAX_ERROR_CHARS, settleFailure, settleWithoutHandler } from '../../src/inbox/settle.js';
 
 const policy = { maxAttempts: 3, baseDelayMs: 1000, maxDelayMs: 60_000 };
-const event = (attempts: number): ClaimedEvent => ({ id: 7, source: 'auth', key: 'msg_1', type: 'user.created', payload: {}, attempts, receivedAt: new Date(0), lockedUntil: new Date(0) });
+const event = (attempts: number): ClaimedEvent => ({ id: 7, source: 'auth', key: 'msg_1', type: 'user.created', payload: {}, attempts, receivedAt: new Date(0), lockedUntil: new Date(0), deliveries: null });
 const NOW = 1_000_000;
 
 describe('settle decisions (no database)', () => {

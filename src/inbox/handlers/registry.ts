@@ -18,6 +18,8 @@ export interface HandlerContext {
   batch: WriteBatch;
   event: ClaimedEvent;
   clock: Clock;
+  /** This handler's name (several may take one event; each settles on its own). */
+  handler: string;
   log: Logger;
   /**
    * Aborted when the handler's time limit (`HANDLER_TIMEOUT_SECONDS`) passes:
@@ -59,27 +61,62 @@ export function parsePayload<S extends z.ZodType>(schema: S, event: ClaimedEvent
   throw new MalformedPayloadError(`Malformed ${event.source} ${event.type} payload: ${problems}`);
 }
 
+/** One handler as the worker runs it: its name is its identity (attempts, dead letters, replay, metrics). */
+export interface RegisteredHandler {
+  name: string;
+  run: EventHandler;
+  /**
+   * Run inside a savepoint of the batch's transaction, so a throw rolls back
+   * its own writes only and a failed statement does not abort the batch.
+   * A project's handlers are isolated; the shipped mirrors write only at the
+   * batch's flush and need not be.
+   */
+  isolated: boolean;
+  /** Whether this event is for it at all (e.g. a database change of one table); absent: every event of its types. */
+  accepts?: (event: Pick<ClaimedEvent, 'source' | 'type' | 'payload'>) => boolean;
+}
+
+/** How to register a handler: its name (default: the source) and whether it runs in a savepoint. */
+export interface RegisterOptions {
+  name?: string;
+  isolated?: boolean;
+  accepts?: (event: Pick<ClaimedEvent, 'source' | 'type' | 'payload'>) => boolean;
+}
+
 /**
- * Handlers keyed by (source, type). No entry → the event is `ignored`, which is
- * how a provider's types we do not act on are still stored and acknowledged.
+ * Handlers keyed by (source, type), several per type, each with a name. No
+ * entry → the event is `ignored`, which is how a provider's types we do not
+ * act on are still stored and acknowledged.
  */
 export class HandlerRegistry {
-  private readonly handlers = new Map<string, EventHandler>();
+  private readonly handlers = new Map<string, RegisteredHandler[]>();
 
-  /** Register (or replace) the handler of one (source, type). */
-  on(source: string, type: string, handler: EventHandler): this {
-    this.handlers.set(`${source}\u0000${type}`, handler);
+  /** Register the handler of one (source, type); a second one of the same name replaces the first. */
+  on(source: string, type: string, handler: EventHandler, options: RegisterOptions = {}): this {
+    const key = `${source}\u0000${type}`;
+    const entry: RegisteredHandler = { name: options.name ?? source, run: handler, isolated: options.isolated ?? false, accepts: options.accepts };
+    const list = (this.handlers.get(key) ?? []).filter((h) => h.name !== entry.name);
+    list.push(entry);
+    this.handlers.set(key, list);
     return this;
   }
 
-  /** Register a whole table of one source. */
-  onTable(source: string, table: HandlerTable): this {
-    for (const [type, handler] of Object.entries(table)) this.on(source, type, handler);
+  /** Register a whole table of one source under one handler name. */
+  onTable(source: string, table: HandlerTable, options: RegisterOptions = {}): this {
+    for (const [type, handler] of Object.entries(table)) this.on(source, type, handler, options);
     return this;
   }
 
-  /** The handler of (source, type), if any. */
-  find(source: string, type: string): EventHandler | undefined {
-    return this.handlers.get(`${source}\u0000${type}`);
+  /** The handlers of this event, in registration order; empty when none takes it. */
+  find(event: Pick<ClaimedEvent, 'source' | 'type' | 'payload'>): readonly RegisteredHandler[] {
+    const list = this.handlers.get(`${event.source}\u0000${event.type}`) ?? NONE;
+    return list.some((h) => h.accepts) ? list.filter((h) => !h.accepts || h.accepts(event)) : list;
+  }
+
+  /** Every handler name registered, once each (replay and listings check names against it). */
+  names(): string[] {
+    return [...new Set([...this.handlers.values()].flat().map((h) => h.name))];
   }
 }
+
+const NONE: readonly RegisteredHandler[] = Object.freeze([]);
