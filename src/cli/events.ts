@@ -126,15 +126,18 @@ export function registerEventsCommands(program: Command): void {
     .addOption(statusOption())
     .addOption(sourceOption())
     .option('--type <type>', 'with --status: only this event type')
+    .option('--handler <name>', 'with an id: run only this handler again (its file name), not the event\'s others')
     .option('--json', 'print JSON')
-    .addHelpText('after', '\nExamples:\n  hookrun events replay 42\n  hookrun events replay --status dead --source payments\n\nExit codes: 0 all replayed, 1 some could not be (unknown id, being processed), 2 usage.')
+    .addHelpText('after', '\nExamples:\n  hookrun events replay 42\n  hookrun events replay 42 --handler send-welcome-email\n  hookrun events replay --status dead --source payments\n\nExit codes: 0 all replayed, 1 some could not be (unknown id, being processed), 2 usage.')
     .action(
-      adminAction(async (id: number | undefined, flags: { status?: string; source?: string; type?: string; json?: boolean }, command: Command) => {
+      adminAction(async (id: number | undefined, flags: { status?: string; source?: string; type?: string; handler?: string; json?: boolean }, command: Command) => {
         if ((id === undefined) === (flags.status === undefined)) command.error('Give an event id or --status (not both).', { exitCode: EXIT_CODES.usage });
+        if (flags.handler !== undefined && id === undefined) command.error('--handler replays one event: give its id.', { exitCode: EXIT_CODES.usage });
         if (flags.status === 'processing') command.error('--status processing cannot be replayed: a worker owns those events.', { exitCode: EXIT_CODES.usage });
         await withAdminClient(loadConfig(), async (client) => {
           if (id !== undefined) {
-            const { event } = await client.request<{ event: EventJson }>('POST', `/events/${id}/replay`);
+            const query = flags.handler === undefined ? '' : `?handler=${encodeURIComponent(flags.handler)}`;
+            const { event } = await client.request<{ event: EventJson }>('POST', `/events/${id}/replay${query}`);
             if (flags.json) printJson({ replayed: 1, event });
             else process.stdout.write(`event ${id} replayed: ${event.status}, attempts ${event.attempts}\n`);
             return;

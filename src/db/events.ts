@@ -152,6 +152,8 @@ export async function countEventsByStatus(db: Database): Promise<Record<EventSta
 /** One processing attempt of an event, as the dashboard and the admin API show it. */
 export interface EventAttempt {
   attempt: number;
+  /** The handler this run was (null: none ran, e.g. `ignored`). */
+  handler: string | null;
   startedAt: Date;
   durationMs: number;
   outcome: string;
@@ -161,7 +163,7 @@ export interface EventAttempt {
 /** Every recorded attempt of an event, first to last. */
 export async function listAttempts(db: Database, eventId: number): Promise<EventAttempt[]> {
   const rows = await db.query<EventAttempt & { startedAt: Date | string }>(
-    `SELECT attempt, started_at AS "startedAt", duration_ms AS "durationMs", outcome, error FROM event_attempts WHERE event_id = $1 ORDER BY attempt, id`,
+    `SELECT attempt, handler, started_at AS "startedAt", duration_ms AS "durationMs", outcome, error FROM event_attempts WHERE event_id = $1 ORDER BY attempt, id`,
     [eventId],
   );
   return rows.map((r) => ({ ...r, startedAt: new Date(r.startedAt) }));

@@ -236,36 +236,3 @@ export async function nextDueAt(db: Queryable): Promise<number | undefined> {
 export async function notifyEventsChannel(db: Queryable): Promise<void> {
   await db.query(`SELECT pg_notify('${EVENTS_CHANNEL}', '')`);
 }
-
-/** Which events a requeue touches: one id, or every event with a status (optionally narrowed). */
-export type RequeueTarget = { id: number } | { status: string; source?: string; type?: string };
-
-/**
- * Put events back to `pending`, due now. A row being processed is never
- * touched (its worker still owns it). `resetAttempts` gives the event a full
- * retry budget again; otherwise attempts keep counting from where they were.
- */
-export async function requeueEvents(
-  db: Queryable,
-  target: RequeueTarget,
-  options: { now: number; resetAttempts: boolean },
-): Promise<number[]> {
-  const params: unknown[] = [new Date(options.now).toISOString(), options.resetAttempts];
-  let where: string;
-  if ('id' in target) {
-    params.push(target.id);
-    where = `id = $3`;
-  } else {
-    params.push(target.status, target.source ?? null, target.type ?? null);
-    where = `status = $3 AND ($4::text IS NULL OR source = $4) AND ($5::text IS NULL OR type = $5)`;
-  }
-  const rows = await db.query<{ id: number }>(
-    `UPDATE webhook_events
-     SET status = 'pending', attempts = CASE WHEN $2::boolean THEN 0 ELSE attempts END,
-         next_attempt_at = $1::timestamptz, locked_until = NULL, processed_at = NULL
-     WHERE ${where} AND status <> 'processing'
-     RETURNING id`,
-    params,
-  );
-  return rows.map((row) => Number(row.id));
-}

@@ -31,6 +31,16 @@ export const replayBody = z.object({
   type: eventType.optional(),
 });
 
+/** `POST /api/events/{id}/replay`: optionally one handler only. */
+export const replayQuery = z.object({
+  handler: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]*$/, 'a handler name: lowercase letters, digits and dashes (its file name)')
+    .max(100)
+    .optional()
+    .describe('run only this handler again; the event\'s other handlers are not run'),
+});
+
 /** `GET /api/cron/runs` */
 export const runsQuery = z.object({
   job: z.string().min(1).max(100).optional().describe('only this job'),

@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
 import type { z } from 'zod';
-import { backfillBody, eventListQuery, firstIssue, jobsQuery, mirrorQuery, pruneBody, reconcileBody, replayBody, resumeBody, runQuery, runsQuery } from './admin-schemas.js';
+import { backfillBody, eventListQuery, firstIssue, jobsQuery, mirrorQuery, pruneBody, reconcileBody, replayBody, replayQuery, resumeBody, runQuery, runsQuery } from './admin-schemas.js';
 import type { Clock } from '../clock.js';
 import { SOURCES, type Config } from '../config.js';
 import type { CronService } from '../cron/cron-service.js';
@@ -112,8 +112,9 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
 
   app.post('/events/:id/replay', async (c) => {
     const id = eventId(c);
-    await replayEvent(db, clock, id);
-    deps.log.info({ id }, 'event replayed by the admin API');
+    const handler = parse(replayQuery, c.req.query()).handler;
+    await replayEvent(db, clock, id, { handler });
+    deps.log.info({ id, handler }, 'event replayed by the admin API');
     return c.json({ replayed: true, event: await getEvent(db, id) });
   });
 

@@ -152,8 +152,8 @@ const LIVE_REFRESH_SECONDS = 5;
 
 function attemptsTable(history: EventAttempt[], now: number): SafeHtml {
   if (history.length === 0) return html`<p>Not processed yet.</p>`;
-  return html`<div class="scroll"><table id="attempts"><thead><tr><th>#</th><th>started (UTC)</th><th>ms</th><th>outcome</th><th>error</th></tr></thead><tbody>
-${history.map((a) => html`<tr><td class="num">${a.attempt}</td><td>${when(a.startedAt, now)}</td><td class="num">${a.durationMs}</td><td>${status(a.outcome)}</td><td>${a.error ?? ''}</td></tr>`)}
+  return html`<div class="scroll"><table id="attempts"><thead><tr><th>#</th><th>handler</th><th>started (UTC)</th><th>ms</th><th>outcome</th><th>error</th></tr></thead><tbody>
+${history.map((a) => html`<tr><td class="num">${a.attempt}</td><td>${a.handler ?? ''}</td><td>${when(a.startedAt, now)}</td><td class="num">${a.durationMs}</td><td>${status(a.outcome)}</td><td>${a.error ?? ''}</td></tr>`)}
 </tbody></table></div>`;
 }
 

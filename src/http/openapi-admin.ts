@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MIRROR_TABLES } from '../db/mirror-read.js';
 import { MAX_EVENT_STREAMS } from './event-stream.js';
-import { backfillBody, eventListQuery, jobsQuery, mirrorQuery, pruneBody, reconcileBody, replayBody, resumeBody, runQuery, runsQuery, streamQuery } from './admin-schemas.js';
+import { backfillBody, eventListQuery, jobsQuery, mirrorQuery, pruneBody, reconcileBody, replayBody, replayQuery, resumeBody, runQuery, runsQuery, streamQuery } from './admin-schemas.js';
 import { errors, header, json, path, type Json } from './openapi-parts.js';
 
 /** A zod schema as JSON Schema of what the caller sends (`io: 'input'`: before defaults and transforms). */
@@ -46,7 +46,7 @@ export function adminPaths(): Record<string, Json> {
     ),
     '/api/events/counts': admin('get', 'Number of events by status'),
     '/api/events/{id}': admin('get', 'One event with its payload and attempts', { parameters: [eventId] }, notFound),
-    '/api/events/{id}/replay': admin('post', 'Put one event back in the queue', { parameters: [eventId] }, { ...notFound, ...conflict }),
+    '/api/events/{id}/replay': admin('post', 'Put one event back in the queue (all its handlers, or `handler` only)', { parameters: [eventId, ...queryFrom(replayQuery)] }, { ...notFound, ...conflict }),
     '/api/events/replay': admin('post', 'Replay every event of a status (and optionally a source and type)', { requestBody: bodyFrom(replayBody) }),
     '/api/cron/jobs': admin('get', 'Cron jobs with schedule, next runs and last run', { parameters: queryFrom(jobsQuery) }),
     '/api/cron/runs': admin('get', 'Cron runs, newest first', { parameters: queryFrom(runsQuery) }),

@@ -1,7 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { Queryable } from '../db/database.js';
 import { EVENT_STATUSES } from '../db/events.js';
-import { notifyEventsChannel, requeueEvents } from '../db/inbox-queue.js';
+import { notifyEventsChannel } from '../db/inbox-queue.js';
+import { requeueEvents } from '../db/inbox-requeue.js';
 import { AppError } from '../errors.js';
 
 /**
@@ -13,6 +14,8 @@ import { AppError } from '../errors.js';
  */
 export interface ReplayOptions {
   resetAttempts?: boolean;
+  /** Run only this handler again (by name); the event's other handlers are not run. */
+  handler?: string;
 }
 
 /**
@@ -22,7 +25,7 @@ export interface ReplayOptions {
  * worker holds it. Running workers are woken through NOTIFY.
  */
 export async function replayEvent(db: Queryable, clock: Clock, id: number, options: ReplayOptions = {}): Promise<void> {
-  const ids = await requeueEvents(db, { id }, { now: clock.now(), resetAttempts: options.resetAttempts ?? true });
+  const ids = await requeueEvents(db, { id }, { now: clock.now(), resetAttempts: options.resetAttempts ?? true, handler: options.handler });
   if (ids.length === 0) {
     const [row] = await db.query<{ status: string }>('SELECT status FROM webhook_events WHERE id = $1', [id]);
     if (!row) throw new AppError('not_found', `No event with id ${id}. List events with "hookrun events list".`);
@@ -46,7 +49,7 @@ export async function replayEventsByStatus(
     const allowed = EVENT_STATUSES.filter((s) => s !== 'processing').join(', ');
     throw new AppError('bad_request', `Cannot replay status "${filter.status}": use one of ${allowed}.`);
   }
-  const ids = await requeueEvents(db, filter, { now: clock.now(), resetAttempts: options.resetAttempts ?? true });
+  const ids = await requeueEvents(db, filter, { now: clock.now(), resetAttempts: options.resetAttempts ?? true, handler: options.handler });
   if (ids.length > 0) await notifyEventsChannel(db);
   return ids.length;
 }
