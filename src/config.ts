@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError } from './errors.js';
 import { readAlerts, readChanges, readInt, readOnOff, readOrigin, readRetention, readStripe, type AlertSettings, type ChangesSettings, type Env, type RetentionDays, type StripeSettings } from './config-values.js';
-import { readPlatformConfig, readWebhookSchemes, type CronEntry, type WebhookSchemeEntry } from './platform-config.js';
+import { readBuiltInHandlerSwitches, readPlatformConfig, readWebhookSchemes, type CronEntry, type WebhookSchemeEntry } from './platform-config.js';
 import type { SecretSetting } from './webhooks/provider.js';
 import { CHOOSABLE_SOURCES, PROVIDERS_BY_ROUTE, SOURCES, choiceEnvName, defaultProvider, isChoosable, providerFor, routeSecretEnvName, type ProviderChoice, type Source } from './webhooks/providers/index.js';
 
@@ -61,9 +61,13 @@ export interface Config {
   /** `DATABASE_PREPARED_STATEMENTS` (default off): prepare hot statements once per connection; less PostgreSQL CPU, but slower HTTP ingest in the bench. */
   preparedStatements: boolean;
   dataDir: string;
+  /** The user's project (`HOOKRUN_PROJECT`, default the working directory): its `jobs/`, `handlers/` and platform.json. */
+  projectDir: string;
   platformConfigPath: string;
   /** The parsed `crons` array of platform.json; `[]` when the file does not exist. */
   crons: CronEntry[];
+  /** platform.json `builtInHandlers`: shipped handlers turned on or off by name (absent: on). */
+  builtInHandlers: Record<string, boolean>;
   /** platform.json `webhooks`: custom senders, each with the secret read from its `secretEnv`. */
   customWebhooks: CustomWebhook[];
   secrets: Record<Source, SecretSetting | undefined>;
@@ -148,7 +152,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql:// (unset it to use the embedded database).');
   }
-  const platformConfigPath = resolve(cwd, env.PLATFORM_CONFIG || 'platform.json');
+  const projectDir = resolve(cwd, env.HOOKRUN_PROJECT || '.');
+  const platformConfigPath = resolve(projectDir, env.PLATFORM_CONFIG || 'platform.json');
   const providers = readProviderChoice(env);
   const secretEnvNames = secretEnvNamesFor(providers);
   const secrets = Object.fromEntries(SOURCES.map((source) => [source, readSecret(env, secretEnvNames[source])])) as Record<Source, SecretSetting | undefined>;
@@ -158,9 +163,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     databaseUrl,
     preparedStatements: readOnOff(env, 'DATABASE_PREPARED_STATEMENTS', false),
     dataDir: resolve(cwd, env.DATA_DIR || '.data'),
+    projectDir,
     platformConfigPath,
     crons: readPlatformConfig(platformConfigPath),
     customWebhooks: readCustomWebhooks(env, platformConfigPath),
+    builtInHandlers: readBuiltInHandlerSwitches(platformConfigPath),
     secrets,
     providers,
     secretEnvNames,

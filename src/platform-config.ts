@@ -160,3 +160,16 @@ export function readWebhookSchemes(path: string): WebhookSchemeEntry[] {
   }
   return schemes;
 }
+
+/**
+ * platform.json `builtInHandlers`: the shipped handlers (the mirrors) turned
+ * on or off by name, e.g. `{ "stripe-mirror": false }`. Absent: all on.
+ */
+export function readBuiltInHandlerSwitches(path: string): Record<string, boolean> {
+  const switches = readPlatformFile(path)?.builtInHandlers;
+  if (switches === undefined) return {};
+  if (typeof switches !== 'object' || switches === null || Array.isArray(switches) || Object.values(switches).some((v) => typeof v !== 'boolean')) {
+    throw new ConfigError(`${path} builtInHandlers: must be an object of handler names to true or false, e.g. { "stripe-mirror": false }.`);
+  }
+  return switches as Record<string, boolean>;
+}

@@ -9,11 +9,10 @@ import { EventWriter } from './db/event-writer.js';
 import { createServiceAlerts } from './alerts/service-alerts.js';
 import { createCronService } from './cron/cron-service.js';
 import { buildApp } from './http/build-app.js';
-import { createDefaultHandlers } from './inbox/handlers/defaults.js';
 import { createWorker } from './inbox/worker.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics.js';
-import { createStripeApi } from './payments-api/stripe-client.js';
+import { loadHandlers } from './project/load-project.js';
 import { createRetentionLoop } from './retention/retention-loop.js';
 import { createVerifiers } from './webhooks/verifiers.js';
 
@@ -93,7 +92,8 @@ export async function assembleService(config: Config, options: ServiceOptions, d
     const alerts = createServiceAlerts(config, log, metrics);
     const cron = await createCronService({ config, db, clock, log, metrics, onRunFailed: alerts.onRunFailed });
     for (const warning of cron.validate()) log.warn(warning); // a broken platform.json throws here
-    const worker = options.worker === false ? undefined : createWorker({ db, config, clock, log, metrics, handlers: createDefaultHandlers({ stripe: config.stripe && createStripeApi(config.stripe), providers: config.providers }), ingest: { get queued() { return writer.queued; } }, onDead: alerts.onDead });
+    const handlers = (await loadHandlers(config)).registry; // a broken handler file throws here
+    const worker = options.worker === false ? undefined : createWorker({ db, config, clock, log, metrics, handlers, ingest: { get queued() { return writer.queued; } }, onDead: alerts.onDead });
     const writer = new EventWriter(db, () => worker?.wake());
     const retention = worker && createRetentionLoop({ db, days: config.retention, clock, log, metrics });
     // Loaded only when configured: the replication client and pg cost ~150 ms of every start-up otherwise.

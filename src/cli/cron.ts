@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';
-import { displayPath, loadJobs, unbuiltJobHint } from '../cron/registry.js';
+import { loadAllJobs, unbuiltJobHint } from '../cron/registry.js';
+import { displayPath } from '../module-files.js';
 import { withHttpTargets } from '../cron/http-target.js';
 import { validateCrons, type ScheduledJob } from '../cron/schedule.js';
 import { tickInZone } from '../cron/time-zone.js';
@@ -11,7 +12,7 @@ import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, shortTim
 
 /** Jobs and their platform.json schedules, without touching the database (for `check` and `cron next`). */
 export async function scheduledJobs(config: Config): Promise<{ jobs: string[]; scheduled: ScheduledJob[]; warnings: string[] }> {
-  const registry = withHttpTargets(await loadJobs(), config);
+  const registry = withHttpTargets(await loadAllJobs(config.projectDir), config);
   const jobs = [...registry.keys()].sort();
   return { jobs, ...validateCrons(config.crons, registry, displayPath(config.platformConfigPath)) };
 }
@@ -27,7 +28,7 @@ export async function explainUnknownJob(error: unknown, job: string, mode: 'loca
   if (!(error instanceof AdminRequestError) || error.status !== 404) return error;
   const unbuilt = unbuiltJobHint(job);
   if (unbuilt) return new AdminRequestError(404, error.code, `${error.message} ${unbuilt}.`);
-  if (mode === 'remote' && (await loadJobs()).has(job)) {
+  if (mode === 'remote' && (await loadAllJobs(loadConfig().projectDir)).has(job)) {
     return new AdminRequestError(404, error.code, `${error.message} This build has dist/cron/jobs/${job}.js, but the running hookrun loaded its jobs before it was built: restart the server.`);
   }
   return error;

@@ -8,7 +8,8 @@ import { AppError, messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { CatchUpPolicy, JobDefinition, OverlapPolicy } from './job.js';
-import { displayPath, loadJobs, unknownJobMessage, type JobRegistry } from './registry.js';
+import { displayPath } from '../module-files.js';
+import { loadAllJobs, unknownJobMessage, type JobRegistry } from './registry.js';
 import { withHttpTargets } from './http-target.js';
 import { backfill, pause, resume, type BackfillPlan, type PauseState } from './controls.js';
 import { findOverdueJobs, type OverdueJob } from './overdue.js';
@@ -106,7 +107,7 @@ export const SCHEDULED_DELIVERY_EARLY_MS = 5000;
 export async function createCronService(deps: CronServiceDeps): Promise<CronService> {
   const { config, db, log, metrics } = deps;
   const clock = deps.clock ?? systemClock;
-  const jobs = withHttpTargets(deps.jobs ?? (await loadJobs()), config);
+  const jobs = withHttpTargets(deps.jobs ?? (await loadAllJobs(config.projectDir)), config);
   const runner: JobRunner = new JobRunner({
     ...{ config, db, jobs, clock, log, metrics, onRunFailed: deps.onRunFailed },
     onRunEnded: (job) => (ticker && !stopping ? startDueRuns(pending, job) : Promise.resolve()).catch((error: unknown) => log.warn({ job, err: { message: messageOf(error) } }, 'could not start the run waiting behind this one; the scheduler tries again')),

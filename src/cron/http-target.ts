@@ -3,7 +3,8 @@ import type { Config } from '../config.js';
 import { ConfigError } from '../errors.js';
 import type { CronEntry } from '../platform-config.js';
 import { DEFAULT_JOB_TIMEOUT_MS, defineJob, type JobDefinition, type JobSpec } from './job.js';
-import { displayPath, JOB_NAME, type JobRegistry } from './registry.js';
+import { displayPath } from '../module-files.js';
+import { JOB_NAME, type JobRegistry } from './registry.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 

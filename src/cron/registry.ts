@@ -1,7 +1,8 @@
-import { existsSync, readdirSync } from 'node:fs';
-import { extname, relative } from 'node:path';
+import { existsSync } from 'node:fs';
+import { extname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ConfigError, messageOf } from '../errors.js';
+import { displayPath, importDefault, listModuleFiles, PROJECT_EXTENSIONS } from '../module-files.js';
 import { defineJob, type JobDefinition } from './job.js';
 
 /** Jobs by name; the name is the file name and the route `/cron/<name>`. */
@@ -33,19 +34,6 @@ export function unbuiltJobHint(job: string, dir: URL = JOBS_DIR, runningFrom: st
   return `${displayPath(source)} exists but is not built yet: run \`npm run build\` (and restart a running hookrun), or use \`npm run dev\`, which runs the source`;
 }
 
-function isJobFile(file: string, extensions: readonly string[]): boolean {
-  if (file.startsWith('_') || file.startsWith('.')) return false; // helpers and editor files
-  if (/\.(d|test|spec)\.[cm]?[jt]s$/.test(file)) return false;
-  return extensions.some((ext) => file.endsWith(ext));
-}
-
-/** How a file is named in messages: relative to the working directory when inside it, else absolute. */
-export function displayPath(file: string | URL): string {
-  const path = typeof file === 'string' ? file : fileURLToPath(file);
-  const rel = relative(process.cwd(), path);
-  return rel === '' || rel.startsWith('..') ? path : rel;
-}
-
 /**
  * Discover jobs at run time: every file in `dir` is a job (STYLE.md "adding a
  * file adds a job"). Works from `src/*.ts` and from compiled `dist/*.js`;
@@ -53,25 +41,16 @@ export function displayPath(file: string | URL): string {
  * default-export a job stops start-up with a message naming the file.
  */
 export async function loadJobs(dir: URL = JOBS_DIR, extensions: readonly string[] = [OWN_EXTENSION]): Promise<JobRegistry> {
-  let files: string[];
-  try {
-    files = readdirSync(dir).filter((file) => isJobFile(file, extensions)).sort();
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
-    throw error;
-  }
   const jobs = new Map<string, JobDefinition>();
-  for (const file of files) {
-    const url = new URL(file, dir);
+  for (const { url, name, file } of listModuleFiles(dir, extensions) ?? []) {
     const where = displayPath(url);
-    const name = file.slice(0, file.length - extname(file).length);
     if (!JOB_NAME.test(name)) {
       throw new ConfigError(`${where}: a job file name becomes its route /cron/<name>; rename it to lowercase letters, digits and dashes (e.g. keep-alive${extname(file)}).`);
     }
     if (jobs.has(name)) throw new ConfigError(`${where}: a second file for job "${name}"; keep one.`);
     let exported: unknown;
     try {
-      exported = ((await import(pathToFileURL(fileURLToPath(url)).href)) as { default?: unknown }).default;
+      exported = await importDefault(url);
     } catch (error) {
       throw new ConfigError(`${where}: cannot be loaded (${messageOf(error)}).`);
     }
@@ -82,4 +61,16 @@ export async function loadJobs(dir: URL = JOBS_DIR, extensions: readonly string[
     }
   }
   return jobs;
+}
+
+/**
+ * The jobs a running hookrun serves: the shipped ones (`keep-alive`,
+ * `reconcile-payments`) and the project's `jobs/` files (TypeScript or
+ * JavaScript), a project's job replacing a shipped one of the same name.
+ */
+export async function loadAllJobs(projectDir: string): Promise<JobRegistry> {
+  const shipped = await loadJobs();
+  const own = new URL('jobs/', pathToFileURL(`${projectDir}/`));
+  if (own.href === JOBS_DIR.href) return shipped;
+  return new Map([...shipped, ...(await loadJobs(own, PROJECT_EXTENSIONS))]);
 }

@@ -1,4 +1,5 @@
 import { SOURCES, type ProviderChoice, type Source } from '../../config.js';
+import { ConfigError } from '../../errors.js';
 import type { StripeApi } from '../../payments-api/stripe-client.js';
 import { providerFor, type ProviderName } from '../../webhooks/providers/index.js';
 import { authHandlers } from './auth.js';
@@ -14,6 +15,13 @@ export interface HandlerServices {
   stripe?: StripeApi;
   /** Which provider's events arrive on each route that offers a choice (default Stripe and Clerk). */
   providers?: Partial<ProviderChoice>;
+  /** Shipped handlers turned on or off by name (platform.json `builtInHandlers`); absent: on. */
+  enabled?: Record<string, boolean>;
+}
+
+/** The name a shipped handler table runs under: `<provider>-mirror`, or `database-changes`. */
+export function builtInHandlerName(source: Source, provider: string): string {
+  return source === 'database' ? 'database-changes' : `${provider}-mirror`;
 }
 
 /**
@@ -27,13 +35,26 @@ const PROVIDER_HANDLERS: { [R in Source]?: Partial<Record<ProviderName<R>, (serv
   database: { supabase: () => createDatabaseHandlers(databaseTableHandlers) },
 };
 
-/** The shipped handlers of each route's configured provider; the worker uses this unless a test injects its own. */
+/** Every shipped handler's name (a project's handler may not take one). */
+export const BUILT_IN_HANDLER_NAMES: readonly string[] = Object.entries(PROVIDER_HANDLERS).flatMap(([source, byName]) =>
+  Object.keys(byName ?? {}).map((provider) => builtInHandlerName(source as Source, provider)),
+);
+
+/**
+ * The shipped handlers of each route's configured provider, each under its
+ * name, less those switched off; the worker uses this unless a test injects
+ * its own. A switch naming no shipped handler is a ConfigError.
+ */
 export function createDefaultHandlers(services: HandlerServices = {}): HandlerRegistry {
+  const enabled = services.enabled ?? {};
+  const unknown = Object.keys(enabled).filter((name) => !BUILT_IN_HANDLER_NAMES.includes(name));
+  if (unknown.length > 0) throw new ConfigError(`platform.json builtInHandlers: no shipped handler ${unknown.map((n) => `"${n}"`).join(', ')}; the shipped ones are ${BUILT_IN_HANDLER_NAMES.join(', ')}.`);
   const registry = new HandlerRegistry();
   for (const source of SOURCES) {
     const { name } = providerFor({ providers: services.providers ?? {} }, source);
     const build = (PROVIDER_HANDLERS[source] as Partial<Record<string, (services: HandlerServices) => HandlerTable>> | undefined)?.[name];
-    if (build) registry.onTable(source, build(services));
+    const handlerName = builtInHandlerName(source, name);
+    if (build && enabled[handlerName] !== false) registry.onTable(source, build(services), { name: handlerName });
   }
   return registry;
 }

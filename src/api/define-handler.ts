@@ -1,0 +1,85 @@
+import type { Logger } from 'pino';
+import type { EventName, EventOf } from './event-types.js';
+
+/** Marks what `defineHandler` returned, across copies of the package (a project's import and the engine's). */
+export const HANDLER_BRAND = Symbol.for('hookrun.handler');
+
+/** SQL on the delivery's transaction: your tables and hookrun's, committed with the handler's outcome. */
+export interface HandlerDatabase {
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+}
+
+/** The stored event a delivery is about (the payload itself is `run`'s first argument). */
+export interface StoredEvent {
+  /** hookrun's id (`hookrun events show <id>`). */
+  id: number;
+  /** The provider's idempotency key (e.g. Stripe's `evt_…`, Svix's `msg_…`). */
+  key: string;
+  /** The route it arrived on: `payments`, `auth`, `database`, `github`, … */
+  source: string;
+  type: string;
+  receivedAt: Date;
+}
+
+/** What a handler's `run` gets besides the event: the transaction, a logger, its signal and its settings. */
+export interface HandlerContext<E extends string = never> {
+  /** The delivery's transaction: a throw rolls back what this handler wrote, and only that. */
+  db: HandlerDatabase;
+  /** A logger with the event's id, key, type and this handler's name on every line. */
+  log: Logger;
+  /** Aborted at the handler's time limit (HANDLER_TIMEOUT_SECONDS): pass it to `fetch` and stop when it fires. */
+  signal: AbortSignal;
+  /** 1 on the first run of this handler for this event, 2 on its first retry, … */
+  attempt: number;
+  /** This handler's name: its file name. */
+  handler: string;
+  event: StoredEvent;
+  /** The settings this handler named in `env`, each checked present at start-up; no other secret. */
+  env: Readonly<Record<E, string>>;
+}
+
+/** What a handler file writes: the events it takes, the settings it reads, and what it does. */
+export interface HandlerSpec<N extends EventName, E extends string> {
+  /** `<provider>:<type>` entries: `stripe:invoice.paid`, `clerk:user.created`, `database:INSERT:orders`, … */
+  on: readonly N[];
+  /** Environment variables it needs (start-up refuses while one is unset); `ctx.env` has these and nothing else. */
+  env?: readonly E[];
+  description?: string;
+  /**
+   * Act on one event; it may run more than once and events may come out of
+   * order, so make it idempotent and order-safe. Throwing retries this handler
+   * alone, with backoff; `MalformedPayloadError` sends it to dead at once.
+   */
+  run(event: EventOf<N>, ctx: HandlerContext<E>): Promise<void> | void;
+}
+
+/** A handler as `defineHandler` returns it; its name is its file's. */
+export interface HandlerDefinition<N extends EventName = EventName, E extends string = string> {
+  readonly [HANDLER_BRAND]: true;
+  readonly on: readonly N[];
+  readonly env: readonly E[];
+  readonly description: string;
+  run(event: EventOf<N>, ctx: HandlerContext<E>): Promise<void> | void;
+}
+
+const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
+
+/**
+ * Declare a handler: `export default defineHandler({ on: ['stripe:invoice.paid'], run(event, ctx) { … } })`
+ * in `handlers/<name>.ts`. `event` has the provider's own type for the names
+ * in `on`. The shape is checked here; providers and types at start-up.
+ */
+export function defineHandler<const N extends EventName, const E extends string = never>(spec: HandlerSpec<N, E>): HandlerDefinition<N, E> {
+  if (typeof spec !== 'object' || spec === null || typeof spec.run !== 'function') throw new TypeError('defineHandler: pass { on: ["<provider>:<type>"], run: async (event, ctx) => { … } }');
+  if (!Array.isArray(spec.on) || spec.on.length === 0) throw new TypeError('defineHandler: "on" must list at least one "<provider>:<type>", e.g. ["stripe:invoice.paid"]');
+  const env = spec.env ?? [];
+  if (!Array.isArray(env) || env.some((name) => typeof name !== 'string' || !ENV_NAME.test(name))) {
+    throw new TypeError('defineHandler: "env" must list environment variable names (UPPER_SNAKE_CASE)');
+  }
+  return Object.freeze({ [HANDLER_BRAND]: true as const, on: Object.freeze([...spec.on]), env: Object.freeze([...env]), description: spec.description ?? '', run: spec.run });
+}
+
+/** Whether a module's default export is a handler (from any copy of hookrun). */
+export function isHandlerDefinition(value: unknown): value is HandlerDefinition {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[HANDLER_BRAND] === true;
+}

@@ -1,0 +1,82 @@
+import { CLERK_EVENT_TYPES, GITHUB_EVENT_NAMES, STRIPE_EVENT_TYPES } from './known-event-types.js';
+
+/** Where one `<provider>:<type>` of a handler's `on` list is received and stored. */
+export interface EventSelector {
+  /** As written in `on`. */
+  name: string;
+  /** The route (and `source` column) its events arrive on. */
+  route: string;
+  /** The stored event type. */
+  type: string;
+  /** `database:` only: the table (`orders` or `public.orders`) whose changes it takes. */
+  table?: string;
+}
+
+/** Which route and provider each `on` prefix means. */
+export const EVENT_PREFIXES: Readonly<Record<string, { route: string; provider: string }>> = {
+  stripe: { route: 'payments', provider: 'stripe' },
+  paddle: { route: 'payments', provider: 'paddle' },
+  lemonsqueezy: { route: 'payments', provider: 'lemonsqueezy' },
+  polar: { route: 'payments', provider: 'polar' },
+  clerk: { route: 'auth', provider: 'clerk' },
+  workos: { route: 'auth', provider: 'workos' },
+  'supabase-auth': { route: 'auth', provider: 'supabase' },
+  database: { route: 'database', provider: 'supabase' },
+  github: { route: 'github', provider: 'github' },
+  shopify: { route: 'shopify', provider: 'shopify' },
+  resend: { route: 'resend', provider: 'resend' },
+  twilio: { route: 'twilio', provider: 'twilio' },
+};
+
+/** What a project receives: the provider chosen on each route that offers a choice, and its own senders' routes. */
+export interface ReceivingSetup {
+  providerOf(route: string): string | undefined;
+  customRoutes: readonly string[];
+}
+
+const TYPE = /^[\w.:/-]{1,200}$/;
+const TABLE = /^[A-Za-z_][\w$]*(\.[A-Za-z_][\w$]*)?$/;
+const OPERATIONS = ['INSERT', 'UPDATE', 'DELETE'];
+
+function knownType(prefix: string, type: string): string | undefined {
+  if (prefix === 'stripe' && !STRIPE_EVENT_TYPES.includes(type)) return `"${type}" is not a Stripe event type (see https://docs.stripe.com/api/events/types)`;
+  if (prefix === 'clerk' && !CLERK_EVENT_TYPES.includes(type)) return `"${type}" is not a Clerk event type (e.g. user.created, organizationMembership.deleted)`;
+  if (prefix === 'github' && !GITHUB_EVENT_NAMES.includes(type.split('.')[0]!)) return `"${type.split('.')[0]}" is not a GitHub event name (e.g. push, issues.opened)`;
+  return undefined;
+}
+
+/**
+ * Read one entry of a handler's `on` list, e.g. `stripe:invoice.paid`,
+ * `clerk:user.created`, `github:issues.opened`, `database:INSERT:orders`,
+ * `orders:order.shipped` (a platform.json sender). Throws with the fix when
+ * the provider does not exist, is not the one its route is set to receive,
+ * or the type is not one the provider publishes.
+ */
+export function parseEventName(name: unknown, setup: ReceivingSetup): EventSelector {
+  if (typeof name !== 'string') throw new TypeError(`each entry of "on" is a string "<provider>:<type>", not ${JSON.stringify(name)}`);
+  const colon = name.indexOf(':');
+  const prefix = colon < 0 ? name : name.slice(0, colon);
+  const rest = colon < 0 ? '' : name.slice(colon + 1);
+  if (colon < 0 || rest === '') throw new TypeError(`"${name}" must be "<provider>:<type>", e.g. "stripe:invoice.paid" or "clerk:user.created"`);
+  if (prefix === 'database') {
+    const [operation, table, extra] = rest.split(':');
+    if (!OPERATIONS.includes(operation!) || extra !== undefined || (table !== undefined && !TABLE.test(table))) {
+      throw new TypeError(`"${name}" must be "database:<INSERT|UPDATE|DELETE>" with an optional ":<table>" or ":<schema>.<table>"`);
+    }
+    return { name, route: 'database', type: operation!, ...(table === undefined ? {} : { table }) };
+  }
+  if (!TYPE.test(rest)) throw new TypeError(`"${name}": the type "${rest}" must be 1-200 letters, digits and . _ - : /`);
+  const known = EVENT_PREFIXES[prefix];
+  if (known === undefined) {
+    if (setup.customRoutes.includes(prefix)) return { name, route: prefix, type: rest };
+    const all = [...Object.keys(EVENT_PREFIXES), ...setup.customRoutes].join(', ');
+    throw new TypeError(`"${name}": no provider "${prefix}". Use one of: ${all} (a platform.json sender by its route).`);
+  }
+  const unknown = knownType(prefix, rest);
+  if (unknown) throw new TypeError(`"${name}": ${unknown}`);
+  const chosen = setup.providerOf(known.route);
+  if (chosen !== undefined && chosen !== known.provider) {
+    throw new TypeError(`"${name}": /webhooks/${known.route} receives ${chosen} events here; set ${known.route.toUpperCase()}_PROVIDER=${known.provider} to receive ${prefix} events`);
+  }
+  return { name, route: known.route, type: rest };
+}

@@ -1,0 +1,114 @@
+import { isHandlerDefinition, type HandlerContext, type HandlerDefinition } from '../api/define-handler.js';
+import { parseEventName, type EventSelector, type ReceivingSetup } from '../api/event-names.js';
+import { ConfigError, messageOf } from '../errors.js';
+import type { EventHandler, HandlerRegistry } from '../inbox/handlers/registry.js';
+import { displayPath, importDefault, listModuleFiles, PROJECT_EXTENSIONS } from '../module-files.js';
+
+/** A handler name is its file name: lowercase letters, digits and dashes. */
+export const HANDLER_NAME = /^[a-z0-9][a-z0-9-]*$/;
+
+/** One handler file of a project, checked: what it takes, and the settings it asked for. */
+export interface ProjectHandler {
+  name: string;
+  file: string;
+  definition: HandlerDefinition;
+  selectors: EventSelector[];
+  env: Readonly<Record<string, string>>;
+}
+
+function readEnv(where: string, definition: HandlerDefinition, env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const missing = definition.env.filter((name) => !env[name]);
+  if (missing.length > 0) throw new ConfigError(`${where}: needs ${missing.join(', ')}; set ${missing.length > 1 ? 'them' : 'it'} in the environment or .env.`);
+  return Object.freeze(Object.fromEntries(definition.env.map((name) => [name, env[name]!])));
+}
+
+/**
+ * Load `handlers/` of a project: each file default-exports `defineHandler(…)`
+ * and its name is its identity. Every problem stops start-up naming the file
+ * and the fix: not a handler, a bad name, two files with one name, an
+ * unknown provider or type, a setting not set, a name the shipped handlers use.
+ * Undefined when the project has no `handlers/` folder.
+ */
+export async function loadProjectHandlers(
+  dir: URL,
+  setup: ReceivingSetup,
+  env: Readonly<Record<string, string | undefined>>,
+  reserved: readonly string[] = [],
+): Promise<ProjectHandler[] | undefined> {
+  const files = listModuleFiles(dir, PROJECT_EXTENSIONS);
+  if (files === undefined) return undefined;
+  const handlers: ProjectHandler[] = [];
+  for (const { url, name, file } of files) {
+    const where = displayPath(url);
+    if (!HANDLER_NAME.test(name)) throw new ConfigError(`${where}: a handler's file name is its name; rename it to lowercase letters, digits and dashes (e.g. send-welcome-email.ts).`);
+    const twin = handlers.find((h) => h.name === name);
+    if (twin) throw new ConfigError(`${where}: a second file for handler "${name}" (${twin.file}); keep one.`);
+    if (reserved.includes(name)) throw new ConfigError(`${where}: "${name}" is the name of a shipped handler; rename the file.`);
+    let exported: unknown;
+    try {
+      exported = await importDefault(url);
+    } catch (error) {
+      throw new ConfigError(`${where}: cannot be loaded (${messageOf(error)}).`);
+    }
+    if (!isHandlerDefinition(exported)) {
+      throw new ConfigError(`${where}: must \`export default defineHandler({ on: ['<provider>:<type>'], run(event, ctx) { … } })\` (import { defineHandler } from 'hookrun').`);
+    }
+    let selectors: EventSelector[];
+    try {
+      selectors = exported.on.map((entry) => parseEventName(entry, setup));
+    } catch (error) {
+      throw new ConfigError(`${where}: ${messageOf(error)}`);
+    }
+    handlers.push({ name, file, definition: exported, selectors, env: readEnv(where, exported, env) });
+  }
+  return handlers;
+}
+
+type EventFilter = (event: { payload: unknown }) => boolean;
+
+/** `database:<op>:<table>`: only changes of that table (`orders` or `public.orders`). */
+function tableFilter(table: string): EventFilter {
+  return ({ payload }) => {
+    const change = payload as { schema?: unknown; table?: unknown } | null;
+    return change?.table === table || `${String(change?.schema)}.${String(change?.table)}` === table;
+  };
+}
+
+/** How the engine runs a project handler: its payload as the event, and the public context. */
+function adapt(handler: ProjectHandler): EventHandler {
+  return (ctx) => {
+    const { event } = ctx;
+    const context: HandlerContext<string> = {
+      db: ctx.db,
+      get log() {
+        return ctx.log;
+      },
+      get signal() {
+        return ctx.signal;
+      },
+      attempt: event.attempts,
+      handler: handler.name,
+      event: { id: event.id, key: event.key, source: event.source, type: event.type, receivedAt: event.receivedAt },
+      env: handler.env,
+    };
+    return Promise.resolve(handler.definition.run(event.payload as never, context));
+  };
+}
+
+/** Register a project's handlers: each runs isolated (in a savepoint), on every (route, type) of its `on`. */
+export function registerProjectHandlers(registry: HandlerRegistry, handlers: readonly ProjectHandler[]): void {
+  for (const handler of handlers) {
+    const run = adapt(handler);
+    const byType = new Map<string, { route: string; type: string; tables: Array<string | undefined> }>();
+    for (const s of handler.selectors) {
+      const entry = byType.get(`${s.route} ${s.type}`) ?? { route: s.route, type: s.type, tables: [] };
+      entry.tables.push(s.table);
+      byType.set(`${s.route} ${s.type}`, entry);
+    }
+    for (const { route, type, tables } of byType.values()) {
+      const filters = tables.map((t) => (t === undefined ? undefined : tableFilter(t)));
+      const accepts = filters.includes(undefined) ? undefined : (event: { payload: unknown }) => filters.some((f) => f!(event));
+      registry.on(route, type, run, { name: handler.name, isolated: true, accepts });
+    }
+  }
+}
