@@ -159,7 +159,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     preparedStatements: readOnOff(env, 'DATABASE_PREPARED_STATEMENTS', false),
     dataDir: resolve(cwd, env.DATA_DIR || '.data'),
     platformConfigPath,
-    crons: readPlatformConfig(platformConfigPath),
+    crons: readPlatformConfig(platformConfigPath, env),
     customWebhooks: readCustomWebhooks(env, platformConfigPath),
     secrets,
     providers,
