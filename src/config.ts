@@ -165,7 +165,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     dataDir: resolve(cwd, env.DATA_DIR || '.data'),
     projectDir,
     platformConfigPath,
-    crons: readPlatformConfig(platformConfigPath),
+    crons: readPlatformConfig(platformConfigPath, env),
     customWebhooks: readCustomWebhooks(env, platformConfigPath),
     builtInHandlers: readBuiltInHandlerSwitches(platformConfigPath),
     secrets,

@@ -11,8 +11,14 @@ export interface CronEntry {
   path?: string;
   /** An HTTP target's job name (its route `/cron/<name>` and its history). */
   name?: string;
-  /** An HTTP target: called on each tick with `Authorization: Bearer $CRON_SECRET`. */
+  /** An HTTP target: called on each tick, with `Authorization: Bearer <the tokenEnv value>` when it names one. */
   url?: string;
+  /** An HTTP target's own token: the env variable whose value is its bearer (never hookrun's CRON_SECRET). */
+  tokenEnv?: string;
+  /** That variable's value, read at start-up; undefined when unset (the runs then fail, saying so). */
+  token?: string;
+  /** Call a plain `http://` URL on another machine (the token crosses the network unencrypted); default false. */
+  allowHttp?: boolean;
   /** An HTTP target's method (default GET, as Vercel calls). */
   method?: 'GET' | 'POST';
   schedule: string;
@@ -27,9 +33,24 @@ export interface CronEntry {
 /** Fields an HTTP target may carry that a job file sets in `defineJob`. */
 const POLICY_KEYS = ['retries', 'catchUp', 'catchUpWindow', 'catchUpMax', 'overlap'];
 
-const ENTRY_KEYS = new Set(['path', 'name', 'url', 'method', 'schedule', 'timezone', 'timeoutMs', ...POLICY_KEYS]);
+const ENTRY_KEYS = new Set(['path', 'name', 'url', 'method', 'tokenEnv', 'allowHttp', 'schedule', 'timezone', 'timeoutMs', ...POLICY_KEYS]);
 
-function readEntry(entry: unknown, where: string): CronEntry {
+/** hookrun's own credentials: a target never gets them as its token. */
+const OWN_CREDENTIALS = new Set(['CRON_SECRET', 'ADMIN_TOKEN']);
+
+/** An HTTP target's `tokenEnv` and `allowHttp`, checked, with the token read from `env`. */
+function readTargetAuth(raw: Record<string, unknown>, isTarget: boolean, where: string, env: Record<string, string | undefined>): Pick<CronEntry, 'tokenEnv' | 'token' | 'allowHttp'> {
+  const { tokenEnv, allowHttp } = raw;
+  if (tokenEnv !== undefined) {
+    if (!isTarget || typeof tokenEnv !== 'string' || !ENV_NAME.test(tokenEnv)) throw new ConfigError(`${where}.tokenEnv: only an HTTP target has one: the name of the env variable holding its token, like "BILLING_CRON_TOKEN".`);
+    if (OWN_CREDENTIALS.has(tokenEnv)) throw new ConfigError(`${where}.tokenEnv: "${tokenEnv}" is hookrun's own credential; give the target a token of its own, like "BILLING_CRON_TOKEN".`);
+  }
+  if (allowHttp !== undefined && (!isTarget || typeof allowHttp !== 'boolean')) throw new ConfigError(`${where}.allowHttp: only an HTTP target has one, true or false (default false: https:// unless on this machine).`);
+  const token = tokenEnv === undefined ? undefined : env[tokenEnv as string]?.trim() || undefined;
+  return { tokenEnv: tokenEnv as string | undefined, token, allowHttp: allowHttp as boolean | undefined };
+}
+
+function readEntry(entry: unknown, where: string, env: Record<string, string | undefined>): CronEntry {
   if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new ConfigError(`${where}: must be an object with "path" and "schedule" (or "name", "url" and "schedule").`);
   const raw = entry as Record<string, unknown>;
   const unknownKey = Object.keys(raw).find((k) => !ENTRY_KEYS.has(k));
@@ -57,7 +78,7 @@ function readEntry(entry: unknown, where: string): CronEntry {
   const policyKeys = POLICY_KEYS.filter((k) => raw[k] !== undefined);
   if (policyKeys.length > 0 && url === undefined) throw new ConfigError(`${where}.${policyKeys[0]}: a job file sets its policies in defineJob; only an HTTP target ("url") sets them here.`);
   const policy = policyKeys.length > 0 ? Object.fromEntries(policyKeys.map((k) => [k, raw[k]])) : undefined;
-  return { path, name, url, method: method as CronEntry['method'], schedule, timezone: text('timezone', '"Europe/Berlin"'), timeoutMs: timeoutMs as number | undefined, policy };
+  return { path, name, url, method: method as CronEntry['method'], ...readTargetAuth(raw, url !== undefined, where, env), schedule, timezone: text('timezone', '"Europe/Berlin"'), timeoutMs: timeoutMs as number | undefined, policy };
 }
 
 function readPlatformFile(path: string): Record<string, unknown> | undefined {
@@ -80,12 +101,12 @@ function readPlatformFile(path: string): Record<string, unknown> | undefined {
   return parsed as Record<string, unknown>;
 }
 
-/** Parse the `crons` array of platform.json; shape only, the cron module checks jobs and expressions. */
-export function readPlatformConfig(path: string): CronEntry[] {
+/** Parse the `crons` array of platform.json (HTTP targets' tokens read from `env`); shape only, the cron module checks jobs, URLs and expressions. */
+export function readPlatformConfig(path: string, env: Record<string, string | undefined> = {}): CronEntry[] {
   const crons = readPlatformFile(path)?.crons;
   if (crons === undefined) return [];
   if (!Array.isArray(crons)) throw new ConfigError(`${path} crons: must be an array of { "path", "schedule" } entries.`);
-  return crons.map((entry: unknown, index) => readEntry(entry, `${path} crons[${index}]`));
+  return crons.map((entry: unknown, index) => readEntry(entry, `${path} crons[${index}]`, env));
 }
 
 /**

@@ -13,6 +13,11 @@ export const CRON_USER_AGENT = `hookrun-cron/${version}`;
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '0.0.0.0', '[::]']);
 
+/** A target on this machine: its plain http:// never crosses a network. */
+function isLoopback(url: URL): boolean {
+  return LOOPBACK_HOSTS.has(url.hostname) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(url.hostname);
+}
+
 /** A URL to show in messages and errors: no query string or credentials (they may hold a token). */
 const shownUrl = (url: URL) => `${url.origin}${url.pathname}`;
 
@@ -24,12 +29,13 @@ function callsItself(url: URL, config: Pick<Config, 'port' | 'host'>): boolean {
 }
 
 /**
- * A job in any runtime: each tick calls `url` with `Authorization: Bearer
- * $CRON_SECRET`, as Vercel Cron calls a route. A 2xx within the time limit is
- * success; any other answer, a redirect, or no answer is a failure (and takes
- * the same exactly-once claim and history as a job file).
+ * A job in any runtime: each tick calls `url`, as Vercel Cron calls a route,
+ * with `Authorization: Bearer <token>` when the entry names a `tokenEnv` (its
+ * own token: hookrun's CRON_SECRET never leaves for a target). A 2xx within
+ * the time limit is success; any other answer, a redirect, or no answer is a
+ * failure (and takes the same exactly-once claim and history as a job file).
  */
-function httpTargetJob(entry: Required<Pick<CronEntry, 'name' | 'url'>> & CronEntry, config: Pick<Config, 'cronSecret'>): JobDefinition {
+function httpTargetJob(entry: Required<Pick<CronEntry, 'name' | 'url'>> & CronEntry): JobDefinition {
   const url = new URL(entry.url);
   const method = entry.method ?? 'GET';
   return defineJob({
@@ -37,8 +43,11 @@ function httpTargetJob(entry: Required<Pick<CronEntry, 'name' | 'url'>> & CronEn
     description: `${method} ${shownUrl(url)}`,
     timeoutMs: entry.timeoutMs ?? DEFAULT_JOB_TIMEOUT_MS,
     async run({ signal }) {
+      if (entry.tokenEnv !== undefined && entry.token === undefined) {
+        throw new Error(`${entry.tokenEnv} is not set: set it to the token ${shownUrl(url)} expects, or remove "tokenEnv" from the entry to call it without one`);
+      }
       const headers: Record<string, string> = { 'user-agent': CRON_USER_AGENT };
-      if (config.cronSecret) headers.authorization = `Bearer ${config.cronSecret}`;
+      if (entry.token !== undefined) headers.authorization = `Bearer ${entry.token}`;
       let response: Response;
       try {
         response = await fetch(url, { method, headers, signal, redirect: 'manual' });
@@ -56,9 +65,10 @@ function httpTargetJob(entry: Required<Pick<CronEntry, 'name' | 'url'>> & CronEn
 /**
  * The job files plus one job per platform.json entry with a `url`. Throws a
  * ConfigError for a name a job file already has, a URL that is not absolute
- * http(s), or one that calls this hookrun's own `/cron/` routes.
+ * http(s), a plain http:// one on another machine without `allowHttp`, or one
+ * that calls this hookrun's own `/cron/` routes.
  */
-export function withHttpTargets(files: JobRegistry, config: Pick<Config, 'crons' | 'cronSecret' | 'port' | 'host' | 'platformConfigPath'>): JobRegistry {
+export function withHttpTargets(files: JobRegistry, config: Pick<Config, 'crons' | 'port' | 'host' | 'platformConfigPath'>): JobRegistry {
   const jobs = new Map(files);
   config.crons.forEach((entry, index) => {
     if (entry.url === undefined || entry.name === undefined) return;
@@ -72,11 +82,14 @@ export function withHttpTargets(files: JobRegistry, config: Pick<Config, 'crons'
       url = undefined;
     }
     if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new ConfigError(`${where}.url: must be an absolute http(s) URL like "https://billing.internal/cron/sync".`);
+    if (url.protocol === 'http:' && !isLoopback(url) && entry.allowHttp !== true) {
+      throw new ConfigError(`${where}.url "${shownUrl(url)}": plain http:// to another machine sends each call${entry.tokenEnv ? ' and its token' : ''} unencrypted. Use https://, or add "allowHttp": true to this entry if that network path is trusted.`);
+    }
     if (callsItself(url, config)) {
       throw new ConfigError(`${where}.url "${shownUrl(url)}": calls this hookrun's own /cron/ routes, so each tick would run a job through itself. Schedule the job by "path" instead.`);
     }
     try {
-      jobs.set(entry.name, httpTargetJob({ ...entry, name: entry.name, url: entry.url }, config));
+      jobs.set(entry.name, httpTargetJob({ ...entry, name: entry.name, url: entry.url }));
     } catch (error) {
       throw new ConfigError(`${where}: ${(error as Error).message.replace(/^defineJob: /, '')}.`);
     }

@@ -4,7 +4,7 @@ import type { Database } from '../db/database.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { JobRegistry } from './registry.js';
-import { INSTANCE, type JobRunner } from './run-job.js';
+import { INSTANCE, retryRule, type JobRunner } from './run-job.js';
 
 /** What starting pending runs needs. */
 export interface PendingDeps {
@@ -17,7 +17,8 @@ export interface PendingDeps {
 
 /**
  * Start the `pending` runs that are due (retries, ticks queued behind a
- * running one, caught-up and backfilled ticks), oldest first: one per job at
+ * running one, caught-up and backfilled ticks), oldest first, after failing
+ * the runs whose instance died past their expiry and queueing their retries: one per job at
  * a time unless the job allows overlap, so a job's queue drains in tick
  * order. The runs go on in the background; resolves to how many started.
  */
@@ -29,7 +30,7 @@ export async function startDueRuns(deps: PendingDeps, only?: string): Promise<nu
     const definition = jobs.get(job);
     if (!definition) continue; // its file is gone: the rows wait until it comes back
     for (;;) {
-      const row = await startDueRun(db, { job, now, expiresAt: new Date(now.getTime() + definition.timeoutMs), allowOverlap: definition.overlap === 'allow', instance: INSTANCE });
+      const row = await startDueRun(db, { job, now, expiresAt: new Date(now.getTime() + definition.timeoutMs), allowOverlap: definition.overlap === 'allow', instance: INSTANCE, retry: retryRule(definition) });
       if (!row) break;
       started += 1;
       runner.runClaimed({ ...row, startedAt: now, scheduledFor: row.scheduledFor && new Date(row.scheduledFor) }).catch((error: unknown) => {

@@ -2,8 +2,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { hostname } from 'node:os';
-import { claimCronRun, finishCronRun, type CronTrigger } from '../db/cron-runs.js';
-import { enqueueRuns } from '../db/cron-queue.js';
+import { claimCronRun, retryOf, settleCronRun, type CronTrigger, type RetryRule } from '../db/cron-runs.js';
 import { AppError, messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -62,6 +61,11 @@ export class JobTimeoutError extends Error {
 
 const MAX_ERROR_CHARS = 2000;
 
+/** A job's retry policy as the database applies it (to a failed run, and to one whose instance died). */
+export function retryRule(definition: JobDefinition): RetryRule {
+  return { attempts: definition.retries.attempts, delayMs: (attempt) => retryDelayMs(definition.retries, attempt) };
+}
+
 function untilAborted(signal: AbortSignal): { promise: Promise<never>; dispose(): void } {
   let onAbort = () => undefined as void;
   const promise = new Promise<never>((_, reject) => {
@@ -105,6 +109,7 @@ export class JobRunner {
         queueIfRunning: definition.overlap === 'queue-one',
         busyHere: definition.overlap !== 'allow' && (this.busy.get(job) ?? 0) > 0,
         instance: INSTANCE,
+        retry: retryRule(definition),
       });
     } catch (error) {
       throw new AppError('unavailable', `Cannot record a run of "${job}": the database is unavailable (${messageOf(error)}). Retry later.`, { cause: error });
@@ -208,36 +213,26 @@ export class JobRunner {
       const status = error === null ? 'succeeded' : 'failed';
       const durationMs = Math.max(0, Math.round(performance.now() - t0));
       const finishedAt = new Date(Math.max(clock.now(), base.startedAt.getTime()));
+      const retry = error === null ? null : retryOf(base, retryRule(definition), finishedAt);
+      let recorded = true;
       try {
-        await finishCronRun(db, base.id, { status, error, finishedAt, durationMs });
+        await settleCronRun(db, base, { status, error, finishedAt, durationMs }, retry);
       } catch (writeError) {
-        runLog.error({ err: { message: messageOf(writeError) } }, 'cron run outcome not recorded: its row stays running until it expires');
+        recorded = false;
+        runLog.error({ err: { message: messageOf(writeError) } }, 'cron run outcome not recorded: its row stays running until it expires, then the instance that sees it expire queues its retry (if it has attempts left)');
       }
       metrics.cronRuns.inc({ job, trigger, status });
-      const retryAt = error === null ? null : await this.retryLater(definition, base, finishedAt, runLog);
+      const retryAt = recorded ? (retry?.dueAt ?? null) : null;
       if (error === null) runLog.info({ durationMs }, 'cron run succeeded');
       else {
         runLog.warn({ durationMs, error, attempt: base.attempt, retryAt }, retryAt ? 'cron run failed; retrying later' : 'cron run failed');
-        if (!retryAt) this.deps.onRunFailed?.({ job, trigger, error, runId: base.id });
+        if (!retry) this.deps.onRunFailed?.({ job, trigger, error, runId: base.id });
       }
       await this.deps.onRunEnded?.(job); // before `done` settles, so drain() also waits for what it starts
       return { id: base.id, job, trigger, scheduledFor: base.scheduledFor, startedAt: base.startedAt, attempt: base.attempt, status, error, finishedAt, durationMs, retryAt };
     })();
     this.track(done);
     return done;
-  }
-
-  /** A failed scheduled run with attempts left: queue the next attempt of its tick; when it is due, or null. */
-  private async retryLater(definition: JobDefinition, base: { id: number; job: string; trigger: CronTrigger; scheduledFor: Date | null; attempt: number; retryOf: number | null }, at: Date, log: Logger): Promise<Date | null> {
-    if (base.trigger !== 'schedule' || base.attempt >= definition.retries.attempts) return null;
-    const dueAt = new Date(at.getTime() + retryDelayMs(definition.retries, base.attempt));
-    try {
-      await enqueueRuns(this.deps.db, [{ job: base.job, trigger: base.trigger, scheduledFor: base.scheduledFor, attempt: base.attempt + 1, retryOf: base.retryOf ?? base.id, dueAt }]);
-      return dueAt;
-    } catch (error) {
-      log.error({ err: { message: messageOf(error) } }, 'cron retry not queued (database unavailable?): this tick will not be retried');
-      return null;
-    }
   }
 
   private track(promise: Promise<unknown>): void {

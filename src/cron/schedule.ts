@@ -177,6 +177,7 @@ export function validateCrons(entries: readonly CronEntry[], jobs: JobRegistry, 
     if (reasons.length > 0) {
       warnings.push(`${where}.schedule "${entry.schedule}": Vercel Cron would refuse this (${reasons.join('; ')}). hookrun accepts it and runs it in ${timezone}.`);
     }
+    if (entry.tokenEnv !== undefined && entry.token === undefined) warnings.push(`${where}.tokenEnv: ${entry.tokenEnv} is not set: each run of ${job} fails, saying so, until it is.`);
     scheduled.push({ job, path, index, schedule });
   });
   return { scheduled, warnings };

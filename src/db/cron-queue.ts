@@ -1,53 +1,30 @@
 import type { Database, Queryable } from './database.js';
-import { COLUMNS, lockJob, runningRunOf, type CronRunRow, type CronTrigger } from './cron-runs.js';
+import { COLUMNS, lockJob, runningRunOf, type CronRunRow, type RetryRule } from './cron-runs.js';
 
-/** A run to do later: a retry, a missed tick caught up, a backfilled tick. */
-export interface PendingRun {
-  job: string;
-  trigger: CronTrigger;
-  scheduledFor: Date | null;
-  attempt: number;
-  retryOf: number | null;
-  dueAt: Date;
-}
+export { enqueueRuns, type PendingRun } from './cron-runs.js';
 
-/**
- * Queue runs as `pending` rows. The unique (job, scheduled_for, attempt) key
- * makes each once however many instances (or CLI calls) queue it; returns
- * the ids of the rows this call created.
- */
-export async function enqueueRuns(db: Queryable, runs: readonly PendingRun[]): Promise<number[]> {
-  if (runs.length === 0) return [];
-  const rows = await db.query<{ id: string | number }>(
-    `INSERT INTO cron_runs (job, trigger, scheduled_for, attempt, retry_of, started_at, due_at, status)
-     SELECT job, trigger, scheduled_for, attempt, retry_of, due_at, due_at, 'pending'
-     FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::int[], $5::bigint[], $6::timestamptz[])
-       AS r(job, trigger, scheduled_for, attempt, retry_of, due_at)
-     ON CONFLICT (job, scheduled_for, attempt) DO NOTHING
-     RETURNING id`,
-    [runs.map((r) => r.job), runs.map((r) => r.trigger), runs.map((r) => r.scheduledFor), runs.map((r) => r.attempt), runs.map((r) => r.retryOf), runs.map((r) => r.dueAt)],
-  );
-  return rows.map((r) => Number(r.id));
-}
-
-/** Jobs with a `pending` run due at `now`, each once. */
+/** Jobs with a `pending` run due at `now`, or a `running` one past its expiry (its instance died: it may be retried), each once. */
 export async function jobsWithDueRuns(db: Queryable, now: Date): Promise<string[]> {
-  const rows = await db.query<{ job: string }>(`SELECT DISTINCT job FROM cron_runs WHERE status = 'pending' AND due_at <= $1::timestamptz`, [now]);
+  const rows = await db.query<{ job: string }>(
+    `SELECT DISTINCT job FROM cron_runs WHERE (status = 'pending' AND due_at <= $1::timestamptz) OR (status = 'running' AND expires_at <= $1::timestamptz)`,
+    [now],
+  );
   return rows.map((r) => r.job);
 }
 
 /**
- * Start the job's oldest due `pending` run, under the job's lock: it becomes
+ * Start the job's oldest due `pending` run, under the job's lock (which fails
+ * expired `running` rows and queues their retries by `retry`): it becomes
  * `running` on this instance. Unless the job allows overlap, nothing starts
  * while another run of it is going (queued and caught-up ticks run one after
  * another, in tick order). Undefined when there is nothing to start.
  */
 export async function startDueRun(
   db: Database,
-  options: { job: string; now: Date; expiresAt: Date; allowOverlap: boolean; instance: string },
+  options: { job: string; now: Date; expiresAt: Date; allowOverlap: boolean; instance: string; retry?: RetryRule },
 ): Promise<CronRunRow | undefined> {
   return db.transaction(async (tx) => {
-    await lockJob(tx, options.job, options.now);
+    await lockJob(tx, options.job, options.now, options.retry);
     if (!options.allowOverlap && (await runningRunOf(tx, options.job)) !== undefined) return undefined;
     const rows = await tx.query<CronRunRow>(
       `UPDATE cron_runs SET status = 'running', started_at = $2, expires_at = $3, instance = $4

@@ -52,6 +52,8 @@ export interface ClaimInput {
   queueIfRunning: boolean;
   /** `<hostname>:<pid>`. */
   instance: string;
+  /** The job's retry policy, for a crashed run this claim finds expired. */
+  retry?: RetryRule;
 }
 
 /** The outcome of a claim: we run it, it waits behind a running one, we recorded a skip, or another instance owns this tick. */
@@ -61,15 +63,68 @@ export type ClaimResult =
   | { kind: 'skipped'; id: number; reason: string }
   | { kind: 'taken' };
 
-/** Take the per-job lock and fail `running` rows whose instance died (past `expires_at`). */
-export async function lockJob(tx: Queryable, job: string, now: Date): Promise<void> {
+/** A job's retry policy as the database needs it: attempts in all (the first included), and the wait after failed attempt n. */
+export interface RetryRule {
+  attempts: number;
+  delayMs(attempt: number): number;
+}
+
+/** A run to do later: a retry, a missed tick caught up, a backfilled tick. */
+export interface PendingRun {
+  job: string;
+  trigger: CronTrigger;
+  scheduledFor: Date | null;
+  attempt: number;
+  retryOf: number | null;
+  dueAt: Date;
+}
+
+/**
+ * Queue runs as `pending` rows. The unique (job, scheduled_for, attempt) key
+ * makes each once however many instances (or CLI calls) queue it; returns
+ * the ids of the rows this call created.
+ */
+export async function enqueueRuns(db: Queryable, runs: readonly PendingRun[]): Promise<number[]> {
+  if (runs.length === 0) return [];
+  const rows = await db.query<{ id: string | number }>(
+    `INSERT INTO cron_runs (job, trigger, scheduled_for, attempt, retry_of, started_at, due_at, status)
+     SELECT job, trigger, scheduled_for, attempt, retry_of, due_at, due_at, 'pending'
+     FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::int[], $5::bigint[], $6::timestamptz[])
+       AS r(job, trigger, scheduled_for, attempt, retry_of, due_at)
+     ON CONFLICT (job, scheduled_for, attempt) DO NOTHING
+     RETURNING id`,
+    [runs.map((r) => r.job), runs.map((r) => r.trigger), runs.map((r) => r.scheduledFor), runs.map((r) => r.attempt), runs.map((r) => r.retryOf), runs.map((r) => r.dueAt)],
+  );
+  return rows.map((r) => Number(r.id));
+}
+
+/** The next attempt of a failed scheduled run, when its policy has one left; null otherwise. */
+export function retryOf(run: { id: number; job: string; trigger: CronTrigger; scheduledFor: Date | null; attempt: number; retryOf: number | null }, rule: RetryRule | undefined, failedAt: Date): PendingRun | null {
+  if (!rule || run.trigger !== 'schedule' || run.attempt >= rule.attempts) return null;
+  const dueAt = new Date(failedAt.getTime() + rule.delayMs(run.attempt));
+  return { job: run.job, trigger: run.trigger, scheduledFor: run.scheduledFor, attempt: run.attempt + 1, retryOf: run.retryOf ?? run.id, dueAt };
+}
+
+/**
+ * Take the per-job lock and fail `running` rows whose instance died (past
+ * `expires_at`), queueing each one's next attempt by `retry` in the same
+ * transaction: the lock and the unique (job, tick, attempt) key make that
+ * retry once however many instances see the row expire.
+ */
+export async function lockJob(tx: Queryable, job: string, now: Date, retry?: RetryRule): Promise<void> {
   await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [CLAIM_LOCK_CLASS, job]);
-  await tx.query(
+  const abandoned = await tx.query<{ id: string | number; trigger: CronTrigger; scheduledFor: Date | string | null; attempt: number; retryOf: string | number | null; expiresAt: Date | string }>(
     `UPDATE cron_runs SET status = 'failed', finished_at = expires_at,
        error = 'abandoned: the instance running it stopped before it finished (no result after its timeout)'
-     WHERE job = $1 AND status = 'running' AND expires_at <= $2`,
+     WHERE job = $1 AND status = 'running' AND expires_at <= $2
+     RETURNING id, trigger, scheduled_for AS "scheduledFor", attempt, retry_of AS "retryOf", expires_at AS "expiresAt"`,
     [job, now],
   );
+  const retries = abandoned.flatMap((r) => {
+    const run = { id: Number(r.id), job, trigger: r.trigger, scheduledFor: r.scheduledFor === null ? null : new Date(r.scheduledFor), attempt: Number(r.attempt), retryOf: r.retryOf === null ? null : Number(r.retryOf) };
+    return retryOf(run, retry, new Date(r.expiresAt)) ?? [];
+  });
+  await enqueueRuns(tx, retries);
 }
 
 /** The id of a `running` run of the job, if any (call under `lockJob`). */
@@ -87,7 +142,7 @@ export async function runningRunOf(tx: Queryable, job: string): Promise<number |
  */
 export async function claimCronRun(db: Database, input: ClaimInput): Promise<ClaimResult> {
   return db.transaction(async (tx) => {
-    await lockJob(tx, input.job, input.startedAt);
+    await lockJob(tx, input.job, input.startedAt, input.retry);
     let reason: string | undefined;
     let queue = false;
     const paused = input.trigger === 'schedule' && (await tx.query('SELECT 1 FROM cron_pauses WHERE job = $1', [input.job])).length > 0;
@@ -120,17 +175,31 @@ export async function claimCronRun(db: Database, input: ClaimInput): Promise<Cla
   });
 }
 
-/** Settle a run with its outcome (also over an `abandoned` mark another instance made after its timeout). */
-export async function finishCronRun(
-  db: Queryable,
-  id: number,
+/**
+ * Settle a run with its outcome and, when it failed with an attempt left,
+ * queue that retry in the same transaction: both are written or neither (the
+ * row then stays `running` until it expires, and the instance that sees it
+ * expire queues the retry). Also over an `abandoned` mark another instance
+ * made after the timeout: a success then withdraws the retry that mark
+ * queued, unless it has started.
+ */
+export async function settleCronRun(
+  db: Database,
+  run: { id: number; job: string; scheduledFor: Date | null; attempt: number },
   outcome: { status: 'succeeded' | 'failed'; error: string | null; finishedAt: Date; durationMs: number },
+  retry: PendingRun | null,
 ): Promise<void> {
-  await db.query(
-    `UPDATE cron_runs SET status = $2, error = $3, finished_at = $4, duration_ms = $5, expires_at = NULL
-     WHERE id = $1`,
-    [id, outcome.status, outcome.error, outcome.finishedAt, outcome.durationMs],
-  );
+  await db.transaction(async (tx) => {
+    await tx.query(
+      `UPDATE cron_runs SET status = $2, error = $3, finished_at = $4, duration_ms = $5, expires_at = NULL
+       WHERE id = $1`,
+      [run.id, outcome.status, outcome.error, outcome.finishedAt, outcome.durationMs],
+    );
+    if (retry) await enqueueRuns(tx, [retry]);
+    else if (outcome.status === 'succeeded' && run.scheduledFor) {
+      await tx.query(`DELETE FROM cron_runs WHERE job = $1 AND scheduled_for = $2 AND attempt = $3 AND status = 'pending'`, [run.job, run.scheduledFor, run.attempt + 1]);
+    }
+  });
 }
 
 /** The latest tick recorded for a job, so a restarted scheduler knows which ticks it missed. */

@@ -54,6 +54,10 @@ describe('platform.json with a time zone and an HTTP target (spawned hookrun)', 
     const bad = await runCli(['check'], { PLATFORM_CONFIG: platform([{ path: '/cron/keep-alive', schedule: '0 9 * * *', timezone: 'Europe/Berlim' }]) });
     expect(bad.code).toBe(78);
     expect(bad.stderr).toContain('crons[0].timezone "Europe/Berlim": not an IANA time zone');
+
+    const plain = await runCli(['check'], { PLATFORM_CONFIG: platform([{ name: 'billing-sync', url: 'http://billing.example.com/sync', schedule: '0 9 * * *' }]) });
+    expect(plain.code).toBe(78);
+    expect(plain.stderr).toContain('crons[0].url "http://billing.example.com/sync": plain http:// to another machine sends each call unencrypted. Use https://, or add "allowHttp": true');
   });
 
   it('cron pause, resume and backfill from the CLI (no server: the runs happen here)', async () => {
@@ -82,18 +86,19 @@ describe('platform.json with a time zone and an HTTP target (spawned hookrun)', 
     expect(future.stderr).toContain('--to is in the future');
   });
 
-  it('`hookrun start` calls HTTP targets on their schedule, with the cron secret, retrying and queueing by their policies', async () => {
+  it('`hookrun start` calls HTTP targets on their schedule, each with its own token (never the cron secret), retrying and queueing by their policies', async () => {
     const file = platform([
-      { name: 'pinger', url: `${targetUrl}/ping`, schedule: '* * * * * *' },
+      { name: 'pinger', url: `${targetUrl}/ping`, schedule: '* * * * * *', tokenEnv: 'PINGER_CRON_TOKEN' },
       { name: 'flaky', url: `${targetUrl}/flaky`, schedule: '*/5 * * * * *', retries: { attempts: 2, delayMs: 300 } },
       { name: 'slow', url: `${targetUrl}/slow`, schedule: '* * * * * *', overlap: 'queue-one' },
     ]);
-    server = await spawnHookrun({ dataDir: join(dir, 'data'), env: { PLATFORM_CONFIG: file } });
+    server = await spawnHookrun({ dataDir: join(dir, 'data'), env: { PLATFORM_CONFIG: file, PINGER_CRON_TOKEN: 'pinger-target-token' } });
     const auth = { headers: { authorization: `Bearer ${SECRETS.admin}` } };
     type Run = { job: string; status: string; attempt: number; scheduledFor: string | null; dueAt: string | null; retryOf: number | null; error: string | null };
     const runsOf = async (job: string) => ((await (await fetch(`${server!.url}/api/cron/runs?job=${job}&limit=200`, auth)).json()) as { runs: Run[] }).runs;
     await pollUntil('two ticks of the pinger', 10_000, async () => (calls.filter((c) => c.path === '/ping').length >= 2 ? true : undefined));
-    expect(calls[0]).toEqual({ path: '/ping', authorization: `Bearer ${SECRETS.cron}`, userAgent: expect.stringMatching(/^hookrun-cron\//) });
+    expect(calls[0]).toEqual({ path: '/ping', authorization: 'Bearer pinger-target-token', userAgent: expect.stringMatching(/^hookrun-cron\//) });
+    expect(calls.some((c) => c.authorization?.includes(SECRETS.cron))).toBe(false);
     // flaky: each tick fails once (500) and its retry, 300 ms later, succeeds
     const retried = await pollUntil('a retried tick', 15_000, async () => (await runsOf('flaky')).find((r) => r.attempt === 2 && r.status === 'succeeded'));
     const first = (await runsOf('flaky')).find((r) => r.attempt === 1 && r.scheduledFor === retried.scheduledFor);
