@@ -28,7 +28,8 @@ export function settleWithoutHandler(event: ClaimedEvent, hasHandler: boolean, p
 export function settleFailure(event: ClaimedEvent, error: unknown, policy: RetryPolicy, nowMs: number, random: () => number): Settlement {
   const base = { id: event.id, attempts: event.attempts };
   const message = messageOf(error).slice(0, MAX_ERROR_CHARS);
-  if (error instanceof MalformedPayloadError) return { ...base, status: 'dead', error: message };
+  // By name too: a project's copy of hookrun (its import of 'hookrun') may not be the engine's module.
+  if (error instanceof MalformedPayloadError || (error as Error | undefined)?.name === 'MalformedPayloadError') return { ...base, status: 'dead', error: message };
   if (!hasAttemptsLeft(event.attempts, policy)) return { ...base, status: 'dead', error: `${message} (gave up after ${event.attempts} attempts)` };
   return { ...base, status: 'failed', error: message, nextAttemptAt: new Date(nowMs + computeBackoffMs(event.attempts, policy, random)) };
 }

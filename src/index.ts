@@ -1,0 +1,20 @@
+/**
+ * hookrun's public API: what a project's `jobs/` and `handlers/` files
+ * import. Everything else in this package is engine and may change in any
+ * release; these names follow semantic versioning.
+ */
+
+/** Declare a job: `export default defineJob({ run })` in `jobs/<name>.ts` serves `/cron/<name>`. */
+export { defineJob } from './cron/job.js';
+/** A job's context and policies. */
+export type { JobContext, JobSpec, JobDefinition, OverlapPolicy, CatchUpPolicy } from './cron/job.js';
+
+/** Declare a handler: `export default defineHandler({ on: ['stripe:invoice.paid'], run(event, ctx) { … } })` in `handlers/<name>.ts`. */
+export { defineHandler } from './api/define-handler.js';
+/** A handler's context, its spec and what `defineHandler` returns. */
+export type { HandlerContext, HandlerDatabase, HandlerDefinition, HandlerSpec, StoredEvent } from './api/define-handler.js';
+/** The event names `on` accepts and the payload type each one gives `run`. */
+export type { CustomSenders, DatabaseChange, EventName, EventOf } from './api/event-types.js';
+
+/** Throw it from a handler when the payload cannot be handled, ever: the delivery goes dead at once, without retries. */
+export { MalformedPayloadError } from './inbox/handlers/registry.js';
