@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { EXIT_CODES } from './cli/output.js';
 import { loadDotEnvFile } from './config.js';
@@ -12,6 +13,7 @@ const program = new Command()
   .name('hookrun')
   .description('Verified, durable, exactly-once webhooks and scheduled jobs.')
   .version(version, '-v, --version', 'print the hookrun version')
+  .option('--project <dir>', 'the project folder: its jobs/, handlers/, platform.json and .env (default: the working directory)')
   .showHelpAfterError('(hookrun <command> --help shows how to use it)')
   .exitOverride();
 
@@ -43,7 +45,23 @@ function groupsFor(command: string | undefined) {
   return named.length > 0 ? named : COMMAND_GROUPS;
 }
 
+/**
+ * `--project <dir>` (any command): the project whose jobs/, handlers/,
+ * platform.json and .env to use, as HOOKRUN_PROJECT (which child processes
+ * such as `dev`'s inherit). Taken out of argv before commander parses it.
+ */
+function takeProjectOption(argv: string[]): void {
+  const at = argv.findIndex((arg, i) => i >= 2 && (arg === '--project' || arg.startsWith('--project=')));
+  if (at < 0) return;
+  const value = argv[at]!.includes('=') ? argv[at]!.slice('--project='.length) : argv[at + 1];
+  if (!value) throw new ConfigError('--project needs a folder: hookrun start --project ./my-hookrun');
+  process.env.HOOKRUN_PROJECT = resolve(value);
+  argv.splice(at, argv[at]!.includes('=') ? 1 : 2);
+}
+
 try {
+  takeProjectOption(process.argv);
+  if (process.env.HOOKRUN_PROJECT) loadDotEnvFile(resolve(process.env.HOOKRUN_PROJECT));
   loadDotEnvFile();
   for (const register of await Promise.all(groupsFor(process.argv[2]).map(([, load]) => load()))) register(program);
   await program.parseAsync(process.argv);
