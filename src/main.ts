@@ -25,6 +25,7 @@ const program = new Command()
  */
 const COMMAND_GROUPS: ReadonlyArray<readonly [names: readonly string[], load: () => Promise<(program: Command) => void>]> = [
   [['start', 'worker'], async () => (await import('./cli/start.js')).registerStartCommands],
+  [['init'], async () => (await import('./cli/init.js')).registerInitCommand],
   [['dev'], async () => (await import('./cli/dev.js')).registerDevCommand],
   [['migrate'], async () => (await import('./cli/migrate.js')).registerMigrateCommand],
   [['check'], async () => (await import('./cli/check.js')).registerCheckCommand],

@@ -1,0 +1,125 @@
+import { randomBytes } from 'node:crypto';
+
+/** The files `hookrun init` writes, by path in the new project, for a project named `name` on hookrun `version`. */
+export function projectFiles(name: string, version: string): Record<string, string> {
+  return {
+    'package.json': `${JSON.stringify(
+      {
+        name,
+        private: true,
+        type: 'module',
+        scripts: { dev: 'hookrun dev', start: 'hookrun start', test: 'tsc --noEmit' },
+        engines: { node: '>=20.19' },
+        dependencies: { hookrun: `^${version}` },
+        devDependencies: { '@clerk/backend': '^3.25.0', '@types/node': '^20.19.0', typescript: '^5.9.0' },
+      },
+      null,
+      2,
+    )}\n`,
+    'platform.json': `${JSON.stringify({ crons: [{ path: '/cron/keep-alive', schedule: '0 1 * * *' }] }, null, 2)}\n`,
+    'tsconfig.json': `${JSON.stringify(
+      {
+        compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: ['node'] },
+        include: ['jobs', 'handlers'],
+      },
+      null,
+      2,
+    )}\n`,
+    'jobs/keep-alive.ts': `import { defineJob } from 'hookrun';
+
+/**
+ * /cron/keep-alive, daily at 01:00 UTC (platform.json): one query, so a
+ * database that pauses when idle (a free Supabase or Neon project) stays awake.
+ */
+export default defineJob({
+  description: 'Run one query so the database sees activity.',
+  timeoutMs: 30_000,
+  async run({ db, log }) {
+    const [row] = await db.query<{ now: Date }>('SELECT now() AS now');
+    log.info({ now: row?.now }, 'database is awake');
+  },
+});
+`,
+    'handlers/welcome-email.ts': `import { defineHandler } from 'hookrun';
+
+/**
+ * Runs once for each Clerk user.created event, after it is stored; retried
+ * on its own with backoff if it throws. \`event\` is Clerk's own type.
+ */
+export default defineHandler({
+  on: ['clerk:user.created'],
+  async run(event, ctx) {
+    const email = event.data.email_addresses[0]?.email_address;
+    ctx.log.info({ userId: event.data.id, email }, 'new user: send the welcome email here');
+  },
+});
+`,
+    '.env.example': ENV_EXAMPLE,
+    '.env': localEnv(),
+    '.gitignore': 'node_modules/\n.data/\n.env\n',
+    Dockerfile: DOCKERFILE,
+    '.dockerignore': 'node_modules\n.data\n.env\n',
+    'README.md': readme(name),
+  };
+}
+
+const ENV_EXAMPLE = `# Settings hookrun reads (copy to .env for your laptop; real environment variables win).
+# Webhook signing secrets, as each provider's dashboard shows them:
+PAYMENTS_WEBHOOK_SECRET=   # Stripe: whsec_… (the endpoint's signing secret, or what \`stripe listen\` prints)
+AUTH_WEBHOOK_SECRET=       # Clerk: whsec_… (Webhooks → your endpoint → Signing Secret)
+DATABASE_WEBHOOK_SECRET=   # Supabase Database Webhooks: the bearer you send in the Authorization header
+# Who may call /cron/<job> (Vercel Cron sends it as a bearer) and the admin API:
+CRON_SECRET=
+ADMIN_TOKEN=
+# Unset: the embedded database in .data/. Set: your PostgreSQL (hookrun's tables go in schema "hookrun").
+DATABASE_URL=
+`;
+
+/** Random local secrets, so \`npm run dev\` and \`npx hookrun send\` work at once; never used in production. */
+function localEnv(): string {
+  const token = () => randomBytes(24).toString('base64url');
+  return `# Local development only (made by hookrun init): random secrets for this laptop.
+PAYMENTS_WEBHOOK_SECRET=whsec_${token()}
+AUTH_WEBHOOK_SECRET=whsec_${randomBytes(32).toString('base64')}
+DATABASE_WEBHOOK_SECRET=${token()}
+CRON_SECRET=${token()}
+ADMIN_TOKEN=${token()}
+`;
+}
+
+const DOCKERFILE = `# hookrun in a container: node, your handlers and jobs, the embedded database on a volume
+# (or DATABASE_URL). Build: docker build -t my-hookrun .  Run: docker run -p 3002:3002 --env-file .env my-hookrun
+FROM node:20-slim
+WORKDIR /app
+ENV NODE_ENV=production PORT=3002 HOST=0.0.0.0
+COPY package*.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+COPY . .
+RUN mkdir -p .data && chown node:node .data
+USER node
+VOLUME /app/.data
+EXPOSE 3002
+HEALTHCHECK --interval=10s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+# No shell: node is PID 1, so SIGTERM reaches hookrun, which finishes what runs and stops.
+CMD ["node", "node_modules/hookrun/dist/main.js", "start"]
+`;
+
+function readme(name: string): string {
+  return `# ${name}
+
+The API app beside your product, on [hookrun](https://www.npmjs.com/package/hookrun):
+verified webhooks processed exactly once, and scheduled jobs.
+
+\`\`\`sh
+npm install
+npm run dev        # http://localhost:3002, reloads on save
+\`\`\`
+
+- \`handlers/<name>.ts\`: \`export default defineHandler({ on: ['stripe:invoice.paid'], run(event, ctx) { … } })\`.
+  \`event\` has the provider's own type; several handlers may take one event, each retried on its own.
+- \`jobs/<name>.ts\`: \`export default defineJob({ run(ctx) { … } })\` is \`/cron/<name>\`; schedule it in \`platform.json\`.
+- Try it: \`npx hookrun send auth user.created\` (a signed Clerk event), then \`npx hookrun events list\`.
+- \`npm test\` type-checks your handlers against the providers' types.
+- Upgrading hookrun is \`npm install hookrun@latest\`; your files stay yours.
+`;
+}
