@@ -4,7 +4,9 @@ import type Stripe from 'stripe';
 
 /**
  * A database change as Supabase Database Webhooks send it (and as hookrun's
- * own WAL capture stores it): the row typed by `R` when the handler says so.
+ * own WAL capture stores it): the row typed by `R` when the handler says so,
+ * `run(event: DatabaseChange<Order>, ctx)`, with `Order` a `type` (an
+ * `interface` needs `extends Record<string, unknown>` to fit).
  */
 export interface DatabaseChange<R = Record<string, unknown>> {
   type: 'INSERT' | 'UPDATE' | 'DELETE';

@@ -44,6 +44,9 @@ export interface SpawnOptions {
   /** Wait for the "listening" log line and /ready 200 (default true). */
   waitReady?: boolean;
   readyTimeoutMs?: number;
+  /** Another hookrun to run (an installed package's `dist/main.js`), from `cwd` (default: this repository's, from its root). */
+  mainJs?: string;
+  cwd?: string;
 }
 
 /** The env every spawned hookrun gets: test secrets, loopback, a free port, JSON logs. */
@@ -84,7 +87,7 @@ function pollUntil<T>(what: string, timeoutMs: number, probe: () => Promise<T | 
  * bounded, until it logs its URL and `/ready` answers 200.
  */
 export async function spawnHookrun(options: SpawnOptions = {}): Promise<HookrunProcess> {
-  await ensureDistBuilt();
+  if (!options.mainJs) await ensureDistBuilt();
   const env: Record<string, string> = { ...baseEnv() };
   if (options.dataDir) env.DATA_DIR = options.dataDir;
   if (options.databaseUrl) env.DATABASE_URL = options.databaseUrl;
@@ -92,7 +95,7 @@ export async function spawnHookrun(options: SpawnOptions = {}): Promise<HookrunP
     if (value === undefined) delete env[name];
     else env[name] = value;
   }
-  const child = spawn(process.execPath, [MAIN_JS, ...(options.args ?? ['start'])], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [options.mainJs ?? MAIN_JS, ...(options.args ?? ['start'])], { cwd: options.cwd ?? REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const chunks: string[] = [];
   const capture = (data: Buffer) => {
     const text = data.toString('utf8');

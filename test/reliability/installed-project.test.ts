@@ -1,0 +1,172 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureDistBuilt } from '../helpers/build-dist.js';
+import { SECRETS } from '../helpers/config.js';
+import { acknowledged, sendDelivery, stripeDelivery, supabaseInsert } from '../helpers/signed-deliveries.js';
+import { REPO_ROOT, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
+
+const run = promisify(execFile);
+const NPM_FLAGS = ['--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'];
+
+/** The project's own files this test adds to what `hookrun init` wrote. */
+const FILES: Record<string, string> = {
+  'jobs/nightly-report.ts': `import { defineJob } from 'hookrun';
+export default defineJob({ async run({ log }) { log.info('nightly report ran'); } });
+`,
+  'handlers/notify-sales.ts': `import { defineHandler } from 'hookrun';
+export default defineHandler({
+  on: ['stripe:customer.subscription.updated'],
+  run(event, ctx) { ctx.log.info({ status: event.data.object.status }, 'sales told'); },
+});
+`,
+  'handlers/sync-crm.ts': `import { defineHandler } from 'hookrun';
+export default defineHandler({
+  on: ['stripe:customer.subscription.updated'],
+  run(event, ctx) {
+    if (ctx.attempt <= 2) throw new Error('CRM is down (attempt ' + ctx.attempt + ')');
+    ctx.log.info({ customer: event.data.object.customer }, 'crm synced');
+  },
+});
+`,
+  'handlers/new-profile.ts': `import { defineHandler, type DatabaseChange } from 'hookrun';
+type Profile = { id: string; name: string };
+export default defineHandler({
+  on: ['database:INSERT:profiles'],
+  run(event: DatabaseChange<Profile>, ctx) { ctx.log.info({ name: event.record?.name }, 'profile created'); },
+});
+`,
+};
+
+/** A field stripe-node's type for that event does not have: the user's `tsc --noEmit` must refuse it. */
+const WRONG_FIELD = `import { defineHandler } from 'hookrun';
+export default defineHandler({ on: ['stripe:invoice.paid'], run(event) { return void event.data.object.no_such_field; } });
+`;
+
+let work: string;
+let project: string;
+
+async function npm(args: string[], cwd: string): Promise<void> {
+  await run('npm', [...args, ...NPM_FLAGS], { cwd, timeout: 240_000, env: { ...process.env, npm_config_update_notifier: 'false' } });
+}
+
+beforeAll(async () => {
+  await ensureDistBuilt();
+  work = mkdtempSync(join(tmpdir(), 'hookrun-installed-'));
+  // What a user installs: the packed tarball, in folders outside this repository.
+  await run('npm', ['pack', '--ignore-scripts', '--pack-destination', work, '--loglevel=error'], { cwd: REPO_ROOT, timeout: 120_000 });
+  const tarball = join(work, readdirSync(work).find((f) => f.endsWith('.tgz'))!);
+  const tool = join(work, 'tool');
+  mkdirSync(tool);
+  await npm(['install', tarball], tool);
+  project = join(work, 'my-hookrun');
+  await run(process.execPath, [join(tool, 'node_modules', 'hookrun', 'dist', 'main.js'), 'init', project], { timeout: 30_000 });
+  const pkg = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  pkg.dependencies.hookrun = `file:${tarball}`;
+  writeFileSync(join(project, 'package.json'), JSON.stringify(pkg, null, 2));
+  for (const [path, text] of Object.entries(FILES)) writeFileSync(join(project, path), text);
+  await npm(['install'], project);
+}, 600_000);
+
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+const subscriptionUpdated = (tag: string) =>
+  stripeDelivery({
+    id: `evt_${tag}`,
+    object: 'event',
+    type: 'customer.subscription.updated',
+    created: Math.floor(Date.now() / 1000),
+    livemode: false,
+    data: { object: { id: `sub_${tag}`, object: 'subscription', customer: `cus_${tag}`, status: 'active', created: 1, cancel_at_period_end: false, items: { data: [] } } },
+  });
+
+async function admin<T>(server: HookrunProcess, path: string, init: RequestInit = {}): Promise<T> {
+  const response = await fetch(`${server.url}/api${path}`, { ...init, headers: { authorization: `Bearer ${SECRETS.admin}`, ...init.headers } });
+  expect(response.status, await response.clone().text()).toBe(200);
+  return (await response.json()) as T;
+}
+
+type History = { event: { status: string }; history: Array<{ attempt: number; handler: string | null; outcome: string }> };
+
+async function waitForStatus(server: HookrunProcess, id: number, status: string, timeoutMs: number): Promise<History> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const detail = await admin<History>(server, `/events/${id}`);
+    if (detail.event.status === status || Date.now() > deadline) return detail;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('a project made by hookrun init, on the installed tarball', () => {
+  it('type-checks its handlers against the providers\' own types, and refuses a field the type lacks', async () => {
+    await run('npx', ['tsc', '--noEmit'], { cwd: project, timeout: 120_000 });
+    writeFileSync(join(project, 'handlers', 'wrong-field.ts'), WRONG_FIELD);
+    const failed = await run('npx', ['tsc', '--noEmit'], { cwd: project, timeout: 120_000 }).then(
+      () => '',
+      (error: { stdout?: string }) => error.stdout ?? 'failed',
+    );
+    rmSync(join(project, 'handlers', 'wrong-field.ts'));
+    expect(failed).toMatch(/wrong-field\.ts.*Property 'no_such_field' does not exist/);
+  }, 240_000);
+
+  const databases: Array<[string, () => Promise<{ env: Record<string, string>; drop(): Promise<void> }>]> = [
+    ['the embedded database', async () => ({ env: { DATA_DIR: mkdtempSync(join(work, 'data-')) }, drop: async () => undefined })],
+  ];
+  if (process.env.TEST_DATABASE_URL) {
+    databases.push([
+      'PostgreSQL',
+      async () => {
+        const name = `hookrun_installed_${process.pid}`;
+        const adminClient = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+        await adminClient.connect();
+        await adminClient.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        await adminClient.query(`CREATE DATABASE ${name}`);
+        await adminClient.end();
+        const url = new URL(process.env.TEST_DATABASE_URL!);
+        url.pathname = `/${name}`;
+        return {
+          env: { DATABASE_URL: url.toString() },
+          async drop() {
+            const c = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+            await c.connect();
+            await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+            await c.end();
+          },
+        };
+      },
+    ]);
+  }
+
+  it.each(databases)('serves its handlers and jobs on %s: each handler runs, the failing one is retried alone', async (_name, database) => {
+    const { env, drop } = await database();
+    const server = await spawnHookrun({ mainJs: join(project, 'node_modules', 'hookrun', 'dist', 'main.js'), cwd: project, env, readyTimeoutMs: 60_000 });
+    try {
+      const sent = await sendDelivery(server.url, subscriptionUpdated(`installed_${Date.now()}`));
+      expect(acknowledged(sent), JSON.stringify(sent)).toBe(true);
+      const id = (JSON.parse((sent as { body: string }).body) as { id: number }).id;
+      const done = await waitForStatus(server, id, 'processed', 45_000);
+      expect(done.event.status).toBe('processed');
+      const runs = done.history.map((a) => `${a.attempt}:${a.handler}:${a.outcome}`).sort();
+      expect(runs).toEqual(['1:notify-sales:processed', '1:stripe-mirror:processed', '1:sync-crm:failed', '2:sync-crm:failed', '3:sync-crm:processed']);
+
+      const change = await sendDelivery(server.url, supabaseInsert(`p_${Date.now()}`));
+      const changeId = (JSON.parse((change as { body: string }).body) as { id: number }).id;
+      const changed = await waitForStatus(server, changeId, 'processed', 15_000);
+      expect(changed.history.map((a) => a.handler).sort()).toEqual(['database-changes', 'new-profile']);
+
+      const cron = await fetch(`${server.url}/cron/nightly-report`, { method: 'POST', headers: { authorization: `Bearer ${SECRETS.cron}` } });
+      expect(cron.status).toBe(200);
+      expect(server.output()).toContain('nightly report ran');
+      expect(server.output()).toContain('profile created');
+    } finally {
+      await server.stop();
+      await drop();
+    }
+  }, 120_000);
+});
