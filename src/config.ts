@@ -77,6 +77,8 @@ export interface Config {
   secretEnvNames: Record<Source, readonly string[]>;
   cronSecret: string | undefined;
   adminToken: string | undefined;
+  /** `METRICS_TOKEN`: when set, `/metrics` requires `Authorization: Bearer <METRICS_TOKEN>`. */
+  metricsToken: string | undefined;
   scheduler: boolean;
   logLevel: string;
   toleranceSeconds: number;
@@ -123,15 +125,24 @@ function readSecret(env: Env, names: readonly string[]): SecretSetting | undefin
   return undefined;
 }
 
-/** Below this, a token that guards /api and /admin can be guessed over the network: refused at start. */
-export const MIN_ADMIN_TOKEN_CHARS = 20;
+/** Below this, a bearer secret (ADMIN_TOKEN, CRON_SECRET, METRICS_TOKEN, a DATABASE_WEBHOOK_SECRET bearer) could be guessed over the network: refused at start. */
+export const MIN_SECRET_CHARS = 32;
 
-function readAdminToken(env: Env): string | undefined {
-  const token = env.ADMIN_TOKEN || undefined;
-  if (token !== undefined && token.length < MIN_ADMIN_TOKEN_CHARS) {
-    throw new ConfigError(`ADMIN_TOKEN is shorter than ${MIN_ADMIN_TOKEN_CHARS} characters: anyone who can reach /api or /admin could guess it. Use a long random value (openssl rand -hex 32), or unset it to keep the admin API closed.`);
-  }
+function tooShort(name: string, guards: string, unset: string): ConfigError {
+  return new ConfigError(`${name} is shorter than ${MIN_SECRET_CHARS} characters: anyone who can reach ${guards} could guess it. Use a long random value (openssl rand -hex 32), or ${unset}.`);
+}
+
+/** A bearer secret of at least MIN_SECRET_CHARS, or undefined when unset. */
+function readBearer(env: Env, name: string, guards: string, unset: string): string | undefined {
+  const token = env[name] || undefined;
+  if (token !== undefined && token.length < MIN_SECRET_CHARS) throw tooShort(name, guards, unset);
   return token;
+}
+
+/** Every bearer value of the database receiver's secret (a `whsec_` signing key is checked by its own rules). */
+function checkBearerValues(setting: SecretSetting | undefined): void {
+  const short = setting?.values.find((value) => !value.startsWith('whsec_') && value.length < MIN_SECRET_CHARS);
+  if (setting && short !== undefined) throw tooShort(setting.envName, '/webhooks/database', 'use a whsec_ signing key');
 }
 
 /**
@@ -157,6 +168,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const providers = readProviderChoice(env);
   const secretEnvNames = secretEnvNamesFor(providers);
   const secrets = Object.fromEntries(SOURCES.map((source) => [source, readSecret(env, secretEnvNames[source])])) as Record<Source, SecretSetting | undefined>;
+  checkBearerValues(secrets.database);
   return {
     port: readInt(env, 'PORT', 3002, 0, 65535),
     host: env.HOST || undefined,
@@ -171,8 +183,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     secrets,
     providers,
     secretEnvNames,
-    cronSecret: env.CRON_SECRET || undefined,
-    adminToken: readAdminToken(env),
+    cronSecret: readBearer(env, 'CRON_SECRET', '/cron', 'unset it to serve /cron to this machine only'),
+    adminToken: readBearer(env, 'ADMIN_TOKEN', '/api or /admin', 'unset it to keep the admin API closed'),
+    metricsToken: readBearer(env, 'METRICS_TOKEN', '/metrics', 'unset it to serve /metrics without a token'),
     scheduler: scheduler === 'on',
     logLevel,
     toleranceSeconds: readInt(env, 'WEBHOOK_TOLERANCE_SECONDS', 300, 1, 86_400),

@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'not_found'
   | 'method_not_allowed'
   | 'conflict'
+  | 'too_many_requests'
   | 'bad_request'
   | 'internal_error';
 
@@ -32,6 +33,7 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   method_not_allowed: 405,
   conflict: 409,
   payload_too_large: 413,
+  too_many_requests: 429,
   unsupported_media_type: 415,
   internal_error: 500,
   not_configured: 503,

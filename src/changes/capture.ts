@@ -24,7 +24,21 @@ export interface CaptureStatus {
   retainedWalBytes: number | null;
   /** New inbox rows per second over the last status interval, on this instance. */
   changesPerSecond: number;
+  /** The last failure's message: may name the product database's host or role, so logs and the admin API only. */
   lastError?: string;
+  /** The last failure as a stable code, safe for the unauthenticated `/ready`. */
+  lastErrorCode?: CaptureErrorCode;
+}
+
+/** Why the capture last failed, without its detail. */
+export type CaptureErrorCode = 'source_misconfigured' | 'source_auth_failed' | 'source_unreachable' | 'source_error' | 'capture_failed';
+
+function errorCode(error: unknown): CaptureErrorCode {
+  if (error instanceof ConfigError) return 'source_misconfigured';
+  const code = sqlState(error);
+  if (code === undefined) return 'capture_failed';
+  if (code.startsWith('28')) return 'source_auth_failed';
+  return /^E[A-Z]+$/.test(code) ? 'source_unreachable' : 'source_error'; // ECONNREFUSED, ENOTFOUND, … or an SQLSTATE
 }
 
 /** The capture of the product database's changes that a running hookrun owns. */
@@ -71,6 +85,7 @@ export function createChangeCapture(deps: ChangeCaptureDeps): ChangeCapture {
   const stopper = new AbortController();
   let state: CaptureStatus['state'] = 'starting';
   let lastError: string | undefined;
+  let lastErrorCode: CaptureErrorCode | undefined;
   let prepared: SourceInfo | undefined;
   let systemId: string | undefined;
   let session: ReplicationSession | undefined;
@@ -114,6 +129,7 @@ export function createChangeCapture(deps: ChangeCaptureDeps): ChangeCapture {
         if (state !== 'consuming') log.info({ slot: settings.slot, from: source.confirmedFlushLsn }, 'capturing database changes');
         setState('consuming');
         lastError = undefined;
+        lastErrorCode = undefined;
       },
     });
     if (!stopper.signal.aborted) throw new Error('the replication connection closed');
@@ -137,6 +153,7 @@ export function createChangeCapture(deps: ChangeCaptureDeps): ChangeCapture {
         failures = state === 'consuming' ? 1 : failures + 1;
         setState('disconnected');
         lastError = message(error);
+        lastErrorCode = errorCode(error);
         const level = error instanceof ConfigError ? 'error' : 'warn';
         log[level]({ err: { message: lastError } }, 'change capture stopped; reconnecting');
         await pause(backoffMs(failures, RECONNECT_BACKOFF));
@@ -187,6 +204,7 @@ export function createChangeCapture(deps: ChangeCaptureDeps): ChangeCapture {
       } catch (error) {
         if (error instanceof ConfigError) throw error;
         lastError = message(error);
+        lastErrorCode = errorCode(error);
         log.warn({ err: { message: lastError } }, 'changes database not reachable at start-up; capture keeps trying');
       }
     },
@@ -209,7 +227,7 @@ export function createChangeCapture(deps: ChangeCaptureDeps): ChangeCapture {
       lagSeconds: lagSeconds(),
       retainedWalBytes: slot?.retainedWalBytes ?? null,
       changesPerSecond: Math.round(rate.perSecond * 10) / 10,
-      ...(lastError ? { lastError } : {}),
+      ...(lastError ? { lastError, lastErrorCode } : {}),
     }),
     refresh,
   };

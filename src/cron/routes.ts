@@ -54,14 +54,28 @@ export function isLoopbackAddress(address: string | undefined): boolean {
   return plain === '::1' || plain === '0:0:0:0:0:0:0:1';
 }
 
+const PROXY_HEADERS = ['forwarded', 'via', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-forwarded-port', 'x-real-ip'];
+
+/**
+ * A request a proxy passed on: a reverse proxy on this machine connects from
+ * loopback on behalf of anyone, and nginx's default rewrites `Host` to the
+ * upstream's, so neither the address nor the name shows who is really asking.
+ * The proxy's own headers do (any `X-Forwarded-*`, `Forwarded`, `Via`).
+ */
+export function throughProxy(c: Context): boolean {
+  return Object.keys(c.req.header()).some((name) => PROXY_HEADERS.includes(name) || name.startsWith('x-forwarded-'));
+}
+
 /** Vercel Cron's `User-Agent` (`vercel-cron/1.0`): the request is a scheduled delivery of a tick. */
 export const SCHEDULED_DELIVERY_AGENT = /^vercel-cron\//i;
 
 /**
  * `POST` and `GET /cron/<job>` (GET is what Vercel Cron sends): run the job
- * once, answer `200 OK` as text. Unknown job 404, running 409, failed
+ * once, answer `200 OK` as text. Unknown job 404 (naming the jobs only to
+ * a CRON_SECRET holder), running 409, failed
  * 500 `Job failed: <message>` (DESIGN.md "Cron jobs"). With CRON_SECRET set a
- * `Bearer` token is required; without it only loopback callers get in.
+ * `Bearer` token is required; without it only loopback callers that did not
+ * come through a proxy get in.
  * A scheduled delivery (`User-Agent: vercel-cron/…`) runs at most once per
  * tick; a repeat answers `200 OK` without running the job again.
  */
@@ -70,6 +84,9 @@ export function createCronRoutes(options: CronRoutesOptions): Hono {
   const remoteAddress = options.remoteAddress ?? socketAddress;
 
   app.use('*', async (c, next) => {
+    if (options.cronSecret === undefined && throughProxy(c)) {
+      throw new AppError('forbidden', 'CRON_SECRET is not set, so /cron routes answer only callers on this machine, and this request came through a proxy (Forwarded, X-Forwarded-*, Via), which could be relaying anyone. Set CRON_SECRET (32+ characters) and send Authorization: Bearer <CRON_SECRET>.');
+    }
     if (options.cronSecret !== undefined) {
       if (!secureEqual(bearerToken(c.req.header('authorization')), options.cronSecret)) {
         throw new AppError('unauthorized', 'Send Authorization: Bearer <CRON_SECRET>; the token is missing or wrong.');
@@ -87,7 +104,9 @@ export function createCronRoutes(options: CronRoutesOptions): Hono {
     if (c.req.method === 'HEAD') throw new AppError('method_not_allowed', 'Use POST (or GET) to run a cron job.');
     const job = c.req.param('job');
     if (!options.jobs.has(job)) {
-      throw new AppError('not_found', unknownJobMessage(job, options.jobs));
+      // Job names are for a caller who proved it holds CRON_SECRET; a loopback caller without one may be anyone on the machine.
+      if (options.cronSecret !== undefined) throw new AppError('not_found', unknownJobMessage(job, options.jobs));
+      throw new AppError('not_found', `No cron job "${job}". List the jobs with hookrun cron list; a job is a file src/cron/jobs/<name>.ts.`);
     }
     const scheduled = SCHEDULED_DELIVERY_AGENT.test(c.req.header('user-agent') ?? '');
     const result = scheduled ? await options.runScheduled(job) : await options.run(job);

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from './database.js';
 import { NotConfirmedError, NotStoredError, RejectedPayloadError } from './event-write-errors.js';
 
@@ -215,14 +214,20 @@ function asRejected(error: unknown): RejectedPayloadError {
 const PROBE_ROLLBACK = new Error('readiness probe: rolled back on purpose');
 
 /**
- * What `/ready` asks: would an inbox insert commit now? It inserts a probe
- * row in a transaction and rolls it back, so a lock on `webhook_events`, a
- * full disk or a read-only database fails it, where `SELECT 1` would pass.
+ * What `/ready` asks: would an inbox insert commit now? In a transaction it
+ * takes the lock an INSERT takes on `webhook_events` (waiting at most
+ * `lockTimeoutMs`) and reads whether the transaction may write, then rolls
+ * back: a locked inbox or a read-only database fails it where `SELECT 1`
+ * passes, and nothing is written (no row, no dead tuple: PGlite has no
+ * autovacuum to clean up after a probe a second).
  */
-export async function probeInboxInsert(db: Database): Promise<void> {
+export async function probeInboxInsert(db: Database, lockTimeoutMs: number): Promise<void> {
   try {
     await db.transaction(async (tx) => {
-      await tx.query(`INSERT INTO webhook_events (source, key, type, payload) VALUES ('hookrun', $1, 'ready.probe', '{}'::jsonb)`, [`probe_${randomUUID()}`]);
+      await tx.query(`SELECT set_config('lock_timeout', $1, true)`, [`${lockTimeoutMs}ms`]);
+      await tx.query('LOCK TABLE webhook_events IN ROW EXCLUSIVE MODE');
+      const [row] = await tx.query<{ readOnly: string }>(`SELECT current_setting('transaction_read_only') AS "readOnly"`);
+      if (row?.readOnly === 'on') throw new Error('the database is read-only');
       throw PROBE_ROLLBACK;
     });
   } catch (error) {

@@ -1,6 +1,7 @@
 import { Hono, type Context } from 'hono';
 import type { z } from 'zod';
 import { backfillBody, eventListQuery, firstIssue, jobsQuery, mirrorQuery, pruneBody, reconcileBody, replayBody, replayQuery, resumeBody, runQuery, runsQuery } from './admin-schemas.js';
+import type { ChangeCapture } from '../changes/capture.js';
 import type { Clock } from '../clock.js';
 import { SOURCES, type Config } from '../config.js';
 import type { CronService } from '../cron/cron-service.js';
@@ -28,6 +29,8 @@ export interface AdminApiDeps {
   eventStream?: EventStream;
   /** Set when STRIPE_SECRET_KEY is: feed the events Stripe lists since a date into the inbox. */
   reconcilePayments?: (since: Date) => Promise<ReconcileSummary>;
+  /** The WAL capture (CHANGES_DATABASE_URL): `GET /api/changes` shows its state with the last error's message; without it the route is 404. */
+  changes?: Pick<ChangeCapture, 'status'>;
   /** One retention pass now (`hookrun prune` while the server holds the embedded database); without it the route is 404. */
   prune?: (dryRun: boolean) => Promise<PruneReport>;
 }
@@ -159,6 +162,11 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
     const plan = await cron.backfill(c.req.param('job'), { from: isoDate(body.from, 'from'), to: isoDate(body.to, 'to'), dryRun: body.dryRun });
     if (!plan.dryRun) deps.log.info({ job: plan.job, from: plan.from, to: plan.to, queued: plan.queued }, 'cron ticks backfilled by the admin API');
     return c.json(plan);
+  });
+
+  app.get('/changes', (c) => {
+    if (!deps.changes) throw new AppError('not_found', 'CHANGES_DATABASE_URL is not set, so this hookrun captures no database changes.');
+    return c.json({ changes: deps.changes.status() });
   });
 
   app.get('/mirror/:table', async (c) => {

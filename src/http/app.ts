@@ -1,4 +1,4 @@
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import type { CaptureStatus, ChangeCapture } from '../changes/capture.js';
 import type { Clock } from '../clock.js';
 import { SOURCES, type Config, type Source } from '../config.js';
@@ -12,6 +12,8 @@ import { BodyBudget } from '../webhooks/body-budget.js';
 import { createReceiver } from '../webhooks/receive.js';
 import { createCustomVerifiers, type SourceVerifier } from '../webhooks/verifiers.js';
 import { createErrorHandler, errorResponse } from './errors.js';
+import { createAuthFailureGuard } from './auth-failures.js';
+import { socketAddress } from '../cron/routes.js';
 
 /** Everything the HTTP layer serves from; built once by `service.ts` (or a test). */
 export interface AppDeps {
@@ -26,11 +28,8 @@ export interface AppDeps {
   changes?: Pick<ChangeCapture, 'status'>;
   /** Sub-apps of other capabilities (cron routes, admin API, …), mounted at their prefix. */
   mounts?: Array<{ prefix: string; app: Hono }>;
-}
-
-/** Ready means an event would be stored now: a probe insert (rolled back) within DB_TIMEOUT_MS. */
-function probeReady(db: Database, timeoutMs: number): Promise<unknown> {
-  return withDeadline(probeInboxInsert(db), timeoutMs, () => new Error('timeout'));
+  /** The caller's IP, which failed credentials are counted by; default the socket's. */
+  clientAddress?: (c: Context) => string | undefined;
 }
 
 /** The capture's state in `/ready`, snake_case like the rest of the API. */
@@ -43,7 +42,7 @@ function readyChanges(status: CaptureStatus) {
     lag_seconds: status.lagSeconds,
     retained_wal_bytes: status.retainedWalBytes,
     changes_per_second: status.changesPerSecond,
-    ...(status.lastError ? { last_error: status.lastError } : {}),
+    ...(status.lastErrorCode ? { last_error_code: status.lastErrorCode } : {}), // the message is in the log and GET /api/changes
   };
 }
 
@@ -58,14 +57,21 @@ export function createApp(deps: AppDeps): Hono {
   app.notFound((c) => errorResponse(c, 404, 'not_found', `No route ${c.req.method} ${c.req.path}. See /openapi.json for the routes.`));
 
   app.get('/health', (c) => c.json({ status: 'ok' }));
+  // Ready means an event would be stored now. The probe writes nothing, and
+  // concurrent calls share the one in flight (a flood of /ready is one probe).
+  let probing: Promise<void> | undefined;
+  const probe = () => (probing ??= probeInboxInsert(deps.db, deps.config.dbTimeoutMs).finally(() => (probing = undefined)));
   app.get('/ready', async (c) => {
     try {
-      await probeReady(deps.db, deps.config.dbTimeoutMs);
+      await withDeadline(probe(), deps.config.dbTimeoutMs, () => new Error('timeout'));
       return c.json({ status: 'ready', database: deps.db.kind, ...(deps.changes ? { changes: readyChanges(deps.changes.status()) } : {}) });
     } catch {
       throw new AppError('unavailable', `An event would not be stored within ${deps.config.dbTimeoutMs} ms (DB_TIMEOUT_MS): the database does not answer, or the inbox is locked. hookrun is not ready.`);
     }
   });
+
+  const guard = createAuthFailureGuard({ log: deps.log, now: () => deps.clock.now(), clientAddress: deps.clientAddress ?? socketAddress });
+  for (const path of ['/api/*', '/cron/*', '/metrics', '/webhooks/*']) app.use(path, guard);
 
   const receiveDeps = {
     writer: deps.writer,

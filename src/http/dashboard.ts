@@ -53,8 +53,8 @@ async function formField(c: Context, name: string): Promise<string | undefined> 
 /**
  * The dashboard at `/admin`: server-rendered HTML on the same query modules
  * as the admin API (no build step, no external assets, everything escaped).
- * Login with ADMIN_TOKEN sets an HttpOnly, SameSite=Strict cookie holding an
- * expiring HMAC of the token, never the token. Every POST needs that session,
+ * Login with ADMIN_TOKEN sets an HttpOnly, SameSite=Strict cookie holding a
+ * random session id signed with the token, never the token. Every POST needs that session,
  * a same-origin Origin and the session's CSRF token.
  */
 export function createDashboard(deps: AdminApiDeps): Hono {
@@ -79,16 +79,17 @@ export function createDashboard(deps: AdminApiDeps): Hono {
 
   app.post('/login', async (c) => {
     const client = socketAddress(c) ?? 'unknown';
-    const waitMs = throttle.retryAfterMs(client, clock.now());
-    if (waitMs > 0) {
-      deps.log.warn({ client }, 'dashboard login throttled: too many wrong tokens');
-      c.header('retry-after', String(Math.ceil(waitMs / 1000)));
-      return page(c, loginPage(`Too many wrong tokens from your address; try again in ${Math.ceil(waitMs / 1000)} s.`), 429);
-    }
+    // The token first: a correct one always logs in, however many wrong ones came from the same address (a proxy's).
     const token = await formField(c, 'token');
     if (!secureEqual(token, deps.config.adminToken!)) {
+      const waitMs = throttle.retryAfterMs(client, clock.now());
       throttle.fail(client, clock.now());
-      deps.log.info({ client }, 'dashboard login refused: wrong token');
+      if (waitMs > 0) {
+        // Not logged: the 10 refusals before it were (at most 100 a minute), a flood past them is not.
+        c.header('retry-after', String(Math.ceil(waitMs / 1000)));
+        return page(c, loginPage(`Too many wrong tokens from your address; try again in ${Math.ceil(waitMs / 1000)} s.`), 429);
+      }
+      deps.log.warn({ client }, 'dashboard login refused: wrong token');
       return page(c, loginPage('That is not the ADMIN_TOKEN.'), 401);
     }
     throttle.succeed(client);

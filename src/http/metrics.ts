@@ -1,8 +1,10 @@
 import { Hono } from 'hono';
 import { EVENT_STATUSES } from '../db/events.js';
 import { withDeadline } from '../deadline.js';
+import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
+import { bearerToken, secureEqual } from '../secure-compare.js';
 
 /** What the metrics route needs: the registry, and a cheap count of inbox rows by status. */
 export interface MetricsRouteDeps {
@@ -15,6 +17,8 @@ export interface MetricsRouteDeps {
   sampleTimeoutMs: number;
   /** The clock that ages a sample (injected: tests move time). */
   now: () => number;
+  /** METRICS_TOKEN: when set, a scrape must send `Authorization: Bearer <it>`. */
+  token?: string;
 }
 
 /**
@@ -26,7 +30,15 @@ export interface MetricsRouteDeps {
 export const METRICS_SAMPLE_MS = 5000;
 
 /**
- * `GET /metrics` in the Prometheus text format. The pending/dead gauges are
+ * The rendered text serves every scrape for this long, and scrapes that
+ * arrive while it renders wait for that one render: a flood of scrapes costs
+ * one render a second, not one each.
+ */
+export const METRICS_RENDER_MS = 1000;
+
+/**
+ * `GET /metrics` in the Prometheus text format, behind `METRICS_TOKEN` when it
+ * is set, rendered at most once a second. The pending/dead gauges are
  * sampled from the database at scrape time (at most every 5 s, one query at a
  * time), so every instance reports the
  * shared inbox and nothing has to keep them in step; a failed sample keeps
@@ -51,10 +63,25 @@ export function createMetricsRoute(deps: MetricsRouteDeps): Hono {
         inFlight = undefined;
       }
     })());
+  let rendered: { text: string; at: number } | undefined;
+  let rendering: Promise<string> | undefined;
+  const render = () =>
+    (rendering ??= (async () => {
+      try {
+        if (deps.now() - sampledAt >= METRICS_SAMPLE_MS || inFlight) await sample();
+        const text = await deps.metrics.registry.metrics();
+        rendered = { text, at: deps.now() };
+        return text;
+      } finally {
+        rendering = undefined;
+      }
+    })());
   app.get('/metrics', async (c) => {
-    if (deps.now() - sampledAt >= METRICS_SAMPLE_MS || inFlight) await sample();
-    const text = await deps.metrics.registry.metrics();
-    return c.body(text, 200, { 'content-type': deps.metrics.registry.contentType });
+    if (deps.token !== undefined && !secureEqual(bearerToken(c.req.header('authorization')), deps.token)) {
+      throw new AppError('unauthorized', 'Send Authorization: Bearer <METRICS_TOKEN> (in Prometheus: authorization { credentials: … }); the token is missing or wrong.');
+    }
+    const text = rendered && deps.now() - rendered.at < METRICS_RENDER_MS ? rendered.text : await render();
+    return c.body(text, 200, { 'content-type': deps.metrics.registry.contentType, 'cache-control': 'no-store' });
   });
   return app;
 }

@@ -21,7 +21,7 @@ function bodyFrom(schema: z.ZodType): Json {
   return { required: true, content: { 'application/json': { schema: inputSchema(schema) } } };
 }
 
-const adminErrors = errors({ 400: ['bad_request'], 401: ['unauthorized'], 503: ['not_configured', 'unavailable'] });
+const adminErrors = errors({ 400: ['bad_request'], 401: ['unauthorized'], 429: ['too_many_requests'], 503: ['not_configured', 'unavailable'] });
 const notFound = errors({ 404: ['not_found'] });
 const conflict = errors({ 409: ['conflict'] });
 const eventId = path('id', 'event id', { type: 'integer', minimum: 1 });
@@ -71,6 +71,7 @@ export function adminPaths(): Record<string, Json> {
       { requestBody: bodyFrom(pruneBody) },
       notFound,
     ),
+    '/api/changes': admin('get', "The WAL capture's state on this instance, with its last error message (`/ready` shows only its code)", {}, notFound),
     '/api/payments/reconcile': admin('post', 'Store the Stripe events the inbox is missing since `since`; needs STRIPE_SECRET_KEY', { requestBody: bodyFrom(reconcileBody) }),
   };
 }

@@ -15,7 +15,7 @@ const received = json('Stored (or a duplicate of a stored delivery); the provide
 const nullableNumber = { type: ['number', 'null'] };
 const changesReadySchema: Json = {
   type: 'object',
-  description: 'Present when CHANGES_DATABASE_URL is set. consuming: this instance streams the slot; standby: another does; disconnected: retrying (see last_error).',
+  description: 'Present when CHANGES_DATABASE_URL is set. consuming: this instance streams the slot; standby: another does; disconnected: retrying (last_error_code says why; the message is in the log and GET /api/changes).',
   properties: {
     state: { enum: ['starting', 'consuming', 'standby', 'disconnected', 'stopped'] },
     slot: { type: 'string' },
@@ -24,12 +24,13 @@ const changesReadySchema: Json = {
     lag_seconds: nullableNumber,
     retained_wal_bytes: nullableNumber,
     changes_per_second: { type: 'number' },
-    last_error: { type: 'string' },
+    last_error_code: { enum: ['source_misconfigured', 'source_auth_failed', 'source_unreachable', 'source_error', 'capture_failed'] },
   },
 };
 
 const receiverErrors = errors({
   401: ['unauthorized'],
+  429: ['too_many_requests'],
   400: ['missing_signature', 'invalid_signature', 'timestamp_out_of_tolerance', 'invalid_payload'],
   405: ['method_not_allowed'],
   413: ['payload_too_large'],
@@ -76,9 +77,10 @@ function cronRoute(method: 'get' | 'post', note: string): Json {
     responses: {
       200: { description: 'The job ran; body `OK`. A scheduled delivery (`User-Agent: vercel-cron/…`) whose tick already has its run answers `OK` with `X-Hookrun-Run: duplicate` and does not run it again', content: { 'text/plain': { schema: { type: 'string', example: 'OK' } } } },
       401: { description: 'Missing or wrong bearer token (`unauthorized`)', content: { 'application/json': { schema: errorRef } } },
-      403: { description: 'CRON_SECRET is not set and the caller is not on this machine (`forbidden`)', content: { 'application/json': { schema: errorRef } } },
-      404: { description: 'No such job (`not_found`)', content: { 'application/json': { schema: errorRef } } },
+      403: { description: 'CRON_SECRET is not set and the caller is not on this machine, or came through a proxy (`forbidden`)', content: { 'application/json': { schema: errorRef } } },
+      404: { description: 'No such job (`not_found`); the job names are listed only to a CRON_SECRET holder', content: { 'application/json': { schema: errorRef } } },
       409: { description: 'The job is already running; the call is recorded as `skipped` (`conflict`)', content: { 'application/json': { schema: errorRef } } },
+      429: { description: 'Too many wrong bearers from this address or from everyone (`too_many_requests`, `Retry-After`); a correct one is always accepted', content: { 'application/json': { schema: errorRef } } },
       500: { description: 'The job failed; body `Job failed: <message>`', content: { 'text/plain': { schema: { type: 'string' } } } },
     },
   };
@@ -101,7 +103,14 @@ export function buildOpenApiDocument(version: string = '0.1.0', custom: readonly
     paths: {
       '/health': { get: { tags: ['ops'], summary: 'The process is up', responses: { 200: json('Up', { type: 'object', properties: { status: { const: 'ok' } } }) } } },
       '/ready': { get: { tags: ['ops'], summary: 'The database answers (and, with CHANGES_DATABASE_URL, how the change capture stands)', responses: { 200: json('Ready', { type: 'object', properties: { status: { const: 'ready' }, database: { enum: ['pglite', 'postgres'] }, changes: changesReadySchema } }), ...errors({ 503: ['unavailable'] }) } } },
-      '/metrics': { get: { tags: ['ops'], summary: 'Prometheus metrics (text format 0.0.4)', responses: { 200: { description: 'Metrics', content: { 'text/plain': {} } } } } },
+      '/metrics': {
+        get: {
+          tags: ['ops'],
+          summary: 'Prometheus metrics (text format 0.0.4), rendered at most once a second; `Bearer <METRICS_TOKEN>` when METRICS_TOKEN is set',
+          security: [{ metricsToken: [] }, {}],
+          responses: { 200: { description: 'Metrics', content: { 'text/plain': {} } }, ...errors({ 401: ['unauthorized'], 429: ['too_many_requests'] }) },
+        },
+      },
       '/openapi.json': { get: { tags: ['ops'], summary: 'This document', responses: { 200: json('OpenAPI 3.1') } } },
       '/docs': { get: { tags: ['ops'], summary: 'This document as a page (no script, no external asset)', responses: { 200: { description: 'HTML', content: { 'text/html': {} } } } } },
       ...receiverPaths(custom),
@@ -137,6 +146,7 @@ export function buildOpenApiDocument(version: string = '0.1.0', custom: readonly
       securitySchemes: {
         adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' },
         cronSecret: { type: 'http', scheme: 'bearer', description: 'CRON_SECRET' },
+        metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN (when set)' },
       },
     },
   };

@@ -1,4 +1,5 @@
 import type { Hono } from 'hono';
+import type { ChangeCapture } from '../changes/capture.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { CronService } from '../cron/cron-service.js';
@@ -30,6 +31,8 @@ export interface OperatorRoutesDeps {
   writer: Pick<EventWriter, 'write'>;
   /** `GET /api/events/stream`; service.ts owns it so a stop can end open streams. */
   eventStream?: EventStream;
+  /** The WAL capture, whose state (with its last error) `GET /api/changes` shows. */
+  changes?: Pick<ChangeCapture, 'status'>;
 }
 
 /**
@@ -41,11 +44,11 @@ export function createOperatorMounts(deps: OperatorRoutesDeps): Array<{ prefix: 
   const stripe = deps.config.stripe && createStripeApi(deps.config.stripe);
   const reconcile = stripe && ((since: Date) => reconcilePayments({ api: stripe, writer: deps.writer, since }));
   const runPrune = (dryRun: boolean) => prune(deps.db, deps.config.retention, deps.clock.now(), { dryRun, onDeleted: (table, rows) => deps.metrics.retentionDeleted.inc({ table }, rows) });
-  const adminDeps = { config: deps.config, db: deps.db, clock: deps.clock, cron: deps.cron, log: deps.log, reconcilePayments: reconcile, prune: runPrune, eventStream: deps.eventStream };
+  const adminDeps = { config: deps.config, db: deps.db, clock: deps.clock, cron: deps.cron, log: deps.log, reconcilePayments: reconcile, prune: runPrune, eventStream: deps.eventStream, changes: deps.changes };
   return [
     {
       prefix: '/',
-      app: createMetricsRoute({ metrics: deps.metrics, log: deps.log, countEventsByStatus: () => countEventsByStatus(deps.db), tableBytes: () => retainedTableBytes(deps.db), sampleTimeoutMs: deps.config.dbTimeoutMs, now: () => deps.clock.now() }),
+      app: createMetricsRoute({ metrics: deps.metrics, token: deps.config.metricsToken, log: deps.log, countEventsByStatus: () => countEventsByStatus(deps.db), tableBytes: () => retainedTableBytes(deps.db), sampleTimeoutMs: deps.config.dbTimeoutMs, now: () => deps.clock.now() }),
     },
     { prefix: '/', app: createOpenApiRoute(undefined, deps.config.customWebhooks.map(customProvider)) },
     { prefix: '/api', app: createAdminApi(adminDeps) },

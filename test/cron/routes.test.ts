@@ -151,6 +151,35 @@ describe.each(databaseKinds())('/cron routes on $name', (kind) => {
       expect(fine.status).toBe(200); // typed into the address bar, or curl naming localhost
     });
 
+    it.each<Record<string, string>>([
+      { 'x-forwarded-for': '203.0.113.9' },
+      { 'x-forwarded-proto': 'https' },
+      { 'x-real-ip': '203.0.113.9' },
+      { forwarded: 'for=203.0.113.9' },
+      { via: '1.1 nginx' },
+    ])('refuses a loopback request a same-host proxy passed on (%j), even with Host rewritten to localhost, and says to set CRON_SECRET', async (headers) => {
+      const open = await createHarness(testDb.db, { env: { CRON_SECRET: '' }, remoteAddress: () => '127.0.0.1' });
+      const res = await open.app.request('http://localhost:3002/cron/keep-alive', { method: 'POST', headers });
+      expect(res.status).toBe(403);
+      const { error } = (await res.json()) as { error: { code: string; message: string } };
+      expect(error.code).toBe('forbidden');
+      expect(error.message).toContain('through a proxy');
+      expect(error.message).toContain('Set CRON_SECRET');
+      expect(await allRuns(testDb.db)).toHaveLength(0);
+    });
+
+    it('a 404 for an unknown job does not list the job names to a caller without CRON_SECRET; a CRON_SECRET holder gets them', async () => {
+      const open = await createHarness(testDb.db, { env: { CRON_SECRET: '' }, remoteAddress: () => '127.0.0.1' });
+      const anonymous = await open.app.request('http://localhost:3002/cron/nope', { method: 'POST' });
+      expect(anonymous.status).toBe(404);
+      const message = ((await anonymous.json()) as { error: { message: string } }).error.message;
+      expect(message).toContain('No cron job "nope"');
+      expect(message).not.toContain('keep-alive');
+      const holder = await h.app.request('/cron/nope', { method: 'POST', headers: auth });
+      expect(holder.status).toBe(404);
+      expect(((await holder.json()) as { error: { message: string } }).error.message).toContain('keep-alive');
+    });
+
     it.each(['10.0.0.7', '::ffff:192.168.1.2', '2001:db8::1'])('refuses non-loopback %s', async (address) => {
       const open = await createHarness(testDb.db, { env: { CRON_SECRET: '' }, remoteAddress: () => address });
       expect((await open.app.request('/cron/keep-alive', { method: 'POST' })).status).toBe(403);

@@ -4,9 +4,9 @@ import { loadConfig, type Config } from '../../src/config.js';
 export const SECRETS = {
   payments: 'whsec_test_payments_secret',
   auth: 'whsec_' + Buffer.from('test-auth-secret-32-bytes-long!!').toString('base64'),
-  database: 'db-bearer-secret-for-tests',
-  cron: 'cron-secret-for-tests',
-  admin: 'admin-token-for-tests',
+  database: 'db-bearer-secret-for-tests-32-characters',
+  cron: 'cron-secret-for-tests-at-least-32-chars',
+  admin: 'admin-token-for-tests-at-least-32-chars',
   github: 'github-webhook-secret-for-tests',
   shopify: 'shopify-client-secret-for-tests',
   resend: 'whsec_' + Buffer.from('test-resend-secret-32-bytes-long').toString('base64'),

@@ -76,15 +76,18 @@ describe('nothing let in (spawned hookrun)', () => {
     await Promise.all(dataDirs.map((d) => rm(d, { recursive: true, force: true })));
   });
 
+  /** A wrong credential: 401, or 429 once this address sent ten in a minute (the right one still passes). */
+  const REFUSED = [401, 429];
+
   it('cron routes with CRON_SECRET: a missing or wrong bearer is 401 from anywhere (even for an unknown job); the right one runs the job', async () => {
     const hosts = ['127.0.0.1', ...(external ? [external] : [])];
     for (const host of hosts) {
       for (const method of ['GET', 'POST']) {
         for (const headers of [...WRONG_TOKENS, bearer(SECRETS.admin), bearer(SECRETS.payments)]) {
           const res = await call(`${at(secured, host)}/cron/keep-alive`, { method, headers });
-          expect(res.status, `${method} ${host} ${JSON.stringify(headers)}`).toBe(401);
+          expect(REFUSED, `${method} ${host} ${JSON.stringify(headers)}`).toContain(res.status);
         }
-        expect((await call(`${at(secured, host)}/cron/no-such-job`, { method })).status).toBe(401);
+        expect(REFUSED).toContain((await call(`${at(secured, host)}/cron/no-such-job`, { method })).status);
         const ok = await call(`${at(secured, host)}/cron/keep-alive`, { method, headers: bearer(SECRETS.cron) });
         expect(ok).toMatchObject({ status: 200, body: 'OK' });
       }
@@ -106,8 +109,8 @@ describe('nothing let in (spawned hookrun)', () => {
     for (const [method, path] of ADMIN_ROUTES) {
       for (const headers of [...WRONG_TOKENS, bearer(SECRETS.cron)]) {
         const res = await call(`${at(secured, '127.0.0.1')}${path}`, { method, headers });
-        expect(res.status, `${method} ${path} ${JSON.stringify(headers)}`).toBe(401);
-        expect(JSON.parse(res.body)).toMatchObject({ error: { code: 'unauthorized' } });
+        expect(REFUSED, `${method} ${path} ${JSON.stringify(headers)}`).toContain(res.status);
+        expect(['unauthorized', 'too_many_requests']).toContain(JSON.parse(res.body).error.code);
       }
       for (const headers of [{}, bearer(SECRETS.admin), bearer('')]) {
         const res = await call(`${at(open, '127.0.0.1')}${path}`, { method, headers });

@@ -15,8 +15,8 @@ import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 const LAPTOP = {
   PAYMENTS_WEBHOOK_SECRET: 'whsec_laptop_payments_secret',
   AUTH_WEBHOOK_SECRET: 'whsec_' + Buffer.from('laptop-auth-secret-32-bytes-long').toString('base64'),
-  DATABASE_WEBHOOK_SECRET: 'laptop-database-bearer-secret',
-  ADMIN_TOKEN: 'laptop-admin-token-for-tests',
+  DATABASE_WEBHOOK_SECRET: 'laptop-database-bearer-secret-32-chars',
+  ADMIN_TOKEN: 'laptop-admin-token-for-tests-32-chars',
 };
 
 interface Row {

@@ -201,19 +201,31 @@ describe('dashboard over HTTP', () => {
     expect(html).toContain('&lt;/pre&gt;&lt;script&gt;alert(2)&lt;/script&gt;');
   });
 
-  it('throttles logins: after 10 wrong tokens in a minute even the right one waits (429, Retry-After), then it works again', async () => {
+  it('throttles wrong logins (429, Retry-After) but never locks out the right token, even from the address the wrong ones came from (a proxy)', async () => {
     const throttled = await createToolsApp(testDb.db); // its own throttle and clock
     const attempt = (token: string) => {
       const { body, ...headers } = form({ token });
       return throttled.app.request('/admin/login', { method: 'POST', headers, body });
     };
     for (let i = 0; i < 10; i++) expect((await attempt(`wrong-${i}`)).status).toBe(401);
-    const blocked = await attempt(SECRETS.admin);
+    const blocked = await attempt('wrong-10');
     expect(blocked.status).toBe(429);
     expect(Number(blocked.headers.get('retry-after'))).toBe(60);
     expect(await blocked.text()).toContain('Too many wrong tokens');
+    expect((await attempt(SECRETS.admin)).status).toBe(303); // the old throttle answered 429 here for 60 s
     throttled.clock.advance(60_000);
-    expect((await attempt(SECRETS.admin)).status).toBe(303);
+    expect((await attempt('wrong-again')).status).toBe(401);
+  });
+
+  it('every login is its own session: two in the same second get different cookies, and logging out one keeps the other', async () => {
+    const first = await login();
+    const second = await login(); // same clock second
+    expect(second).not.toBe(first);
+    const csrf = await csrfOf(first, '/admin');
+    const { body, ...headers } = form({ csrf });
+    expect((await tools.app.request('/admin/logout', { method: 'POST', headers: { ...headers, cookie: first, origin: 'http://localhost' }, body })).status).toBe(303);
+    expect((await tools.app.request('/admin', { headers: { cookie: first } })).status).toBe(303);
+    expect((await tools.app.request('/admin', { headers: { cookie: second } })).status).toBe(200);
   });
 
   it('a logged-out session cookie stops working, on this instance and on another one on the same database', async () => {

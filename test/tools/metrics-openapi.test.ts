@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgliteDatabase, type TestDatabase } from '../helpers/db.js';
 import { SECRETS } from '../helpers/config.js';
-import { createMetricsRoute, METRICS_SAMPLE_MS } from '../../src/http/metrics.js';
+import { createMetricsRoute, METRICS_RENDER_MS, METRICS_SAMPLE_MS } from '../../src/http/metrics.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
 import { createToolsApp, postSample, type ToolsApp } from './tools-app.js';
@@ -62,7 +62,7 @@ describe('GET /metrics and GET /openapi.json', () => {
     now += METRICS_SAMPLE_MS - 1;
     expect(await scrape()).toMatch(/hookrun_events\{status="processed"\} 2\n/); // the sample still serves
     expect(counted).toBe(1);
-    now += 1;
+    now += METRICS_RENDER_MS; // past the sample's 5 s, and past the rendered text's second
     expect(await scrape()).toMatch(/hookrun_events\{status="dead"\} 2\n/);
     expect(counted).toBe(2);
   });

@@ -80,6 +80,20 @@ describe.each(databaseKinds())('POST /webhooks/database on $name', (kind) => {
     expect((await tdb.db.query<{ key: string }>('SELECT key FROM webhook_events'))[0]!.key).toBe('msg_db_1');
   });
 
+  it('never accepts a whsec_ signing key as a bearer (it would skip the timestamp check: a captured request replays forever)', async () => {
+    const secret = 'whsec_' + Buffer.from('database-signing-secret-32bytes!').toString('base64');
+    t = createTestApp(tdb.db, { DATABASE_WEBHOOK_SECRET: secret });
+    const res = await post(change(), { authorization: `Bearer ${secret}` });
+    expect(res.status).toBe(401);
+    const { error } = await res.json();
+    expect(error.code).toBe('unauthorized');
+    expect(error.message).toContain('never accepted as a bearer');
+    t = createTestApp(tdb.db, { DATABASE_WEBHOOK_SECRET: `${secret},${SECRETS.database}` }); // a rotation list with both forms
+    expect((await post(change(), { authorization: `Bearer ${secret}` })).status).toBe(401);
+    expect((await post(change(), bearer)).status).toBe(200);
+    expect(await countEvents(tdb.db)).toBe(1);
+  });
+
   it('answers invalid_payload for a change that is not Supabase-shaped', async () => {
     for (const body of [
       JSON.stringify({ type: 'TRUNCATE', table: 't', schema: 'public' }),

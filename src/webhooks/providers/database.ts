@@ -37,6 +37,8 @@ function unsignedDeliveryKey(headers: Headers): string {
  */
 export function createDatabaseVerifier(setting: SecretSetting): Verifier {
   const signingSecrets = setting.values.filter((s) => s.startsWith('whsec_'));
+  // A whsec_ key only signs: offered as a bearer it would skip the timestamp check, and a captured request would replay forever.
+  const bearers = setting.values.filter((s) => !s.startsWith('whsec_'));
   const signers = createSigners(signingSecrets, setting.envName);
   return ({ body, headers, nowMs, toleranceSeconds }) => {
     const signed = readSignedHeaders(headers);
@@ -48,7 +50,10 @@ export function createDatabaseVerifier(setting: SecretSetting): Verifier {
       if (!authorization) {
         throw new AppError('unauthorized', 'Missing Authorization header: add "Authorization: Bearer <DATABASE_WEBHOOK_SECRET>" to the Supabase webhook.');
       }
-      if (!secureEqualAny(bearerToken(authorization), setting.values)) {
+      if (bearers.length === 0) {
+        throw new AppError('unauthorized', `${setting.envName} is a whsec_ signing key, which is never accepted as a bearer: sign deliveries with Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature), or add a bearer secret of 32+ characters to ${setting.envName} (comma-separated).`);
+      }
+      if (!secureEqualAny(bearerToken(authorization), bearers)) {
         throw new AppError('unauthorized', 'The Authorization bearer token does not match DATABASE_WEBHOOK_SECRET.');
       }
       key = unsignedDeliveryKey(headers);
