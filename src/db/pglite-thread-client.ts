@@ -7,7 +7,6 @@ import { lockDataDir } from './data-dir-lock.js';
 import { hasPendingMigrations } from './pending-migrations.js';
 import { pgliteTuning } from './pglite-tuning.js';
 import { rebuildError, type ThreadData, type ThreadNotify, type ThreadReply, type ThreadRequest } from './pglite-thread-protocol.js';
-import { createWalSync } from './wal-sync.js';
 
 /** A request without its id (the connection numbers it). */
 type Request = ThreadRequest extends infer R ? (R extends ThreadRequest ? Omit<R, 'id'> : never) : never;
@@ -95,26 +94,26 @@ class ThreadConnection {
 
 /**
  * Open the embedded database in `dataDir/pgdata` on its own thread, behind
- * the same `Database` as in-process PGlite: the data-dir lock and the WAL
- * fsync stay on this thread, SQL, transactions, LISTEN and migrations run in
- * pglite-thread.ts. This thread never loads PGlite.
+ * the same `Database` as in-process PGlite: the data-dir lock stays on this
+ * thread; SQL, transactions, LISTEN, migrations and the fsyncs of each commit
+ * (unless `fsync: false`) run in pglite-thread.ts. This thread never loads PGlite.
  */
 export async function openPgliteThread(dataDir: string, options: Pick<OpenOptions, 'fsync'> = {}): Promise<Database> {
   const release = lockDataDir(dataDir);
   const pgdata = join(dataDir, 'pgdata');
   let thread: ThreadConnection | undefined;
   try {
-    thread = new ThreadConnection(startThread({ pgdata }));
+    thread = new ThreadConnection(startThread({ pgdata, fsync: options.fsync !== false }));
     await thread.opened;
   } catch (error) {
     await thread?.terminate(new Error('The embedded database did not open.'));
     release();
     throw error;
   }
-  return wrapThread(thread, release, options.fsync === false ? undefined : createWalSync(pgdata));
+  return wrapThread(thread, release);
 }
 
-function wrapThread(thread: ThreadConnection, release: () => void, flushToDisk: (() => void) | undefined): Database {
+function wrapThread(thread: ThreadConnection, release: () => void): Database {
   let nextTx = 1;
   let nextSub = 1;
   let closing: Promise<void> | undefined;
@@ -122,7 +121,6 @@ function wrapThread(thread: ThreadConnection, release: () => void, flushToDisk: 
   return {
     kind: 'pglite',
     query,
-    flushToDisk,
     tuning: pgliteTuning({ query }),
     async transaction(fn) {
       const tx = nextTx++;

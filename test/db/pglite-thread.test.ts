@@ -191,11 +191,6 @@ describe('the embedded database on its own thread', { timeout: 60_000 }, () => {
     expect(await getEvent(db, 987654321)).toBeUndefined();
     expect((await countEventsByStatus(db)).failed).toBeGreaterThanOrEqual(1);
   });
-
-  it('fsyncs the WAL after commits unless told not to (flushToDisk)', () => {
-    expect(typeof db.flushToDisk).toBe('function');
-    expect(() => db.flushToDisk!()).not.toThrow();
-  });
 });
 
 describe('opening, closing and losing the database thread', { timeout: 90_000 }, () => {
@@ -203,7 +198,6 @@ describe('opening, closing and losing the database thread', { timeout: 90_000 },
     const dataDir = join(root, 'fresh');
     const db = await openDatabase({ dataDir, fsync: false });
     try {
-      expect(db.flushToDisk).toBeUndefined();
       await db.migrate();
       await db.migrate();
       const tables = await db.query<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'`);

@@ -44,6 +44,8 @@ export interface SpawnOptions {
   /** Wait for the "listening" log line and /ready 200 (default true). */
   waitReady?: boolean;
   readyTimeoutMs?: number;
+  /** A command to run hookrun under (e.g. strace and its options): `pid` is then the wrapper's, and hookrun's is in its log lines. */
+  wrapper?: string[];
 }
 
 /** The env every spawned hookrun gets: test secrets, loopback, a free port, JSON logs. */
@@ -92,7 +94,8 @@ export async function spawnHookrun(options: SpawnOptions = {}): Promise<HookrunP
     if (value === undefined) delete env[name];
     else env[name] = value;
   }
-  const child = spawn(process.execPath, [MAIN_JS, ...(options.args ?? ['start'])], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const command = [...(options.wrapper ?? []), process.execPath, MAIN_JS, ...(options.args ?? ['start'])];
+  const child = spawn(command[0]!, command.slice(1), { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const chunks: string[] = [];
   const capture = (data: Buffer) => {
     const text = data.toString('utf8');
