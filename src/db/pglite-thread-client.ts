@@ -99,7 +99,7 @@ class ThreadConnection {
  * (unless `fsync: false`) run in pglite-thread.ts. This thread never loads PGlite.
  */
 export async function openPgliteThread(dataDir: string, options: Pick<OpenOptions, 'fsync'> = {}): Promise<Database> {
-  const release = lockDataDir(dataDir);
+  const lock = await lockDataDir(dataDir);
   const pgdata = join(dataDir, 'pgdata');
   let thread: ThreadConnection | undefined;
   try {
@@ -107,13 +107,15 @@ export async function openPgliteThread(dataDir: string, options: Pick<OpenOption
     await thread.opened;
   } catch (error) {
     await thread?.terminate(new Error('The embedded database did not open.'));
-    release();
+    await lock.release();
     throw error;
   }
-  return wrapThread(thread, release);
+  const opened = thread;
+  void lock.lost.then((error) => opened.terminate(error)); // another process could now open the dir: stop writing at once
+  return wrapThread(thread, lock.release);
 }
 
-function wrapThread(thread: ThreadConnection, release: () => void): Database {
+function wrapThread(thread: ThreadConnection, release: () => Promise<void>): Database {
   let nextTx = 1;
   let nextSub = 1;
   let closing: Promise<void> | undefined;
@@ -158,7 +160,7 @@ function wrapThread(thread: ThreadConnection, release: () => void): Database {
           if (!thread.failure) await thread.request({ op: 'close' });
         } finally {
           await thread.terminate(new Error('The embedded database is closed.'));
-          release();
+          await release();
         }
       })()),
   };
