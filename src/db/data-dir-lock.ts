@@ -1,8 +1,9 @@
-import { linkSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
 
-/** The lock file that guards an embedded data dir; PGlite takes none of its own. */
+/** The lock file that guards an embedded data dir; PGlite takes none of its own. While held it names the holder's pid. */
 export const LOCK_FILE_NAME = 'hookrun.lock';
 
 /** True when `pid` is a live process other than this one (EPERM: alive, owned by someone else). */
@@ -16,80 +17,98 @@ export function isProcessAlive(pid: number): boolean {
   }
 }
 
-/**
- * Create `path` holding our pid, atomically: the pid is written to a private
- * file first and hard-linked into place, so no reader ever sees the file
- * empty (an empty lock read as "no live holder" let two processes in).
- */
-function createWithPid(path: string): boolean {
-  const temp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}`;
-  writeFileSync(temp, String(process.pid), { flag: 'wx' });
-  try {
-    linkSync(temp, path);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw error;
-  } finally {
-    unlinkSync(temp);
+/** The lock, held: `release` frees it (and resolves once it is free); `lost` resolves if it is ever freed without `release`. */
+export interface DataDirLock {
+  release(): Promise<void>;
+  lost: Promise<Error>;
+}
+
+/** util-linux (and busybox) `flock -n` exits 1 when another process holds the lock. */
+const HELD_ELSEWHERE = 1;
+const RELEASE_WAIT_MS = 2_000;
+/** A holder killed a moment ago frees the lock once its flock child has read the end of its pipe: retry for about a second. */
+const ATTEMPTS = 10;
+const RETRY_MS = 100;
+
+/** Take the lock, retrying for about a second while another process holds it; see `lockDataDir`. */
+export async function lockDataDir(dataDir: string): Promise<DataDirLock> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await tryLockDataDir(dataDir);
+    } catch (error) {
+      if (!(error instanceof HeldElsewhere) || attempt >= ATTEMPTS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+    }
   }
 }
 
-/** The pid in a lock file; undefined when the file is gone. */
-function readPid(path: string): number | undefined {
-  try {
-    return Number(readFileSync(path, 'utf8').trim());
-  } catch {
-    return undefined;
-  }
-}
-
-const ATTEMPTS = 200;
-const RETRY_MS = 5;
+/** The refusal while another process holds the lock (retried before it reaches the caller). */
+class HeldElsewhere extends ConfigError {}
 
 /**
  * Take the exclusive lock on an embedded data dir. Two processes on one PGlite
- * dir silently lose writes, so a live holder makes this throw a `ConfigError`
- * that says what to do. A lock left by a killed process (its pid is gone) is
- * taken over under a second, short-lived lock (`hookrun.lock.takeover`), so
- * of many processes starting at once exactly one takes it: the one holding the
- * takeover lock re-reads the stale pid before removing it. Returns the release.
+ * dir silently lose writes, so a holder makes this throw a `ConfigError` that
+ * says what to do. The lock is the kernel's flock(2) on `hookrun.lock`, held by
+ * a child `flock` process whose stdin is a pipe from us: when we exit, however
+ * (kill -9 included), the pipe closes, the child ends and the kernel frees the
+ * lock. A pid check could not tell, across PID namespaces (two containers on
+ * one volume), a live holder from a stale lock; the kernel's lock can.
  */
-export function lockDataDir(dataDir: string): () => void {
+async function tryLockDataDir(dataDir: string): Promise<DataDirLock> {
   mkdirSync(dataDir, { recursive: true });
   const lockPath = join(dataDir, LOCK_FILE_NAME);
-  const takeoverPath = `${lockPath}.takeover`;
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    if (createWithPid(lockPath)) {
-      return () => {
-        if (readPid(lockPath) === process.pid) rmSync(lockPath, { force: true });
-      };
-    }
-    const holder = readPid(lockPath);
-    if (holder === undefined) continue; // released between our link and read: try again
-    if (isProcessAlive(holder)) {
-      throw new ConfigError(
-        `DATA_DIR ${dataDir} is in use by another hookrun process (pid ${holder}). ` +
+  // Short options: util-linux and busybox alike. `exec cat` waits for the end of our pipe; the held descriptor is inherited.
+  const child = spawn('flock', ['-x', '-n', lockPath, 'sh', '-c', 'echo locked; exec cat >/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const outcome = await new Promise<'locked' | 'exited' | NodeJS.ErrnoException>((resolve) => {
+    child.stdout.on('data', (chunk) => String(chunk).includes('locked') && resolve('locked'));
+    child.once('error', (error) => resolve(error as NodeJS.ErrnoException));
+    void exited.then(() => resolve('exited'));
+  });
+  if (outcome instanceof Error) {
+    throw new ConfigError(
+      outcome.code === 'ENOENT'
+        ? `DATA_DIR ${dataDir}: the \`flock\` command (util-linux) is missing, and the embedded database needs it to lock its data dir. Install util-linux (apk add util-linux on Alpine; Debian and Ubuntu have it), or use PostgreSQL with DATABASE_URL.`
+        : `DATA_DIR ${dataDir}: could not start \`flock\` to lock the data dir (${outcome.message}).`,
+    );
+  }
+  if (outcome === 'exited') {
+    const code = await exited;
+    if (code === HELD_ELSEWHERE && !stderr.trim()) {
+      const holder = readHolder(lockPath);
+      throw new HeldElsewhere(
+        `DATA_DIR ${dataDir} is in use by another hookrun process${holder ? ` (pid ${holder}, as that process sees it)` : ''}. ` +
           'Stop that process, or give this one its own DATA_DIR; to run several instances, share a PostgreSQL database with DATABASE_URL.',
       );
     }
-    if (createWithPid(takeoverPath)) {
-      try {
-        if (readPid(lockPath) === holder) unlinkSync(lockPath); // still the same stale lock: remove it (nobody else may now)
-      } finally {
-        unlinkSync(takeoverPath);
-      }
-      continue;
-    }
-    const taker = readPid(takeoverPath);
-    if (taker !== undefined && !isProcessAlive(taker) && taker !== process.pid) {
-      try {
-        unlinkSync(takeoverPath); // a taker that died inside its few microseconds
-      } catch {
-        // another process removed it first
-      }
-    }
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, RETRY_MS); // another process is taking over: let it finish
+    throw new ConfigError(`DATA_DIR ${dataDir}: could not lock ${lockPath} (flock exited ${code}: ${stderr.trim() || 'no message'}); check the folder's permissions.`);
   }
-  throw new ConfigError(`DATA_DIR ${dataDir}: could not take the lock file ${lockPath}; check the folder's permissions.`);
+  child.unref();
+  for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as unknown as { unref?: () => void }).unref?.();
+  writeFileSync(lockPath, String(process.pid)); // for `hookrun` commands and the refusal message; the kernel lock is what counts
+  let releasing = false;
+  const lost = exited.then(() => new Error(`The DATA_DIR ${dataDir} lock was lost (its flock process ended): stop this hookrun and start it again.`));
+  return {
+    lost: new Promise((resolve) => void lost.then((error) => !releasing && resolve(error))),
+    async release() {
+      if (releasing) return;
+      releasing = true;
+      writeFileSync(lockPath, ''); // no holder named once it is free (the file stays: removing it would let two lock two files)
+      child.stdin.end();
+      const timer = setTimeout(() => child.kill('SIGKILL'), RELEASE_WAIT_MS);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** The pid a lock file names, or '' when it names none. */
+function readHolder(lockPath: string): string {
+  try {
+    return /^\d+$/.test(readFileSync(lockPath, 'utf8').trim()) ? readFileSync(lockPath, 'utf8').trim() : '';
+  } catch {
+    return '';
+  }
 }

@@ -31,12 +31,6 @@ export interface WorkerTuning {
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   readonly tuning: WorkerTuning;
-  /**
-   * Make committed work durable against an OS crash, where the database does
-   * not do it itself (PGlite writes its WAL but never fsyncs it). Undefined:
-   * nothing to do (PostgreSQL fsyncs on commit; an in-memory PGlite).
-   */
-  readonly flushToDisk?: () => void;
   /** Run `fn` in one transaction; keep it short (PGlite has a single session). */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Subscribe to a NOTIFY channel; returns the unsubscribe function. */
@@ -55,7 +49,7 @@ export interface OpenOptions {
   dataDir?: string;
   /** An already-open PGlite (tests, in-memory), used on the calling thread. The caller owns its lifetime lock. */
   pglite?: PGlite;
-  /** Embedded: fsync the WAL after each inbox commit (default true; EMBEDDED_FSYNC=off turns it off for development). */
+  /** Embedded: PostgreSQL's fsyncs reach the disk, each commit's WAL before it returns (default true; EMBEDDED_FSYNC=off for development). */
   fsync?: boolean;
   /** node-postgres pool size. */
   poolSize?: number;

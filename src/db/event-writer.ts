@@ -78,8 +78,7 @@ export class EventWriter {
   private writing = 0;
 
   constructor(
-    /** With `flushToDisk` (embedded), the WAL is fsynced after each commit, before any caller is answered. */
-    private readonly db: Queryable & Partial<Pick<Database, 'flushToDisk'>>,
+    private readonly db: Queryable,
     private readonly onCommitted: (ids: number[]) => void = () => undefined,
   ) {}
 
@@ -185,7 +184,6 @@ export class EventWriter {
       for (const row of found) existingIds.set(identity(row), Number(row.id));
     }
     if (inserted.length > 0) {
-      this.db.flushToDisk?.(); // durable against an OS crash before anyone is told "stored"
       this.onCommitted(inserted.map((row) => Number(row.id)));
     }
     for (const item of unique) {

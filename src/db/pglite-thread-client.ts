@@ -7,7 +7,6 @@ import { lockDataDir } from './data-dir-lock.js';
 import { hasPendingMigrations } from './pending-migrations.js';
 import { pgliteTuning } from './pglite-tuning.js';
 import { rebuildError, type ThreadData, type ThreadNotify, type ThreadReply, type ThreadRequest } from './pglite-thread-protocol.js';
-import { createWalSync } from './wal-sync.js';
 
 /** A request without its id (the connection numbers it). */
 type Request = ThreadRequest extends infer R ? (R extends ThreadRequest ? Omit<R, 'id'> : never) : never;
@@ -95,26 +94,28 @@ class ThreadConnection {
 
 /**
  * Open the embedded database in `dataDir/pgdata` on its own thread, behind
- * the same `Database` as in-process PGlite: the data-dir lock and the WAL
- * fsync stay on this thread, SQL, transactions, LISTEN and migrations run in
- * pglite-thread.ts. This thread never loads PGlite.
+ * the same `Database` as in-process PGlite: the data-dir lock stays on this
+ * thread; SQL, transactions, LISTEN, migrations and the fsyncs of each commit
+ * (unless `fsync: false`) run in pglite-thread.ts. This thread never loads PGlite.
  */
 export async function openPgliteThread(dataDir: string, options: Pick<OpenOptions, 'fsync'> = {}): Promise<Database> {
-  const release = lockDataDir(dataDir);
+  const lock = await lockDataDir(dataDir);
   const pgdata = join(dataDir, 'pgdata');
   let thread: ThreadConnection | undefined;
   try {
-    thread = new ThreadConnection(startThread({ pgdata }));
+    thread = new ThreadConnection(startThread({ pgdata, fsync: options.fsync !== false }));
     await thread.opened;
   } catch (error) {
     await thread?.terminate(new Error('The embedded database did not open.'));
-    release();
+    await lock.release();
     throw error;
   }
-  return wrapThread(thread, release, options.fsync === false ? undefined : createWalSync(pgdata));
+  const opened = thread;
+  void lock.lost.then((error) => opened.terminate(error)); // another process could now open the dir: stop writing at once
+  return wrapThread(thread, lock.release);
 }
 
-function wrapThread(thread: ThreadConnection, release: () => void, flushToDisk: (() => void) | undefined): Database {
+function wrapThread(thread: ThreadConnection, release: () => Promise<void>): Database {
   let nextTx = 1;
   let nextSub = 1;
   let closing: Promise<void> | undefined;
@@ -122,7 +123,6 @@ function wrapThread(thread: ThreadConnection, release: () => void, flushToDisk: 
   return {
     kind: 'pglite',
     query,
-    flushToDisk,
     tuning: pgliteTuning({ query }),
     async transaction(fn) {
       const tx = nextTx++;
@@ -160,7 +160,7 @@ function wrapThread(thread: ThreadConnection, release: () => void, flushToDisk: 
           if (!thread.failure) await thread.request({ op: 'close' });
         } finally {
           await thread.terminate(new Error('The embedded database is closed.'));
-          release();
+          await release();
         }
       })()),
   };

@@ -4,9 +4,10 @@
  * `rows` or `error`; a NOTIFY arrives unasked, tagged with its subscription.
  */
 
-/** What the thread opens: the PGlite data directory (DATA_DIR/pgdata). */
+/** What the thread opens: the PGlite data directory (DATA_DIR/pgdata), and whether its fsyncs reach the disk. */
 export interface ThreadData {
   pgdata: string;
+  fsync: boolean;
 }
 
 /** One request to the database thread; `tx` routes a query into an open transaction. */

@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { DurableNodeFS, durableStartParams } from './pglite-durable-fs.js';
 import { serializeError, type ThreadData, type ThreadNotify, type ThreadReply, type ThreadRequest } from './pglite-thread-protocol.js';
 import { migratePglite } from './pglite-migrate.js';
 
@@ -13,9 +14,9 @@ import { migratePglite } from './pglite-migrate.js';
 /**
  * PGlite's own start parameters plus a smaller buffer pool: hookrun's working
  * set is small, and 16 MB instead of 128 MB saves ~50 MB of RSS and ~0.15 s
- * of start-up. PGlite's own fsync is a no-op whatever it is set to (it never
- * reaches the OS), so durability comes from `flushToDisk` (wal-sync.ts), which
- * the main thread runs after the reply: PGlite's writes are in the OS page cache by then.
+ * of start-up. Durable (the default, EMBEDDED_FSYNC=on): PostgreSQL's fsyncs
+ * reach the disk (pglite-durable-fs.ts), so a commit's WAL is on disk before
+ * its reply is posted; off: PGlite's defaults, whose fsync is a no-op.
  */
 const START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'];
 
@@ -29,7 +30,7 @@ interface OpenTransaction {
 }
 
 const port = parentPort!;
-const { pgdata } = workerData as ThreadData;
+const { pgdata, fsync } = workerData as ThreadData;
 const transactions = new Map<number, OpenTransaction>();
 const subscriptions = new Map<number, () => Promise<void>>();
 
@@ -121,7 +122,9 @@ function serve(): void {
 }
 
 async function openClient(): Promise<PGlite> {
-  const client = new PGlite(pgdata, { startParams: START_PARAMS });
+  const client = fsync
+    ? new PGlite({ fs: new DurableNodeFS(pgdata), startParams: durableStartParams(START_PARAMS) })
+    : new PGlite(pgdata, { startParams: START_PARAMS });
   await client.waitReady;
   return client;
 }

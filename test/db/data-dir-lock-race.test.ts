@@ -29,7 +29,7 @@ describe('taking over a stale DATA_DIR lock when many processes start at once', 
     // that boots late on a loaded machine must still find it held, not take a lock released after a fixed time.
     const script = `import { lockDataDir } from ${JSON.stringify(join(REPO_ROOT, 'dist', 'db', 'data-dir-lock.js'))};
       while (Date.now() < Number(process.argv[2])); // every process starts its attempt in the same millisecond
-      try { lockDataDir(process.argv[1]); console.log('locked'); } catch { console.log('refused'); }
+      try { await lockDataDir(process.argv[1]); console.log('locked'); } catch { console.log('refused'); }
       setInterval(() => undefined, 60_000); // stay until the parent ends it`;
     for (let round = 0; round < ROUNDS; round++) {
       const dataDir = join(root, `round-${round}`);

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -191,11 +191,6 @@ describe('the embedded database on its own thread', { timeout: 60_000 }, () => {
     expect(await getEvent(db, 987654321)).toBeUndefined();
     expect((await countEventsByStatus(db)).failed).toBeGreaterThanOrEqual(1);
   });
-
-  it('fsyncs the WAL after commits unless told not to (flushToDisk)', () => {
-    expect(typeof db.flushToDisk).toBe('function');
-    expect(() => db.flushToDisk!()).not.toThrow();
-  });
 });
 
 describe('opening, closing and losing the database thread', { timeout: 90_000 }, () => {
@@ -203,7 +198,6 @@ describe('opening, closing and losing the database thread', { timeout: 90_000 },
     const dataDir = join(root, 'fresh');
     const db = await openDatabase({ dataDir, fsync: false });
     try {
-      expect(db.flushToDisk).toBeUndefined();
       await db.migrate();
       await db.migrate();
       const tables = await db.query<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'`);
@@ -218,10 +212,10 @@ describe('opening, closing and losing the database thread', { timeout: 90_000 },
     await seedDataDir(dataDir);
     const first = await openDatabase({ dataDir });
     await first.query(`INSERT INTO webhook_events (source, key, type, payload) VALUES ('thread-test', 'kept', 't', '{"kept":true}')`);
-    expect(existsSync(join(dataDir, LOCK_FILE_NAME))).toBe(true);
+    expect(readFileSync(join(dataDir, LOCK_FILE_NAME), 'utf8')).toBe(String(process.pid));
     await first.close();
     await first.close(); // idempotent
-    expect(existsSync(join(dataDir, LOCK_FILE_NAME))).toBe(false);
+    expect(readFileSync(join(dataDir, LOCK_FILE_NAME), 'utf8')).toBe('');
     await expect(first.query('SELECT 1')).rejects.toThrow(/closed/);
     const second = await openDatabase({ dataDir });
     try {
@@ -248,7 +242,7 @@ describe('opening, closing and losing the database thread', { timeout: 90_000 },
     await expect(db.transaction(async () => 1)).rejects.toThrow(/embedded database thread exited/);
     expect(Date.now() - started).toBeLessThan(2_000);
     await db.close();
-    expect(existsSync(join(dataDir, LOCK_FILE_NAME))).toBe(false);
+    expect(readFileSync(join(dataDir, LOCK_FILE_NAME), 'utf8')).toBe('');
   });
 
   it('a data dir PGlite cannot open: openDatabase rejects with its error, the thread ends and the lock is released', async () => {
@@ -259,7 +253,7 @@ describe('opening, closing and losing the database thread', { timeout: 90_000 },
     await expect(openDatabase({ dataDir })).rejects.toThrow(/PGlite failed to initialize/);
     const thread = threads[before]!;
     expect(thread.threadId).toBe(-1); // ended (a live thread has a positive id)
-    expect(existsSync(join(dataDir, LOCK_FILE_NAME))).toBe(false);
+    expect(readFileSync(join(dataDir, LOCK_FILE_NAME), 'utf8')).toBe('');
   });
 
   it('answers its first request as soon as PGlite is open, not once V8 has finished compiling PGlite in the background', async () => {

@@ -47,6 +47,8 @@ export interface SpawnOptions {
   /** Another hookrun to run (an installed package's `dist/main.js`), from `cwd` (default: this repository's, from its root). */
   mainJs?: string;
   cwd?: string;
+  /** A command to run hookrun under (e.g. strace and its options): `pid` is then the wrapper's, and hookrun's is in its log lines. */
+  wrapper?: string[];
 }
 
 /** The env every spawned hookrun gets: test secrets, loopback, a free port, JSON logs. */
@@ -95,7 +97,8 @@ export async function spawnHookrun(options: SpawnOptions = {}): Promise<HookrunP
     if (value === undefined) delete env[name];
     else env[name] = value;
   }
-  const child = spawn(process.execPath, [options.mainJs ?? MAIN_JS, ...(options.args ?? ['start'])], { cwd: options.cwd ?? REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const command = [...(options.wrapper ?? []), process.execPath, options.mainJs ?? MAIN_JS, ...(options.args ?? ['start'])];
+  const child = spawn(command[0]!, command.slice(1), { cwd: options.cwd ?? REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const chunks: string[] = [];
   const capture = (data: Buffer) => {
     const text = data.toString('utf8');
