@@ -77,7 +77,7 @@ DATABASE_URL=
 
 /** Random local secrets, so \`npm run dev\` and \`npx hookrun send\` work at once; never used in production. */
 function localEnv(): string {
-  const token = () => randomBytes(24).toString('base64url');
+  const token = () => randomBytes(32).toString('base64url');
   return `# Local development only (made by hookrun init): random secrets for this laptop.
 PAYMENTS_WEBHOOK_SECRET=whsec_${token()}
 AUTH_WEBHOOK_SECRET=whsec_${randomBytes(32).toString('base64')}
