@@ -81,14 +81,12 @@ export function createDashboard(deps: AdminApiDeps): Hono {
     const client = socketAddress(c) ?? 'unknown';
     const waitMs = throttle.retryAfterMs(client, clock.now());
     if (waitMs > 0) {
-      deps.log.warn({ client }, 'dashboard login throttled: too many wrong tokens');
       c.header('retry-after', String(Math.ceil(waitMs / 1000)));
       return page(c, loginPage(`Too many wrong tokens from your address; try again in ${Math.ceil(waitMs / 1000)} s.`), 429);
     }
     const token = await formField(c, 'token');
     if (!secureEqual(token, deps.config.adminToken!)) {
       throttle.fail(client, clock.now());
-      deps.log.info({ client }, 'dashboard login refused: wrong token');
       return page(c, loginPage('That is not the ADMIN_TOKEN.'), 401);
     }
     throttle.succeed(client);
