@@ -62,8 +62,6 @@ export function createApp(deps: AppDeps): Hono {
   // One budget for every body read: bytes counted as they arrive, a share per client address.
   const bodyBudget = new BodyBudget(maxInflightBodyBytes, maxInflightBodyBytesPerAddress, maxBodyBytes);
   const rejections = new RejectionLog(deps.log, deps.metrics, () => deps.clock.now());
-  app.use('*', countRejections(rejections));
-  app.use('*', limitRouteBodies(bodyBudget));
 
   app.get('/health', (c) => c.json({ status: 'ok' }));
   app.get('/ready', async (c) => {
@@ -94,6 +92,9 @@ export function createApp(deps: AppDeps): Hono {
     });
   }
 
+  // Registered after the receivers and health (which answer without calling next): these wrap every other route.
+  app.use('*', countRejections(rejections));
+  app.use('*', limitRouteBodies(bodyBudget));
   for (const mount of deps.mounts ?? []) app.route(mount.prefix, mount.app);
   return app;
 }
