@@ -87,6 +87,8 @@ export interface Config {
   embeddedFsync: boolean;
   /** Bytes of webhook bodies read or held at once (all receivers); past it a new upload is 503. */
   maxInflightBodyBytes: number;
+  /** Of those, what one client address may hold (default a quarter); behind a proxy every client shares its address. */
+  maxInflightBodyBytesPerAddress: number;
   maxAttempts: number;
   /** A claim's lease; the worker renews it every third of it while a handler runs. */
   leaseSeconds: number;
@@ -192,6 +194,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     embeddedFsync: readOnOff(env, 'EMBEDDED_FSYNC', true),
     maxInflightBodyBytes: readInt(env, 'MAX_INFLIGHT_BODY_BYTES', 64 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
+    maxInflightBodyBytesPerAddress: readInt(env, 'MAX_INFLIGHT_BODY_BYTES_PER_ADDRESS', Math.floor(readInt(env, 'MAX_INFLIGHT_BODY_BYTES', 64 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024) / 4), 1024, 4 * 1024 * 1024 * 1024),
     maxAttempts: readInt(env, 'MAX_ATTEMPTS', 10, 1, 100),
     leaseSeconds: readInt(env, 'LEASE_SECONDS', 30, 1, 3600),
     handlerTimeoutSeconds: readInt(env, 'HANDLER_TIMEOUT_SECONDS', 30, 1, 3600),

@@ -15,6 +15,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly requestsRejected = new Counter({
+    name: 'hookrun_requests_rejected_total',
+    help: 'Requests refused (bad or missing credentials, over a size or budget limit, throttled) by route and reason; only the first few per minute are logged.',
+    labelNames: ['route', 'reason'] as const,
+    registers: [this.registry],
+  });
+
   readonly eventsProcessed = new Counter({
     name: 'hookrun_events_processed_total',
     help: 'Processing attempts by source and outcome (processed, ignored, failed, dead).',

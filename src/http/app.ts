@@ -8,12 +8,14 @@ import { withDeadline } from '../deadline.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
+import { RejectionLog } from '../rejection-log.js';
 import { BodyBudget } from '../webhooks/body-budget.js';
 import { createReceiver } from '../webhooks/receive.js';
 import { createCustomVerifiers, type SourceVerifier } from '../webhooks/verifiers.js';
 import { createErrorHandler, errorResponse } from './errors.js';
 import { createAuthFailureGuard } from './auth-failures.js';
 import { socketAddress } from '../cron/routes.js';
+import { countRejections, limitRouteBodies } from './request-limits.js';
 
 /** Everything the HTTP layer serves from; built once by `service.ts` (or a test). */
 export interface AppDeps {
@@ -55,6 +57,10 @@ export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
   app.onError(createErrorHandler(deps.log));
   app.notFound((c) => errorResponse(c, 404, 'not_found', `No route ${c.req.method} ${c.req.path}. See /openapi.json for the routes.`));
+  const { maxBodyBytes, maxInflightBodyBytes, maxInflightBodyBytesPerAddress } = deps.config;
+  // One budget for every body read: bytes counted as they arrive, a share per client address.
+  const bodyBudget = new BodyBudget(maxInflightBodyBytes, maxInflightBodyBytesPerAddress, maxBodyBytes);
+  const rejections = new RejectionLog(deps.log, deps.metrics, () => deps.clock.now());
 
   app.get('/health', (c) => c.json({ status: 'ok' }));
   // Ready means an event would be stored now. The probe writes nothing, and
@@ -79,8 +85,9 @@ export function createApp(deps: AppDeps): Hono {
     log: deps.log,
     metrics: deps.metrics,
     toleranceSeconds: deps.config.toleranceSeconds,
-    maxBodyBytes: deps.config.maxBodyBytes,
-    bodyBudget: new BodyBudget(deps.config.maxInflightBodyBytes),
+    maxBodyBytes,
+    bodyBudget,
+    rejections,
     dbTimeoutMs: deps.config.dbTimeoutMs,
   };
   const receivers = [...SOURCES.map((source) => ({ route: source as string, verifier: deps.verifiers[source] })), ...createCustomVerifiers(deps.config)];
@@ -91,6 +98,9 @@ export function createApp(deps: AppDeps): Hono {
     });
   }
 
+  // Registered after the receivers and health (which answer without calling next): these wrap every other route.
+  app.use('*', countRejections(rejections));
+  app.use('*', limitRouteBodies(bodyBudget));
   for (const mount of deps.mounts ?? []) app.route(mount.prefix, mount.app);
   return app;
 }

@@ -89,7 +89,6 @@ export function createDashboard(deps: AdminApiDeps): Hono {
         c.header('retry-after', String(Math.ceil(waitMs / 1000)));
         return page(c, loginPage(`Too many wrong tokens from your address; try again in ${Math.ceil(waitMs / 1000)} s.`), 429);
       }
-      deps.log.warn({ client }, 'dashboard login refused: wrong token');
       return page(c, loginPage('That is not the ADMIN_TOKEN.'), 401);
     }
     throttle.succeed(client);

@@ -5,7 +5,9 @@ import { NotConfirmedError, RejectedPayloadError } from '../db/event-write-error
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
+import type { RejectionLog } from '../rejection-log.js';
 import type { BodyBudget } from './body-budget.js';
+import { holdBody, isClientGone, readLimitedBody, releaseBody } from './body-reader.js';
 import { missingCredentials, type SourceVerifier } from './verifiers.js';
 
 /** What a receiver needs; assembled once by the HTTP app. */
@@ -17,68 +19,16 @@ export interface ReceiveDeps {
   toleranceSeconds: number;
   maxBodyBytes: number;
   dbTimeoutMs: number;
-  /** Shared by the receivers of the app: bytes of bodies in flight, capped. */
+  /** Shared by the receivers and the other body-reading routes of the app: bytes of bodies in flight, capped, per address too. */
   bodyBudget: BodyBudget;
+  /** Refusals: counted by route and reason, logged a few a minute. */
+  rejections: RejectionLog;
 }
 
 const CONTENT_TYPES = {
   json: { pattern: /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i, name: 'application/json' },
   form: { pattern: /^application\/x-www-form-urlencoded\s*(;|$)/i, name: 'application/x-www-form-urlencoded' },
 };
-
-/** Read the body within the size limit, taking its bytes from the budget (`held.bytes` says how many to give back). */
-async function readBody(c: Context, maxBytes: number, budget: BodyBudget, held: { bytes: number }): Promise<Uint8Array> {
-  const take = (bytes: number) => {
-    if (!budget.tryReserve(bytes)) throw overBudget(budget);
-    held.bytes += bytes;
-  };
-  const declared = c.req.header('content-length');
-  if (declared !== undefined) {
-    if (Number(declared) > maxBytes) throw tooLarge(maxBytes);
-    take(Number(declared) || 0);
-    // Node frames the body by Content-Length, so it cannot outgrow what was declared: read it whole
-    // through @hono/node-server's direct path (no web stream, no AbortSignal, no undici Request).
-    const body = new Uint8Array(await c.req.raw.arrayBuffer());
-    if (body.byteLength > maxBytes) throw tooLarge(maxBytes); // a fetch Request (tests) is not framed
-    return body;
-  }
-  const stream = c.req.raw.body;
-  if (!stream) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = stream.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw tooLarge(maxBytes);
-    }
-    try {
-      take(value.byteLength);
-    } catch (error) {
-      await reader.cancel().catch(() => undefined);
-      throw error;
-    }
-    chunks.push(value);
-  }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
-}
-
-/** The client closed the connection mid-upload (Node's `aborted`, a reset socket, an aborted fetch stream). */
-function isClientGone(error: unknown): boolean {
-  const e = error as { message?: string; code?: string; name?: string } | undefined;
-  return e?.message === 'aborted' || e?.code === 'ECONNRESET' || e?.name === 'AbortError';
-}
-
-function overBudget(budget: BodyBudget): AppError {
-  return new AppError('unavailable', `Too many uploads in flight (over ${Math.round(budget.maxBytes / 1048576)} MiB of bodies at once, MAX_INFLIGHT_BODY_BYTES). Retry shortly; the provider retries by itself.`);
-}
-
-function tooLarge(maxBytes: number): AppError {
-  return new AppError('payload_too_large', `The body is larger than ${maxBytes} bytes (MAX_BODY_BYTES).`);
-}
 
 /**
  * The receiver of one source: content type → body limit → verify the raw
@@ -91,8 +41,10 @@ export function createReceiver(source: string, verifier: SourceVerifier, deps: R
   const accepted = rejected.labels({ source, outcome: 'accepted', reason: '' });
   const duplicate = rejected.labels({ source, outcome: 'duplicate', reason: '' });
   const expected = CONTENT_TYPES[verifier.provider.body];
+  const route = `/webhooks/${source}`;
+  const limit = { maxBytes: deps.maxBodyBytes, setting: 'MAX_BODY_BYTES', budget: deps.bodyBudget };
   return async (c: Context): Promise<Response> => {
-    const held = { bytes: 0 };
+    const held = holdBody(c);
     try {
       if (!verifier.ok) throw new AppError('not_configured', verifier.message);
       const contentType = c.req.header('content-type') ?? '';
@@ -103,7 +55,7 @@ export function createReceiver(source: string, verifier: SourceVerifier, deps: R
       if (missing) throw missing;
       let body: Uint8Array;
       try {
-        body = await readBody(c, deps.maxBodyBytes, deps.bodyBudget, held);
+        body = await readLimitedBody(c, limit, held);
       } catch (error) {
         if (!(error instanceof AppError) && isClientGone(error)) {
           // Nobody is left to answer, and nothing went wrong here: one quiet line, no stack.
@@ -132,11 +84,12 @@ export function createReceiver(source: string, verifier: SourceVerifier, deps: R
     } catch (error) {
       if (error instanceof AppError) {
         rejected.inc({ source, outcome: 'rejected', reason: error.code });
-        if (error.code !== 'unavailable') deps.log.info({ source, code: error.code }, `webhook rejected: ${error.message}`);
+        if (error.code === 'unavailable') deps.rejections.counted(route, error.code);
+        else deps.rejections.rejected(route, error.code, { source, code: error.code, client: held.address }, `webhook rejected: ${error.message}`);
       }
       throw error;
     } finally {
-      deps.bodyBudget.release(held.bytes);
+      releaseBody(deps.bodyBudget, held);
     }
   };
 }
