@@ -1,31 +1,34 @@
 import type { Command } from 'commander';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../config.js';
+import { environmentWithoutDotEnv, loadConfig } from '../config.js';
+import { MIGRATIONS_FOLDER } from '../db/database.js';
 import { startReloader } from '../dev/reloader.js';
 import { createLogger } from '../log.js';
 
 /** The folder of the code this process runs (`src/` under tsx, `dist/` when compiled): a change anywhere in it reloads. */
 const CODE_DIR = dirname(dirname(fileURLToPath(import.meta.url)));
 
-/** `hookrun dev` (what `npm run dev` runs): `start`, reloaded when a job, a handler or platform.json changes. */
+/** `hookrun dev` (what `npm run dev` runs): `start`, reloaded when a job, a handler, platform.json, .env or a migration changes. */
 export function registerDevCommand(program: Command): void {
   program
     .command('dev')
-    .description('run `hookrun start` and restart it when the code or platform.json changes, holding requests meanwhile (for development)')
+    .description('run `hookrun start` and restart it when the code, platform.json, .env or drizzle/ changes, holding requests meanwhile (for development)')
     .option('--no-scheduler', 'do not run the built-in scheduler')
     .addHelpText('after', '\n`npm run dev` runs this from src/ with tsx: a new job file or a handler edit takes effect on save, no build.')
     .action(async (flags: { scheduler: boolean }) => {
       const config = loadConfig();
       const log = createLogger(config.logLevel);
+      const watching = [CODE_DIR, config.platformConfigPath, resolve('.env'), MIGRATIONS_FOLDER];
       const reloader = await startReloader({
         port: config.port,
         host: config.host,
-        watch: [CODE_DIR, config.platformConfigPath],
+        watch: watching,
         command: { file: process.argv[1]!, args: ['start', ...(flags.scheduler ? [] : ['--no-scheduler'])] },
+        env: environmentWithoutDotEnv(),
         log,
       });
-      log.info({ url: reloader.url, watching: [CODE_DIR, config.platformConfigPath] }, `hookrun dev listening on ${reloader.url}; saving a file reloads the server`);
+      log.info({ url: reloader.url, watching }, `hookrun dev listening on ${reloader.url}; saving a file reloads the server`);
       const stop = () => void reloader.close().then(() => process.exit(0));
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
