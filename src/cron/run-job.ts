@@ -8,10 +8,11 @@ import { AppError, messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { retryDelayMs, type JobDefinition } from './job.js';
+import { captureRunLog, type RunOutput } from './run-output.js';
 import { unknownJobMessage, type JobRegistry } from './registry.js';
 
 /** The outcome of one run, as recorded in its `cron_runs` row. */
-export interface CronRunResult {
+export interface CronRunResult extends RunOutput {
   id: number;
   job: string;
   trigger: CronTrigger;
@@ -178,11 +179,12 @@ export class JobRunner {
     const timer = setTimeout(() => controller.abort(new JobTimeoutError(definition.timeoutMs)), definition.timeoutMs);
     const t0 = performance.now();
     const runLog = log.child({ job, runId: base.id, trigger });
+    const captured = captureRunLog(runLog); // what the job logs is also kept for its row (cron_runs.output)
     runLog.info('cron run started');
 
     this.busy.set(job, (this.busy.get(job) ?? 0) + 1);
     this.controllers.add(controller);
-    const execution = (async () => definition.run({ db, config: this.deps.config, signal: controller.signal, log: runLog, clock, now: base.startedAt, trigger, scheduledFor: base.scheduledFor, runId: base.id }))();
+    const execution = (async () => definition.run({ db, config: this.deps.config, signal: controller.signal, log: captured.log, clock, now: base.startedAt, trigger, scheduledFor: base.scheduledFor, runId: base.id }))();
     const returned = execution.then(
       () => undefined,
       () => undefined,
@@ -209,7 +211,7 @@ export class JobRunner {
       const durationMs = Math.max(0, Math.round(performance.now() - t0));
       const finishedAt = new Date(Math.max(clock.now(), base.startedAt.getTime()));
       try {
-        await finishCronRun(db, base.id, { status, error, finishedAt, durationMs });
+        await finishCronRun(db, base.id, { status, error, finishedAt, durationMs, output: captured.output() });
       } catch (writeError) {
         runLog.error({ err: { message: messageOf(writeError) } }, 'cron run outcome not recorded: its row stays running until it expires');
       }
@@ -221,7 +223,7 @@ export class JobRunner {
         if (!retryAt) this.deps.onRunFailed?.({ job, trigger, error, runId: base.id });
       }
       await this.deps.onRunEnded?.(job); // before `done` settles, so drain() also waits for what it starts
-      return { id: base.id, job, trigger, scheduledFor: base.scheduledFor, startedAt: base.startedAt, attempt: base.attempt, status, error, finishedAt, durationMs, retryAt };
+      return { id: base.id, job, trigger, scheduledFor: base.scheduledFor, startedAt: base.startedAt, attempt: base.attempt, status, error, finishedAt, durationMs, retryAt, output: captured.output() };
     })();
     this.track(done);
     return done;
