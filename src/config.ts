@@ -216,5 +216,15 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
  */
 export function loadDotEnvFile(cwd: string = process.cwd()): void {
   const path = resolve(cwd, '.env');
-  if (existsSync(path)) process.loadEnvFile(path);
+  if (!existsSync(path)) return;
+  const before = new Set(Object.keys(process.env));
+  process.loadEnvFile(path);
+  for (const name of Object.keys(process.env)) if (!before.has(name)) fromDotEnv.add(name);
+}
+
+const fromDotEnv = new Set<string>();
+
+/** The environment as it was before `.env` was read: what `hookrun dev` hands each restart, which reads `.env` afresh. */
+export function environmentWithoutDotEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !fromDotEnv.has(name)));
 }

@@ -7,7 +7,7 @@
 /** Declare a job: `export default defineJob({ run })` in `jobs/<name>.ts` serves `/cron/<name>`. */
 export { defineJob } from './cron/job.js';
 /** A job's context and policies. */
-export type { JobContext, JobSpec, JobDefinition, OverlapPolicy, CatchUpPolicy } from './cron/job.js';
+export type { JobContext, JobSpec, JobDefinition, OverlapPolicy, CatchUpPolicy, RetryPolicy } from './cron/job.js';
 
 /** Declare a handler: `export default defineHandler({ on: ['stripe:invoice.paid'], run(event, ctx) { … } })` in `handlers/<name>.ts`. */
 export { defineHandler } from './api/define-handler.js';

@@ -98,7 +98,30 @@ function readPlatformFile(path: string): Record<string, unknown> | undefined {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new ConfigError(`${path}: must be a JSON object like { "crons": [ { "path": "/cron/keep-alive", "schedule": "0 1 * * *" } ] }.`);
   }
+  const unknownKey = Object.keys(parsed).find((key) => !TOP_LEVEL_KEYS.includes(key));
+  if (unknownKey !== undefined) {
+    const near = nearestKey(unknownKey, TOP_LEVEL_KEYS.slice(1));
+    throw new ConfigError(`${path}: "${unknownKey}" is not a platform.json key${near ? `; did you mean "${near}"?` : ''} It holds only ${TOP_LEVEL_KEYS.slice(1).map((k) => `"${k}"`).join(' and ')} (and "$schema").`);
+  }
   return parsed as Record<string, unknown>;
+}
+
+/** What platform.json may hold at its top: anything else (a typo like "cron") stops start-up instead of being ignored. */
+const TOP_LEVEL_KEYS = ['$schema', 'crons', 'webhooks', 'builtInHandlers'];
+
+/** The known key within 3 edits of `key` (case ignored), nearest first; undefined when none is that close. */
+function nearestKey(key: string, known: readonly string[]): string | undefined {
+  const distance = (a: string, b: string): number => {
+    let row = Array.from({ length: b.length + 1 }, (_, i) => i);
+    for (let i = 1; i <= a.length; i++) {
+      const next = [i];
+      for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      row = next;
+    }
+    return row[b.length]!;
+  };
+  const scored = known.map((k) => [k, distance(key.toLowerCase(), k)] as const).filter(([, d]) => d <= 3).sort((x, y) => x[1] - y[1]);
+  return scored[0]?.[0];
 }
 
 /** Parse the `crons` array of platform.json (HTTP targets' tokens read from `env`); shape only, the cron module checks jobs, URLs and expressions. */

@@ -15,6 +15,7 @@ import { Metrics } from './metrics.js';
 import { loadHandlers } from './project/load-project.js';
 import { createRetentionLoop } from './retention/retention-loop.js';
 import { createVerifiers } from './webhooks/verifiers.js';
+import { explainListenError } from './startup-errors.js';
 
 /** Switches for the parts of a running hookrun; `hookrun start` turns everything on. */
 export interface ServiceOptions {
@@ -50,7 +51,7 @@ const IDLE_SWEEP_MS = 100;
 function listen(app: Hono, config: Config): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host, serverOptions: { connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS } }, () => resolve(server as Server)) as Server;
-    server.once('error', reject);
+    server.once('error', (error) => reject(explainListenError(error, config.port, config.host)));
     server.headersTimeout = HEADERS_TIMEOUT_MS;
     server.requestTimeout = REQUEST_TIMEOUT_MS;
     server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;

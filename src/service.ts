@@ -1,6 +1,7 @@
 import type { Config } from './config.js';
 import { openDatabase } from './db/client.js';
 import type { Database } from './db/database.js';
+import { explainDatabaseError } from './startup-errors.js';
 import type { RunningService, ServiceOptions } from './service-assembly.js';
 
 /** The service's types, defined beside its assembly and taken from here by everything that starts one. */
@@ -29,6 +30,14 @@ export async function startService(config: Config, options: ServiceOptions): Pro
   const assembly = import('./service-assembly.js');
   assembly.catch(() => undefined); // awaited below; an open that fails first must not leave it unhandled
   const db = await opening;
+  if (ownsDb && config.databaseUrl) {
+    // One round trip before the rest: a server out of reach or a missing database is said as what to set (DATABASE_URL).
+    const url = config.databaseUrl;
+    await db.query('SELECT 1').catch(async (error: unknown) => {
+      await db.close().catch(() => undefined);
+      throw explainDatabaseError(error, url);
+    });
+  }
   let assembleService;
   try {
     ({ assembleService } = await assembly);

@@ -7,6 +7,7 @@ import { validateCrons, type ScheduledJob } from '../cron/schedule.js';
 import { tickInZone } from '../cron/time-zone.js';
 import { registerCronControls } from './cron-controls.js';
 import type { CronRunResult } from '../cron/run-job.js';
+import type { CronRunRow } from '../db/cron-runs.js';
 import { AdminRequestError, withAdminClient } from './admin-client.js';
 import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, shortTime } from './output.js';
 
@@ -113,6 +114,7 @@ export function registerCronCommands(program: Command): void {
             throw await explainUnknownJob(error, job, client.mode);
           }),
         );
+        if (!flags.json && run.output) process.stdout.write(indented(run.output));
         if (flags.json) printJson(run);
         else if (run.status === 'succeeded') process.stdout.write(`${job} succeeded in ${run.durationMs} ms (run ${run.id})\n`);
         else if (run.status === 'queued') process.stdout.write(`${job} is running; this run waits behind it and starts when it ends (overlap "queue-one", run ${run.id})\n`);
@@ -120,4 +122,29 @@ export function registerCronCommands(program: Command): void {
         if (run.status !== 'succeeded' && run.status !== 'queued') process.exitCode = EXIT_CODES.failure;
       }),
     );
+
+  cron
+    .command('runs')
+    .description('recent runs, newest first, each with the last lines its job logged')
+    .argument('[job]', 'only this job')
+    .option('-n, --limit <n>', 'how many', positiveInt('--limit', 200), 10)
+    .option('--json', 'print JSON')
+    .action(
+      adminAction(async (jobArg: string | undefined, flags: { limit: number; json?: boolean }) => {
+        const query = new URLSearchParams({ limit: String(flags.limit), ...(jobArg ? { job: jobName(jobArg) } : {}) });
+        const { runs } = await withAdminClient(loadConfig(), (client) => client.request<{ runs: CronRunRow[] }>('GET', `/cron/runs?${query}`));
+        if (flags.json) return printJson(runs);
+        if (runs.length === 0) return void process.stdout.write('No runs yet.\n');
+        for (const run of runs) {
+          const took = run.durationMs === null ? '' : ` in ${run.durationMs} ms`;
+          process.stdout.write(`run ${run.id}  ${run.job}  ${run.trigger}  ${shortTime(String(run.startedAt))}  ${run.status}${took}${run.error ? `: ${run.error}` : ''}\n`);
+          if (run.output) process.stdout.write(indented(run.output));
+        }
+      }),
+    );
+}
+
+/** A run's output under its summary line, each line indented. */
+function indented(output: string): string {
+  return `${output.split('\n').map((line) => `  | ${line}`).join('\n')}\n`;
 }

@@ -1,5 +1,5 @@
 import { setFlagsFromString } from 'node:v8';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { loadConfig, SEED_SOURCES, type Config } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { createLogger } from '../log.js';
@@ -9,6 +9,8 @@ import { startService } from '../service.js';
 interface StartFlags {
   scheduler: boolean;
   worker: boolean;
+  /** Set by `hookrun dev`: the URL people call, printed instead of this child's private port. */
+  devUrl?: string;
 }
 
 /** Without the in-process worker, events are processed only by `hookrun worker` processes: PostgreSQL only. */
@@ -31,7 +33,7 @@ function checkNoWorker(config: Config): void {
  */
 const HEAP_GROWING_PERCENT = 100;
 
-async function runService(config: Config, parts: { http: boolean; scheduler: boolean; worker: boolean }): Promise<void> {
+async function runService(config: Config, parts: { http: boolean; scheduler: boolean; worker: boolean; devUrl?: string }): Promise<void> {
   // Read by V8 at each full GC, so setting it now works (measured); unlike the young generation's size, fixed at start.
   if (config.databaseUrl && !process.execArgv.some((flag) => /^--heap[-_]growing[-_]percent\b/.test(flag))) setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
   const log = createLogger(config.logLevel);
@@ -39,8 +41,9 @@ async function runService(config: Config, parts: { http: boolean; scheduler: boo
   if (service.url) {
     // Bound to every interface ([::] or 0.0.0.0): a link a person can click is localhost's.
     const port = new URL(service.url).port;
-    const local = config.host && !['0.0.0.0', '::'].includes(config.host) ? service.url : `http://localhost:${port}`;
-    log.info({ url: service.url, database: service.db.kind, dashboard: `${local}/admin` }, `hookrun listening on ${service.url}`);
+    const local = parts.devUrl ?? (config.host && !['0.0.0.0', '::'].includes(config.host) ? service.url : `http://localhost:${port}`);
+    const url = parts.devUrl ?? service.url;
+    log.info({ url, database: service.db.kind, dashboard: `${local}/admin` }, `hookrun listening on ${url}`);
     if (config.adminToken) log.info(`dashboard: ${local}/admin (log in with ADMIN_TOKEN)`);
   } else {
     log.info({ database: service.db.kind }, 'hookrun worker running: processing stored events');
@@ -80,10 +83,11 @@ export function registerStartCommands(program: Command): void {
     .description('migrate, validate config, then serve webhooks and cron routes, process events and run the scheduler')
     .option('--no-scheduler', 'do not run the built-in scheduler (an outside scheduler calls /cron/<job>)')
     .option('--no-worker', 'receive and store only; `hookrun worker` processes (PostgreSQL only)')
+    .addOption(new Option('--dev-url <url>').hideHelp())
     .action(async (flags: StartFlags) => {
       const config = loadConfig();
       if (!flags.worker) checkNoWorker(config);
-      await runService(config, { http: true, worker: flags.worker, scheduler: flags.scheduler && config.scheduler });
+      await runService(config, { http: true, worker: flags.worker, scheduler: flags.scheduler && config.scheduler, devUrl: flags.devUrl });
     });
   program
     .command('worker')

@@ -7,10 +7,11 @@ import { AppError, messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { retryDelayMs, type JobDefinition } from './job.js';
+import { captureRunLog, type RunOutput } from './run-output.js';
 import { unknownJobMessage, type JobRegistry } from './registry.js';
 
 /** The outcome of one run, as recorded in its `cron_runs` row. */
-export interface CronRunResult {
+export interface CronRunResult extends RunOutput {
   id: number;
   job: string;
   trigger: CronTrigger;
@@ -183,11 +184,12 @@ export class JobRunner {
     const timer = setTimeout(() => controller.abort(new JobTimeoutError(definition.timeoutMs)), definition.timeoutMs);
     const t0 = performance.now();
     const runLog = log.child({ job, runId: base.id, trigger });
+    const captured = captureRunLog(runLog); // what the job logs is also kept for its row (cron_runs.output)
     runLog.info('cron run started');
 
     this.busy.set(job, (this.busy.get(job) ?? 0) + 1);
     this.controllers.add(controller);
-    const execution = (async () => definition.run({ db, config: this.deps.config, signal: controller.signal, log: runLog, clock, now: base.startedAt, trigger, scheduledFor: base.scheduledFor, runId: base.id }))();
+    const execution = (async () => definition.run({ db, config: this.deps.config, signal: controller.signal, log: captured.log, clock, now: base.startedAt, trigger, scheduledFor: base.scheduledFor, runId: base.id }))();
     const returned = execution.then(
       () => undefined,
       () => undefined,
@@ -216,7 +218,7 @@ export class JobRunner {
       const retry = error === null ? null : retryOf(base, retryRule(definition), finishedAt);
       let recorded = true;
       try {
-        await settleCronRun(db, base, { status, error, finishedAt, durationMs }, retry);
+        await settleCronRun(db, base, { status, error, finishedAt, durationMs, output: captured.output() }, retry);
       } catch (writeError) {
         recorded = false;
         runLog.error({ err: { message: messageOf(writeError) } }, 'cron run outcome not recorded: its row stays running until it expires, then the instance that sees it expire queues its retry (if it has attempts left)');
@@ -229,7 +231,7 @@ export class JobRunner {
         if (!retry) this.deps.onRunFailed?.({ job, trigger, error, runId: base.id });
       }
       await this.deps.onRunEnded?.(job); // before `done` settles, so drain() also waits for what it starts
-      return { id: base.id, job, trigger, scheduledFor: base.scheduledFor, startedAt: base.startedAt, attempt: base.attempt, status, error, finishedAt, durationMs, retryAt };
+      return { id: base.id, job, trigger, scheduledFor: base.scheduledFor, startedAt: base.startedAt, attempt: base.attempt, status, error, finishedAt, durationMs, retryAt, output: captured.output() };
     })();
     this.track(done);
     return done;

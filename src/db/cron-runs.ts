@@ -26,11 +26,13 @@ export interface CronRunRow {
   dueAt: Date | null;
   /** `<hostname>:<pid>` of the process that ran it. */
   instance: string | null;
+  /** The last lines the job logged (50 lines, 8 KB); null when it logged nothing. */
+  output: string | null;
 }
 
 /** The columns of a `CronRunRow`, for every query that reads one. */
 export const COLUMNS = `id, job, trigger, scheduled_for AS "scheduledFor", started_at AS "startedAt", finished_at AS "finishedAt",
-  status, error, duration_ms AS "durationMs", expires_at AS "expiresAt", attempt, retry_of AS "retryOf", due_at AS "dueAt", instance`;
+  status, error, duration_ms AS "durationMs", expires_at AS "expiresAt", attempt, retry_of AS "retryOf", due_at AS "dueAt", instance, output`;
 
 /** Advisory-lock class of the per-job claim; the second key is hashtext(job). */
 const CLAIM_LOCK_CLASS = 7_340_022;
@@ -186,14 +188,14 @@ export async function claimCronRun(db: Database, input: ClaimInput): Promise<Cla
 export async function settleCronRun(
   db: Database,
   run: { id: number; job: string; scheduledFor: Date | null; attempt: number },
-  outcome: { status: 'succeeded' | 'failed'; error: string | null; finishedAt: Date; durationMs: number },
+  outcome: { status: 'succeeded' | 'failed'; error: string | null; finishedAt: Date; durationMs: number; output?: string | null },
   retry: PendingRun | null,
 ): Promise<void> {
   await db.transaction(async (tx) => {
     await tx.query(
-      `UPDATE cron_runs SET status = $2, error = $3, finished_at = $4, duration_ms = $5, expires_at = NULL
+      `UPDATE cron_runs SET status = $2, error = $3, finished_at = $4, duration_ms = $5, expires_at = NULL, output = $6
        WHERE id = $1`,
-      [run.id, outcome.status, outcome.error, outcome.finishedAt, outcome.durationMs],
+      [run.id, outcome.status, outcome.error, outcome.finishedAt, outcome.durationMs, outcome.output ?? null],
     );
     if (retry) await enqueueRuns(tx, [retry]);
     else if (outcome.status === 'succeeded' && run.scheduledFor) {

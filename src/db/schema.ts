@@ -97,6 +97,8 @@ export const cronRuns = pgTable(
     dueAt: tz('due_at'),
     /** Which process ran it: `<hostname>:<pid>`. */
     instance: text('instance'),
+    /** The last lines the job logged through ctx.log (at most 50 lines, 8 KB). */
+    output: text('output'),
   },
   (t) => [
     uniqueIndex('cron_runs_job_scheduled_for_attempt_uq').on(t.job, t.scheduledFor, t.attempt),

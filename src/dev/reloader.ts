@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import type { Logger } from '../log.js';
@@ -9,10 +10,12 @@ export interface ReloaderOptions {
   /** Where people and providers send requests (PORT/HOST). */
   port: number;
   host: string | undefined;
-  /** Paths whose changes restart the server (the source tree, platform.json). */
+  /** Paths whose changes restart the server: folders (the source tree, the migrations) and files (platform.json, .env), which may not exist yet. */
   watch: string[];
-  /** The command that runs one `hookrun start` (same node flags, so tsx keeps loading the source). */
+  /** The command that runs one `hookrun start` (same node flags, so tsx keeps loading the source); `--dev-url <public url>` is added so it prints the port people call. */
   command: { file: string; args: string[] };
+  /** The child's environment (default this process's): without what .env set, so each child reads .env afresh. */
+  env?: NodeJS.ProcessEnv;
   log: Logger;
   /** How long a request may wait for a restarting server before it is answered 503. Default 30 s. */
   waitMs?: number;
@@ -56,10 +59,11 @@ export async function startReloader(options: ReloaderOptions): Promise<Reloader>
   let restarts = 0;
   let closing = false;
 
+  let publicUrl = '';
   const spawnChild = async (): Promise<number | undefined> => {
     const port = await freePort();
-    const proc = spawn(process.execPath, [...process.execArgv, options.command.file, ...options.command.args], {
-      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1' },
+    const proc = spawn(process.execPath, [...process.execArgv, options.command.file, ...options.command.args, '--dev-url', publicUrl], {
+      env: { ...(options.env ?? process.env), PORT: String(port), HOST: '127.0.0.1' },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
     child = { process: proc, port };
@@ -135,19 +139,26 @@ export async function startReloader(options: ReloaderOptions): Promise<Reloader>
     server.once('error', reject);
     server.listen(options.port, options.host ?? '127.0.0.1', resolve);
   });
+  const address = server.address() as { address: string; port: number };
+  const url = `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`;
+  publicUrl = ['0.0.0.0', '::'].includes(address.address) ? `http://localhost:${address.port}` : url;
   ready = spawnChild();
   await ready;
 
   let timer: NodeJS.Timeout | undefined;
-  const watchers: FSWatcher[] = options.watch.filter((path) => existsSync(path)).map((path) =>
-    watch(path, { recursive: true }, () => {
-      clearTimeout(timer);
-      timer = setTimeout(restart, options.debounceMs ?? 250);
-    }),
-  );
-  const address = server.address() as { address: string; port: number };
+  const changed = () => {
+    clearTimeout(timer);
+    timer = setTimeout(restart, options.debounceMs ?? 250);
+  };
+  const watchers: FSWatcher[] = options.watch.flatMap((path) => {
+    if (existsSync(path) && statSync(path).isDirectory()) return [watch(path, { recursive: true }, changed)];
+    // A file: watch its folder, so a file created later (.env) or replaced by an editor's rename is still seen.
+    if (!existsSync(dirname(path))) return [];
+    const name = basename(path);
+    return [watch(dirname(path), (_event, file) => (file === null || file === name) && changed())];
+  });
   return {
-    url: `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`,
+    url,
     get restarts() {
       return restarts;
     },

@@ -119,8 +119,8 @@ ${jobs.map(
 
 function runsTable(runs: CronRunRow[]): SafeHtml {
   if (runs.length === 0) return html`<p>No runs yet.</p>`;
-  return html`<div class="scroll"><table id="runs"><thead><tr><th>id</th><th>job</th><th>trigger</th><th>tick</th><th>attempt</th><th>started (UTC)</th><th>status</th><th>ms</th><th>instance</th><th>error</th></tr></thead><tbody>
-${runs.map((r) => html`<tr><td>${r.id}</td><td>${r.job}</td><td>${r.trigger}</td><td>${r.scheduledFor ? time(r.scheduledFor) : ''}</td><td class="num">${r.attempt}</td><td>${time(r.startedAt)}</td><td>${status(r.status)}</td><td class="num">${r.durationMs ?? ''}</td><td>${r.instance ?? ''}</td><td>${r.error ? r.error.slice(0, 120) : ''}</td></tr>`)}
+  return html`<div class="scroll"><table id="runs"><thead><tr><th>id</th><th>job</th><th>trigger</th><th>tick</th><th>attempt</th><th>started (UTC)</th><th>status</th><th>ms</th><th>instance</th><th>error</th><th>output</th></tr></thead><tbody>
+${runs.map((r) => html`<tr><td>${r.id}</td><td>${r.job}</td><td>${r.trigger}</td><td>${r.scheduledFor ? time(r.scheduledFor) : ''}</td><td class="num">${r.attempt}</td><td>${time(r.startedAt)}</td><td>${status(r.status)}</td><td class="num">${r.durationMs ?? ''}</td><td>${r.instance ?? ''}</td><td>${r.error ? r.error.slice(0, 120) : ''}</td><td>${r.output ? html`<details><summary>${r.output.split('\n').length} lines</summary><pre>${r.output}</pre></details>` : ''}</td></tr>`)}
 </tbody></table></div>`;
 }
 

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,9 +22,12 @@ describe('npm run dev (hookrun dev) on a copy of the project: edits take effect 
     for (const entry of ['src', 'drizzle', 'package.json', 'tsconfig.json', 'platform.json']) cpSync(join(REPO_ROOT, entry), join(copy, entry), { recursive: true });
     symlinkSync(join(REPO_ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
     await seedDataDir(join(copy, '.data'));
+    writeFileSync(join(copy, '.env'), 'GITHUB_WEBHOOK_SECRET=first-secret\n');
+    const env: Record<string, string | undefined> = { ...process.env, ...baseEnv(), PORT: String(port), DATA_DIR: join(copy, '.data'), PLATFORM_CONFIG: join(copy, 'platform.json'), LOG_LEVEL: 'info' };
+    delete env.GITHUB_WEBHOOK_SECRET; // from .env, so the test can change it there
     dev = spawn(process.execPath, [TSX, 'src/main.ts', 'dev', '--no-scheduler'], {
       cwd: copy,
-      env: { ...process.env, ...baseEnv(), PORT: String(port), DATA_DIR: join(copy, '.data'), PLATFORM_CONFIG: join(copy, 'platform.json'), LOG_LEVEL: 'info' },
+      env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     dev.stdout!.on('data', (c: Buffer) => (output += c.toString()));
@@ -89,5 +93,28 @@ describe('npm run dev (hookrun dev) on a copy of the project: edits take effect 
     const stored = await (await fetch(`${base}/api/events?source=payments&limit=200`, auth)).json() as { events: unknown[] };
     expect(stored.events.length).toBe(Math.min(200, results.length));
     expect(counts.dead ?? 0).toBe(0);
+  });
+
+  it('prints the port people call, and reloads on a .env edit (read afresh) and on a new migration file', async () => {
+    const listening = [...output.matchAll(/hookrun listening on (http:\/\/\S+?)(?=["\s])/g)].map((m) => m[1]);
+    expect(listening.length).toBeGreaterThan(0);
+    expect(new Set(listening)).toEqual(new Set([base]));
+
+    const github = (secret: string) => {
+      const body = JSON.stringify({ zen: 'Keep it logically awesome.' });
+      const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+      const headers = { 'content-type': 'application/json', 'x-hub-signature-256': signature, 'x-github-event': 'ping', 'x-github-delivery': `d-${Math.random()}` };
+      return fetch(`${base}/webhooks/github`, { method: 'POST', headers, body }).then(async (r) => (await r.arrayBuffer(), r.status));
+    };
+    expect(await github('first-secret')).toBe(200);
+    writeFileSync(join(copy, '.env'), 'GITHUB_WEBHOOK_SECRET=second-secret\n');
+    await pollUntil('the new .env value in use', 60_000, async () => ((await github('second-secret')) === 200 ? true : undefined));
+    expect(await github('first-secret')).toBe(400);
+
+    const restarts = () => output.split('restarting the server').length - 1;
+    const before = restarts();
+    writeFileSync(join(copy, 'drizzle', 'notes.txt'), 'a file in the migrations folder\n');
+    await pollUntil('a restart after the migrations folder changed', 60_000, async () => (restarts() > before ? true : undefined));
+    await pollUntil('ready again', 60_000, async () => ((await fetch(`${base}/ready`).catch(() => undefined))?.status === 200 ? true : undefined));
   });
 });

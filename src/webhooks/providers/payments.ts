@@ -1,6 +1,6 @@
-import { AppError } from '../../errors.js';
+import { AppError, ConfigError } from '../../errors.js';
 import { parseJsonObject, requireString, type Verifier } from '../delivery.js';
-import { defineProvider } from '../provider.js';
+import { defineProvider, type SecretSetting } from '../provider.js';
 import { providerId } from '../sample-events/ids.js';
 import { buildPaymentsSample } from '../sample-events/payments.js';
 import { PAYMENTS_SAMPLE_TYPES } from '../sample-events/types.js';
@@ -68,6 +68,20 @@ export function createPaymentsVerifier(secrets: string[]): Verifier {
   };
 }
 
+/** The start of a Stripe API key (secret, restricted or publishable): pasted where the signing secret goes, no signature would ever match. */
+const API_KEY = /^(sk|rk|pk)_(live|test)_/;
+
+/** The setting's secrets, or a ConfigError at start-up when one is an API key: names the kind, never the key. */
+function refuseApiKeys(setting: SecretSetting): string[] {
+  for (const [index, secret] of setting.values.entries()) {
+    const kind = API_KEY.exec(secret.trim())?.[0];
+    if (kind === undefined) continue;
+    const which = setting.values.length > 1 ? `value ${index + 1} of ${setting.envName}` : setting.envName;
+    throw new ConfigError(`${which} is a Stripe API key (${kind}…), not a webhook signing secret: a signing secret starts with whsec_ (Stripe dashboard → Developers → Webhooks → the endpoint → Signing secret, or what \`stripe listen\` prints). An API key for reconcile goes in STRIPE_SECRET_KEY.`);
+  }
+  return setting.values;
+}
+
 /** Stripe on `/webhooks/payments`: key the event `id`, type its `type`. */
 export const stripeProvider = defineProvider({
   title: 'Stripe',
@@ -77,7 +91,7 @@ export const stripeProvider = defineProvider({
   body: 'json',
   credentialHeaders: ['stripe-signature'],
   missingCredentials: { code: 'missing_signature', message: 'Missing Stripe-Signature header: send the request exactly as the provider signs it.' },
-  createVerifier: (setting) => createPaymentsVerifier(setting.values),
+  createVerifier: (setting) => createPaymentsVerifier(refuseApiKeys(setting)),
   sampleTypes: PAYMENTS_SAMPLE_TYPES,
   buildSample: buildPaymentsSample,
   envelope: (type, nowMs) => ({ id: providerId('evt', 24), object: 'event', api_version: stripeWebhooks.apiVersion, created: Math.floor(nowMs / 1000), data: { object: {} }, livemode: false, type }),
