@@ -42,15 +42,15 @@ export type Settlement = (
  * A dead event no longer holds the ones after it.
  */
 const CLAIM_SQL = `
-  UPDATE webhook_events e
+  UPDATE hookrun.webhook_events e
   SET status = 'processing', attempts = e.attempts + 1, locked_until = $2::timestamptz
   FROM (
-    SELECT w.id FROM webhook_events w
+    SELECT w.id FROM hookrun.webhook_events w
     WHERE (w.status = 'pending'
        OR (w.status = 'failed' AND w.next_attempt_at <= $1::timestamptz)
        OR (w.status = 'processing' AND w.locked_until <= $1::timestamptz))
       AND (w.order_key IS NULL OR NOT EXISTS (
-        SELECT 1 FROM webhook_events p
+        SELECT 1 FROM hookrun.webhook_events p
         WHERE p.order_key = w.order_key AND p.id < w.id AND p.status IN ('pending', 'failed', 'processing')))
     ORDER BY w.next_attempt_at
     LIMIT $3
@@ -71,7 +71,7 @@ const CLAIM_SQL = `
  */
 const SETTLE_SQL = `
   WITH settled AS (
-    UPDATE webhook_events e
+    UPDATE hookrun.webhook_events e
     SET status = u.status,
         last_error = u.error,
         next_attempt_at = coalesce(u.next_attempt_at, e.next_attempt_at),
@@ -82,14 +82,14 @@ const SETTLE_SQL = `
     WHERE e.id = u.id AND e.status || '' = 'processing' AND e.attempts = u.attempts
     RETURNING e.id, u.attempts, u.status, u.error, u.started_at, u.duration_ms
   ), history AS (
-    INSERT INTO event_attempts (event_id, attempt, started_at, duration_ms, outcome, error)
+    INSERT INTO hookrun.event_attempts (event_id, attempt, started_at, duration_ms, outcome, error)
     SELECT id, attempts, coalesce(started_at, $6::timestamptz), coalesce(duration_ms, 0), status, error FROM settled
   )
   SELECT id FROM settled`;
 
 /** Give a claim back untouched (shutdown before its handler ran): it does not count as an attempt. */
 const RELEASE_SQL = `
-  UPDATE webhook_events e
+  UPDATE hookrun.webhook_events e
   SET status = 'pending', attempts = e.attempts - 1, locked_until = NULL
   FROM unnest($1::bigint[], $2::int[]) AS u(id, attempts)
   WHERE e.id = u.id AND e.status = 'processing' AND e.attempts = u.attempts`;
@@ -100,10 +100,10 @@ const RELEASE_SQL = `
  * between the renewal and the settle).
  */
 const EXTEND_SQL = `
-  UPDATE webhook_events e
+  UPDATE hookrun.webhook_events e
   SET locked_until = $3::timestamptz
   FROM (
-    SELECT w.id FROM webhook_events w
+    SELECT w.id FROM hookrun.webhook_events w
     JOIN unnest($1::bigint[], $2::int[]) AS u(id, attempts) ON w.id = u.id AND w.attempts = u.attempts
     WHERE w.status || '' = 'processing' -- by primary key, not the partial due index (see SETTLE_SQL)
     ORDER BY w.id
@@ -114,7 +114,7 @@ const EXTEND_SQL = `
 
 const NEXT_DUE_SQL = `
   SELECT min(CASE WHEN status = 'failed' THEN next_attempt_at ELSE locked_until END) AS due
-  FROM webhook_events WHERE status IN ('failed', 'processing')`;
+  FROM hookrun.webhook_events WHERE status IN ('failed', 'processing')`;
 
 interface ClaimRow {
   id: number;
@@ -211,7 +211,7 @@ export async function requeueEvents(
     where = `status = $3 AND ($4::text IS NULL OR source = $4) AND ($5::text IS NULL OR type = $5)`;
   }
   const rows = await db.query<{ id: number }>(
-    `UPDATE webhook_events
+    `UPDATE hookrun.webhook_events
      SET status = 'pending', attempts = CASE WHEN $2::boolean THEN 0 ELSE attempts END,
          next_attempt_at = $1::timestamptz, locked_until = NULL, processed_at = NULL
      WHERE ${where} AND status <> 'processing'
