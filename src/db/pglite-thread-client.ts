@@ -2,10 +2,11 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { MIGRATIONS_FOLDER, type Database, type OpenOptions } from './database.js';
+import { MIGRATIONS_FOLDER, NOTHING_MIGRATED, type Database, type OpenOptions } from './database.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { hasPendingMigrations } from './pending-migrations.js';
 import { pgliteTuning } from './pglite-tuning.js';
+import { DEFAULT_SCHEMA, schemaRewrite } from './schema-name.js';
 import { rebuildError, type ThreadData, type ThreadNotify, type ThreadReply, type ThreadRequest } from './pglite-thread-protocol.js';
 import { createWalSync } from './wal-sync.js';
 
@@ -96,10 +97,10 @@ class ThreadConnection {
 /**
  * Open the embedded database in `dataDir/pgdata` on its own thread, behind
  * the same `Database` as in-process PGlite: the data-dir lock and the WAL
- * fsync stay on this thread, SQL, transactions, LISTEN and migrations run in
+ * fsync stay on this thread, SQL, transactions and LISTEN run in
  * pglite-thread.ts. This thread never loads PGlite.
  */
-export async function openPgliteThread(dataDir: string, options: Pick<OpenOptions, 'fsync'> = {}): Promise<Database> {
+export async function openPgliteThread(dataDir: string, options: Pick<OpenOptions, 'fsync' | 'schema'> = {}): Promise<Database> {
   const release = lockDataDir(dataDir);
   const pgdata = join(dataDir, 'pgdata');
   let thread: ThreadConnection | undefined;
@@ -111,15 +112,16 @@ export async function openPgliteThread(dataDir: string, options: Pick<OpenOption
     release();
     throw error;
   }
-  return wrapThread(thread, release, options.fsync === false ? undefined : createWalSync(pgdata));
+  return wrapThread(thread, release, options.fsync === false ? undefined : createWalSync(pgdata), options.schema ?? DEFAULT_SCHEMA);
 }
 
-function wrapThread(thread: ThreadConnection, release: () => void, flushToDisk: (() => void) | undefined): Database {
+function wrapThread(thread: ThreadConnection, release: () => void, flushToDisk: (() => void) | undefined, schema: string): Database {
   let nextTx = 1;
   let nextSub = 1;
   let closing: Promise<void> | undefined;
-  const query = async <T>(text: string, params?: unknown[]): Promise<T[]> => (await thread.request({ op: 'query', text, params })) as T[];
-  return {
+  const inSchema = schemaRewrite(schema); // here, not in the thread: the thread runs the text it is sent
+  const query = async <T>(text: string, params?: unknown[]): Promise<T[]> => (await thread.request({ op: 'query', text: inSchema(text), params })) as T[];
+  const db: Database = {
     kind: 'pglite',
     query,
     flushToDisk,
@@ -129,7 +131,7 @@ function wrapThread(thread: ThreadConnection, release: () => void, flushToDisk: 
       await thread.request({ op: 'begin', tx });
       let result;
       try {
-        result = await fn({ query: async <T>(text: string, params?: unknown[]) => (await thread.request({ op: 'query', text, params, tx })) as T[] });
+        result = await fn({ query: async <T>(text: string, params?: unknown[]) => (await thread.request({ op: 'query', text: inSchema(text), params, tx })) as T[] });
       } catch (error) {
         await thread.request({ op: 'rollback', tx });
         throw error;
@@ -152,7 +154,9 @@ function wrapThread(thread: ThreadConnection, release: () => void, flushToDisk: 
       };
     },
     async migrate() {
-      if (await hasPendingMigrations({ query }, MIGRATIONS_FOLDER)) await thread.request({ op: 'migrate', migrationsFolder: MIGRATIONS_FOLDER });
+      if (!(await hasPendingMigrations({ query }, MIGRATIONS_FOLDER))) return NOTHING_MIGRATED;
+      const { applyMigrations } = await import('./migrator.js');
+      return applyMigrations(db, schema, MIGRATIONS_FOLDER); // its transaction runs in the thread like any other
     },
     close: () =>
       (closing ??= (async () => {
@@ -164,4 +168,5 @@ function wrapThread(thread: ThreadConnection, release: () => void, flushToDisk: 
         }
       })()),
   };
+  return db;
 }
