@@ -111,6 +111,23 @@ describe.each(stores)('upgrading what the previous release made ($name)', { time
   });
 });
 
+describe.skipIf(!process.env.TEST_DATABASE_URL)('three instances starting at once on a previous release\'s PostgreSQL', { timeout: 60_000 }, () => {
+  it('one moves the tables, the others wait for it and find nothing to do', async () => {
+    const empty = await createEmptyPostgresDatabase();
+    await makeLegacyPostgres(empty.url);
+    const dbs = await Promise.all([1, 2, 3].map(() => openDatabase({ databaseUrl: empty.url })));
+    try {
+      const reports = await Promise.all(dbs.map((db) => db.migrate()));
+      expect(reports.map((r) => r.movedFromPublic.length).sort()).toEqual([0, 0, ALL_TABLES]);
+      expect(await count(dbs[0]!, 'SELECT count(*) AS n FROM hookrun.webhook_events')).toBe(3);
+      expect(await count(dbs[0]!, 'SELECT count(*) AS n FROM hookrun.__drizzle_migrations')).toBe(1);
+    } finally {
+      await Promise.all(dbs.map((db) => db.close()));
+      await empty.drop();
+    }
+  });
+});
+
 describe.skipIf(!process.env.TEST_DATABASE_URL)('a product database that already has users, customers and pages in public (PostgreSQL)', { timeout: 60_000 }, () => {
   it('hookrun migrates into its own schema and runs; the product\'s tables, rows and drizzle bookkeeping are untouched', async () => {
     const empty = await createEmptyPostgresDatabase();
