@@ -29,7 +29,7 @@ const MIRRORS = ['users', 'organizations', 'memberships'];
 
 async function mirrorDigest(db: Queryable): Promise<string> {
   const parts: string[] = [];
-  for (const table of MIRRORS) parts.push((await db.query<{ d: string | null }>(`SELECT md5(string_agg(t::text, '|' ORDER BY id)) AS d FROM ${table} t`))[0]!.d ?? '-');
+  for (const table of MIRRORS) parts.push((await db.query<{ d: string | null }>(`SELECT md5(string_agg(t::text, '|' ORDER BY id)) AS d FROM hookrun.${table} t`))[0]!.d ?? '-');
   return parts.join(',');
 }
 
@@ -70,7 +70,7 @@ async function drainOnce(kind: Storage['kind'], baseUrl: string | undefined, roo
       return cpu;
     };
     const processed = async () =>
-      db ? Number((await db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_events WHERE status NOT IN ('pending', 'processing', 'failed')"))[0]!.n) : await processedTotal(server);
+      db ? Number((await db.query<{ n: number }>("SELECT count(*)::int AS n FROM hookrun.webhook_events WHERE status NOT IN ('pending', 'processing', 'failed')"))[0]!.n) : await processedTotal(server);
     const { server } = await startHookrun(storage, BENCH_SECRET, { root });
     let hookrunMs = 0;
     let databaseMs = 0;
@@ -93,7 +93,7 @@ async function drainOnce(kind: Storage['kind'], baseUrl: string | undefined, roo
     const check = db ?? opened!;
     try {
       const [row] = await check.query<{ n: number; span: number | string | null }>(
-        `SELECT count(*)::int AS n, extract(epoch FROM max(processed_at) - min(processed_at)) * 1000 AS span FROM webhook_events WHERE status = 'processed'`,
+        `SELECT count(*)::int AS n, extract(epoch FROM max(processed_at) - min(processed_at)) * 1000 AS span FROM hookrun.webhook_events WHERE status = 'processed'`,
       );
       if (row!.n !== events.length) throw new Error(`auth drain: ${row!.n} of ${events.length} events processed (${root ?? 'this build'}, ${kind})`);
       return { perSec: (row!.n * 1000) / Number(row!.span), hookrunUs: (hookrunMs * 1000) / counted, databaseUs: (databaseMs * 1000) / counted, digest: await mirrorDigest(check) };

@@ -34,7 +34,7 @@ export async function runCron(seconds: number, databaseUrl: string | undefined, 
     const db = await openDatabase(storage.kind === 'embedded' ? { dataDir: storage.dataDir } : { databaseUrl: storage.url });
     try {
       const rows = await db.query<{ status: string; lag_ms: number }>(
-        `SELECT status, extract(epoch FROM started_at - scheduled_for) * 1000 AS lag_ms FROM cron_runs WHERE trigger = 'schedule' AND scheduled_for IS NOT NULL`,
+        `SELECT status, extract(epoch FROM started_at - scheduled_for) * 1000 AS lag_ms FROM hookrun.cron_runs WHERE trigger = 'schedule' AND scheduled_for IS NOT NULL`,
       );
       const lags = rows.filter((r) => r.status !== 'skipped').map((r) => Number(r.lag_ms));
       if (lags.length === 0) return { available: false, reason: `no scheduled run in ${seconds} s: is the scheduler wired into \`hookrun start\`?` };

@@ -61,15 +61,15 @@ export const VARIANTS: Variant[] = [
   {
     name: 'payload json',
     what: 'payload stored as json (the text as signed: validated, not converted), the writer casting to json',
-    sql: ['ALTER TABLE webhook_events ALTER COLUMN payload TYPE json USING payload::json'],
+    sql: ['ALTER TABLE hookrun.webhook_events ALTER COLUMN payload TYPE json USING payload::json'],
     rewrite: (text) => text.replaceAll('::jsonb)', '::json)'),
   },
-  { name: 'no (status, id) index', what: 'without webhook_events_status_idx (admin listing by status)', sql: ['DROP INDEX webhook_events_status_idx'] },
+  { name: 'no (status, id) index', what: 'without webhook_events_status_idx (admin listing by status)', sql: ['DROP INDEX hookrun.webhook_events_status_idx'] },
   { name: 'named statements', what: 'hot statements prepared once per connection (DATABASE_PREPARED_STATEMENTS=on)', sql: [], open: { namedStatements: true } },
   {
     name: 'partial status index',
     what: '(status, id) only for statuses that are not processed',
-    sql: ['DROP INDEX webhook_events_status_idx', "CREATE INDEX webhook_events_status_idx ON webhook_events (status, id) WHERE status <> 'processed'"],
+    sql: ['DROP INDEX hookrun.webhook_events_status_idx', "CREATE INDEX webhook_events_status_idx ON hookrun.webhook_events (status, id) WHERE status <> 'processed'"],
   },
 ];
 
@@ -108,7 +108,7 @@ async function measure(baseUrl: string, variant: Variant, events: number): Promi
     const drainMs = performance.now() - started;
     const serverDrain = backendCpuSpent(server, await backendCpu(db));
     const clientDrain = process.cpuUsage(client);
-    const [size] = await db.query<{ bytes: string }>("SELECT pg_total_relation_size('webhook_events') AS bytes");
+    const [size] = await db.query<{ bytes: string }>("SELECT pg_total_relation_size('hookrun.webhook_events') AS bytes");
     return {
       ingestPerSecond: (events / ingestMs) * 1000,
       drainPerSecond: (events / drainMs) * 1000,

@@ -50,7 +50,7 @@ async function waitProcessed(server: ServerProcess, storage: Storage, target: nu
   try {
     while (performance.now() < deadline) {
       const done = observer
-        ? target - Number((await observer.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE status IN (${UNFINISHED})`))[0]!.n)
+        ? target - Number((await observer.query<{ n: number }>(`SELECT count(*)::int AS n FROM hookrun.webhook_events WHERE status IN (${UNFINISHED})`))[0]!.n)
         : await processedTotal(server);
       if (done >= target) return;
       if (done !== last) [last, lastChange] = [done, performance.now()];
@@ -78,7 +78,7 @@ async function drain(storage: Storage, backlog: number, progress: (line: string)
   try {
     const [row] = await check.query<{ n: number; first: number; last: number }>(
       `SELECT count(*)::int AS n, extract(epoch FROM min(processed_at)) * 1000 AS first, extract(epoch FROM max(processed_at)) * 1000 AS last
-       FROM webhook_events WHERE processed_at IS NOT NULL`,
+       FROM hookrun.webhook_events WHERE processed_at IS NOT NULL`,
     );
     const spanMs = Number(row!.last) - Number(row!.first);
     progress(`drain ${storage.kind}: ${row!.n}/${backlog} processed over ${spanMs.toFixed(0)} ms`);
@@ -110,7 +110,7 @@ async function lightLoad(storage: Storage, count: number, ratePerSec: number): P
   const db = await openStorage(storage);
   try {
     const rows = await db.query<{ ms: number }>(
-      `SELECT extract(epoch FROM processed_at - received_at) * 1000 AS ms FROM webhook_events WHERE key = ANY($1::text[]) AND processed_at IS NOT NULL`,
+      `SELECT extract(epoch FROM processed_at - received_at) * 1000 AS ms FROM hookrun.webhook_events WHERE key = ANY($1::text[]) AND processed_at IS NOT NULL`,
       [events.map((e) => e.id)],
     );
     return rows.map((r) => Number(r.ms));

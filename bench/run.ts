@@ -124,7 +124,7 @@ async function ingestSection(): Promise<IngestFigures[]> {
             path: '/webhooks/payments',
             distinct: true,
             databaseCpu: () => backendCpu(splitObserver),
-            processedTotal: async () => Number((await splitObserver.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE status IN ('processed', 'dead')`))[0]!.n),
+            processedTotal: async () => Number((await splitObserver.query<{ n: number }>(`SELECT count(*)::int AS n FROM hookrun.webhook_events WHERE status IN ('processed', 'dead')`))[0]!.n),
             workers: [worker],
           });
         }

@@ -25,7 +25,7 @@ const PLACEHOLDER = '__EVENT_ID__';
  */
 const FILL_SQL = `
   WITH ins AS (
-    INSERT INTO webhook_events (id, source, key, type, payload, status, attempts, next_attempt_at, received_at, processed_at)
+    INSERT INTO hookrun.webhook_events (id, source, key, type, payload, status, attempts, next_attempt_at, received_at, processed_at)
     SELECT n, 'payments', x.k, ($3::text[])[1 + (n % 6)::int], replace(($4::text[])[1 + (n % 6)::int], '${PLACEHOLDER}', x.k)::jsonb,
            'processed', 1, x.r, x.r, x.r + (5 + n % 200) * interval '1 millisecond'
     FROM generate_series($1::bigint, $2::bigint) AS n,
@@ -33,7 +33,7 @@ const FILL_SQL = `
                          $5::timestamptz - ($6::float8 * (1 - n::float8 / $7::float8)) * interval '1 millisecond' AS r) AS x
     RETURNING id, processed_at
   )
-  INSERT INTO event_attempts (event_id, attempt, started_at, duration_ms, outcome)
+  INSERT INTO hookrun.event_attempts (event_id, attempt, started_at, duration_ms, outcome)
   SELECT id, 1, processed_at - interval '4 milliseconds', 4, 'processed' FROM ins`;
 
 /** Where one fill stands: the time its rows are spread back from, and the final size its ids are reserved for. */
@@ -52,7 +52,7 @@ function templates(): { types: string[]; bodies: string[] } {
 
 /** Reserve ids 1..finalSize for the fill (call once, on the empty database). */
 export async function reserveIds(db: Database, finalSize: number): Promise<void> {
-  await db.query(`SELECT setval(pg_get_serial_sequence('webhook_events', 'id'), $1::bigint)`, [Math.max(finalSize, 1)]);
+  await db.query(`SELECT setval(pg_get_serial_sequence('hookrun.webhook_events', 'id'), $1::bigint)`, [Math.max(finalSize, 1)]);
 }
 
 /** Fill rows from+1..to (processed, old), then VACUUM ANALYZE as autovacuum eventually would; ms of each. */
@@ -66,16 +66,16 @@ export async function fillProcessed(db: Database, plan: FillPlan, from: number, 
   }
   const insertMs = performance.now() - started;
   const vacuumStarted = performance.now();
-  await db.query('VACUUM ANALYZE webhook_events');
-  await db.query('VACUUM ANALYZE event_attempts');
+  await db.query('VACUUM ANALYZE hookrun.webhook_events');
+  await db.query('VACUUM ANALYZE hookrun.event_attempts');
   return { insertMs, vacuumMs: performance.now() - vacuumStarted };
 }
 
 /** On-disk bytes (heap, TOAST, indexes) of the inbox and of the attempt history. */
 export async function inboxBytes(db: Database): Promise<{ events: number; attempts: number; rows: number }> {
   const [row] = await db.query<{ events: string; attempts: string; rows: number }>(
-    `SELECT pg_total_relation_size('webhook_events') AS events, pg_total_relation_size('event_attempts') AS attempts,
-            (SELECT count(*)::int FROM webhook_events) AS rows`,
+    `SELECT pg_total_relation_size('hookrun.webhook_events') AS events, pg_total_relation_size('hookrun.event_attempts') AS attempts,
+            (SELECT count(*)::int FROM hookrun.webhook_events) AS rows`,
   );
   return { events: Number(row!.events), attempts: Number(row!.attempts), rows: row!.rows };
 }
@@ -107,7 +107,7 @@ export async function measureRetention(db: Database, plan: FillPlan, fraction: n
   const now = plan.startedAt - (1 - fraction) * FILL_SPAN_MS + RETENTION.events * DAY_MS;
   const before = await inboxBytes(db);
   const [past] = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM webhook_events WHERE status IN ('processed', 'ignored', 'dead') AND received_at < $1::timestamptz`,
+    `SELECT count(*)::int AS n FROM hookrun.webhook_events WHERE status IN ('processed', 'ignored', 'dead') AND received_at < $1::timestamptz`,
     [new Date(now - RETENTION.events * DAY_MS).toISOString()],
   );
   const passes: Array<{ ms: number; longest: number; deleted: number; statements: number }> = [];
@@ -119,9 +119,9 @@ export async function measureRetention(db: Database, plan: FillPlan, fraction: n
     progress(`scale: retention pass ${passes.length}: ${report.events} events in ${passes.at(-1)!.ms.toFixed(0)} ms, longest statement ${passes.at(-1)!.longest.toFixed(1)} ms`);
     if (report.events === 0) break;
   }
-  await db.query('VACUUM webhook_events');
-  await db.query('VACUUM event_attempts');
-  await db.query('VACUUM webhook_event_keys');
+  await db.query('VACUUM hookrun.webhook_events');
+  await db.query('VACUUM hookrun.event_attempts');
+  await db.query('VACUUM hookrun.webhook_event_keys');
   const after = await inboxBytes(db);
   const keys = await retainedTableBytes(db);
   const first = passes[0]!;

@@ -65,7 +65,7 @@ const UNFINISHED = `'pending', 'processing', 'failed'`;
 async function waitIdle(db: Database, afterId: number, deadlineMs: number): Promise<void> {
   const deadline = performance.now() + deadlineMs;
   for (;;) {
-    const [row] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE id > $1 AND status IN (${UNFINISHED})`, [afterId]);
+    const [row] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM hookrun.webhook_events WHERE id > $1 AND status IN (${UNFINISHED})`, [afterId]);
     if (row!.n === 0) return;
     if (performance.now() > deadline) throw new Error(`scale bench: ${row!.n} events still unfinished after ${deadlineMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -75,7 +75,7 @@ async function waitIdle(db: Database, afterId: number, deadlineMs: number): Prom
 /** Cumulative scans and tuples read of the inbox's indexes (the statistics survive TRUNCATE, so deltas are taken). */
 async function indexStats(db: Database): Promise<Map<string, { scans: number; tuples: number }>> {
   const rows = await db.query<{ name: string; scans: number; tuples: number }>(
-    `SELECT indexrelname AS name, idx_scan AS scans, idx_tup_read AS tuples FROM pg_stat_user_indexes WHERE relname IN ('webhook_events', 'event_attempts', 'webhook_event_keys')`,
+    `SELECT indexrelname AS name, idx_scan AS scans, idx_tup_read AS tuples FROM pg_stat_user_indexes WHERE schemaname = 'hookrun' AND relname IN ('webhook_events', 'event_attempts', 'webhook_event_keys')`,
   );
   return new Map(rows.map((r) => [r.name, { scans: Number(r.scans), tuples: Number(r.tuples) }]));
 }
@@ -96,7 +96,7 @@ async function ingest(sides: Side[], options: IngestOptions, progress: (line: st
 
 /** A backlog written straight into the inbox (the real insert path), drained by `hookrun start`; rate over its own processed_at span. */
 async function drain(side: Side, backlog: number, progress: (line: string) => void): Promise<{ perSec: number; drained: number; cpu: { hookrun: number; db: number } }> {
-  const [top] = await side.db.query<{ id: number }>('SELECT coalesce(max(id), 0)::bigint AS id FROM webhook_events');
+  const [top] = await side.db.query<{ id: number }>('SELECT coalesce(max(id), 0)::bigint AS id FROM hookrun.webhook_events');
   const afterId = Number(top!.id);
   const writer = new EventWriter(side.db);
   const events = makeSignedEvents(backlog);
@@ -114,7 +114,7 @@ async function drain(side: Side, backlog: number, progress: (line: string) => vo
   }
   const [row] = await side.db.query<{ n: number; span: number | string | null }>(
     `SELECT count(*)::int AS n, extract(epoch FROM max(processed_at) - min(processed_at)) * 1000 AS span
-     FROM webhook_events WHERE id > $1 AND processed_at IS NOT NULL`,
+     FROM hookrun.webhook_events WHERE id > $1 AND processed_at IS NOT NULL`,
     [afterId],
   );
   const spanMs = Number(row!.span ?? 0);
@@ -126,7 +126,7 @@ async function drain(side: Side, backlog: number, progress: (line: string) => vo
 
 /** An empty inbox again (fresh files; the mirrors keep their few thousand rows, as on the filled side). */
 async function empty(db: Database): Promise<void> {
-  await db.query('TRUNCATE webhook_events, event_attempts, webhook_event_keys');
+  await db.query('TRUNCATE hookrun.webhook_events, hookrun.event_attempts, hookrun.webhook_event_keys');
 }
 
 async function measureStep(size: number, fill: { insertMs: number; vacuumMs: number }, sides: Side[], options: ScaleOptions, progress: (line: string) => void): Promise<ScaleStep> {

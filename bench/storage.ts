@@ -49,14 +49,14 @@ async function measure(db: Database, storage: StorageFigures['storage'], count: 
   }
   const inserted = await retainedTableBytes(db);
   // What a processed event looks like: claimed, settled, then vacuumed (steady state, no dead versions).
-  await db.query(`UPDATE webhook_events SET status = 'processed', attempts = 1, processed_at = now(), received_at = now() - interval '40 days'`);
-  await db.query('VACUUM webhook_events');
+  await db.query(`UPDATE hookrun.webhook_events SET status = 'processed', attempts = 1, processed_at = now(), received_at = now() - interval '40 days'`);
+  await db.query('VACUUM hookrun.webhook_events');
   const before = await retainedTableBytes(db);
   const durations: number[] = [];
   const started = performance.now();
   const report = await prune(timed(db, durations), { events: 30, dedupeKeys: 90, cronRuns: 90 }, Date.now());
   const pruneMs = performance.now() - started;
-  await db.query('VACUUM webhook_event_keys');
+  await db.query('VACUUM hookrun.webhook_event_keys');
   const after = await retainedTableBytes(db);
   if (report.events !== count) throw new Error(`storage bench: retention deleted ${report.events} of ${count} events`);
   return {

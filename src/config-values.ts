@@ -32,6 +32,23 @@ export function readOnOff(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name}="${raw}" is not valid: use "on" or "off" (default ${fallback ? 'on' : 'off'}).`);
 }
 
+/**
+ * `HOOKRUN_SCHEMA`: the PostgreSQL schema hookrun's tables live in (default
+ * `hookrun`, as db/schema-name.ts names it). A plain lower-case identifier, so
+ * it means the same quoted or not; `public` and `pg_*` are refused (the
+ * product's tables, PostgreSQL's own).
+ */
+export function readSchema(env: Env): string {
+  const raw = env.HOOKRUN_SCHEMA;
+  if (raw === undefined || raw === '') return 'hookrun';
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(raw) || raw === 'public' || raw === 'information_schema' || raw.startsWith('pg_')) {
+    throw new ConfigError(
+      `HOOKRUN_SCHEMA="${raw}" is not valid: use a lower-case name of letters, digits and _ (at most 63, not starting with a digit), other than public, information_schema or pg_…; default hookrun.`,
+    );
+  }
+  return raw;
+}
+
 /** An http(s) origin (no path), or undefined when unset; anything else names the setting and an example. */
 export function readOrigin(env: Env, name: string, example: string, otherwise = 'or unset it'): URL | undefined {
   const raw = env[name]?.trim();

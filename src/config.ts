@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError } from './errors.js';
-import { readAlerts, readChanges, readInt, readOnOff, readOrigin, readRetention, readStripe, type AlertSettings, type ChangesSettings, type Env, type RetentionDays, type StripeSettings } from './config-values.js';
+import { readAlerts, readChanges, readInt, readOnOff, readOrigin, readRetention, readSchema, readStripe, type AlertSettings, type ChangesSettings, type Env, type RetentionDays, type StripeSettings } from './config-values.js';
 import { readBuiltInHandlerSwitches, readPlatformConfig, readWebhookSchemes, type CronEntry, type WebhookSchemeEntry } from './platform-config.js';
 import type { SecretSetting } from './webhooks/provider.js';
 import { CHOOSABLE_SOURCES, PROVIDERS_BY_ROUTE, SOURCES, choiceEnvName, defaultProvider, isChoosable, providerFor, routeSecretEnvName, type ProviderChoice, type Source } from './webhooks/providers/index.js';
@@ -58,6 +58,8 @@ export interface Config {
   host: string | undefined;
   /** Unset → embedded PGlite in `dataDir`. */
   databaseUrl: string | undefined;
+  /** `HOOKRUN_SCHEMA` (default `hookrun`): the PostgreSQL schema of hookrun's tables, on PostgreSQL and embedded alike. */
+  schema: string;
   /** `DATABASE_PREPARED_STATEMENTS` (default off): prepare hot statements once per connection; less PostgreSQL CPU, but slower HTTP ingest in the bench. */
   preparedStatements: boolean;
   dataDir: string;
@@ -175,6 +177,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     port: readInt(env, 'PORT', 3002, 0, 65535),
     host: env.HOST || undefined,
     databaseUrl,
+    schema: readSchema(env),
     preparedStatements: readOnOff(env, 'DATABASE_PREPARED_STATEMENTS', false),
     dataDir: resolve(cwd, env.DATA_DIR || '.data'),
     projectDir,

@@ -87,7 +87,8 @@ export async function assembleService(config: Config, options: ServiceOptions, d
   const { log } = options;
   const clock = options.clock ?? systemClock;
   try {
-    await db.migrate();
+    const migrated = await db.migrate();
+    if (migrated.movedFromPublic.length > 0) log.info({ tables: migrated.movedFromPublic, schema: config.schema }, `moved hookrun's tables from public to schema ${config.schema}`);
     const verifiers = createVerifiers(config);
     const metrics = new Metrics({ defaultMetrics: true });
     const alerts = createServiceAlerts(config, log, metrics);

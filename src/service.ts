@@ -21,6 +21,7 @@ export async function startService(config: Config, options: ServiceOptions): Pro
     options.db ??
     openDatabase({
       databaseUrl: config.databaseUrl,
+      schema: config.schema,
       namedStatements: config.preparedStatements,
       dataDir: config.dataDir,
       fsync: config.embeddedFsync,

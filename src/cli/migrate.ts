@@ -21,9 +21,10 @@ export function registerMigrateCommand(program: Command): void {
         process.exitCode = EXIT_CODES.failure;
         return;
       }
-      const db = await openDatabase({ databaseUrl: config.databaseUrl, namedStatements: config.preparedStatements, dataDir: config.dataDir, poolSize: 1 });
+      const db = await openDatabase({ databaseUrl: config.databaseUrl, schema: config.schema, namedStatements: config.preparedStatements, dataDir: config.dataDir, poolSize: 1 });
       try {
-        await db.migrate();
+        const report = await db.migrate();
+        if (report.movedFromPublic.length > 0) process.stdout.write(`moved ${report.movedFromPublic.length} tables from public to schema ${config.schema}\n`);
         process.stdout.write(`migrated (${db.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL at DATABASE_URL'})\n`);
       } finally {
         await db.close();

@@ -9,8 +9,8 @@ const CLAIM_TTL_MS = 7 * 86_400_000;
  * after a week, in the same statement's transaction.
  */
 export async function claimAlert(db: Queryable, key: string, now: number): Promise<boolean> {
-  await db.query('DELETE FROM alert_claims WHERE claimed_at < $1::timestamptz', [new Date(now - CLAIM_TTL_MS)]);
-  const rows = await db.query('INSERT INTO alert_claims (key, claimed_at) VALUES ($1, $2::timestamptz) ON CONFLICT (key) DO NOTHING RETURNING key', [key, new Date(now)]);
+  await db.query('DELETE FROM hookrun.alert_claims WHERE claimed_at < $1::timestamptz', [new Date(now - CLAIM_TTL_MS)]);
+  const rows = await db.query('INSERT INTO hookrun.alert_claims (key, claimed_at) VALUES ($1, $2::timestamptz) ON CONFLICT (key) DO NOTHING RETURNING key', [key, new Date(now)]);
   return rows.length === 1;
 }
 
@@ -18,7 +18,7 @@ export async function claimAlert(db: Queryable, key: string, now: number): Promi
 export async function oldestDueEvent(db: Queryable, now: number): Promise<{ id: number; dueAt: number; due: number } | undefined> {
   const [row] = await db.query<{ id: string | number; due_at: Date | string; due: string | number }>(
     `SELECT id, next_attempt_at AS due_at, count(*) OVER () AS due FROM (
-       SELECT id, next_attempt_at FROM webhook_events
+       SELECT id, next_attempt_at FROM hookrun.webhook_events
        WHERE status = 'pending' OR (status = 'failed' AND next_attempt_at <= $1::timestamptz)
        ORDER BY next_attempt_at LIMIT 1000
      ) d ORDER BY next_attempt_at LIMIT 1`,

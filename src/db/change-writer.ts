@@ -20,9 +20,9 @@ const MAX_ROWS_PER_STATEMENT = 500;
 function insertSql(rows: number): string {
   const values: string[] = new Array(rows);
   for (let i = 0, p = 1; i < rows; i++, p += 4) values[i] = `(${i}, $${p}::text, $${p + 1}::text, $${p + 2}::jsonb, $${p + 3}::text)`;
-  return `INSERT INTO webhook_events (source, key, type, payload, order_key)
+  return `INSERT INTO hookrun.webhook_events (source, key, type, payload, order_key)
     SELECT '${CHANGE_SOURCE}', v.k, v.t, v.p, v.o FROM (VALUES ${values.join(', ')}) AS v(n, k, t, p, o)
-    WHERE NOT EXISTS (SELECT 1 FROM webhook_event_keys d WHERE d.source = '${CHANGE_SOURCE}' AND d.key = v.k)
+    WHERE NOT EXISTS (SELECT 1 FROM hookrun.webhook_event_keys d WHERE d.source = '${CHANGE_SOURCE}' AND d.key = v.k)
     ORDER BY v.n
     ON CONFLICT (source, key) DO NOTHING
     RETURNING id, pg_notify('hookrun_events', '')`;

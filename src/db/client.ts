@@ -13,7 +13,7 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
   }
   if (options.pglite) {
     const { wrapPglite } = await import('./pglite-database.js');
-    return wrapPglite(options.pglite);
+    return wrapPglite(options.pglite, options.schema);
   }
   if (!options.dataDir) throw new Error('openDatabase: need databaseUrl, dataDir or pglite');
   const { openPgliteThread } = await import('./pglite-thread-client.js');

@@ -6,7 +6,7 @@ export { enqueueRuns, type PendingRun } from './cron-runs.js';
 /** Jobs with a `pending` run due at `now`, or a `running` one past its expiry (its instance died: it may be retried), each once. */
 export async function jobsWithDueRuns(db: Queryable, now: Date): Promise<string[]> {
   const rows = await db.query<{ job: string }>(
-    `SELECT DISTINCT job FROM cron_runs WHERE (status = 'pending' AND due_at <= $1::timestamptz) OR (status = 'running' AND expires_at <= $1::timestamptz)`,
+    `SELECT DISTINCT job FROM hookrun.cron_runs WHERE (status = 'pending' AND due_at <= $1::timestamptz) OR (status = 'running' AND expires_at <= $1::timestamptz)`,
     [now],
   );
   return rows.map((r) => r.job);
@@ -27,8 +27,8 @@ export async function startDueRun(
     await lockJob(tx, options.job, options.now, options.retry);
     if (!options.allowOverlap && (await runningRunOf(tx, options.job)) !== undefined) return undefined;
     const rows = await tx.query<CronRunRow>(
-      `UPDATE cron_runs SET status = 'running', started_at = $2, expires_at = $3, instance = $4
-       WHERE id = (SELECT id FROM cron_runs WHERE job = $1 AND status = 'pending' AND due_at <= $2::timestamptz
+      `UPDATE hookrun.cron_runs SET status = 'running', started_at = $2, expires_at = $3, instance = $4
+       WHERE id = (SELECT id FROM hookrun.cron_runs WHERE job = $1 AND status = 'pending' AND due_at <= $2::timestamptz
                    ORDER BY due_at, scheduled_for NULLS LAST, id LIMIT 1)
        RETURNING ${COLUMNS}`,
       [options.job, options.now, options.expiresAt, options.instance],
@@ -39,26 +39,26 @@ export async function startDueRun(
 
 /** Pause a job on every instance; false when it was already paused. */
 export async function pauseJob(db: Queryable, job: string, now: Date): Promise<boolean> {
-  const rows = await db.query('INSERT INTO cron_pauses (job, paused_at) VALUES ($1, $2) ON CONFLICT (job) DO NOTHING RETURNING job', [job, now]);
+  const rows = await db.query('INSERT INTO hookrun.cron_pauses (job, paused_at) VALUES ($1, $2) ON CONFLICT (job) DO NOTHING RETURNING job', [job, now]);
   return rows.length === 1;
 }
 
 /** Resume a job; when it had been paused, the time it was (so the caller can catch up the ticks since). */
 export async function resumeJob(db: Queryable, job: string): Promise<Date | undefined> {
-  const rows = await db.query<{ paused_at: Date | string }>('DELETE FROM cron_pauses WHERE job = $1 RETURNING paused_at', [job]);
+  const rows = await db.query<{ paused_at: Date | string }>('DELETE FROM hookrun.cron_pauses WHERE job = $1 RETURNING paused_at', [job]);
   return rows[0] ? new Date(rows[0].paused_at) : undefined;
 }
 
 /** Every paused job and since when. */
 export async function pausedJobs(db: Queryable): Promise<Map<string, Date>> {
-  const rows = await db.query<{ job: string; paused_at: Date | string }>('SELECT job, paused_at FROM cron_pauses');
+  const rows = await db.query<{ job: string; paused_at: Date | string }>('SELECT job, paused_at FROM hookrun.cron_pauses');
   return new Map(rows.map((r) => [r.job, new Date(r.paused_at)]));
 }
 
 /** Ticks of the job that have a run (any status) at or after `attempt` 1, among `ticks`. */
 export async function ticksWithRuns(db: Queryable, job: string, ticks: readonly Date[]): Promise<Set<number>> {
   if (ticks.length === 0) return new Set();
-  const rows = await db.query<{ at: Date | string }>(`SELECT DISTINCT scheduled_for AS at FROM cron_runs WHERE job = $1 AND scheduled_for = ANY($2::timestamptz[])`, [job, ticks]);
+  const rows = await db.query<{ at: Date | string }>(`SELECT DISTINCT scheduled_for AS at FROM hookrun.cron_runs WHERE job = $1 AND scheduled_for = ANY($2::timestamptz[])`, [job, ticks]);
   return new Set(rows.map((r) => new Date(r.at).getTime()));
 }
 
@@ -68,8 +68,8 @@ export async function ticksWithRuns(db: Queryable, job: string, ticks: readonly 
  */
 export async function requeuePausedTicks(db: Queryable, job: string, since: Date, now: Date, limit: number): Promise<number> {
   const rows = await db.query(
-    `UPDATE cron_runs SET status = 'pending', due_at = $4, started_at = $4, finished_at = NULL, duration_ms = NULL, error = NULL
-     WHERE id IN (SELECT id FROM cron_runs WHERE job = $1 AND status = 'skipped' AND attempt = 1 AND scheduled_for >= $2::timestamptz
+    `UPDATE hookrun.cron_runs SET status = 'pending', due_at = $4, started_at = $4, finished_at = NULL, duration_ms = NULL, error = NULL
+     WHERE id IN (SELECT id FROM hookrun.cron_runs WHERE job = $1 AND status = 'skipped' AND attempt = 1 AND scheduled_for >= $2::timestamptz
                   AND error LIKE 'paused:%' ORDER BY scheduled_for DESC LIMIT $3)
      RETURNING id`,
     [job, since, limit, now],

@@ -89,7 +89,7 @@ export interface PendingRun {
 export async function enqueueRuns(db: Queryable, runs: readonly PendingRun[]): Promise<number[]> {
   if (runs.length === 0) return [];
   const rows = await db.query<{ id: string | number }>(
-    `INSERT INTO cron_runs (job, trigger, scheduled_for, attempt, retry_of, started_at, due_at, status)
+    `INSERT INTO hookrun.cron_runs (job, trigger, scheduled_for, attempt, retry_of, started_at, due_at, status)
      SELECT job, trigger, scheduled_for, attempt, retry_of, due_at, due_at, 'pending'
      FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::int[], $5::bigint[], $6::timestamptz[])
        AS r(job, trigger, scheduled_for, attempt, retry_of, due_at)
@@ -116,7 +116,7 @@ export function retryOf(run: { id: number; job: string; trigger: CronTrigger; sc
 export async function lockJob(tx: Queryable, job: string, now: Date, retry?: RetryRule): Promise<void> {
   await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [CLAIM_LOCK_CLASS, job]);
   const abandoned = await tx.query<{ id: string | number; trigger: CronTrigger; scheduledFor: Date | string | null; attempt: number; retryOf: string | number | null; expiresAt: Date | string }>(
-    `UPDATE cron_runs SET status = 'failed', finished_at = expires_at,
+    `UPDATE hookrun.cron_runs SET status = 'failed', finished_at = expires_at,
        error = 'abandoned: the instance running it stopped before it finished (no result after its timeout)'
      WHERE job = $1 AND status = 'running' AND expires_at <= $2
      RETURNING id, trigger, scheduled_for AS "scheduledFor", attempt, retry_of AS "retryOf", expires_at AS "expiresAt"`,
@@ -131,7 +131,7 @@ export async function lockJob(tx: Queryable, job: string, now: Date, retry?: Ret
 
 /** The id of a `running` run of the job, if any (call under `lockJob`). */
 export async function runningRunOf(tx: Queryable, job: string): Promise<number | undefined> {
-  const rows = await tx.query<{ id: string | number }>(`SELECT id FROM cron_runs WHERE job = $1 AND status = 'running' ORDER BY started_at DESC LIMIT 1`, [job]);
+  const rows = await tx.query<{ id: string | number }>(`SELECT id FROM hookrun.cron_runs WHERE job = $1 AND status = 'running' ORDER BY started_at DESC LIMIT 1`, [job]);
   return rows[0] ? Number(rows[0].id) : undefined;
 }
 
@@ -147,20 +147,20 @@ export async function claimCronRun(db: Database, input: ClaimInput): Promise<Cla
     await lockJob(tx, input.job, input.startedAt, input.retry);
     let reason: string | undefined;
     let queue = false;
-    const paused = input.trigger === 'schedule' && (await tx.query('SELECT 1 FROM cron_pauses WHERE job = $1', [input.job])).length > 0;
+    const paused = input.trigger === 'schedule' && (await tx.query('SELECT 1 FROM hookrun.cron_pauses WHERE job = $1', [input.job])).length > 0;
     if (paused) reason = `paused: scheduled ticks are skipped until \`hookrun cron resume ${input.job}\``;
     else if (input.busyHere && !input.queueIfRunning) reason = 'already running in this instance (a previous run has not returned yet)';
     else if (input.skipIfRunning || input.queueIfRunning) {
       const running = input.busyHere ? -1 : await runningRunOf(tx, input.job);
       if (running !== undefined && input.queueIfRunning) {
-        const waiting = await tx.query<{ id: number }>(`SELECT id FROM cron_runs WHERE job = $1 AND status = 'pending' LIMIT 1`, [input.job]);
+        const waiting = await tx.query<{ id: number }>(`SELECT id FROM hookrun.cron_runs WHERE job = $1 AND status = 'pending' LIMIT 1`, [input.job]);
         if (waiting[0]) reason = `already running, and run ${waiting[0].id} already waits behind it (overlap "queue-one")`;
         else queue = true;
       } else if (running !== undefined) reason = `already running${running > 0 ? ` (run ${running})` : ''}`;
     }
     const status = reason !== undefined ? 'skipped' : queue ? 'pending' : 'running';
     const rows = await tx.query<{ id: number }>(
-      `INSERT INTO cron_runs (job, trigger, scheduled_for, started_at, status, expires_at, finished_at, duration_ms, error, due_at, instance)
+      `INSERT INTO hookrun.cron_runs (job, trigger, scheduled_for, started_at, status, expires_at, finished_at, duration_ms, error, due_at, instance)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
        ON CONFLICT (job, scheduled_for, attempt) DO NOTHING
        RETURNING id`,
@@ -193,20 +193,20 @@ export async function settleCronRun(
 ): Promise<void> {
   await db.transaction(async (tx) => {
     await tx.query(
-      `UPDATE cron_runs SET status = $2, error = $3, finished_at = $4, duration_ms = $5, expires_at = NULL, output = $6
+      `UPDATE hookrun.cron_runs SET status = $2, error = $3, finished_at = $4, duration_ms = $5, expires_at = NULL, output = $6
        WHERE id = $1`,
       [run.id, outcome.status, outcome.error, outcome.finishedAt, outcome.durationMs, outcome.output ?? null],
     );
     if (retry) await enqueueRuns(tx, [retry]);
     else if (outcome.status === 'succeeded' && run.scheduledFor) {
-      await tx.query(`DELETE FROM cron_runs WHERE job = $1 AND scheduled_for = $2 AND attempt = $3 AND status = 'pending'`, [run.job, run.scheduledFor, run.attempt + 1]);
+      await tx.query(`DELETE FROM hookrun.cron_runs WHERE job = $1 AND scheduled_for = $2 AND attempt = $3 AND status = 'pending'`, [run.job, run.scheduledFor, run.attempt + 1]);
     }
   });
 }
 
 /** The latest tick recorded for a job, so a restarted scheduler knows which ticks it missed. */
 export async function lastScheduledFor(db: Queryable, job: string): Promise<Date | null> {
-  const rows = await db.query<{ at: Date | null }>('SELECT max(scheduled_for) AS at FROM cron_runs WHERE job = $1', [job]);
+  const rows = await db.query<{ at: Date | null }>('SELECT max(scheduled_for) AS at FROM hookrun.cron_runs WHERE job = $1', [job]);
   return rows[0]?.at ? new Date(rows[0].at) : null;
 }
 
@@ -214,7 +214,7 @@ export async function lastScheduledFor(db: Queryable, job: string): Promise<Date
 export async function latestCronRuns(db: Queryable, jobs: string[]): Promise<Map<string, CronRunRow>> {
   if (jobs.length === 0) return new Map();
   const rows = await db.query<CronRunRow>(
-    `SELECT DISTINCT ON (job) ${COLUMNS} FROM cron_runs WHERE job = ANY($1::text[]) ORDER BY job, started_at DESC, id DESC`,
+    `SELECT DISTINCT ON (job) ${COLUMNS} FROM hookrun.cron_runs WHERE job = ANY($1::text[]) ORDER BY job, started_at DESC, id DESC`,
     [jobs],
   );
   return new Map(rows.map((row) => [row.job, row]));
@@ -227,7 +227,7 @@ export async function listCronRuns(
 ): Promise<CronRunRow[]> {
   const limit = Math.min(Math.max(options.limit ?? 50, 1), 1000);
   return db.query<CronRunRow>(
-    `SELECT ${COLUMNS} FROM cron_runs
+    `SELECT ${COLUMNS} FROM hookrun.cron_runs
      WHERE ($1::text IS NULL OR job = $1) AND ($2::bigint IS NULL OR id < $2) AND ($4::text IS NULL OR status = $4)
      ORDER BY id DESC LIMIT $3`,
     [options.job ?? null, options.beforeId ?? null, limit, options.status ?? null],
@@ -237,7 +237,7 @@ export async function listCronRuns(
 /** Whether the tick at `tick` has a run: claimed for that tick, or any run of the job started since (an outside scheduler's plain call). */
 export async function tickHasRun(db: Queryable, job: string, tick: Date): Promise<boolean> {
   const rows = await db.query(
-    'SELECT 1 FROM cron_runs WHERE job = $1 AND (scheduled_for = $2::timestamptz OR started_at >= $2::timestamptz) LIMIT 1',
+    'SELECT 1 FROM hookrun.cron_runs WHERE job = $1 AND (scheduled_for = $2::timestamptz OR started_at >= $2::timestamptz) LIMIT 1',
     [job, tick],
   );
   return rows.length > 0;

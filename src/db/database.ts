@@ -35,10 +35,19 @@ export interface Database extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Subscribe to a NOTIFY channel; returns the unsubscribe function. */
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
-  /** Apply the committed drizzle-kit migrations (safe to call from many instances at once). */
-  migrate(): Promise<void>;
+  /** Apply the committed drizzle-kit migrations, moving a previous release's tables out of `public` first (safe to call from many instances at once). */
+  migrate(): Promise<MigrationReport>;
   close(): Promise<void>;
 }
+
+/** What `migrate()` did: the migrations it applied, and the tables it moved out of `public` (a previous release's database). */
+export interface MigrationReport {
+  applied: string[];
+  movedFromPublic: string[];
+}
+
+/** `migrate()` when nothing was pending. */
+export const NOTHING_MIGRATED: MigrationReport = Object.freeze({ applied: [], movedFromPublic: [] }) as MigrationReport;
 
 /** Where drizzle-kit writes the committed SQL migrations (repo root, also beside `dist/`). */
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.meta.url));
@@ -46,6 +55,8 @@ export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.m
 /** Options that shape a connection; tests pass `pglite` to reuse an in-memory instance. */
 export interface OpenOptions {
   databaseUrl?: string;
+  /** The schema hookrun's tables live in (HOOKRUN_SCHEMA; default `hookrun`): the SQL is rewritten to it. */
+  schema?: string;
   dataDir?: string;
   /** An already-open PGlite (tests, in-memory), used on the calling thread. The caller owns its lifetime lock. */
   pglite?: PGlite;

@@ -35,7 +35,7 @@ export interface FeedQuery {
  */
 export function readEventFeed(db: Queryable, q: FeedQuery): Promise<FeedEvent[]> {
   return db.query<FeedEvent>(
-    `SELECT id, source, key, type, received_at AS "receivedAt", payload FROM webhook_events
+    `SELECT id, source, key, type, received_at AS "receivedAt", payload FROM hookrun.webhook_events
      WHERE (id > $1 OR ($5 > 0 AND id > $7 AND received_at > now() - make_interval(secs => $5) AND id <> ALL($6::bigint[])))
        AND ($2::text IS NULL OR source = $2) AND ($3::text IS NULL OR type = $3)
      ORDER BY id LIMIT $4`,

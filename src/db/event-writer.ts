@@ -26,9 +26,9 @@ const MAX_BATCH_ROWS = 500;
 const ROW_ERROR_CLASSES = ['22', '23', '54'];
 
 // A key retention has moved to webhook_event_keys (its event deleted) is a duplicate too, for DEDUPE_RETENTION_DAYS.
-const INSERT_HEAD = 'INSERT INTO webhook_events (source, key, type, payload) SELECT v.s, v.k, v.t, v.p FROM (VALUES ';
+const INSERT_HEAD = 'INSERT INTO hookrun.webhook_events (source, key, type, payload) SELECT v.s, v.k, v.t, v.p FROM (VALUES ';
 const INSERT_TAIL = `) AS v(s, k, t, p)
-  WHERE v.s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM webhook_event_keys d WHERE d.source = v.s AND d.key = v.k)
+  WHERE v.s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM hookrun.webhook_event_keys d WHERE d.source = v.s AND d.key = v.k)
   ON CONFLICT (source, key) DO NOTHING
   RETURNING id, source, key, pg_notify('hookrun_events', '')`; // wakes LISTENing workers at commit (one per transaction; none for duplicates)
 
@@ -55,7 +55,7 @@ function insertSql(slots: number): string {
 }
 
 const FIND_SQL = `
-  SELECT e.id, e.source, e.key FROM webhook_events e
+  SELECT e.id, e.source, e.key FROM hookrun.webhook_events e
   JOIN unnest($1::text[], $2::text[]) AS u(s, k) ON e.source = u.s AND e.key = u.k`;
 
 interface Pending {
@@ -223,7 +223,7 @@ export async function probeInboxInsert(db: Database, lockTimeoutMs: number): Pro
   try {
     await db.transaction(async (tx) => {
       await tx.query(`SELECT set_config('lock_timeout', $1, true)`, [`${lockTimeoutMs}ms`]);
-      await tx.query('LOCK TABLE webhook_events IN ROW EXCLUSIVE MODE');
+      await tx.query('LOCK TABLE hookrun.webhook_events IN ROW EXCLUSIVE MODE');
       const [row] = await tx.query<{ readOnly: string }>(`SELECT current_setting('transaction_read_only') AS "readOnly"`);
       if (row?.readOnly === 'on') throw new Error('the database is read-only');
       throw PROBE_ROLLBACK;

@@ -69,7 +69,7 @@ export async function listEvents(db: Database, query: ListEventsQuery = {}): Pro
   if (query.before !== undefined) conditions.push(`id < ${param(query.before)}`);
   if (query.search) conditions.push(searchCondition(query.search, param));
   const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-  const rows = (await db.query<SummaryRow>(`SELECT ${SUMMARY_COLUMNS} FROM webhook_events ${where} ORDER BY id DESC LIMIT ${param(limit + 1)}`, params)).map(asSummary);
+  const rows = (await db.query<SummaryRow>(`SELECT ${SUMMARY_COLUMNS} FROM hookrun.webhook_events ${where} ORDER BY id DESC LIMIT ${param(limit + 1)}`, params)).map(asSummary);
   const events = rows.slice(0, limit);
   return { events, nextCursor: rows.length > limit ? events[events.length - 1]!.id : undefined };
 }
@@ -84,7 +84,7 @@ function searchCondition(text: string, param: (value: unknown) => string): strin
 
 /** One event with its payload, or undefined when no row has that id. */
 export async function getEvent(db: Database, id: number): Promise<EventDetail | undefined> {
-  const [row] = await db.query<SummaryRow & { payload: unknown }>(`SELECT ${SUMMARY_COLUMNS}, payload FROM webhook_events WHERE id = $1 LIMIT 1`, [id]);
+  const [row] = await db.query<SummaryRow & { payload: unknown }>(`SELECT ${SUMMARY_COLUMNS}, payload FROM hookrun.webhook_events WHERE id = $1 LIMIT 1`, [id]);
   return row && asSummary(row);
 }
 
@@ -114,7 +114,7 @@ const settledCounts = new WeakMap<Database, SettledCount>();
 
 async function countWhereStatusIn(db: Database, statuses: string[]): Promise<Map<string, number>> {
   // One index range per status: (status, id) and the partial due index hold them in order.
-  const rows = await db.query<{ status: string; count: number }>('SELECT status, count(*)::int AS count FROM webhook_events WHERE status = ANY($1::text[]) GROUP BY status', [statuses]);
+  const rows = await db.query<{ status: string; count: number }>('SELECT status, count(*)::int AS count FROM hookrun.webhook_events WHERE status = ANY($1::text[]) GROUP BY status', [statuses]);
   return new Map(rows.map((r) => [r.status, Number(r.count)]));
 }
 
@@ -163,7 +163,7 @@ export interface EventAttempt {
 /** Every recorded attempt of an event, first to last. */
 export async function listAttempts(db: Database, eventId: number): Promise<EventAttempt[]> {
   const rows = await db.query<EventAttempt & { startedAt: Date | string }>(
-    `SELECT attempt, handler, started_at AS "startedAt", duration_ms AS "durationMs", outcome, error FROM event_attempts WHERE event_id = $1 ORDER BY attempt, id`,
+    `SELECT attempt, handler, started_at AS "startedAt", duration_ms AS "durationMs", outcome, error FROM hookrun.event_attempts WHERE event_id = $1 ORDER BY attempt, id`,
     [eventId],
   );
   return rows.map((r) => ({ ...r, startedAt: new Date(r.startedAt) }));
@@ -188,12 +188,12 @@ export async function countsPerMinute(db: Database, now: number, minutes = 60): 
   const since = new Date(from);
   const [received, attempts] = await Promise.all([
     db.query<{ minute: Date | string; n: number }>(
-      `SELECT date_trunc('minute', received_at) AS minute, count(*)::int AS n FROM webhook_events
-       WHERE id > (SELECT coalesce(max(id), 0) - $2 FROM webhook_events) AND received_at >= $1::timestamptz GROUP BY 1`,
+      `SELECT date_trunc('minute', received_at) AS minute, count(*)::int AS n FROM hookrun.webhook_events
+       WHERE id > (SELECT coalesce(max(id), 0) - $2 FROM hookrun.webhook_events) AND received_at >= $1::timestamptz GROUP BY 1`,
       [since, RECEIVED_SCAN_ROWS],
     ),
     db.query<{ minute: Date | string; outcome: string; n: number }>(
-      `SELECT date_trunc('minute', started_at) AS minute, outcome, count(*)::int AS n FROM event_attempts
+      `SELECT date_trunc('minute', started_at) AS minute, outcome, count(*)::int AS n FROM hookrun.event_attempts
        WHERE started_at >= $1::timestamptz AND outcome IN ('processed', 'failed', 'dead') GROUP BY 1, 2`,
       [since],
     ),

@@ -41,7 +41,7 @@ const textArrays = (columns: string[]) => list(columns, (_, i) => `$${i + 3}::te
 function upsertSql(table: IdentityTable): string {
   const { fields } = COLUMNS[table];
   return `
-  INSERT INTO ${table} (id, source_updated_at${list(fields, (c) => c)})
+  INSERT INTO hookrun.${table} (id, source_updated_at${list(fields, (c) => c)})
   SELECT * FROM unnest($1::text[], $2::timestamptz[]${textArrays(fields)})
   ON CONFLICT (id) DO UPDATE SET source_updated_at = excluded.source_updated_at${list(fields, (c) => `${c} = excluded.${c}`)}
   WHERE ${table}.source_updated_at <= excluded.source_updated_at
@@ -53,7 +53,7 @@ function upsertSql(table: IdentityTable): string {
 function deleteSql(table: IdentityTable): string {
   const { known } = COLUMNS[table];
   return `
-  INSERT INTO ${table} (id, deleted_at, source_updated_at${list(known, (c) => c)})
+  INSERT INTO hookrun.${table} (id, deleted_at, source_updated_at${list(known, (c) => c)})
   SELECT d.id, d.at, d.at${list(known, (c) => `d.${c}`)} FROM unnest($1::text[], $2::timestamptz[]${textArrays(known)}) AS d(id, at${list(known, (c) => c)})
   ON CONFLICT (id) DO UPDATE SET deleted_at = excluded.deleted_at,
     source_updated_at = greatest(${table}.source_updated_at, excluded.source_updated_at)${list(known, (c) => `${c} = coalesce(${table}.${c}, excluded.${c})`)}

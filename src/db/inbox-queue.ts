@@ -74,15 +74,15 @@ export type Settlement = (
  * A dead event no longer holds the ones after it.
  */
 const CLAIM_SQL = `
-  UPDATE webhook_events e
+  UPDATE hookrun.webhook_events e
   SET status = 'processing', attempts = e.attempts + 1, locked_until = $2::timestamptz
   FROM (
-    SELECT w.id FROM webhook_events w
+    SELECT w.id FROM hookrun.webhook_events w
     WHERE (w.status = 'pending'
        OR (w.status = 'failed' AND w.next_attempt_at <= $1::timestamptz)
        OR (w.status = 'processing' AND w.locked_until <= $1::timestamptz))
       AND (w.order_key IS NULL OR NOT EXISTS (
-        SELECT 1 FROM webhook_events p
+        SELECT 1 FROM hookrun.webhook_events p
         WHERE p.order_key = w.order_key AND p.id < w.id AND p.status IN ('pending', 'failed', 'processing')))
     ORDER BY w.next_attempt_at
     LIMIT $3
@@ -103,7 +103,7 @@ const CLAIM_SQL = `
  */
 const SETTLE_SQL = `
   WITH settled AS (
-    UPDATE webhook_events e
+    UPDATE hookrun.webhook_events e
     SET status = u.status,
         last_error = u.error,
         next_attempt_at = coalesce(u.next_attempt_at, e.next_attempt_at),
@@ -115,7 +115,7 @@ const SETTLE_SQL = `
     WHERE e.id = u.id AND e.status || '' = 'processing' AND e.attempts = u.attempts
     RETURNING e.id, u.attempts
   ), history AS (
-    INSERT INTO event_attempts (event_id, attempt, handler, started_at, duration_ms, outcome, error)
+    INSERT INTO hookrun.event_attempts (event_id, attempt, handler, started_at, duration_ms, outcome, error)
     SELECT s.id, s.attempts, r.handler, coalesce(r.started_at, $6::timestamptz), coalesce(r.duration_ms, 0), r.outcome, r.error
     FROM unnest($8::bigint[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::int[])
       AS r(event_id, handler, outcome, error, started_at, duration_ms)
@@ -125,7 +125,7 @@ const SETTLE_SQL = `
 
 /** Give a claim back untouched (shutdown before its handler ran): it does not count as an attempt. */
 const RELEASE_SQL = `
-  UPDATE webhook_events e
+  UPDATE hookrun.webhook_events e
   SET status = 'pending', attempts = e.attempts - 1, locked_until = NULL
   FROM unnest($1::bigint[], $2::int[]) AS u(id, attempts)
   WHERE e.id = u.id AND e.status = 'processing' AND e.attempts = u.attempts`;
@@ -136,10 +136,10 @@ const RELEASE_SQL = `
  * between the renewal and the settle).
  */
 const EXTEND_SQL = `
-  UPDATE webhook_events e
+  UPDATE hookrun.webhook_events e
   SET locked_until = $3::timestamptz
   FROM (
-    SELECT w.id FROM webhook_events w
+    SELECT w.id FROM hookrun.webhook_events w
     JOIN unnest($1::bigint[], $2::int[]) AS u(id, attempts) ON w.id = u.id AND w.attempts = u.attempts
     WHERE w.status || '' = 'processing' -- by primary key, not the partial due index (see SETTLE_SQL)
     ORDER BY w.id
@@ -150,7 +150,7 @@ const EXTEND_SQL = `
 
 const NEXT_DUE_SQL = `
   SELECT min(CASE WHEN status = 'failed' THEN next_attempt_at ELSE locked_until END) AS due
-  FROM webhook_events WHERE status IN ('failed', 'processing')`;
+  FROM hookrun.webhook_events WHERE status IN ('failed', 'processing')`;
 
 interface ClaimRow {
   id: number;

@@ -38,7 +38,7 @@ export async function requeueEvents(
     where = `status = $4 AND ($5::text IS NULL OR source = $5) AND ($6::text IS NULL OR type = $6)`;
   }
   const rows = await db.query<{ id: number }>(
-    `UPDATE webhook_events
+    `UPDATE hookrun.webhook_events
      SET status = 'pending', attempts = CASE WHEN $2::boolean THEN 0 ELSE attempts END,
          next_attempt_at = $1::timestamptz, locked_until = NULL, processed_at = NULL,
          deliveries = ${REPLAY_DELIVERIES}

@@ -27,7 +27,7 @@ export async function listMirrorRows(
   const searchable = columns.filter((c) => c === 'id' || c === 'email' || c === 'name' || c.endsWith('_id'));
   const where = options.search ? `WHERE ${searchable.map((c) => `${c} ILIKE $2`).join(' OR ')}` : '';
   return db.query(
-    `SELECT ${columns.join(', ')} FROM ${table} ${where} ORDER BY source_updated_at DESC, id LIMIT $1`,
+    `SELECT ${columns.join(', ')} FROM hookrun.${table} ${where} ORDER BY source_updated_at DESC, id LIMIT $1`,
     options.search ? [options.limit, `%${options.search.replace(/[\\%_]/g, (m) => `\\${m}`)}%`] : [options.limit],
   );
 }

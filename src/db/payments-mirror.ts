@@ -50,7 +50,7 @@ const iso = (date: Date) => date.toISOString();
  * is filled in by any write that carries it, even an old one.
  */
 const UPSERT_CUSTOMERS_SQL = `
-  INSERT INTO customers (id, email, user_id, source_updated_at, provider)
+  INSERT INTO hookrun.customers (id, email, user_id, source_updated_at, provider)
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[])
   ON CONFLICT (id) DO UPDATE SET
     email = CASE WHEN customers.source_updated_at <= excluded.source_updated_at
@@ -62,7 +62,7 @@ const UPSERT_CUSTOMERS_SQL = `
 
 /** `canceled` is terminal in Stripe: a same-second write that still says `active` cannot undo it. */
 const UPSERT_SUBSCRIPTIONS_SQL = `
-  INSERT INTO subscriptions (id, customer_id, status, price_id, current_period_end, cancel_at_period_end, source_updated_at, provider)
+  INSERT INTO hookrun.subscriptions (id, customer_id, status, price_id, current_period_end, cancel_at_period_end, source_updated_at, provider)
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::boolean[], $7::timestamptz[], $8::text[])
   ON CONFLICT (id) DO UPDATE SET
     customer_id = coalesce(excluded.customer_id, subscriptions.customer_id),
@@ -76,7 +76,7 @@ const UPSERT_SUBSCRIPTIONS_SQL = `
 
 // from_statuses travels as one text per row (arrays of arrays must be rectangular); statuses never contain a comma.
 const TRANSITION_SUBSCRIPTIONS_SQL = `
-  UPDATE subscriptions s SET status = u.to_status, source_updated_at = u.at
+  UPDATE hookrun.subscriptions s SET status = u.to_status, source_updated_at = u.at
   FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) AS u(id, from_statuses, to_status, at)
   WHERE s.id = u.id AND s.status = ANY(string_to_array(u.from_statuses, ',')) AND s.source_updated_at <= u.at
   RETURNING s.id`;
@@ -155,7 +155,7 @@ export const transitionSubscription = (db: Queryable, t: TransitionState) => wri
  */
 export async function markCustomerDeleted(db: Queryable, c: { id: string; at: Date }): Promise<void> {
   await db.query(
-    `INSERT INTO customers (id, email, user_id, source_updated_at, deleted_at) VALUES ($1, null, null, $2::timestamptz, $2::timestamptz)
+    `INSERT INTO hookrun.customers (id, email, user_id, source_updated_at, deleted_at) VALUES ($1, null, null, $2::timestamptz, $2::timestamptz)
      ON CONFLICT (id) DO UPDATE SET deleted_at = coalesce(customers.deleted_at, excluded.deleted_at),
        source_updated_at = greatest(customers.source_updated_at, excluded.source_updated_at)`,
     [c.id, iso(c.at)],

@@ -11,15 +11,16 @@ function newestMigrationMillis(migrationsFolder: string): number {
 /**
  * Whether the database lacks a committed migration, by drizzle's own rule
  * (a migration is applied when its folder time is not after the newest
- * `created_at` in `drizzle.__drizzle_migrations`). Start-up asks this first
- * and loads drizzle's migrator only when something is to be applied: the
- * query builder and migrator cost ~85 ms of every start-up otherwise.
+ * `created_at` in `hookrun.__drizzle_migrations`). Start-up asks this first
+ * and loads the migrator (migrator.ts: every migration file, and the check
+ * for a previous release's tables in `public`) only when something is to be
+ * applied.
  */
 export async function hasPendingMigrations(db: Queryable, migrationsFolder: string): Promise<boolean> {
   try {
-    const [row] = await db.query<{ last: string | number | null }>('SELECT max(created_at) AS last FROM drizzle.__drizzle_migrations');
+    const [row] = await db.query<{ last: string | number | null }>('SELECT max(created_at) AS last FROM hookrun.__drizzle_migrations');
     return row?.last === null || row?.last === undefined || Number(row.last) < newestMigrationMillis(migrationsFolder);
   } catch {
-    return true; // no schema or table yet (a fresh database): the migrator creates them
+    return true; // no schema or table yet (a fresh database, or one the previous release made in public): the migrator sees to it
   }
 }

@@ -2,10 +2,11 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { MIGRATIONS_FOLDER, type Database, type OpenOptions } from './database.js';
+import { MIGRATIONS_FOLDER, NOTHING_MIGRATED, type Database, type OpenOptions } from './database.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { hasPendingMigrations } from './pending-migrations.js';
 import { pgliteTuning } from './pglite-tuning.js';
+import { DEFAULT_SCHEMA, schemaRewrite } from './schema-name.js';
 import { rebuildError, type ThreadData, type ThreadNotify, type ThreadReply, type ThreadRequest } from './pglite-thread-protocol.js';
 
 /** A request without its id (the connection numbers it). */
@@ -98,7 +99,7 @@ class ThreadConnection {
  * thread; SQL, transactions, LISTEN, migrations and the fsyncs of each commit
  * (unless `fsync: false`) run in pglite-thread.ts. This thread never loads PGlite.
  */
-export async function openPgliteThread(dataDir: string, options: Pick<OpenOptions, 'fsync'> = {}): Promise<Database> {
+export async function openPgliteThread(dataDir: string, options: Pick<OpenOptions, 'fsync' | 'schema'> = {}): Promise<Database> {
   const lock = await lockDataDir(dataDir);
   const pgdata = join(dataDir, 'pgdata');
   let thread: ThreadConnection | undefined;
@@ -112,15 +113,16 @@ export async function openPgliteThread(dataDir: string, options: Pick<OpenOption
   }
   const opened = thread;
   void lock.lost.then((error) => opened.terminate(error)); // another process could now open the dir: stop writing at once
-  return wrapThread(thread, lock.release);
+  return wrapThread(thread, lock.release, options.schema ?? DEFAULT_SCHEMA);
 }
 
-function wrapThread(thread: ThreadConnection, release: () => Promise<void>): Database {
+function wrapThread(thread: ThreadConnection, release: () => Promise<void>, schema: string): Database {
   let nextTx = 1;
   let nextSub = 1;
   let closing: Promise<void> | undefined;
-  const query = async <T>(text: string, params?: unknown[]): Promise<T[]> => (await thread.request({ op: 'query', text, params })) as T[];
-  return {
+  const inSchema = schemaRewrite(schema); // here, not in the thread: the thread runs the text it is sent
+  const query = async <T>(text: string, params?: unknown[]): Promise<T[]> => (await thread.request({ op: 'query', text: inSchema(text), params })) as T[];
+  const db: Database = {
     kind: 'pglite',
     query,
     tuning: pgliteTuning({ query }),
@@ -129,7 +131,7 @@ function wrapThread(thread: ThreadConnection, release: () => Promise<void>): Dat
       await thread.request({ op: 'begin', tx });
       let result;
       try {
-        result = await fn({ query: async <T>(text: string, params?: unknown[]) => (await thread.request({ op: 'query', text, params, tx })) as T[] });
+        result = await fn({ query: async <T>(text: string, params?: unknown[]) => (await thread.request({ op: 'query', text: inSchema(text), params, tx })) as T[] });
       } catch (error) {
         await thread.request({ op: 'rollback', tx });
         throw error;
@@ -152,7 +154,9 @@ function wrapThread(thread: ThreadConnection, release: () => Promise<void>): Dat
       };
     },
     async migrate() {
-      if (await hasPendingMigrations({ query }, MIGRATIONS_FOLDER)) await thread.request({ op: 'migrate', migrationsFolder: MIGRATIONS_FOLDER });
+      if (!(await hasPendingMigrations({ query }, MIGRATIONS_FOLDER))) return NOTHING_MIGRATED;
+      const { applyMigrations } = await import('./migrator.js');
+      return applyMigrations(db, schema, MIGRATIONS_FOLDER); // its transaction runs in the thread like any other
     },
     close: () =>
       (closing ??= (async () => {
@@ -164,4 +168,5 @@ function wrapThread(thread: ThreadConnection, release: () => Promise<void>): Dat
         }
       })()),
   };
+  return db;
 }

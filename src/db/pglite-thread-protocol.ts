@@ -16,7 +16,6 @@ export type ThreadRequest =
   | { id: number; op: 'begin' | 'commit' | 'rollback'; tx: number }
   | { id: number; op: 'listen'; channel: string; sub: number }
   | { id: number; op: 'unlisten'; sub: number }
-  | { id: number; op: 'migrate'; migrationsFolder: string }
   | { id: number; op: 'close' };
 
 /** The thread's answer to request `id` (id 0: the database is open, or why it is not). */

@@ -2,7 +2,6 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { DurableNodeFS, durableStartParams } from './pglite-durable-fs.js';
 import { serializeError, type ThreadData, type ThreadNotify, type ThreadReply, type ThreadRequest } from './pglite-thread-protocol.js';
-import { migratePglite } from './pglite-migrate.js';
 
 /**
  * The embedded database's own thread: PGlite (WebAssembly) runs here, so
@@ -90,9 +89,6 @@ async function run(client: PGlite, request: ThreadRequest): Promise<unknown[]> {
       await unsubscribe?.();
       return [];
     }
-    case 'migrate':
-      await migratePglite(client, request.migrationsFolder); // the main thread asked pending-migrations.ts first
-      return [];
     case 'close':
       await client.close();
       return [];

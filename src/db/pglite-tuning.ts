@@ -17,6 +17,6 @@ export function pgliteTuning(db: Queryable): WorkerTuning {
     longestStatementMs: 0, // one session: no statement ever overlaps another
     inTransactionBudgetMs: IN_TRANSACTION_BUDGET_MS,
     yieldToIngestMs: YIELD_TO_INGEST_MS,
-    idleMaintenance: { every: VACUUM_EVERY_EVENTS, run: async () => void (await db.query('VACUUM webhook_events')) },
+    idleMaintenance: { every: VACUUM_EVERY_EVENTS, run: async () => void (await db.query('VACUUM hookrun.webhook_events')) },
   };
 }

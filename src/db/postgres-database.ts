@@ -1,9 +1,9 @@
 import pg from 'pg';
-import { MIGRATIONS_FOLDER, type Database, type OpenOptions } from './database.js';
+import { MIGRATIONS_FOLDER, NOTHING_MIGRATED, type Database, type OpenOptions } from './database.js';
 import { hasPendingMigrations } from './pending-migrations.js';
+import { DEFAULT_SCHEMA, schemaRewrite } from './schema-name.js';
 import { StatementNames } from './statement-names.js';
 
-const MIGRATION_LOCK_KEY = 7_340_021; // any fixed number: serialises migrations across instances
 const INT8_OID = 20;
 /** A statement waits at most this long for a lock before PostgreSQL gives up on it. */
 const LOCK_TIMEOUT_MS = 5000;
@@ -30,14 +30,17 @@ export function openPostgres(url: string, options: OpenOptions): Database {
   // An idle client whose connection dies emits here; without a listener the process would crash.
   pool.on('error', (error) => options.onPoolError?.(error));
   const names = options.namedStatements ? new StatementNames() : undefined;
-  /** A statement for node-postgres: named when it has parameters and a name is left for it. */
-  const statement = (text: string, params: unknown[] | undefined): pg.QueryConfig => {
+  const schema = options.schema ?? DEFAULT_SCHEMA;
+  const inSchema = schemaRewrite(schema);
+  /** A statement for node-postgres, in the configured schema: named when it has parameters and a name is left for it. */
+  const statement = (sql: string, params: unknown[] | undefined): pg.QueryConfig => {
+    const text = inSchema(sql);
     const name = params && params.length > 0 ? names?.nameOf(text) : undefined;
     return name ? { name, text, values: params } : { text, values: params };
   };
   const query = async <T>(text: string, params?: unknown[]): Promise<T[]> =>
     (await pool.query(statement(text, params))).rows as T[];
-  return {
+  const db: Database = {
     kind: 'postgres',
     query,
     // Two batches side by side while a backlog lasts: the database works on one while this process runs the other's handlers.
@@ -63,19 +66,13 @@ export function openPostgres(url: string, options: OpenOptions): Database {
     },
     listen: (channel, onNotify) => listenWithReconnect(url, channel, onNotify, options.onListenLost),
     async migrate() {
-      if (!(await hasPendingMigrations({ query }, MIGRATIONS_FOLDER))) return;
-      const [{ drizzle }, { migrate }] = await Promise.all([import('drizzle-orm/node-postgres'), import('drizzle-orm/node-postgres/migrator')]);
-      const client = await pool.connect();
-      try {
-        await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-        await migrate(drizzle(client), { migrationsFolder: MIGRATIONS_FOLDER });
-      } finally {
-        await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
-        client.release();
-      }
+      if (!(await hasPendingMigrations({ query }, MIGRATIONS_FOLDER))) return NOTHING_MIGRATED;
+      const { applyMigrations } = await import('./migrator.js');
+      return applyMigrations(db, schema, MIGRATIONS_FOLDER);
     },
     close: () => pool.end(),
   };
+  return db;
 }
 
 /** A lost LISTEN connection is opened again after this, doubling up to LISTEN_RETRY_MAX_MS. */

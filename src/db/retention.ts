@@ -11,12 +11,12 @@ const FINISHED = `('processed', 'ignored', 'dead')`;
  */
 const SAVE_KEYS_SQL = `
   WITH slice AS (
-    SELECT id, source, key, status, received_at FROM webhook_events
+    SELECT id, source, key, status, received_at FROM hookrun.webhook_events
     WHERE id > $1 ORDER BY id LIMIT $2
   ), old AS (
     SELECT * FROM slice WHERE status IN ${FINISHED} AND received_at < $3::timestamptz
   ), saved AS (
-    INSERT INTO webhook_event_keys (source, key, received_at)
+    INSERT INTO hookrun.webhook_event_keys (source, key, received_at)
     SELECT source, key, received_at FROM old WHERE received_at >= $4::timestamptz
     ON CONFLICT DO NOTHING
     RETURNING 1
@@ -27,16 +27,16 @@ const SAVE_KEYS_SQL = `
          (SELECT count(*) FROM saved) AS saved`;
 
 /** Delete the given events if they are still finished (a replay in between keeps its event). */
-const DELETE_EVENTS_SQL = `DELETE FROM webhook_events WHERE id = ANY($1::bigint[]) AND status IN ${FINISHED}`;
+const DELETE_EVENTS_SQL = `DELETE FROM hookrun.webhook_events WHERE id = ANY($1::bigint[]) AND status IN ${FINISHED}`;
 
 const EXPIRE_KEYS_SQL = `
-  DELETE FROM webhook_event_keys WHERE (source, key) IN (
-    SELECT source, key FROM webhook_event_keys WHERE received_at < $1::timestamptz LIMIT $2
+  DELETE FROM hookrun.webhook_event_keys WHERE (source, key) IN (
+    SELECT source, key FROM hookrun.webhook_event_keys WHERE received_at < $1::timestamptz LIMIT $2
   )`;
 
 const TRIM_CRON_RUNS_SQL = `
-  DELETE FROM cron_runs WHERE id IN (
-    SELECT id FROM cron_runs WHERE started_at < $1::timestamptz AND status <> 'running' ORDER BY id LIMIT $2
+  DELETE FROM hookrun.cron_runs WHERE id IN (
+    SELECT id FROM hookrun.cron_runs WHERE started_at < $1::timestamptz AND status <> 'running' ORDER BY id LIMIT $2
   )`;
 
 /** One slice's result: where the next slice starts, whether it reached recent events, what to delete. */
@@ -87,16 +87,20 @@ export async function countPrunable(db: Queryable, cutoffs: { events?: Date; key
   const count = async (sql: string, cutoff: Date | undefined) =>
     cutoff ? Number((await db.query<{ n: number }>(sql, [cutoff.toISOString()]))[0]?.n ?? 0) : 0;
   return {
-    events: await count(`SELECT count(*) AS n FROM webhook_events WHERE status IN ${FINISHED} AND received_at < $1::timestamptz`, cutoffs.events),
-    dedupeKeys: await count(`SELECT count(*) AS n FROM webhook_event_keys WHERE received_at < $1::timestamptz`, cutoffs.keys),
-    cronRuns: await count(`SELECT count(*) AS n FROM cron_runs WHERE started_at < $1::timestamptz AND status <> 'running'`, cutoffs.cronRuns),
+    events: await count(`SELECT count(*) AS n FROM hookrun.webhook_events WHERE status IN ${FINISHED} AND received_at < $1::timestamptz`, cutoffs.events),
+    dedupeKeys: await count(`SELECT count(*) AS n FROM hookrun.webhook_event_keys WHERE received_at < $1::timestamptz`, cutoffs.keys),
+    cronRuns: await count(`SELECT count(*) AS n FROM hookrun.cron_runs WHERE started_at < $1::timestamptz AND status <> 'running'`, cutoffs.cronRuns),
   };
 }
 
 /** The on-disk size (table, indexes, TOAST) of the tables retention bounds, for /metrics. */
 export async function retainedTableBytes(db: Queryable): Promise<Record<string, number>> {
+  // Each table is named as an identifier (its row type), not a 'name'::regclass string, so the schema qualifier stays SQL, not text.
   const rows = await db.query<{ name: string; bytes: number | string }>(
-    `SELECT name, pg_total_relation_size(name::regclass) AS bytes FROM unnest(ARRAY['webhook_events', 'webhook_event_keys', 'cron_runs']) AS name`,
+    `SELECT t.name, pg_total_relation_size(p.typrelid) AS bytes
+     FROM (VALUES ('webhook_events', pg_typeof(NULL::hookrun.webhook_events)), ('webhook_event_keys', pg_typeof(NULL::hookrun.webhook_event_keys)),
+                  ('cron_runs', pg_typeof(NULL::hookrun.cron_runs))) AS t(name, type)
+     JOIN pg_type p ON p.oid = t.type`,
   );
   return Object.fromEntries(rows.map((row) => [row.name, Number(row.bytes)]));
 }

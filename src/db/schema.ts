@@ -6,7 +6,7 @@ import {
   index,
   integer,
   jsonb,
-  pgTable,
+  pgSchema,
   primaryKey,
   text,
   timestamp,
@@ -14,13 +14,16 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 
+/** hookrun's own PostgreSQL schema: its tables never meet a product's `public.users` (HOOKRUN_SCHEMA renames it at run time). */
+export const hookrun = pgSchema('hookrun');
+
 const tz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
 /**
  * The inbox: every verified webhook, committed before it is acknowledged.
  * Unique (source, key) makes a provider's retry a no-op (DESIGN.md "Processing").
  */
-export const webhookEvents = pgTable(
+export const webhookEvents = hookrun.table(
   'webhook_events',
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
@@ -58,7 +61,7 @@ export const webhookEvents = pgTable(
  * answered `duplicate` and not stored again. About 100 bytes a row instead of
  * the event's ~1.5 KB.
  */
-export const webhookEventKeys = pgTable(
+export const webhookEventKeys = hookrun.table(
   'webhook_event_keys',
   {
     source: text('source').notNull(),
@@ -75,7 +78,7 @@ export const webhookEventKeys = pgTable(
  * `scheduled_for` and never collide. A `pending` row waits for `due_at`: a
  * retry, a tick queued behind a running one, or a tick caught up on resume.
  */
-export const cronRuns = pgTable(
+export const cronRuns = hookrun.table(
   'cron_runs',
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
@@ -109,7 +112,7 @@ export const cronRuns = pgTable(
 );
 
 /** Scratch rows for the keep-alive job (the Supabase "pause after inactivity" workaround). */
-export const pages = pgTable('pages', {
+export const pages = hookrun.table('pages', {
   id: uuid('id').primaryKey().defaultRandom(),
   title: text('title').notNull(),
   createdAt: tz('created_at').notNull().defaultNow(),
@@ -121,13 +124,13 @@ export const pages = pgTable('pages', {
  * logout is remembered here, shared by every instance, until the session
  * would have expired anyway.
  */
-export const adminSessionsRevoked = pgTable('admin_sessions_revoked', {
+export const adminSessionsRevoked = hookrun.table('admin_sessions_revoked', {
   signature: text('signature').primaryKey(),
   expiresAt: tz('expires_at').notNull(),
 });
 
 /** Mirror of the identity provider's users; `id` is the provider's id. */
-export const users = pgTable('users', {
+export const users = hookrun.table('users', {
   id: text('id').primaryKey(),
   email: text('email'),
   firstName: text('first_name'),
@@ -139,7 +142,7 @@ export const users = pgTable('users', {
 });
 
 /** Mirror of the identity provider's organizations. */
-export const organizations = pgTable('organizations', {
+export const organizations = hookrun.table('organizations', {
   id: text('id').primaryKey(),
   name: text('name'),
   slug: text('slug'),
@@ -148,7 +151,7 @@ export const organizations = pgTable('organizations', {
 });
 
 /** Mirror of organization memberships. */
-export const memberships = pgTable('memberships', {
+export const memberships = hookrun.table('memberships', {
   id: text('id').primaryKey(),
   organizationId: text('organization_id'),
   userId: text('user_id'),
@@ -158,7 +161,7 @@ export const memberships = pgTable('memberships', {
 });
 
 /** Mirror of the payment provider's customers, linked to our user when known. */
-export const customers = pgTable('customers', {
+export const customers = hookrun.table('customers', {
   id: text('id').primaryKey(),
   email: text('email'),
   userId: text('user_id'),
@@ -170,7 +173,7 @@ export const customers = pgTable('customers', {
 });
 
 /** Mirror of the payment provider's subscriptions. */
-export const subscriptions = pgTable('subscriptions', {
+export const subscriptions = hookrun.table('subscriptions', {
   id: text('id').primaryKey(),
   customerId: text('customer_id'),
   status: text('status'),
@@ -186,13 +189,13 @@ export const subscriptions = pgTable('subscriptions', {
  * An alert about a condition (a late tick, a stuck queue) sent by whichever
  * instance claimed its key first, so N instances send it once.
  */
-export const alertClaims = pgTable('alert_claims', {
+export const alertClaims = hookrun.table('alert_claims', {
   key: text('key').primaryKey(),
   claimedAt: tz('claimed_at').notNull(),
 });
 
 /** A paused job: while its row exists, scheduled ticks are recorded `skipped` on every instance. */
-export const cronPauses = pgTable('cron_pauses', {
+export const cronPauses = hookrun.table('cron_pauses', {
   job: text('job').primaryKey(),
   pausedAt: tz('paused_at').notNull(),
 });
@@ -202,7 +205,7 @@ export const cronPauses = pgTable('cron_pauses', {
  * that settles it: when it ran, how long, how it ended and why. Deleted with
  * its event (retention).
  */
-export const eventAttempts = pgTable(
+export const eventAttempts = hookrun.table(
   'event_attempts',
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),

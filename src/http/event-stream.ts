@@ -66,7 +66,7 @@ export function createEventStream(deps: { db: Database; log: Logger }): EventStr
     listenWhileOpen();
     const late = db.kind === 'postgres' ? LATE_WINDOW_SECONDS : 0;
     const sent = new Map<number, number>(); // ids sent recently, for the late window
-    let cursor = (query.lastEventId === undefined ? undefined : Number(query.lastEventId)) ?? (await db.query<{ max: number | null }>('SELECT max(id)::bigint AS max FROM webhook_events'))[0]?.max ?? 0;
+    let cursor = (query.lastEventId === undefined ? undefined : Number(query.lastEventId)) ?? (await db.query<{ max: number | null }>('SELECT max(id)::bigint AS max FROM hookrun.webhook_events'))[0]?.max ?? 0;
     cursor = Number(cursor);
     const lateFloorId = cursor; // the client has everything up to here (or the stream starts here)
     // Tell the client where it stands: from here on, every commit reaches it (no id, so Last-Event-ID stays).

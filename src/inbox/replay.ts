@@ -27,7 +27,7 @@ export interface ReplayOptions {
 export async function replayEvent(db: Queryable, clock: Clock, id: number, options: ReplayOptions = {}): Promise<void> {
   const ids = await requeueEvents(db, { id }, { now: clock.now(), resetAttempts: options.resetAttempts ?? true, handler: options.handler });
   if (ids.length === 0) {
-    const [row] = await db.query<{ status: string }>('SELECT status FROM webhook_events WHERE id = $1', [id]);
+    const [row] = await db.query<{ status: string }>('SELECT status FROM hookrun.webhook_events WHERE id = $1', [id]);
     if (!row) throw new AppError('not_found', `No event with id ${id}. List events with "hookrun events list".`);
     throw new AppError('conflict', `Event ${id} is being processed right now; replay it once it settles.`);
   }

@@ -35,7 +35,7 @@ interface StoredChange {
 
 async function storedChanges(db: Database, table?: string): Promise<StoredChange[]> {
   const rows = await db.query<StoredChange>(
-    `SELECT id, key, type, order_key, payload FROM webhook_events WHERE source = 'database' AND ($1::text IS NULL OR payload->>'table' = $1) ORDER BY id`,
+    `SELECT id, key, type, order_key, payload FROM hookrun.webhook_events WHERE source = 'database' AND ($1::text IS NULL OR payload->>'table' = $1) ORDER BY id`,
     [table ?? null],
   );
   return rows.map((r) => ({ ...r, id: Number(r.id), payload: typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload }));
@@ -134,7 +134,7 @@ describe.skipIf(!available).each(databaseKinds())('change capture into $name', (
   });
 
   it('runs one row’s changes one at a time in commit order, through retries and parallel claims', async () => {
-    await test.db.query(`UPDATE webhook_events SET status = 'processed' WHERE source = 'database'`);
+    await test.db.query(`UPDATE hookrun.webhook_events SET status = 'processed' WHERE source = 'database'`);
     const seen = new Map<number, number[]>();
     const failedOnce = new Set<string>();
     const handle = async (ctx: { event: { key: string; payload: unknown } }) => {

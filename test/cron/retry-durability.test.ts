@@ -60,7 +60,7 @@ describe.each(databaseKinds())('cron retries survive faults (injected clock) on 
     // the 10:00 tick of each job was claimed by a process that was then killed: its rows stay `running`
     for (const job of ['retried', 'once']) {
       await testDb.db.query(
-        `INSERT INTO cron_runs (job, trigger, scheduled_for, started_at, status, expires_at, instance) VALUES ($1, 'schedule', $2, $2, 'running', $3, 'dead-host:4242')`,
+        `INSERT INTO hookrun.cron_runs (job, trigger, scheduled_for, started_at, status, expires_at, instance) VALUES ($1, 'schedule', $2, $2, 'running', $3, 'dead-host:4242')`,
         [job, new Date(at(10)), new Date(at(10, 5))],
       );
     }

@@ -21,11 +21,11 @@ describe.each(databaseKinds())('cron runs on $name', (kind) => {
   });
 
   it('keep-alive leaves pages empty when it fails half-way (after its insert)', async () => {
-    const faulty = faultyDatabase(testDb.db, { failOn: /^DELETE FROM pages/ });
+    const faulty = faultyDatabase(testDb.db, { failOn: /^DELETE FROM hookrun.pages/ });
     const h = await createHarness(faulty, { jobs: await loadJobs() });
     const result = await h.cron.runJob('keep-alive', 'cli');
     expect(result.status).toBe('failed');
-    expect(result.error).toContain('injected failure on: DELETE FROM pages');
+    expect(result.error).toContain('injected failure on: DELETE FROM hookrun.pages');
     expect(await countPages(testDb.db)).toBe(0);
     expect(await allRuns(testDb.db)).toMatchObject([{ status: 'failed', error: result.error }]);
   });
@@ -93,7 +93,7 @@ describe.each(databaseKinds())('cron runs on $name', (kind) => {
     const h = await createHarness(testDb.db, { jobs: jobsOf({ nightly: { timeoutMs: 60_000, run() {} } }) });
     const now = h.clock.now();
     await testDb.db.query(
-      `INSERT INTO cron_runs (job, trigger, started_at, status, expires_at) VALUES ('nightly', 'schedule', $1, 'running', $2)`,
+      `INSERT INTO hookrun.cron_runs (job, trigger, started_at, status, expires_at) VALUES ('nightly', 'schedule', $1, 'running', $2)`,
       [new Date(now - 30_000), new Date(now + 30_000)],
     );
     expect((await h.cron.runJob('nightly', 'cli')).status).toBe('skipped');

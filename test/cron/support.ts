@@ -70,7 +70,7 @@ export async function createHarness(db: Database, options: HarnessOptions = {}):
 
 /** All cron_runs rows, oldest first. */
 export async function allRuns(db: Queryable): Promise<CronRunRow[]> {
-  return db.query<CronRunRow>(`SELECT ${COLUMNS} FROM cron_runs ORDER BY id`);
+  return db.query<CronRunRow>(`SELECT ${COLUMNS} FROM hookrun.cron_runs ORDER BY id`);
 }
 
 /** Poll until `check` passes or the deadline; never a bare sleep. */

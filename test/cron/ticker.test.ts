@@ -112,7 +112,7 @@ describe.each(databaseKinds())('scheduler on $name', (kind) => {
     const jobs = jobsOf({ hourly: { catchUp: 'none', run: ({ scheduledFor }) => void ran.push(iso(scheduledFor)!) } });
     const crons = [{ path: '/cron/hourly', schedule: '0 * * * *' }];
     await testDb.db.query(
-      `INSERT INTO cron_runs (job, trigger, scheduled_for, started_at, finished_at, status, duration_ms) VALUES ('hourly', 'schedule', $1, $1, $1, 'succeeded', 1)`,
+      `INSERT INTO hookrun.cron_runs (job, trigger, scheduled_for, started_at, finished_at, status, duration_ms) VALUES ('hourly', 'schedule', $1, $1, $1, 'succeeded', 1)`,
       [new Date(T0 + 9 * HOUR)],
     );
     const h = await createHarness(testDb.db, { jobs, crons, clock: new ManualClock(T0 + 13 * HOUR + 30 * MINUTE) });

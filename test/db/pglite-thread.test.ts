@@ -47,10 +47,10 @@ async function runInFreshProcess(name: string, body: (dataDirLiteral: string) =>
 
 /** Same rows in both databases, with fixed times, so the orm reads can be compared value for value. */
 async function seedEvents(db: Database): Promise<void> {
-  await db.query(`DELETE FROM webhook_events WHERE source = 'thread-test'`);
+  await db.query(`DELETE FROM hookrun.webhook_events WHERE source = 'thread-test'`);
   for (let i = 1; i <= 3; i++) {
     await db.query(
-      `INSERT INTO webhook_events (source, key, type, payload, status, received_at, next_attempt_at, locked_until)
+      `INSERT INTO hookrun.webhook_events (source, key, type, payload, status, received_at, next_attempt_at, locked_until)
        VALUES ('thread-test', $1, 'invoice.paid', $2::jsonb, $3, $4::timestamptz, $4::timestamptz, $5::timestamptz)`,
       [`k${i}`, JSON.stringify({ n: i, nested: { ok: true } }), i === 2 ? 'failed' : 'pending', `2024-01-0${i}T00:00:0${i}.123Z`, i === 3 ? '2024-02-01T00:00:00Z' : null],
     );
@@ -92,8 +92,8 @@ describe('the embedded database on its own thread', { timeout: 60_000 }, () => {
   });
 
   it('keeps the PostgreSQL error fields callers branch on (code, detail, constraint)', async () => {
-    await db.query(`INSERT INTO webhook_events (source, key, type, payload) VALUES ('thread-test', 'dup', 't', '{}')`);
-    const error = await db.query(`INSERT INTO webhook_events (source, key, type, payload) VALUES ('thread-test', 'dup', 't', '{}')`).catch((e: unknown) => e);
+    await db.query(`INSERT INTO hookrun.webhook_events (source, key, type, payload) VALUES ('thread-test', 'dup', 't', '{}')`);
+    const error = await db.query(`INSERT INTO hookrun.webhook_events (source, key, type, payload) VALUES ('thread-test', 'dup', 't', '{}')`).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     expect(error).toMatchObject({
       code: '23505',
@@ -104,15 +104,15 @@ describe('the embedded database on its own thread', { timeout: 60_000 }, () => {
       detail: expect.stringContaining('(source, key)=(thread-test, dup)'),
     });
     await expect(db.query('SELECT $1::int', ['not a number'])).rejects.toMatchObject({ code: '22P02' });
-    await db.query(`DELETE FROM webhook_events WHERE key = 'dup'`);
+    await db.query(`DELETE FROM hookrun.webhook_events WHERE key = 'dup'`);
   });
 
   it('commits a transaction; a query outside it waits until it ends and then sees its row', async () => {
     const order: string[] = [];
     let outside: Promise<unknown> | undefined;
     await db.transaction(async (tx) => {
-      await tx.query(`INSERT INTO webhook_events (source, key, type, payload) VALUES ('thread-test', 'tx-commit', 't', '{}')`);
-      outside = db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE key = 'tx-commit'`).then((rows) => {
+      await tx.query(`INSERT INTO hookrun.webhook_events (source, key, type, payload) VALUES ('thread-test', 'tx-commit', 't', '{}')`);
+      outside = db.query<{ n: number }>(`SELECT count(*)::int AS n FROM hookrun.webhook_events WHERE key = 'tx-commit'`).then((rows) => {
         order.push('outside');
         return rows[0]!.n;
       });
@@ -127,9 +127,9 @@ describe('the embedded database on its own thread', { timeout: 60_000 }, () => {
     const thrown = new Error('handler failed');
     let outside: Promise<number> | undefined;
     const result = db.transaction(async (tx) => {
-      await tx.query(`INSERT INTO webhook_events (source, key, type, payload) VALUES ('thread-test', 'tx-rollback', 't', '{}')`);
-      outside = db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE key = 'tx-rollback'`).then((rows) => rows[0]!.n);
-      const [inside] = await tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE key = 'tx-rollback'`);
+      await tx.query(`INSERT INTO hookrun.webhook_events (source, key, type, payload) VALUES ('thread-test', 'tx-rollback', 't', '{}')`);
+      outside = db.query<{ n: number }>(`SELECT count(*)::int AS n FROM hookrun.webhook_events WHERE key = 'tx-rollback'`).then((rows) => rows[0]!.n);
+      const [inside] = await tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM hookrun.webhook_events WHERE key = 'tx-rollback'`);
       expect(inside!.n).toBe(1);
       throw thrown;
     });
@@ -200,7 +200,7 @@ describe('opening, closing and losing the database thread', { timeout: 90_000 },
     try {
       await db.migrate();
       await db.migrate();
-      const tables = await db.query<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'`);
+      const tables = await db.query<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'hookrun'`);
       expect(tables.map((t) => t.name)).toEqual(expect.arrayContaining(['webhook_events', 'event_attempts', 'cron_runs']));
     } finally {
       await db.close();
@@ -211,7 +211,7 @@ describe('opening, closing and losing the database thread', { timeout: 90_000 },
     const dataDir = join(root, 'reopen');
     await seedDataDir(dataDir);
     const first = await openDatabase({ dataDir });
-    await first.query(`INSERT INTO webhook_events (source, key, type, payload) VALUES ('thread-test', 'kept', 't', '{"kept":true}')`);
+    await first.query(`INSERT INTO hookrun.webhook_events (source, key, type, payload) VALUES ('thread-test', 'kept', 't', '{"kept":true}')`);
     expect(readFileSync(join(dataDir, LOCK_FILE_NAME), 'utf8')).toBe(String(process.pid));
     await first.close();
     await first.close(); // idempotent
@@ -219,7 +219,7 @@ describe('opening, closing and losing the database thread', { timeout: 90_000 },
     await expect(first.query('SELECT 1')).rejects.toThrow(/closed/);
     const second = await openDatabase({ dataDir });
     try {
-      expect(await second.query(`SELECT payload FROM webhook_events WHERE key = 'kept'`)).toEqual([{ payload: { kept: true } }]);
+      expect(await second.query(`SELECT payload FROM hookrun.webhook_events WHERE key = 'kept'`)).toEqual([{ payload: { kept: true } }]);
     } finally {
       await second.close();
     }

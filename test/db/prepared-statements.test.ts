@@ -39,12 +39,12 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('prepared statements on PostgreS
       expect(stored.every((s) => !s.duplicate && s.id > 0)).toBe(true);
     }
     await drain(testWorker(db).worker);
-    const statuses = await db.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM webhook_events GROUP BY status');
+    const statuses = await db.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM hookrun.webhook_events GROUP BY status');
     expect(statuses).toEqual([{ status: 'processed', n: 47 }]);
     const prepared = await db.query<{ statement: string }>("SELECT statement FROM pg_prepared_statements WHERE name LIKE 'hookrun_%'");
-    expect(prepared.some((p) => p.statement.startsWith('INSERT INTO webhook_events'))).toBe(true);
+    expect(prepared.some((p) => p.statement.startsWith('INSERT INTO hookrun.webhook_events'))).toBe(true);
     expect(prepared.some((p) => p.statement.includes("SET status = 'processing'"))).toBe(true);
     // Ingest sizes 1, 3, 40 and 3 again: padded to 1, 4 and 64 slots, three statements, not four.
-    expect(prepared.filter((p) => p.statement.startsWith('INSERT INTO webhook_events')).length).toBe(3);
+    expect(prepared.filter((p) => p.statement.startsWith('INSERT INTO hookrun.webhook_events')).length).toBe(3);
   });
 });

@@ -10,7 +10,7 @@ async function lockInbox(url: string): Promise<() => Promise<void>> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   await client.query('BEGIN');
-  await client.query('LOCK TABLE webhook_events IN ACCESS EXCLUSIVE MODE');
+  await client.query('LOCK TABLE hookrun.webhook_events IN ACCESS EXCLUSIVE MODE');
   return async () => {
     await client.query('ROLLBACK');
     await client.end();
@@ -48,7 +48,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('a locked or stalled PostgreSQL'
     const first = post(deliveries[0]!);
     // Its INSERT is sent and waits on the lock; the next deliveries queue behind it in the writer.
     await pollUntil('the first insert waiting on the lock', 5_000, async () =>
-      (await handle.db.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO webhook_events%'`)).length > 0 ? true : undefined,
+      (await handle.db.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO hookrun.webhook_events%'`)).length > 0 ? true : undefined,
     );
     const answers = [await first, ...(await Promise.all(deliveries.slice(1).map(post)))];
     const bodies = await Promise.all(answers.map(async (r) => ({ status: r.status, message: ((await r.json()) as { error: { message: string } }).error.message })));

@@ -28,7 +28,7 @@ export function createTestApp(db: Database, env: Record<string, string | undefin
 /** Count stored webhook events (optionally of one source). */
 export async function countEvents(db: Database, source?: string): Promise<number> {
   const rows = source
-    ? await db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_events WHERE source = $1', [source])
-    : await db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_events');
+    ? await db.query<{ n: number }>('SELECT count(*)::int AS n FROM hookrun.webhook_events WHERE source = $1', [source])
+    : await db.query<{ n: number }>('SELECT count(*)::int AS n FROM hookrun.webhook_events');
   return rows[0]!.n;
 }

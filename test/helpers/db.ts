@@ -29,8 +29,8 @@ export async function createPgliteDatabase(): Promise<TestDatabase> {
   return { db, close: () => pglite.close() };
 }
 
-/** A throwaway database on the real PostgreSQL of TEST_DATABASE_URL, migrated. */
-export async function createPostgresDatabase(baseUrl: string = process.env.TEST_DATABASE_URL!): Promise<TestDatabase> {
+/** A throwaway empty database on the real PostgreSQL of TEST_DATABASE_URL (nothing migrated), and how to drop it. */
+export async function createEmptyPostgresDatabase(baseUrl: string = process.env.TEST_DATABASE_URL!): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `hookrun_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: baseUrl });
   await admin.connect();
@@ -38,17 +38,28 @@ export async function createPostgresDatabase(baseUrl: string = process.env.TEST_
   await admin.end();
   const url = new URL(baseUrl);
   url.pathname = `/${name}`;
-  const db = await openDatabase({ databaseUrl: url.toString() });
-  await db.migrate();
   return {
-    db,
     url: url.toString(),
-    async close() {
-      await db.close();
+    async drop() {
       const dropper = new pg.Client({ connectionString: baseUrl });
       await dropper.connect();
       await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await dropper.end();
+    },
+  };
+}
+
+/** A throwaway database on the real PostgreSQL of TEST_DATABASE_URL, migrated. */
+export async function createPostgresDatabase(baseUrl: string = process.env.TEST_DATABASE_URL!): Promise<TestDatabase> {
+  const empty = await createEmptyPostgresDatabase(baseUrl);
+  const db = await openDatabase({ databaseUrl: empty.url });
+  await db.migrate();
+  return {
+    db,
+    url: empty.url,
+    async close() {
+      await db.close();
+      await empty.drop();
     },
   };
 }
@@ -63,7 +74,7 @@ export function databaseKinds(): DatabaseKind[] {
 /** Delete every row of hookrun's tables, so tests in one file start clean without a new database. */
 export async function truncateAll(db: Database): Promise<void> {
   await db.query(
-    'TRUNCATE webhook_events, webhook_event_keys, cron_runs, pages, users, organizations, memberships, customers, subscriptions, admin_sessions_revoked, alert_claims, event_attempts, cron_pauses RESTART IDENTITY',
+    `TRUNCATE ${['webhook_events', 'webhook_event_keys', 'cron_runs', 'pages', 'users', 'organizations', 'memberships', 'customers', 'subscriptions', 'admin_sessions_revoked', 'alert_claims', 'event_attempts', 'cron_pauses'].map((t) => `hookrun.${t}`).join(', ')} RESTART IDENTITY`,
   );
 }
 

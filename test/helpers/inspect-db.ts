@@ -36,9 +36,9 @@ export async function inboxCounts(query: <R = Record<string, unknown>>(sql: stri
   const [totals] = await query<{ rows: number; keys: number; max_attempts: number; reclaimed: number }>(
     `SELECT count(*)::int AS rows, count(DISTINCT (source, key))::int AS keys,
             coalesce(max(attempts), 0)::int AS max_attempts, count(*) FILTER (WHERE attempts > 1)::int AS reclaimed
-       FROM webhook_events`,
+       FROM hookrun.webhook_events`,
   );
-  const statuses = await query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM webhook_events GROUP BY status');
+  const statuses = await query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM hookrun.webhook_events GROUP BY status');
   return {
     rows: totals!.rows,
     distinctKeys: totals!.keys,
@@ -61,10 +61,10 @@ export async function installEffectCounter(query: Query): Promise<void> {
   await query(`CREATE OR REPLACE FUNCTION reliability_log_effect() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN INSERT INTO reliability_effects VALUES (TG_TABLE_NAME, NEW.id, TG_OP); RETURN NEW; END $$`);
   for (const table of ['users', 'customers']) {
-    await query(`DROP TRIGGER IF EXISTS reliability_insert ON ${table}`);
-    await query(`DROP TRIGGER IF EXISTS reliability_update ON ${table}`);
-    await query(`CREATE TRIGGER reliability_insert AFTER INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION reliability_log_effect()`);
-    await query(`CREATE TRIGGER reliability_update AFTER UPDATE ON ${table} FOR EACH ROW WHEN (OLD.* IS DISTINCT FROM NEW.*) EXECUTE FUNCTION reliability_log_effect()`);
+    await query(`DROP TRIGGER IF EXISTS reliability_insert ON hookrun.${table}`);
+    await query(`DROP TRIGGER IF EXISTS reliability_update ON hookrun.${table}`);
+    await query(`CREATE TRIGGER reliability_insert AFTER INSERT ON hookrun.${table} FOR EACH ROW EXECUTE FUNCTION reliability_log_effect()`);
+    await query(`CREATE TRIGGER reliability_update AFTER UPDATE ON hookrun.${table} FOR EACH ROW WHEN (OLD.* IS DISTINCT FROM NEW.*) EXECUTE FUNCTION reliability_log_effect()`);
   }
 }
 
@@ -83,5 +83,5 @@ export async function installPageInsertCounter(query: Query): Promise<void> {
   await query('CREATE TABLE reliability_page_inserts (at timestamptz NOT NULL DEFAULT clock_timestamp())');
   await query(`CREATE OR REPLACE FUNCTION reliability_log_page() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN INSERT INTO reliability_page_inserts DEFAULT VALUES; RETURN NEW; END $$`);
-  await query('CREATE TRIGGER reliability_page_insert AFTER INSERT ON pages FOR EACH ROW EXECUTE FUNCTION reliability_log_page()');
+  await query('CREATE TRIGGER reliability_page_insert AFTER INSERT ON hookrun.pages FOR EACH ROW EXECUTE FUNCTION reliability_log_page()');
 }

@@ -38,8 +38,8 @@ const SEQUENCE = [
 
 async function mirrorState(db: Database) {
   return {
-    customers: await db.query(`SELECT id, email, user_id, source_updated_at FROM customers ORDER BY id`),
-    subscriptions: await db.query(`SELECT id, customer_id, status, price_id, current_period_end, cancel_at_period_end, source_updated_at FROM subscriptions ORDER BY id`),
+    customers: await db.query(`SELECT id, email, user_id, source_updated_at FROM hookrun.customers ORDER BY id`),
+    subscriptions: await db.query(`SELECT id, customer_id, status, price_id, current_period_end, cancel_at_period_end, source_updated_at FROM hookrun.subscriptions ORDER BY id`),
   };
 }
 

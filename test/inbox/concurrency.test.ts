@@ -107,7 +107,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('two workers on one PostgreSQL',
     expect(claimedBy[0]! + claimedBy[1]!).toBe(total);
     expect(claimedBy[0]).toBeGreaterThan(0);
     expect(claimedBy[1]).toBeGreaterThan(0);
-    const [row] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE status = 'processed' AND attempts = 1`);
+    const [row] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM hookrun.webhook_events WHERE status = 'processed' AND attempts = 1`);
     expect(row!.n).toBe(total);
     await drain(a);
   });

@@ -20,7 +20,7 @@ describe.each(databaseKinds())('receive → process on $name', (kind) => {
       }
     }
     await drain(testWorker(testDb.db).worker);
-    const rows = await testDb.db.query<{ id: number; status: string; last_error: string | null }>('SELECT id, status, last_error FROM webhook_events ORDER BY id');
+    const rows = await testDb.db.query<{ id: number; status: string; last_error: string | null }>('SELECT id, status, last_error FROM hookrun.webhook_events ORDER BY id');
     const outcomes = rows.map((row) => `${stored.find((s) => s.id === Number(row.id))!.what}: ${row.status}${row.last_error ? ` (${row.last_error})` : ''}`);
     expect(outcomes).toEqual(stored.map((s) => `${s.what}: processed`));
   });
@@ -33,8 +33,8 @@ describe.each(databaseKinds())('receive → process on $name', (kind) => {
     try {
       expect((await post(clerkUserCreated('e2e'))).status).toBe(200);
       expect((await post(checkoutCompleted('e2e'))).status).toBe(200);
-      await waitFor(async () => (await testDb.db.query(`SELECT 1 FROM customers WHERE id = 'cus_e2e' AND user_id = 'user_e2e'`)).length === 1);
-      await waitFor(async () => (await testDb.db.query(`SELECT 1 FROM users WHERE id = 'user_e2e' AND email = 'e2e@example.com'`)).length === 1);
+      await waitFor(async () => (await testDb.db.query(`SELECT 1 FROM hookrun.customers WHERE id = 'cus_e2e' AND user_id = 'user_e2e'`)).length === 1);
+      await waitFor(async () => (await testDb.db.query(`SELECT 1 FROM hookrun.users WHERE id = 'user_e2e' AND email = 'e2e@example.com'`)).length === 1);
     } finally {
       await worker.stop();
     }

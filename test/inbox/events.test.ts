@@ -12,7 +12,7 @@ describe.each(databaseKinds())('event queries on $name', (kind) => {
     db = testDb.db;
     ids = [];
     for (let n = 0; n < 7; n++) ids.push(await storeEvent(db, n % 2 ? 'auth' : 'payments', n < 5 ? 'a.created' : 'b.deleted', { n }, `key${n}`));
-    await db.query(`UPDATE webhook_events SET status = 'dead', last_error = 'boom' WHERE id = ANY($1::bigint[])`, [[ids[1], ids[2]]]);
+    await db.query(`UPDATE hookrun.webhook_events SET status = 'dead', last_error = 'boom' WHERE id = ANY($1::bigint[])`, [[ids[1], ids[2]]]);
   });
 
   it('lists newest first with filters and an id cursor', async () => {
@@ -45,7 +45,7 @@ describe.each(databaseKinds())('event queries on $name', (kind) => {
 
   it('counts processed and ignored anew on every call on a small inbox, and reuse the count once there are 100,000 of them; the backlog and dead are always exact', async () => {
     expect((await countEventsByStatus(db)).pending).toBe(5);
-    await db.query(`UPDATE webhook_events SET status = 'processed' WHERE id = $1`, [ids[0]]);
+    await db.query(`UPDATE hookrun.webhook_events SET status = 'processed' WHERE id = $1`, [ids[0]]);
     expect(await countEventsByStatus(db)).toMatchObject({ pending: 4, processed: 1 }); // a small count is never reused
 
     // The same database as a big inbox answers it: 250,000 processed events (their count is then reused for at least 1 s).
@@ -62,7 +62,7 @@ describe.each(databaseKinds())('event queries on $name', (kind) => {
       },
     });
     expect(await countEventsByStatus(big)).toMatchObject({ pending: 4, processed: 250_000, dead: 2 });
-    await db.query(`UPDATE webhook_events SET status = 'dead' WHERE id = $1`, [ids[4]]);
+    await db.query(`UPDATE hookrun.webhook_events SET status = 'dead' WHERE id = $1`, [ids[4]]);
     expect(await countEventsByStatus(big)).toMatchObject({ pending: 3, processed: 250_000, dead: 3 });
     expect(settledQueries).toBe(1);
     expect(await countEventsByStatus(db)).toMatchObject({ pending: 3, processed: 1, dead: 3 });

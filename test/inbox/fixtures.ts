@@ -53,7 +53,7 @@ export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs
 /** The stored row of one event. */
 export async function eventRow(db: Database, id: number) {
   const [row] = await db.query<{ status: string; attempts: number; last_error: string | null; next_attempt_at: Date; processed_at: Date | null; locked_until: Date | null }>(
-    'SELECT status, attempts, last_error, next_attempt_at, processed_at, locked_until FROM webhook_events WHERE id = $1',
+    'SELECT status, attempts, last_error, next_attempt_at, processed_at, locked_until FROM hookrun.webhook_events WHERE id = $1',
     [id],
   );
   return row!;

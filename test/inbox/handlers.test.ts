@@ -41,7 +41,7 @@ describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
       ['auth', clerkUser('user.created', 'user_1', T)],
       ['auth', clerkUser('user.updated', 'user_1', T + 1000, { email: 'new@example.com', first: 'Grace' })],
     );
-    expect(await one('SELECT id, email, first_name, last_name, deleted_at FROM users')).toEqual({
+    expect(await one('SELECT id, email, first_name, last_name, deleted_at FROM hookrun.users')).toEqual({
       id: 'user_1', email: 'new@example.com', first_name: 'Grace', last_name: 'Lovelace', deleted_at: null,
     });
     for (const id of ids) expect(await eventRow(db, id)).toMatchObject({ status: 'processed', attempts: 1, last_error: null });
@@ -50,7 +50,7 @@ describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
   it('an updated_at past the year 3000 (e.g. 2^53-1) is dead at once, not retried, and writes nothing', async () => {
     const [id] = await process(['auth', clerkUser('user.updated', 'user_far', Number.MAX_SAFE_INTEGER)]);
     expect(await eventRow(db, id!)).toMatchObject({ status: 'dead', attempts: 1, last_error: expect.stringContaining('after the year 3000') });
-    expect(await one('SELECT count(*)::int AS n FROM users')).toEqual({ n: 0 });
+    expect(await one('SELECT count(*)::int AS n FROM hookrun.users')).toEqual({ n: 0 });
   });
 
   it('updated before created: the older created does not win', async () => {
@@ -58,7 +58,7 @@ describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
       ['auth', clerkUser('user.updated', 'user_1', T + 1000, { email: 'new@example.com' })],
       ['auth', clerkUser('user.created', 'user_1', T, { email: 'old@example.com' })],
     );
-    expect(await one('SELECT email FROM users')).toEqual({ email: 'new@example.com' });
+    expect(await one('SELECT email FROM hookrun.users')).toEqual({ email: 'new@example.com' });
   });
 
   it('user.deleted uses the event timestamp; a stale update sent last does not undo it', async () => {
@@ -68,7 +68,7 @@ describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
       ['auth', clerkUser('user.updated', 'user_1', T + 2000, { email: 'stale@example.com' })],
       ['auth', clerkUser('user.updated', 'user_1', T + 5000, { email: 'same-ms@example.com' })],
     );
-    const row = await one<{ email: string; deleted_at: Date; source_updated_at: Date }>('SELECT email, deleted_at, source_updated_at FROM users');
+    const row = await one<{ email: string; deleted_at: Date; source_updated_at: Date }>('SELECT email, deleted_at, source_updated_at FROM hookrun.users');
     expect(row!.email).toBe('user_1@example.com');
     expect(new Date(row!.deleted_at).getTime()).toBe(T + 5000);
   });
@@ -78,14 +78,14 @@ describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
       ['auth', clerkDeleted('user.deleted', 'user', 'user_1', T)],
       ['auth', clerkUser('user.updated', 'user_1', T + 1, { email: 'newer@example.com' })],
     );
-    const row = await one<{ email: string; deleted_at: Date }>('SELECT email, deleted_at FROM users');
+    const row = await one<{ email: string; deleted_at: Date }>('SELECT email, deleted_at FROM hookrun.users');
     expect(row!.email).toBe('newer@example.com');
     expect(new Date(row!.deleted_at).getTime()).toBe(T);
   });
 
   it('a delete that arrives before the create leaves a tombstone the create cannot resurrect', async () => {
     await process(['auth', clerkDeleted('user.deleted', 'user', 'user_1', T + 10)], ['auth', clerkUser('user.created', 'user_1', T)]);
-    const row = await one<{ email: string | null; deleted_at: Date }>('SELECT email, deleted_at FROM users');
+    const row = await one<{ email: string | null; deleted_at: Date }>('SELECT email, deleted_at FROM hookrun.users');
     expect(row!.email).toBeNull();
     expect(row!.deleted_at).not.toBeNull();
   });
@@ -97,9 +97,9 @@ describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
       ['payments', stripeEvent('customer.subscription.updated', S, stripeSubscription('sub_1', 'active'))],
     ];
     await process(...payloads);
-    const snapshot = async () => [await db.query('SELECT * FROM users'), await db.query('SELECT * FROM subscriptions')];
+    const snapshot = async () => [await db.query('SELECT * FROM hookrun.users'), await db.query('SELECT * FROM hookrun.subscriptions')];
     const before = await snapshot();
-    await db.query(`UPDATE webhook_events SET status = 'pending'`);
+    await db.query(`UPDATE hookrun.webhook_events SET status = 'pending'`);
     await drain(testWorker(db).worker);
     expect(await snapshot()).toEqual(before);
   });
@@ -109,9 +109,9 @@ describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
       ['auth', clerkOrganization('organization.created', 'org_1', T, 'Acme')],
       ['auth', clerkOrganization('organization.updated', 'org_1', T + 1000, 'Acme Two')],
     );
-    expect(await one('SELECT name, slug, deleted_at FROM organizations')).toEqual({ name: 'Acme Two', slug: 'acme two', deleted_at: null });
+    expect(await one('SELECT name, slug, deleted_at FROM hookrun.organizations')).toEqual({ name: 'Acme Two', slug: 'acme two', deleted_at: null });
     await process(['auth', clerkDeleted('organization.deleted', 'organization', 'org_1', T + 2000)], ['auth', clerkOrganization('organization.updated', 'org_1', T + 1500, 'Stale')]);
-    const row = await one<{ name: string; deleted_at: Date }>('SELECT name, deleted_at FROM organizations');
+    const row = await one<{ name: string; deleted_at: Date }>('SELECT name, deleted_at FROM hookrun.organizations');
     expect(row!.name).toBe('Acme Two');
     expect(new Date(row!.deleted_at).getTime()).toBe(T + 2000);
   });
@@ -121,13 +121,13 @@ describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
       ['auth', clerkMembership('organizationMembership.updated', 'orgmem_1', T + 1000, 'org:admin')],
       ['auth', clerkMembership('organizationMembership.created', 'orgmem_1', T, 'org:member')],
     );
-    expect(await one('SELECT organization_id, user_id, role, deleted_at FROM memberships')).toEqual({
+    expect(await one('SELECT organization_id, user_id, role, deleted_at FROM hookrun.memberships')).toEqual({
       organization_id: 'org_1', user_id: 'user_1', role: 'org:admin', deleted_at: null,
     });
     const deleted = clerkMembership('organizationMembership.deleted', 'orgmem_1', T + 1000);
     deleted.timestamp = T + 3000;
     await process(['auth', deleted]);
-    const row = await one<{ deleted_at: Date }>('SELECT deleted_at FROM memberships');
+    const row = await one<{ deleted_at: Date }>('SELECT deleted_at FROM hookrun.memberships');
     expect(new Date(row!.deleted_at).getTime()).toBe(T + 3000);
   });
 
@@ -135,9 +135,9 @@ describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
     await process(['payments', stripeEvent('checkout.session.completed', S, {
       id: 'cs_1', object: 'checkout.session', customer: 'cus_1', client_reference_id: 'user_1', customer_details: { email: 'ada@example.com' }, mode: 'subscription',
     })]);
-    expect(await one('SELECT id, email, user_id FROM customers')).toEqual({ id: 'cus_1', email: 'ada@example.com', user_id: 'user_1' });
+    expect(await one('SELECT id, email, user_id FROM hookrun.customers')).toEqual({ id: 'cus_1', email: 'ada@example.com', user_id: 'user_1' });
     await process(['payments', stripeEvent('invoice.paid', S + 10, { id: 'in_1', object: 'invoice', customer: 'cus_1', customer_email: 'new@example.com' })]);
-    expect(await one('SELECT id, email, user_id FROM customers')).toEqual({ id: 'cus_1', email: 'new@example.com', user_id: 'user_1' });
+    expect(await one('SELECT id, email, user_id FROM hookrun.customers')).toEqual({ id: 'cus_1', email: 'new@example.com', user_id: 'user_1' });
   });
 
   it('customer.subscription.created/updated: both API shapes of current_period_end; an older update does not win', async () => {
@@ -146,11 +146,11 @@ describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
       ['payments', stripeEvent('customer.subscription.updated', S + 60, stripeSubscription('sub_1', 'active', { price: 'price_pro', periodEnd: S + 200, cancelAtPeriodEnd: true }))],
       ['payments', stripeEvent('customer.subscription.updated', S + 30, stripeSubscription('sub_1', 'past_due', { price: 'price_stale' }))],
     );
-    const row = await one<Record<string, unknown>>('SELECT customer_id, status, price_id, current_period_end, cancel_at_period_end FROM subscriptions');
+    const row = await one<Record<string, unknown>>('SELECT customer_id, status, price_id, current_period_end, cancel_at_period_end FROM hookrun.subscriptions');
     expect(row).toMatchObject({ customer_id: 'cus_1', status: 'active', price_id: 'price_pro', cancel_at_period_end: true });
     expect(new Date(row!.current_period_end as Date).getTime()).toBe((S + 200) * 1000);
     await process(['payments', stripeEvent('customer.subscription.created', S + 500, stripeSubscription('sub_2', 'trialing', { periodOn: 'subscription', periodEnd: S + 900 }))]);
-    const old = await one<{ current_period_end: Date }>(`SELECT current_period_end FROM subscriptions WHERE id = 'sub_2'`);
+    const old = await one<{ current_period_end: Date }>(`SELECT current_period_end FROM hookrun.subscriptions WHERE id = 'sub_2'`);
     expect(new Date(old!.current_period_end).getTime()).toBe((S + 900) * 1000);
   });
 
@@ -160,21 +160,21 @@ describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
       ['payments', stripeEvent('customer.subscription.updated', S + 5, stripeSubscription('sub_1', 'active'))],
       ['payments', stripeEvent('customer.subscription.created', S, stripeSubscription('sub_1', 'active'))],
     );
-    expect(await one('SELECT status FROM subscriptions')).toEqual({ status: 'canceled' });
+    expect(await one('SELECT status FROM hookrun.subscriptions')).toEqual({ status: 'canceled' });
   });
 
   it('invoice.payment_failed makes an active subscription past_due; invoice.paid makes it active again (newer API parent shape)', async () => {
     await process(['payments', stripeEvent('customer.subscription.created', S, stripeSubscription('sub_1', 'active'))]);
     await process(['payments', stripeEvent('invoice.payment_failed', S + 10, { id: 'in_1', object: 'invoice', customer: 'cus_1', subscription: 'sub_1', customer_email: 'a@example.com' })]);
-    expect(await one('SELECT status FROM subscriptions')).toEqual({ status: 'past_due' });
+    expect(await one('SELECT status FROM hookrun.subscriptions')).toEqual({ status: 'past_due' });
     await process(['payments', stripeEvent('invoice.paid', S + 20, {
       id: 'in_1', object: 'invoice', customer: 'cus_1', parent: { type: 'subscription_details', subscription_details: { subscription: 'sub_1' } },
     })]);
-    expect(await one('SELECT status FROM subscriptions')).toEqual({ status: 'active' });
+    expect(await one('SELECT status FROM hookrun.subscriptions')).toEqual({ status: 'active' });
     // A stale failure (older than the stored state) is ignored.
     await process(['payments', stripeEvent('invoice.payment_failed', S + 15, { id: 'in_1', object: 'invoice', customer: 'cus_1', subscription: 'sub_1' })]);
-    expect(await one('SELECT status FROM subscriptions')).toEqual({ status: 'active' });
-    expect(await one('SELECT email FROM customers')).toEqual({ email: 'a@example.com' });
+    expect(await one('SELECT status FROM hookrun.subscriptions')).toEqual({ status: 'active' });
+    expect(await one('SELECT email FROM hookrun.customers')).toEqual({ email: 'a@example.com' });
   });
 
   it('database changes: the default records and succeeds; a registered table handler runs', async () => {
@@ -203,6 +203,6 @@ describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
     const deadStripe = await eventRow(db, badStripe!);
     expect(deadStripe).toMatchObject({ status: 'dead', attempts: 1 });
     expect(deadStripe.last_error).toContain('created');
-    expect(await db.query('SELECT * FROM users')).toEqual([]);
+    expect(await db.query('SELECT * FROM hookrun.users')).toEqual([]);
   });
 });

@@ -43,7 +43,7 @@ async function referenceWrite(db: Queryable, [kind, w]: Write): Promise<boolean>
   const upsert = async (fields: Record<string, string | null>) => {
     const columns = Object.keys(fields);
     return db.query(
-      `INSERT INTO ${table} (id, source_updated_at${columns.map((c) => `, ${c}`).join('')})
+      `INSERT INTO hookrun.${table} (id, source_updated_at${columns.map((c) => `, ${c}`).join('')})
        VALUES ($1, $2::timestamptz${columns.map((_, i) => `, $${i + 3}`).join('')})
        ON CONFLICT (id) DO UPDATE SET source_updated_at = excluded.source_updated_at${columns.map((c) => `, ${c} = excluded.${c}`).join('')}
        WHERE ${table}.source_updated_at <= excluded.source_updated_at
@@ -55,7 +55,7 @@ async function referenceWrite(db: Queryable, [kind, w]: Write): Promise<boolean>
   const markDeleted = async (known: Record<string, string | null>) => {
     const columns = Object.keys(known);
     return db.query(
-      `INSERT INTO ${table} (id, deleted_at, source_updated_at${columns.map((c) => `, ${c}`).join('')})
+      `INSERT INTO hookrun.${table} (id, deleted_at, source_updated_at${columns.map((c) => `, ${c}`).join('')})
        VALUES ($1, $2::timestamptz, $2::timestamptz${columns.map((_, i) => `, $${i + 3}`).join('')})
        ON CONFLICT (id) DO UPDATE SET deleted_at = excluded.deleted_at,
          source_updated_at = greatest(${table}.source_updated_at, excluded.source_updated_at)${columns.map((c) => `, ${c} = coalesce(${table}.${c}, excluded.${c})`).join('')}
@@ -133,15 +133,15 @@ function randomWrites(random: () => number, count: number): Write[] {
 
 async function mirrorState(db: Queryable) {
   return {
-    users: await db.query('SELECT id, email, first_name, last_name, provider, deleted_at, source_updated_at FROM users ORDER BY id'),
-    organizations: await db.query('SELECT id, name, slug, deleted_at, source_updated_at FROM organizations ORDER BY id'),
-    memberships: await db.query('SELECT id, organization_id, user_id, role, deleted_at, source_updated_at FROM memberships ORDER BY id'),
+    users: await db.query('SELECT id, email, first_name, last_name, provider, deleted_at, source_updated_at FROM hookrun.users ORDER BY id'),
+    organizations: await db.query('SELECT id, name, slug, deleted_at, source_updated_at FROM hookrun.organizations ORDER BY id'),
+    memberships: await db.query('SELECT id, organization_id, user_id, role, deleted_at, source_updated_at FROM hookrun.memberships ORDER BY id'),
   };
 }
 
 /** What a write met, from the row before it and whether it wrote: every case the mirror's rules tell apart. */
 async function classify(db: Queryable, [kind, w]: Write, apply: () => Promise<boolean>): Promise<string> {
-  const [before] = await db.query<{ deleted_at: Date | null }>(`SELECT deleted_at FROM ${TABLE[kind]} WHERE id = $1`, [w.id]);
+  const [before] = await db.query<{ deleted_at: Date | null }>(`SELECT deleted_at FROM hookrun.${TABLE[kind]} WHERE id = $1`, [w.id]);
   const written = await apply();
   const deleting = kind.endsWith('Deleted');
   if (!before) return deleting ? 'tombstone' : 'create';
@@ -264,7 +264,7 @@ describe.each(databaseKinds())('identity mirror writes batched on $name', (kind)
     await store();
     const { worker } = testWorker(testDb.db, { options: { batchSize: 100 } });
     expect(await worker.runOnce()).toBe(events.length);
-    expect(await testDb.db.query(`SELECT DISTINCT status FROM webhook_events`)).toEqual([{ status: 'processed' }]);
+    expect(await testDb.db.query(`SELECT DISTINCT status FROM hookrun.webhook_events`)).toEqual([{ status: 'processed' }]);
     expect(await mirrorState(testDb.db)).toEqual(oneByOne);
   });
 

@@ -68,7 +68,7 @@ describe.each(databaseKinds())('inbox worker on $name', (kind) => {
     expect(perMinute.failed.reduce((a, b) => a + b)).toBe(2);
     expect(perMinute.processed.reduce((a, b) => a + b)).toBe(1);
     expect(perMinute.failed.filter((n) => n > 0)).toEqual([1, 1]); // two different minutes
-    await testDb.db.query('DELETE FROM webhook_events WHERE id = $1', [id]);
+    await testDb.db.query('DELETE FROM hookrun.webhook_events WHERE id = $1', [id]);
     expect(await listAttempts(testDb.db, id)).toEqual([]); // retention takes the history with the event
   });
 
@@ -229,10 +229,10 @@ describe.each(databaseKinds())('inbox worker on $name', (kind) => {
       await waitFor(async () => (await testDb.db.query(listening)).length === 1);
       await storeEvent(testDb.db, 'auth', 'user.created', clerkUser('user.created', 'user_1', Date.now()));
       // No wake() call: the INSERT's pg_notify reaches the LISTENing worker; polling is 60 s away.
-      await waitFor(async () => (await testDb.db.query(`SELECT 1 FROM users WHERE id = 'user_1'`)).length === 1);
+      await waitFor(async () => (await testDb.db.query(`SELECT 1 FROM hookrun.users WHERE id = 'user_1'`)).length === 1);
       await storeEvent(testDb.db, 'auth', 'user.created', clerkUser('user.created', 'user_2', Date.now()));
       worker.wake();
-      await waitFor(async () => (await testDb.db.query(`SELECT 1 FROM users WHERE id = 'user_2'`)).length === 1);
+      await waitFor(async () => (await testDb.db.query(`SELECT 1 FROM hookrun.users WHERE id = 'user_2'`)).length === 1);
     } finally {
       await worker.stop();
     }

@@ -23,8 +23,8 @@ describe.each(databaseKinds())('payments synced from the Stripe API (STRIPE_SECR
     await drain(testWorker(db, { handlers }).worker);
   };
   const subscriptionRow = async () =>
-    (await testDb.db.query<Record<string, unknown>>(`SELECT id, customer_id, status, price_id, current_period_end, cancel_at_period_end FROM subscriptions`))[0];
-  const statuses = async () => (await testDb.db.query<{ status: string }>('SELECT status FROM webhook_events ORDER BY id')).map((r) => r.status);
+    (await testDb.db.query<Record<string, unknown>>(`SELECT id, customer_id, status, price_id, current_period_end, cancel_at_period_end FROM hookrun.subscriptions`))[0];
+  const statuses = async () => (await testDb.db.query<{ status: string }>('SELECT status FROM hookrun.webhook_events ORDER BY id')).map((r) => r.status);
 
   it('same-second events in any order leave the mirror equal to what the API returns', async () => {
     api.subscriptions.set('sub_1', stripeSubscription('sub_1', 'active', { price: 'price_pro', periodEnd: 1_900_000_000, cancelAtPeriodEnd: true }));
@@ -43,7 +43,7 @@ describe.each(databaseKinds())('payments synced from the Stripe API (STRIPE_SECR
       current_period_end: new Date(1_900_000_000 * 1000),
       cancel_at_period_end: true,
     });
-    expect((await testDb.db.query('SELECT id, email, deleted_at FROM customers'))).toEqual([{ id: 'cus_1', email: 'api@example.com', deleted_at: null }]);
+    expect((await testDb.db.query('SELECT id, email, deleted_at FROM hookrun.customers'))).toEqual([{ id: 'cus_1', email: 'api@example.com', deleted_at: null }]);
     expect(api.requests.filter((r) => r.startsWith('GET /v1/subscriptions/sub_1'))).toHaveLength(3);
   });
 
@@ -60,7 +60,7 @@ describe.each(databaseKinds())('payments synced from the Stripe API (STRIPE_SECR
     const session = { id: 'cs_1', object: 'checkout.session', customer: 'cus_9', customer_details: { email: 'then@example.com' }, client_reference_id: 'user_9' };
     await storeEvent(testDb.db, 'payments', 'checkout.session.completed', stripeEvent('checkout.session.completed', SECOND, session));
     await run(testDb.db);
-    expect(await testDb.db.query('SELECT id, email, user_id FROM customers')).toEqual([{ id: 'cus_9', email: 'now@example.com', user_id: 'user_9' }]);
+    expect(await testDb.db.query('SELECT id, email, user_id FROM hookrun.customers')).toEqual([{ id: 'cus_9', email: 'now@example.com', user_id: 'user_9' }]);
   });
 
   it('a 404 is applied as a delete: the subscription is canceled, a deleted customer is marked deleted', async () => {
@@ -70,7 +70,7 @@ describe.each(databaseKinds())('payments synced from the Stripe API (STRIPE_SECR
     await run(testDb.db);
     expect(await statuses()).toEqual(['processed', 'processed']);
     expect(await subscriptionRow()).toMatchObject({ id: 'sub_gone', customer_id: 'cus_1', status: 'canceled' });
-    const [customer] = await testDb.db.query<{ deleted_at: Date | null }>('SELECT deleted_at FROM customers');
+    const [customer] = await testDb.db.query<{ deleted_at: Date | null }>('SELECT deleted_at FROM hookrun.customers');
     expect(customer!.deleted_at).toBeInstanceOf(Date);
   });
 
@@ -81,7 +81,7 @@ describe.each(databaseKinds())('payments synced from the Stripe API (STRIPE_SECR
     const handlers = createDefaultHandlers({ stripe: createStripeApi({ secretKey: TEST_STRIPE_KEY, apiBase: new URL(base) }) });
     const { worker, clock } = testWorker(testDb.db, { handlers });
     await worker.runOnce();
-    const [failed] = await testDb.db.query<{ status: string; attempts: number; last_error: string }>('SELECT status, attempts, last_error FROM webhook_events WHERE id = $1', [id]);
+    const [failed] = await testDb.db.query<{ status: string; attempts: number; last_error: string }>('SELECT status, attempts, last_error FROM hookrun.webhook_events WHERE id = $1', [id]);
     expect(failed).toMatchObject({ status: 'failed', attempts: 1 });
     expect(failed!.last_error).toMatch(/fake API/);
     clock.advance(3_600_000);

@@ -49,7 +49,7 @@ describe.each(databaseKinds())('reconcile payments on $name', (kind) => {
   });
   afterAll(() => api.close());
   beforeEach(() => api.reset());
-  const keys = async () => (await testDb.db.query<{ key: string }>(`SELECT key FROM webhook_events WHERE source = 'payments' ORDER BY key`)).map((r) => r.key);
+  const keys = async () => (await testDb.db.query<{ key: string }>(`SELECT key FROM hookrun.webhook_events WHERE source = 'payments' ORDER BY key`)).map((r) => r.key);
 
   it('stores exactly the missing events of the window (paged past 100), and a second run adds nothing', async () => {
     const events = accountEvents(260); // 260 hours back: the last 72 h hold 72 of them
@@ -80,7 +80,7 @@ describe.each(databaseKinds())('reconcile payments on $name', (kind) => {
     api.events.push(...accountEvents(5));
     await reconcilePayments({ api: stripe, writer: new EventWriter(testDb.db), since: parseReconcileSince('1d', NOW) });
     await drain(testWorker(testDb.db).worker);
-    expect(await testDb.db.query(`SELECT count(*)::int AS n FROM subscriptions WHERE status = 'active'`)).toEqual([{ n: 5 }]);
+    expect(await testDb.db.query(`SELECT count(*)::int AS n FROM hookrun.subscriptions WHERE status = 'active'`)).toEqual([{ n: 5 }]);
   });
 
   it('POST /api/payments/reconcile: 503 not_configured without STRIPE_SECRET_KEY, 400 for a bad since, the summary with it', async () => {

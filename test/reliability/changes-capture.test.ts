@@ -40,12 +40,12 @@ describe.skipIf(!available)('database changes captured from the WAL, through kil
   const changes = async () =>
     (await query<ChangeRow>(
       `SELECT e.id, e.type, e.status, e.order_key, e.payload,
-              (SELECT count(*)::int FROM event_attempts a WHERE a.event_id = e.id) AS attempts_recorded,
-              (SELECT count(*)::int FROM event_attempts a WHERE a.event_id = e.id AND a.outcome = 'processed') AS processed,
-              (SELECT min(started_at) FROM event_attempts a WHERE a.event_id = e.id) AS first_started
-       FROM webhook_events e WHERE e.source = 'database' ORDER BY e.id`,
+              (SELECT count(*)::int FROM hookrun.event_attempts a WHERE a.event_id = e.id) AS attempts_recorded,
+              (SELECT count(*)::int FROM hookrun.event_attempts a WHERE a.event_id = e.id AND a.outcome = 'processed') AS processed,
+              (SELECT min(started_at) FROM hookrun.event_attempts a WHERE a.event_id = e.id) AS first_started
+       FROM hookrun.webhook_events e WHERE e.source = 'database' ORDER BY e.id`,
     )).map((r) => ({ ...r, id: Number(r.id) }));
-  const processedCount = async () => Number((await query<{ n: string }>(`SELECT count(*) AS n FROM webhook_events WHERE source = 'database' AND status = 'processed'`))[0]!.n);
+  const processedCount = async () => Number((await query<{ n: string }>(`SELECT count(*) AS n FROM hookrun.webhook_events WHERE source = 'database' AND status = 'processed'`))[0]!.n);
 
   beforeAll(async () => {
     hookrunDb = await createPostgresDatabase();
@@ -71,7 +71,7 @@ describe.skipIf(!available)('database changes captured from the WAL, through kil
     for (const [i, statements] of writes.entries()) {
       await source.transaction(statements);
       // Kill once the capture is under way: some changes stored, the rest of this very stream still coming.
-      if (killedAt < 0 && i >= 8 && Number((await query<{ n: string }>(`SELECT count(*) AS n FROM webhook_events WHERE source = 'database'`))[0]!.n) > 0) {
+      if (killedAt < 0 && i >= 8 && Number((await query<{ n: string }>(`SELECT count(*) AS n FROM hookrun.webhook_events WHERE source = 'database'`))[0]!.n) > 0) {
         first.kill('SIGKILL');
         expect(await first.waitForExit(10_000)).toMatchObject({ signal: 'SIGKILL' });
         killedAt = i;

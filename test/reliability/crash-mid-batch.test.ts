@@ -19,7 +19,7 @@ const BASE_MS = Date.UTC(2026, 0, 1);
  * logs at debug level, so the secret scan also covers handler logs).
  */
 const BACKLOG_SQL = `
-  INSERT INTO webhook_events (source, key, type, payload)
+  INSERT INTO hookrun.webhook_events (source, key, type, payload)
   SELECT CASE WHEN g % 10 = 1 THEN 'database' ELSE 'auth' END,
          CASE WHEN g % 10 = 1 THEN 'chg_' ELSE 'msg_' END || $1 || '_' || g,
          CASE WHEN g % 10 = 1 THEN 'INSERT' ELSE 'user.created' END,
@@ -62,7 +62,7 @@ async function killWhenClaimsAreHeld(url: string, victim: HookrunProcess): Promi
   await withDatabase({ url }, async (query) => {
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const [row] = await query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE status = 'processing'`);
+      const [row] = await query<{ n: number }>(`SELECT count(*)::int AS n FROM hookrun.webhook_events WHERE status = 'processing'`);
       if ((row?.n ?? 0) > 0 || victim.exited) break;
       if (Date.now() > deadline) throw new Error('no claim seen within 60 s');
     }
@@ -136,8 +136,8 @@ describe.each(kinds)('crash while the worker is mid-batch ($name)', ({ name, mak
       const after = await withDatabase(target.inspect, async (query) => ({
         counts: await inboxCounts(query),
         effects: await effectCounts(query, 'users', `user_${tag}_`),
-        users: (await query<{ n: number }>('SELECT count(*)::int AS n FROM users WHERE id LIKE $1', [`user_${tag}_%`]))[0]!.n,
-        backlogUsers: (await query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_events WHERE source = 'auth'`))[0]!.n,
+        users: (await query<{ n: number }>('SELECT count(*)::int AS n FROM hookrun.users WHERE id LIKE $1', [`user_${tag}_%`]))[0]!.n,
+        backlogUsers: (await query<{ n: number }>(`SELECT count(*)::int AS n FROM hookrun.webhook_events WHERE source = 'auth'`))[0]!.n,
       }));
       expect(after.counts.rows).toBe(BACKLOG);
       expect(after.counts.byStatus).toEqual({ processed: BACKLOG });

@@ -88,10 +88,10 @@ describe.each(kinds)('crash under load ($name)', ({ name, make }) => {
 
       const figures = await withDatabase(target.inspect, async (query) => {
         const counts = await inboxCounts(query);
-        const keys = new Set((await query<{ key: string }>('SELECT key FROM webhook_events')).map((r) => r.key));
+        const keys = new Set((await query<{ key: string }>('SELECT key FROM hookrun.webhook_events')).map((r) => r.key));
         const lost = acknowledgedKeys.filter((key) => !keys.has(key)).length;
-        const users = await query<{ n: number }>(`SELECT count(*)::int AS n FROM users WHERE id LIKE $1`, [`user_${tag}_%`]);
-        const customers = await query<{ n: number }>(`SELECT count(*)::int AS n FROM customers WHERE id LIKE $1`, [`cus_${tag}_%`]);
+        const users = await query<{ n: number }>(`SELECT count(*)::int AS n FROM hookrun.users WHERE id LIKE $1`, [`user_${tag}_%`]);
+        const customers = await query<{ n: number }>(`SELECT count(*)::int AS n FROM hookrun.customers WHERE id LIKE $1`, [`cus_${tag}_%`]);
         const userEffects = await effectCounts(query, 'users', `user_${tag}_`);
         const customerEffects = await effectCounts(query, 'customers', `cus_${tag}_`);
         return { counts, lost, users: users[0]!.n, customers: customers[0]!.n, userEffects, customerEffects };

@@ -136,7 +136,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('database outage (PostgreSQL thr
     const settled = await waitForInboxSettled(hookrun.url, { url: database.url }, 1, LEASE_SECONDS * 1000 + 15_000);
     const keys = new Set(sent.map((s) => `${s.delivery.source}:${s.delivery.key}`));
     const figures = await withDatabase({ url: database.url }, async (query) => {
-      const stored = new Set((await query<{ k: string }>(`SELECT source || ':' || key AS k FROM webhook_events`)).map((r) => r.k));
+      const stored = new Set((await query<{ k: string }>(`SELECT source || ':' || key AS k FROM hookrun.webhook_events`)).map((r) => r.k));
       return { counts: await inboxCounts(query), lost: [...keys].filter((k) => !stored.has(k)).length };
     });
     expect(figures.lost).toBe(0);

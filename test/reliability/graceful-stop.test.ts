@@ -119,7 +119,7 @@ describe('graceful stop (SIGTERM under load, PGlite)', () => {
 
     const afterStop = await withDatabase({ dataDir }, async (query) => ({
       counts: await inboxCounts(query),
-      keys: new Set((await query<{ key: string }>('SELECT key FROM webhook_events')).map((r) => r.key)),
+      keys: new Set((await query<{ key: string }>('SELECT key FROM hookrun.webhook_events')).map((r) => r.key)),
     }));
     const ackedKeys = deliveries.filter((_, i) => acknowledged(results[i]!)).map((d) => d.key);
     expect(ackedKeys.filter((k) => !afterStop.keys.has(k))).toEqual([]);

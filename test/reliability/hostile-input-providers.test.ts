@@ -202,7 +202,7 @@ describe('hostile input for the senders beyond Stripe, Clerk and Supabase webhoo
     recordResponse(`hostile ${name}`, res.status, res.headers, text);
     return { status: res.status, body: text };
   }
-  const storedCount = async () => (await database.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_events'))[0]!.n;
+  const storedCount = async () => (await database.db.query<{ n: number }>('SELECT count(*)::int AS n FROM hookrun.webhook_events'))[0]!.n;
   const expectRefused = (result: { status: number; body: string }) => {
     expect([400, 413, 415]).toContain(result.status);
     expect(JSON.parse(result.body)).toMatchObject({ error: { code: expect.any(String), message: expect.any(String) } });

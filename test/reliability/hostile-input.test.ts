@@ -201,7 +201,7 @@ describe('hostile input (fast-check, in-process)', () => {
   }
 
   async function storedCount(): Promise<number> {
-    return (await database.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_events'))[0]!.n;
+    return (await database.db.query<{ n: number }>('SELECT count(*)::int AS n FROM hookrun.webhook_events'))[0]!.n;
   }
 
   function expectRefused(result: { status: number; body: string }, source?: Source): void {

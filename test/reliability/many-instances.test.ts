@@ -91,7 +91,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('many instances on one PostgreSQ
     // Let the scheduler run a few ticks on all three instances.
     await pollUntil(`${TICKS} scheduled keep-alive ticks`, 30_000, async () =>
       withDatabase({ url: database.url }, async (query) => {
-        const [row] = await query<{ n: number }>(`SELECT count(DISTINCT scheduled_for)::int AS n FROM cron_runs WHERE job = 'keep-alive' AND "trigger" = 'schedule' AND scheduled_for > $1`, [startedAt]);
+        const [row] = await query<{ n: number }>(`SELECT count(DISTINCT scheduled_for)::int AS n FROM hookrun.cron_runs WHERE job = 'keep-alive' AND "trigger" = 'schedule' AND scheduled_for > $1`, [startedAt]);
         return row!.n >= TICKS ? true : undefined;
       }),
     );
@@ -100,10 +100,10 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('many instances on one PostgreSQ
 
     const figures = await withDatabase({ url: database.url }, async (query) => {
       const ticks = await query<{ scheduled_for: Date; runs: number; statuses: string }>(
-        `SELECT scheduled_for, count(*)::int AS runs, string_agg(status, ',') AS statuses FROM cron_runs
+        `SELECT scheduled_for, count(*)::int AS runs, string_agg(status, ',') AS statuses FROM hookrun.cron_runs
           WHERE job = 'keep-alive' AND "trigger" = 'schedule' GROUP BY scheduled_for ORDER BY scheduled_for`,
       );
-      const [pages] = await query<{ inserts: number; left: number }>('SELECT (SELECT count(*)::int FROM reliability_page_inserts) AS inserts, (SELECT count(*)::int FROM pages) AS left');
+      const [pages] = await query<{ inserts: number; left: number }>('SELECT (SELECT count(*)::int FROM reliability_page_inserts) AS inserts, (SELECT count(*)::int FROM hookrun.pages) AS left');
       return {
         counts: await inboxCounts(query),
         users: await effectCounts(query, 'users', `user_${tag}_`),

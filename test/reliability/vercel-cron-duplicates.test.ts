@@ -49,7 +49,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('Vercel Cron delivering one tick
 
     const figures = await withDatabase({ url: database.url }, async (query) => {
       const runs = await query<{ trigger: string; runs: number; ticks: number }>(
-        `SELECT "trigger", count(*)::int AS runs, count(DISTINCT scheduled_for)::int AS ticks FROM cron_runs WHERE job = 'keep-alive' GROUP BY "trigger" ORDER BY "trigger"`,
+        `SELECT "trigger", count(*)::int AS runs, count(DISTINCT scheduled_for)::int AS ticks FROM hookrun.cron_runs WHERE job = 'keep-alive' GROUP BY "trigger" ORDER BY "trigger"`,
       );
       const [pages] = await query<{ n: number }>('SELECT count(*)::int AS n FROM reliability_page_inserts');
       return { runs, jobBodies: pages!.n };

@@ -19,7 +19,7 @@ describe('hookrun prune (spawned, embedded database)', { timeout: 120_000 }, () 
     // 40 events processed 45 days ago, 5 still failing from then, 10 from today.
     const db = await openDatabase({ dataDir: env.DATA_DIR });
     await db.query(
-      `INSERT INTO webhook_events (source, key, type, payload, status, received_at)
+      `INSERT INTO hookrun.webhook_events (source, key, type, payload, status, received_at)
        SELECT 'payments', 'evt_old' || g, 'checkout.session.completed', '{}'::jsonb,
               CASE WHEN g <= 40 THEN 'processed' ELSE 'failed' END, now() - interval '45 days'
        FROM generate_series(1, 45) g

@@ -13,11 +13,11 @@ const withoutSettleWait = (db: Database): Database => ({ ...db, tuning: { ...db.
 
 async function store(db: Database, key: string, status: string, ageDays: number): Promise<number> {
   const { id } = await new EventWriter(db).write({ source: 'payments', key, type: 'invoice.paid', payloadJson: '{"id":"evt"}' });
-  await db.query(`UPDATE webhook_events SET status = $2, received_at = now() - make_interval(days => $3) WHERE id = $1`, [id, status, ageDays]);
+  await db.query(`UPDATE hookrun.webhook_events SET status = $2, received_at = now() - make_interval(days => $3) WHERE id = $1`, [id, status, ageDays]);
   return id;
 }
 
-const keysOf = async (db: Database, table: string) => (await db.query<{ key: string }>(`SELECT key FROM ${table} ORDER BY key`)).map((r) => r.key);
+const keysOf = async (db: Database, table: string) => (await db.query<{ key: string }>(`SELECT key FROM hookrun.${table} ORDER BY key`)).map((r) => r.key);
 
 describe.each(databaseKinds())('retention on $name', (kind) => {
   const testDb = useTestDatabase(kind);
@@ -66,26 +66,26 @@ describe.each(databaseKinds())('retention on $name', (kind) => {
   it('trims finished cron runs past CRON_RUN_RETENTION_DAYS, never a running one; 0 days keeps everything', async () => {
     const db = withoutSettleWait(testDb.db);
     const run = (startedDaysAgo: number, status: string) =>
-      db.query(`INSERT INTO cron_runs (job, trigger, started_at, status) VALUES ('nightly', 'schedule', now() - make_interval(days => $1), $2)`, [startedDaysAgo, status]);
+      db.query(`INSERT INTO hookrun.cron_runs (job, trigger, started_at, status) VALUES ('nightly', 'schedule', now() - make_interval(days => $1), $2)`, [startedDaysAgo, status]);
     await run(91, 'succeeded');
     await run(120, 'failed');
     await run(100, 'running');
     await run(10, 'succeeded');
     expect(await prune(db, { events: 0, dedupeKeys: 0, cronRuns: 0 }, Date.now())).toMatchObject({ events: 0, dedupeKeys: 0, cronRuns: 0, cutoffs: {} });
     expect(await prune(db, DAYS, Date.now())).toMatchObject({ cronRuns: 2 });
-    expect((await db.query<{ status: string }>(`SELECT status FROM cron_runs ORDER BY started_at`)).map((r) => r.status)).toEqual(['running', 'succeeded']);
+    expect((await db.query<{ status: string }>(`SELECT status FROM hookrun.cron_runs ORDER BY started_at`)).map((r) => r.status)).toEqual(['running', 'succeeded']);
   });
 
   it('deletes a backlog larger than one chunk, and the inbox shrinks on disk', async () => {
     const db = withoutSettleWait(testDb.db);
     await db.query(
-      `INSERT INTO webhook_events (source, key, type, payload, status, received_at)
+      `INSERT INTO hookrun.webhook_events (source, key, type, payload, status, received_at)
        SELECT 'payments', 'bulk_' || g, 'invoice.paid', '{"id":"evt"}'::jsonb, 'processed', now() - interval '40 days' FROM generate_series(1, 2500) g`,
     );
     await store(db, 'fresh', 'pending', 0);
     expect(await prune(db, DAYS, Date.now())).toMatchObject({ events: 2500 });
     expect(await keysOf(db, 'webhook_events')).toEqual(['fresh']);
-    expect((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_event_keys`))[0]!.n).toBe(2500);
+    expect((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM hookrun.webhook_event_keys`))[0]!.n).toBe(2500);
     const bytes = await retainedTableBytes(db);
     expect(Object.keys(bytes).sort()).toEqual(['cron_runs', 'webhook_event_keys', 'webhook_events']);
     expect(bytes.webhook_events).toBeGreaterThan(0);

@@ -33,7 +33,7 @@ describe('hookrun start --no-worker', () => {
     const delivery = checkoutCompleted('no_worker');
     const answer = await sendDelivery(receiver.url, delivery);
     expect('status' in answer && answer.status, JSON.stringify(answer)).toBe(200);
-    const statusOf = () => withDatabase({ url: database!.url }, async (query) => (await query<{ status: string }>(`SELECT status FROM webhook_events WHERE source = 'payments'`)).map((r) => r.status));
+    const statusOf = () => withDatabase({ url: database!.url }, async (query) => (await query<{ status: string }>(`SELECT status FROM hookrun.webhook_events WHERE source = 'payments'`)).map((r) => r.status));
     // Nothing in the receiver processes it: still pending after well past the worker's 1 s poll.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     expect(await statusOf()).toEqual(['pending']);
@@ -41,7 +41,7 @@ describe('hookrun start --no-worker', () => {
     const worker = await spawnHookrun({ databaseUrl: database.url, args: ['worker'], waitReady: false });
     started.push(worker);
     await pollUntil('the worker to process the event', 30_000, async () => ((await statusOf())[0] === 'processed' ? true : undefined));
-    const customers = await withDatabase({ url: database.url }, (query) => query<{ id: string }>('SELECT id FROM customers'));
+    const customers = await withDatabase({ url: database.url }, (query) => query<{ id: string }>('SELECT id FROM hookrun.customers'));
     expect(customers).toHaveLength(1);
   });
 });

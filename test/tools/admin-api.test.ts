@@ -80,7 +80,7 @@ describe.each(databaseKinds())('admin API ($name)', (kind) => {
   it('replays one event and all dead events', async () => {
     const a = await postSample(tools, 'auth', 'user.updated');
     const b = await postSample(tools, 'auth', 'user.deleted');
-    await testDb.db.query(`UPDATE webhook_events SET status = 'dead', attempts = 10, last_error = 'boom'`);
+    await testDb.db.query(`UPDATE hookrun.webhook_events SET status = 'dead', attempts = 10, last_error = 'boom'`);
 
     const one = await post(`/api/events/${a}/replay`);
     expect(one.status).toBe(200);
@@ -88,7 +88,7 @@ describe.each(databaseKinds())('admin API ($name)', (kind) => {
 
     const many = await post('/api/events/replay', { status: 'dead' });
     expect(await many.json()).toEqual({ replayed: 1 });
-    const rows = await testDb.db.query<{ status: string }>('SELECT status FROM webhook_events WHERE id = $1', [b]);
+    const rows = await testDb.db.query<{ status: string }>('SELECT status FROM hookrun.webhook_events WHERE id = $1', [b]);
     expect(rows[0]?.status).toBe('pending');
 
     expect((await post('/api/events/424242/replay')).status).toBe(404);

@@ -54,7 +54,7 @@ describe.skipIf(!CHROMIUM_PRESENT)('dashboard in headless Chromium', () => {
     expect(posted.status).toBe(200);
     const { id } = (await posted.json()) as { id: number };
     // No worker runs here: make it dead, as if its handler had failed for good.
-    await testDb.db.query(`UPDATE webhook_events SET status = 'dead', attempts = 10, last_error = 'handler failed' WHERE id = $1`, [id]);
+    await testDb.db.query(`UPDATE hookrun.webhook_events SET status = 'dead', attempts = 10, last_error = 'handler failed' WHERE id = $1`, [id]);
 
     const context = await browser.newContext();
     const page = await context.newPage();
@@ -87,7 +87,7 @@ describe.skipIf(!CHROMIUM_PRESENT)('dashboard in headless Chromium', () => {
     await page.waitForURL(`${base}/admin/events/${id}?replayed=1`);
     expect(await page.textContent('[role="status"]')).toContain('Replayed');
     expect(await page.textContent('#event-status')).toContain('pending');
-    const rows = await testDb.db.query<{ status: string; attempts: number }>('SELECT status, attempts FROM webhook_events WHERE id = $1', [id]);
+    const rows = await testDb.db.query<{ status: string; attempts: number }>('SELECT status, attempts FROM hookrun.webhook_events WHERE id = $1', [id]);
     expect(rows[0]).toEqual({ status: 'pending', attempts: 0 });
     await context.close();
   });
@@ -101,7 +101,7 @@ describe.skipIf(!CHROMIUM_PRESENT)('dashboard in headless Chromium', () => {
       expect((await fetch(`${base}/webhooks/auth`, { method: 'POST', body, headers })).status).toBe(200);
     }
     const long = 'TypeError: cannot read properties of undefined (reading "email_addresses") at handler '.repeat(6);
-    await testDb.db.query(`UPDATE webhook_events SET status = 'dead', last_error = $1 WHERE key = $2`, [long, keys[2]]);
+    await testDb.db.query(`UPDATE hookrun.webhook_events SET status = 'dead', last_error = $1 WHERE key = $2`, [long, keys[2]]);
 
     const shots = mkdtempSync(join(tmpdir(), 'hookrun-dashboard-shots-'));
     for (const width of [1280, 390]) {
@@ -133,7 +133,7 @@ describe.skipIf(!CHROMIUM_PRESENT)('dashboard in headless Chromium', () => {
       expect(await page.textContent('a.live')).toContain('pause');
       expect(await page.textContent('#events')).toMatch(/ago|just now/);
 
-      const id = (await testDb.db.query<{ id: number }>('SELECT id FROM webhook_events WHERE key = $1', [keys[2]]))[0]!.id;
+      const id = (await testDb.db.query<{ id: number }>('SELECT id FROM hookrun.webhook_events WHERE key = $1', [keys[2]]))[0]!.id;
       for (const path of ['/admin', `/admin/events/${id}`]) {
         await page.goto(`${base}${path}`);
         await page.screenshot({ path: join(shots, `${path.replaceAll('/', '_')}-${width}.png`), fullPage: true });

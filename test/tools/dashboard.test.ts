@@ -67,7 +67,7 @@ describe('dashboard over HTTP', () => {
 
   it('shows counts, events, cron jobs and runs; replays only with the CSRF token from the same origin', async () => {
     const id = await postSample(tools, 'auth', 'user.created');
-    await testDb.db.query(`UPDATE webhook_events SET status = 'dead' WHERE id = $1`, [id]);
+    await testDb.db.query(`UPDATE hookrun.webhook_events SET status = 'dead' WHERE id = $1`, [id]);
     const cookie = await login();
     const overview = await (await tools.app.request('/admin', { headers: { cookie } })).text();
     expect(overview).toContain(`data-event-id="${id}"`);
@@ -81,27 +81,27 @@ describe('dashboard over HTTP', () => {
     const good = form({ csrf });
     const crossSite = await tools.app.request(`/admin/events/${id}/replay`, { method: 'POST', headers: { cookie, origin: 'https://evil.example', 'content-type': good['content-type'] }, body: good.body });
     expect(crossSite.status).toBe(403);
-    const rows = await testDb.db.query<{ status: string }>('SELECT status FROM webhook_events WHERE id = $1', [id]);
+    const rows = await testDb.db.query<{ status: string }>('SELECT status FROM hookrun.webhook_events WHERE id = $1', [id]);
     expect(rows[0]?.status).toBe('dead');
 
     const replay = await tools.app.request(`/admin/events/${id}/replay`, { method: 'POST', headers: { cookie, origin: 'http://localhost', 'content-type': good['content-type'] }, body: good.body });
     expect(replay.status).toBe(303);
     expect(replay.headers.get('location')).toBe(`/admin/events/${id}?replayed=1`);
-    const after = await testDb.db.query<{ status: string }>('SELECT status FROM webhook_events WHERE id = $1', [id]);
+    const after = await testDb.db.query<{ status: string }>('SELECT status FROM hookrun.webhook_events WHERE id = $1', [id]);
     expect(after[0]?.status).toBe('pending');
   });
 
   it('replays every dead event from the overview form', async () => {
     const a = await postSample(tools, 'payments', 'invoice.payment_failed');
     const b = await postSample(tools, 'payments', 'invoice.paid');
-    await testDb.db.query(`UPDATE webhook_events SET status = 'dead'`);
+    await testDb.db.query(`UPDATE hookrun.webhook_events SET status = 'dead'`);
     const cookie = await login();
     const csrf = await csrfOf(cookie, '/admin');
     const { body, ...headers } = form({ csrf, status: 'dead' });
     const res = await tools.app.request('/admin/events/replay', { method: 'POST', headers: { ...headers, cookie }, body });
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('/admin?replayed=2');
-    const rows = await testDb.db.query<{ status: string }>('SELECT status FROM webhook_events WHERE id = ANY($1) ORDER BY id', [[a, b]]);
+    const rows = await testDb.db.query<{ status: string }>('SELECT status FROM hookrun.webhook_events WHERE id = ANY($1) ORDER BY id', [[a, b]]);
     expect(rows.map((r) => r.status)).toEqual(['pending', 'pending']);
     const page = await (await tools.app.request('/admin?replayed=2', { headers: { cookie } })).text();
     expect(page).toContain('Replayed 2 event(s).');
@@ -121,20 +121,20 @@ describe('dashboard over HTTP', () => {
     expect(await (await tools.app.request(ran.headers.get('location')!, { headers: { cookie } })).text()).toContain('tick ran and succeeded.');
     const paused = await post('/admin/cron/tick/pause');
     expect(paused.headers.get('location')).toBe('/admin?job=tick&did=paused');
-    expect((await testDb.db.query('SELECT job FROM cron_pauses')).length).toBe(1);
+    expect((await testDb.db.query('SELECT job FROM hookrun.cron_pauses')).length).toBe(1);
     const page = await (await tools.app.request('/admin?job=tick&did=paused', { headers: { cookie } })).text();
     expect(page).toContain('tick is paused on every instance.');
     expect(page).toMatch(/<b>paused<\/b> since/);
     expect(page).toContain('data-action="resume"');
     await post('/admin/cron/tick/resume');
-    expect((await testDb.db.query('SELECT job FROM cron_pauses')).length).toBe(0);
+    expect((await testDb.db.query('SELECT job FROM hookrun.cron_pauses')).length).toBe(0);
     expect((await post('/admin/cron/nope/pause')).status).toBe(404);
-    expect(await testDb.db.query<{ trigger: string; instance: string }>('SELECT trigger, instance FROM cron_runs')).toEqual([{ trigger: 'http', instance: expect.stringMatching(/:\d+$/) }]);
+    expect(await testDb.db.query<{ trigger: string; instance: string }>('SELECT trigger, instance FROM hookrun.cron_runs')).toEqual([{ trigger: 'http', instance: expect.stringMatching(/:\d+$/) }]);
   });
 
   it('replay feedback says what happened: still queued, processed, or dead again with the error', async () => {
     const id = await postSample(tools, 'payments', 'invoice.paid');
-    await testDb.db.query(`UPDATE webhook_events SET status = 'dead', last_error = 'malformed: no customer' WHERE id = $1`, [id]);
+    await testDb.db.query(`UPDATE hookrun.webhook_events SET status = 'dead', last_error = 'malformed: no customer' WHERE id = $1`, [id]);
     const cookie = await login();
     const csrf = await csrfOf(cookie, `/admin/events/${id}`);
     const { body, ...headers } = form({ csrf });
@@ -143,10 +143,10 @@ describe('dashboard over HTTP', () => {
     const read = async () => (await tools.app.request(`/admin/events/${id}?replayed=1`, { headers: { cookie } })).text();
     expect(await read()).toContain('Replayed: back in the queue (now pending). Reload to see how it ends.');
     // the worker runs it again and it fails the same way
-    await testDb.db.query(`UPDATE webhook_events SET status = 'dead', last_error = 'malformed: no customer' WHERE id = $1`, [id]);
+    await testDb.db.query(`UPDATE hookrun.webhook_events SET status = 'dead', last_error = 'malformed: no customer' WHERE id = $1`, [id]);
     const again = await read();
     expect(again).toMatch(/<p class="error" role="status">Replayed, but it ran again and is dead: malformed: no customer<\/p>/);
-    await testDb.db.query(`UPDATE webhook_events SET status = 'processed' WHERE id = $1`, [id]);
+    await testDb.db.query(`UPDATE hookrun.webhook_events SET status = 'processed' WHERE id = $1`, [id]);
     expect(await read()).toContain('Replayed: it ran again and is processed.');
   });
 
@@ -156,7 +156,7 @@ describe('dashboard over HTTP', () => {
     onTestFinished(() => tools.clock.set(before));
     const id = await postSample(tools, 'payments', 'invoice.paid');
     const at = new Date(tools.clock.now() - 120_000);
-    await testDb.db.query(`INSERT INTO event_attempts (event_id, attempt, started_at, duration_ms, outcome, error) VALUES ($1, 1, $2, 12, 'failed', 'card store down'), ($1, 2, $3, 7, 'processed', NULL)`, [id, at, new Date(tools.clock.now() - 60_000)]);
+    await testDb.db.query(`INSERT INTO hookrun.event_attempts (event_id, attempt, started_at, duration_ms, outcome, error) VALUES ($1, 1, $2, 12, 'failed', 'card store down'), ($1, 2, $3, 7, 'processed', NULL)`, [id, at, new Date(tools.clock.now() - 60_000)]);
     const cookie = await login();
     const overview = await (await tools.app.request('/admin', { headers: { cookie } })).text();
     expect(overview).toMatch(/<svg [^>]*role="img" aria-label="events per minute, last hour: 1 received, 1 processed, 1 failed, 0 dead"/);
@@ -175,7 +175,7 @@ describe('dashboard over HTTP', () => {
     expect(await (await tools.app.request('/admin', { headers: { cookie } })).text()).toContain('<a href="/admin/mirror/users">users</a>');
     const empty = await (await tools.app.request('/admin/mirror/users', { headers: { cookie } })).text();
     expect(empty).toContain('No rows yet. Send one with <code>hookrun send --story</code>');
-    await testDb.db.query(`INSERT INTO users (id, email, first_name, last_name, source_updated_at) VALUES ('user_a', 'ada@example.com', 'Ada', 'L', now()), ('user_b', 'bob@example.com', 'Bob', '<b>x</b>', now() - interval '1 day')`);
+    await testDb.db.query(`INSERT INTO hookrun.users (id, email, first_name, last_name, source_updated_at) VALUES ('user_a', 'ada@example.com', 'Ada', 'L', now()), ('user_b', 'bob@example.com', 'Bob', '<b>x</b>', now() - interval '1 day')`);
     const page = await (await tools.app.request('/admin/mirror/users', { headers: { cookie } })).text();
     expect(page.indexOf('user_a')).toBeLessThan(page.indexOf('user_b')); // most recently changed first
     expect(page).toContain('&lt;b&gt;x&lt;/b&gt;');

@@ -20,7 +20,7 @@ describe.each(databaseKinds())('GET /api/events/stream ($name)', (kind) => {
     tools = await createToolsApp(testDb.db);
   });
 
-  const maxId = async () => Number((await testDb.db.query<{ max: number | null }>('SELECT max(id) AS max FROM webhook_events'))[0]!.max ?? 0);
+  const maxId = async () => Number((await testDb.db.query<{ max: number | null }>('SELECT max(id) AS max FROM hookrun.webhook_events'))[0]!.max ?? 0);
 
   /** Open a stream and collect `count` events (bounded), then hang up. */
   async function collect(path: string, count: number, headers: Record<string, string> = {}): Promise<Streamed[]> {
@@ -72,7 +72,7 @@ describe.each(databaseKinds())('GET /api/events/stream ($name)', (kind) => {
     let inserted!: () => void;
     const slowInserted = new Promise<void>((resolve) => (inserted = resolve));
     const slow = testDb.db.transaction(async (tx) => {
-      await tx.query(`INSERT INTO webhook_events (source, key, type, payload) VALUES ('auth', 'slow_commit', 'user.created', '{}'::jsonb)`);
+      await tx.query(`INSERT INTO hookrun.webhook_events (source, key, type, payload) VALUES ('auth', 'slow_commit', 'user.created', '{}'::jsonb)`);
       inserted();
       await gate; // holds its id, uncommitted
     });

@@ -19,7 +19,7 @@ describe('GET /metrics and GET /openapi.json', () => {
     await postSample(tools, 'auth', 'user.created');
     await postSample(tools, 'auth', 'user.updated');
     await tools.app.request('/webhooks/auth', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-    await testDb.db.query(`UPDATE webhook_events SET status = 'dead' WHERE id = (SELECT min(id) FROM webhook_events)`);
+    await testDb.db.query(`UPDATE hookrun.webhook_events SET status = 'dead' WHERE id = (SELECT min(id) FROM hookrun.webhook_events)`);
     await tools.app.request('/cron/tick', { method: 'POST', headers: { authorization: `Bearer ${SECRETS.cron}` } });
 
     const res = await tools.app.request('/metrics');

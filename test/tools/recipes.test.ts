@@ -70,7 +70,7 @@ describe("the README's recipes, followed as written on a copy of the project", {
     expect(generate.code, generate.stderr + generate.stdout).toBe(0);
     const added = readdirSync(join(copy, 'drizzle')).filter((f) => f.endsWith('.sql')).sort().at(-1)!;
     expect(readdirSync(join(copy, 'drizzle')).length).toBe(migrations + 1);
-    expect(readFileSync(join(copy, 'drizzle', added), 'utf8')).toContain('CREATE TABLE "order_status"');
+    expect(readFileSync(join(copy, 'drizzle', added), 'utf8')).toContain('CREATE TABLE "hookrun"."order_status"');
 
     // the server from source (npm run dev), then the README's send line
     const port = 30_000 + Math.floor(Math.random() * 20_000);
@@ -88,7 +88,7 @@ describe("the README's recipes, followed as written on a copy of the project", {
     server = undefined;
     const db = await openDatabase({ dataDir });
     try {
-      expect(await db.query('SELECT order_id, status FROM order_status')).toEqual([{ order_id: '7', status: 'paid' }]);
+      expect(await db.query('SELECT order_id, status FROM hookrun.order_status')).toEqual([{ order_id: '7', status: 'paid' }]);
     } finally {
       await db.close();
     }

@@ -32,7 +32,7 @@ describe.each(databaseKinds())('samples verified by our receivers ($name)', (kin
     expect(res.status).toBe(200);
     const answer = (await res.json()) as { id: number; duplicate: boolean };
     expect(answer.duplicate).toBe(false);
-    const rows = await testDb.db.query<{ type: string }>('SELECT type FROM webhook_events WHERE id = $1', [answer.id]);
+    const rows = await testDb.db.query<{ type: string }>('SELECT type FROM hookrun.webhook_events WHERE id = $1', [answer.id]);
     expect(rows[0]?.type).toBe(type);
   });
 

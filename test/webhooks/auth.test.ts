@@ -37,7 +37,7 @@ describe.each(databaseKinds())('POST /webhooks/auth on $name', (kind) => {
     const headers = svixHeaders(body);
     const res = await post(body, headers);
     expect(res.status).toBe(200);
-    const rows = await tdb.db.query<{ key: string; type: string; source: string }>('SELECT key, type, source FROM webhook_events');
+    const rows = await tdb.db.query<{ key: string; type: string; source: string }>('SELECT key, type, source FROM hookrun.webhook_events');
     expect(rows).toEqual([{ key: headers['svix-id'], type: 'user.created', source: 'auth' }]);
   });
 

@@ -37,7 +37,7 @@ describe.each(databaseKinds())('platform.json webhooks (a custom scheme) on $nam
     const now = Math.floor(t.clock.now() / 1000);
     expect((await post('acme', body, acmeSign(body, now))).status).toBe(200);
     expect(await (await post('acme', body, acmeSign(body, now))).json()).toMatchObject({ duplicate: true });
-    expect(await tdb.db.query('SELECT source, key, type FROM webhook_events')).toEqual([{ source: 'acme', key: 'ev_1', type: 'invoice.settled' }]);
+    expect(await tdb.db.query('SELECT source, key, type FROM hookrun.webhook_events')).toEqual([{ source: 'acme', key: 'ev_1', type: 'invoice.settled' }]);
   });
 
   it('refuses tampering, another secret, a stale time, no signature, and a body without the key', async () => {
@@ -59,7 +59,7 @@ describe.each(databaseKinds())('platform.json webhooks (a custom scheme) on $nam
     const ledger = t.config.customWebhooks.find((w) => w.route === 'ledger')!;
     const other = JSON.stringify({ id: 43, type: 'entry.posted' });
     expect((await post('ledger', other, customProvider(ledger).sign({ body: other, secret: 'ledger-secret', nowMs: t.clock.now(), messageId: 'm', url: '', type: '' }))).status).toBe(200);
-    expect((await tdb.db.query<{ key: string }>("SELECT key FROM webhook_events WHERE source = 'ledger' ORDER BY id")).map((r) => r.key)).toEqual(['42', '43']);
+    expect((await tdb.db.query<{ key: string }>("SELECT key FROM hookrun.webhook_events WHERE source = 'ledger' ORDER BY id")).map((r) => r.key)).toEqual(['42', '43']);
   });
 
   it('without its secret the route answers 503 not_configured naming the env; the OpenAPI document lists the route', async () => {

@@ -26,7 +26,7 @@ describe.each(databaseKinds())('POST /webhooks/database on $name', (kind) => {
     const res = await post(change(), bearer);
     expect(res.status).toBe(200);
     expect((await res.json()).duplicate).toBe(false);
-    const rows = await tdb.db.query<{ key: string; type: string }>('SELECT key, type FROM webhook_events');
+    const rows = await tdb.db.query<{ key: string; type: string }>('SELECT key, type FROM hookrun.webhook_events');
     expect(rows).toMatchObject([{ key: expect.stringMatching(/^delivery_[0-9a-f-]{36}$/), type: 'INSERT' }]);
   });
 
@@ -36,7 +36,7 @@ describe.each(databaseKinds())('POST /webhooks/database on $name', (kind) => {
     for (const body of [toB, toA, toB]) expect((await (await post(body, bearer)).json()).duplicate).toBe(false);
     expect(await countEvents(tdb.db)).toBe(3);
     await drain(testWorker(tdb.db).worker);
-    const statuses = await tdb.db.query<{ status: string }>('SELECT status FROM webhook_events ORDER BY id');
+    const statuses = await tdb.db.query<{ status: string }>('SELECT status FROM hookrun.webhook_events ORDER BY id');
     expect(statuses.map((r) => r.status)).toEqual(['processed', 'processed', 'processed']);
   });
 
@@ -46,7 +46,7 @@ describe.each(databaseKinds())('POST /webhooks/database on $name', (kind) => {
     expect((await (await post(body, keyed)).json()).duplicate).toBe(false);
     expect((await (await post(body, keyed)).json()).duplicate).toBe(true);
     expect((await (await post(body, { ...bearer, 'idempotency-key': 'profiles-1-v4' })).json()).duplicate).toBe(false);
-    expect((await tdb.db.query<{ key: string }>('SELECT key FROM webhook_events ORDER BY id')).map((r) => r.key)).toEqual(['profiles-1-v3', 'profiles-1-v4']);
+    expect((await tdb.db.query<{ key: string }>('SELECT key FROM hookrun.webhook_events ORDER BY id')).map((r) => r.key)).toEqual(['profiles-1-v3', 'profiles-1-v4']);
   });
 
   it('an Idempotency-Key over 255 characters is refused, nothing stored', async () => {
@@ -77,7 +77,7 @@ describe.each(databaseKinds())('POST /webhooks/database on $name', (kind) => {
       'webhook-signature': new Webhook(secret).sign('msg_db_1', at, body),
     });
     expect(res.status).toBe(200);
-    expect((await tdb.db.query<{ key: string }>('SELECT key FROM webhook_events'))[0]!.key).toBe('msg_db_1');
+    expect((await tdb.db.query<{ key: string }>('SELECT key FROM hookrun.webhook_events'))[0]!.key).toBe('msg_db_1');
   });
 
   it('never accepts a whsec_ signing key as a bearer (it would skip the timestamp check: a captured request replays forever)', async () => {

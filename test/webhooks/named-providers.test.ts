@@ -14,7 +14,7 @@ describe.each(databaseKinds())('named receivers on $name', (kind) => {
   const tdb = useTestDatabase(kind);
   let t: TestApp;
   const post = (route: string, body: string, headers: Headers, url = `http://localhost/webhooks/${route}`) => t.app.request(url, { method: 'POST', body, headers });
-  const stored = async (source: string) => tdb.db.query<{ key: string; type: string; payload: unknown }>('SELECT key, type, payload FROM webhook_events WHERE source = $1 ORDER BY id', [source]);
+  const stored = async (source: string) => tdb.db.query<{ key: string; type: string; payload: unknown }>('SELECT key, type, payload FROM hookrun.webhook_events WHERE source = $1 ORDER BY id', [source]);
   const error = async (res: Response) => ((await res.json()) as { error: { code: string; message: string } }).error;
 
   beforeEach(() => {

@@ -33,7 +33,7 @@ describe.each(databaseKinds())('POST /webhooks/payments on $name', (kind) => {
     const answer = await res.json();
     expect(answer).toMatchObject({ received: true, duplicate: false });
     const rows = await tdb.db.query<{ id: number; key: string; type: string; status: string; payload: { id: string } }>(
-      'SELECT id, key, type, status, payload FROM webhook_events',
+      'SELECT id, key, type, status, payload FROM hookrun.webhook_events',
     );
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ id: answer.id, key: JSON.parse(body).id, type: 'customer.subscription.updated', status: 'pending' });

@@ -106,7 +106,7 @@ describe.each(databaseKinds())('PAYMENTS_PROVIDER and AUTH_PROVIDER on $name', (
       const headers = c.sign(body, t.clock.now(), `msg_${id}`);
       const res = await post(body, headers);
       expect(res.status).toBe(200);
-      const [row] = await tdb.db.query<{ key: string; type: string; source: string }>('SELECT key, type, source FROM webhook_events');
+      const [row] = await tdb.db.query<{ key: string; type: string; source: string }>('SELECT key, type, source FROM hookrun.webhook_events');
       const expected = c.expected(id);
       expect(row).toMatchObject({ source: c.route, type: expected.type });
       expect(row!.key).toMatch(typeof expected.key === 'string' ? new RegExp(`^${expected.key}$`) : expected.key);
@@ -131,7 +131,7 @@ describe.each(databaseKinds())('PAYMENTS_PROVIDER and AUTH_PROVIDER on $name', (
         const res = await post(body, signSample(c.route, body, t.config, { nowMs: t.clock.now(), type }));
         expect(res.status, `${c.name} ${type}`).toBe(200);
       }
-      expect((await tdb.db.query<{ type: string }>('SELECT type FROM webhook_events ORDER BY id')).map((r) => r.type)).toEqual(provider.sampleTypes);
+      expect((await tdb.db.query<{ type: string }>('SELECT type FROM hookrun.webhook_events ORDER BY id')).map((r) => r.type)).toEqual(provider.sampleTypes);
     });
   });
 
