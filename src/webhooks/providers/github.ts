@@ -81,7 +81,7 @@ function buildGithubSample(type: string, nowMs: number): Record<string, unknown>
   const login = samplePerson().firstName.toLowerCase();
   const sender = { login, id: 583231, type: 'User' };
   const at = new Date(nowMs).toISOString();
-  if (type === 'ping') return { zen: 'Keep it logically awesome.', hook_id: 30, hook: { type: 'Repository', id: 30, active: true, events: ['push', 'issues', 'pull_request'] }, repository: repository(login), sender };
+  if (type === 'ping') return { zen: 'Keep it logically awesome.', hook_id: 30, hook: { type: 'Repository', id: 30, active: true, events: ['push', 'issues', 'pull_request'], created_at: at, updated_at: at }, repository: repository(login), sender };
   if (type === 'push') {
     const after = randomBytes(20).toString('hex');
     return { ref: 'refs/heads/main', before: '0'.repeat(40), after, repository: repository(login), pusher: { name: login }, sender, commits: [{ id: after, message: 'Fix the thing', timestamp: at, author: { name: login, username: login } }], head_commit: { id: after, message: 'Fix the thing', timestamp: at } };
