@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { ConfigError } from './errors.js';
 
 /** The environment as config.ts reads it. */
@@ -65,6 +66,14 @@ export function readOrigin(env: Env, name: string, example: string, otherwise = 
   return url;
 }
 
+/** Whether a URL's host is this machine (127.0.0.0/8, ::1, localhost): the only place credentials may go over plain http. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  return host === '::1';
+}
+
 /** `STRIPE_SECRET_KEY` and `STRIPE_API_BASE`, checked for shape; undefined when no key is set. */
 export function readStripe(env: Env): StripeSettings | undefined {
   const secretKey = env.STRIPE_SECRET_KEY?.trim();
@@ -77,6 +86,9 @@ export function readStripe(env: Env): StripeSettings | undefined {
     throw new ConfigError('STRIPE_SECRET_KEY must be a Stripe secret or restricted key (sk_test_…, sk_live_…, rk_…); copy it from Developers → API keys.');
   }
   const apiBase = readOrigin(env, 'STRIPE_API_BASE', 'http://127.0.0.1:12111', 'or unset it for api.stripe.com');
+  if (apiBase?.protocol === 'http:' && !isLoopbackHost(apiBase.hostname)) {
+    throw new ConfigError(`STRIPE_API_BASE=${apiBase.origin} would send STRIPE_SECRET_KEY unencrypted: use https://, or http:// only to this machine (127.0.0.0/8, ::1, localhost), or unset it for api.stripe.com.`);
+  }
   return { secretKey, apiBase };
 }
 

@@ -1,6 +1,6 @@
-import { isIP } from 'node:net';
 import type { Config, Source } from '../config.js';
 import { SOURCES } from '../config.js';
+import { isLoopbackHost } from '../config-values.js';
 
 /** An event as the remote admin API hands it over: the stream's `data`, or `GET /api/events/:id`'s `event`. */
 export interface RemoteEvent {
@@ -29,15 +29,15 @@ export function remoteApiBase(from: string): string {
     throw new Error(`--from "${from}" is not a URL: use the deployed hookrun's address, e.g. https://api.example.com`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`--from "${from}" must be http(s).`);
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    throw new Error(`--from ${url.origin} would send the admin token unencrypted: use https://, or http:// only to this machine (127.0.0.0/8, ::1, localhost).`);
+  }
   return url.toString().replace(/\/+$/, '').replace(/\/api$/, '') + '/api';
 }
 
 /** Loopback hosts: where `listen` forwards without `--allow-remote-target`. */
 export function isLoopbackUrl(url: string): boolean {
-  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  if (isIP(host) === 4) return host.startsWith('127.');
-  return host === '::1';
+  return isLoopbackHost(new URL(url).hostname);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Database, Queryable } from './database.js';
+import { insertWithDigestSql } from './event-digest-sql.js';
 import { NotConfirmedError, NotStoredError, RejectedPayloadError } from './event-write-errors.js';
 
 /** What a receiver hands over once a delivery is verified and parsed. */
@@ -8,6 +9,8 @@ export interface NewEvent {
   type: string;
   /** The verified raw JSON text, stored as jsonb without re-serialising. */
   payloadJson: string;
+  /** A second unique key per source (event-digest-sql.ts): the same body under a new key is a duplicate. */
+  bodyDigest?: string;
 }
 
 /** The outcome of storing one delivery. */
@@ -156,23 +159,31 @@ export class EventWriter {
 
   private async insertBatch(batch: Pending[]): Promise<void> {
     const firstByIdentity = new Map<string, Pending>();
-    const repeats: Pending[] = [];
+    const firstByDigest = new Map<string, Pending>();
+    const repeats: Array<[Pending, Pending]> = [];
     for (const item of batch) {
       const id = identity(item.event);
-      if (firstByIdentity.has(id)) repeats.push(item);
-      else firstByIdentity.set(id, item);
+      const digest = item.event.bodyDigest === undefined ? undefined : `${item.event.source}\u0000${item.event.bodyDigest}`;
+      const first = firstByIdentity.get(id) ?? (digest === undefined ? undefined : firstByDigest.get(digest));
+      if (first) repeats.push([item, first]);
+      else {
+        firstByIdentity.set(id, item);
+        if (digest !== undefined) firstByDigest.set(digest, item);
+      }
     }
     const unique = [...firstByIdentity.values()];
     const slots = slotsFor(unique.length);
-    const params: Array<string | null> = new Array(slots * 4).fill(null);
+    const width = firstByDigest.size > 0 ? 5 : 4;
+    const params: Array<string | null> = new Array(slots * width).fill(null);
     for (let i = 0, p = 0; i < unique.length; i++) {
-      const { source, key, type, payloadJson } = unique[i]!.event;
+      const { source, key, type, payloadJson, bodyDigest } = unique[i]!.event;
       params[p++] = source;
       params[p++] = key;
       params[p++] = type;
       params[p++] = payloadJson;
+      if (width === 5) params[p++] = bodyDigest ?? null;
     }
-    const inserted = await this.db.query<{ id: number; source: string; key: string }>(insertSql(slots), params);
+    const inserted = await this.db.query<{ id: number; source: string; key: string }>(width === 5 ? insertWithDigestSql(slots) : insertSql(slots), params);
     const insertedIds = new Map(inserted.map((row) => [identity(row), Number(row.id)]));
     const missing = unique.filter((p) => !insertedIds.has(identity(p.event)));
     const existingIds = new Map<string, number>();
@@ -192,8 +203,8 @@ export class EventWriter {
       if (newId !== undefined) item.resolve({ id: newId, duplicate: false });
       else item.resolve({ id: existingIds.get(key) ?? 0, duplicate: true });
     }
-    for (const item of repeats) {
-      const key = identity(item.event);
+    for (const [item, first] of repeats) {
+      const key = identity(first.event);
       item.resolve({ id: insertedIds.get(key) ?? existingIds.get(key) ?? 0, duplicate: true });
     }
   }

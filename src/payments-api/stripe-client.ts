@@ -12,12 +12,33 @@ export interface StripeEventJson {
   [field: string]: unknown;
 }
 
+/** Which of Stripe's two worlds a key or an event belongs to: `sk_test_`/`rk_test_` and `livemode: false` are `test`. */
+export type StripeMode = 'test' | 'live';
+
+/** The mode of a secret or restricted key (config checked its shape). */
+export const keyModeOf = (secretKey: string): StripeMode => (/^(sk|rk)_live_/.test(secretKey) ? 'live' : 'test');
+
 /**
- * The few Stripe API calls hookrun makes. A retrieve answers `null` when the
- * object is gone (404 `resource_missing`, or a customer marked `deleted`), so
- * callers apply a delete; any other failure throws and the handler is retried.
+ * Stripe answered 404 `resource_missing`: no such object *for this key*. A
+ * test key never sees live objects, so only the handler, which knows the
+ * event's `livemode`, can tell a deleted object from a key of the wrong mode.
+ */
+export class StripeObjectMissing extends Error {
+  constructor(readonly what: string) {
+    super(`Stripe has no ${what} for this key (404 resource_missing)`);
+    this.name = 'StripeObjectMissing';
+  }
+}
+
+/**
+ * The few Stripe API calls hookrun makes. A retrieve answers `null` for a
+ * customer marked `deleted`, throws `StripeObjectMissing` on a 404
+ * `resource_missing`, and throws a plain error for anything else (another
+ * 404 is a wrong STRIPE_API_BASE, not a missing object): the handler retries.
  */
 export interface StripeApi {
+  /** The mode of STRIPE_SECRET_KEY: the only mode whose objects the API can return. */
+  readonly keyMode: StripeMode;
   retrieveSubscription(id: string): Promise<Record<string, unknown> | null>;
   retrieveCustomer(id: string): Promise<Record<string, unknown> | null>;
   /** Events created at or after `since`, newest first, page by page (`starting_after`) until `has_more` is false. */
@@ -29,17 +50,16 @@ const REQUEST_TIMEOUT_MS = 10_000;
 /** Stripe's events list accepts at most 20 `types[]` per request. */
 const MAX_TYPES_PER_LIST = 20;
 
-function isMissing(error: unknown): boolean {
-  const e = error as { statusCode?: number; code?: string } | undefined;
-  return e?.statusCode === 404 || e?.code === 'resource_missing';
-}
-
-async function orNull<T extends object>(request: Promise<T>): Promise<Record<string, unknown> | null> {
+async function orNull<T extends object>(request: Promise<T>, what: string, apiBase: URL | undefined): Promise<Record<string, unknown> | null> {
   try {
     const object = (await request) as Record<string, unknown>;
     return object.deleted === true ? null : object;
   } catch (error) {
-    if (isMissing(error)) return null;
+    const e = error as { statusCode?: number; code?: string; message?: string } | undefined;
+    if (e?.statusCode === 404 && e.code === 'resource_missing') throw new StripeObjectMissing(what);
+    if (e?.statusCode === 404) {
+      throw new Error(`${apiBase ? `STRIPE_API_BASE (${apiBase.origin})` : 'The Stripe API'} answered 404 without resource_missing for ${what}: not Stripe's "no such object". Check STRIPE_API_BASE; the event is retried.`, { cause: error });
+    }
     throw error;
   }
 }
@@ -63,8 +83,9 @@ export function createStripeApi(settings: StripeApiSettings): StripeApi {
       });
     }));
   return {
-    retrieveSubscription: async (id) => orNull((await stripe()).subscriptions.retrieve(id)),
-    retrieveCustomer: async (id) => orNull((await stripe()).customers.retrieve(id)),
+    keyMode: keyModeOf(settings.secretKey),
+    retrieveSubscription: async (id) => orNull((await stripe()).subscriptions.retrieve(id), `subscription ${id}`, settings.apiBase),
+    retrieveCustomer: async (id) => orNull((await stripe()).customers.retrieve(id), `customer ${id}`, settings.apiBase),
     async *listEvents({ since, types }) {
       const client = await stripe();
       const gte = Math.floor(since.getTime() / 1000);

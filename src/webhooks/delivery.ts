@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { AppError } from '../errors.js';
 
 /** What a verifier hands back: the event's identity and its verified raw JSON. */
@@ -7,6 +8,8 @@ export interface VerifiedDelivery {
   type: string;
   /** The verified body as text, stored as jsonb without re-serialising. */
   payloadJson: string;
+  /** For senders whose key is an unsigned header: a digest of the signed body, a second unique key (the same body under a new key is a duplicate). */
+  bodyDigest?: string;
 }
 
 /** Everything a verifier may look at; `now` is injected so tests move time. */
@@ -95,3 +98,6 @@ export function requireString(value: Record<string, unknown>, field: string, wha
   }
   return v;
 }
+
+/** The SHA-256 of a signed body (hex): what GitHub's and Shopify's deliveries are deduplicated by besides their unsigned ids. */
+export const bodyDigestOf = (body: Uint8Array): string => createHash('sha256').update(body).digest('hex');

@@ -58,6 +58,9 @@ describe('loadConfig', () => {
     [{ STRIPE_API_BASE: 'http://127.0.0.1:12111' }, /STRIPE_API_BASE is set but STRIPE_SECRET_KEY is not/],
     [{ STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_API_BASE: 'http://127.0.0.1:12111/v1' }, /STRIPE_API_BASE=.* use an origin/],
     [{ STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_API_BASE: 'ftp://stripe' }, /STRIPE_API_BASE=/],
+    [{ STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_API_BASE: 'http://stripe-proxy.internal:8080' }, /STRIPE_API_BASE=http:\/\/stripe-proxy\.internal:8080 would send STRIPE_SECRET_KEY unencrypted: use https:\/\//],
+    [{ STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_API_BASE: 'http://10.0.0.7' }, /would send STRIPE_SECRET_KEY unencrypted/],
+    [{ STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_API_BASE: 'http://127.0.0.1.example.com' }, /would send STRIPE_SECRET_KEY unencrypted/],
     [{ CHANGES_DATABASE_URL: 'mysql://shop' }, /CHANGES_DATABASE_URL must start with postgres/],
     [{ CHANGES_DATABASE_URL: 'postgres://x/shop', CHANGES_SLOT: 'My-Slot' }, /CHANGES_SLOT="My-Slot" is not a valid slot name/],
     [{ CHANGES_DATABASE_URL: 'postgres://x/shop', CHANGES_PUBLICATION: "p', x '1" }, /CHANGES_PUBLICATION=.* is not a plain identifier/],
@@ -71,6 +74,10 @@ describe('loadConfig', () => {
     expect(loadConfig(base).stripe).toBeUndefined();
     const config = loadConfig({ ...base, STRIPE_SECRET_KEY: ' rk_live_abc ', STRIPE_API_BASE: 'http://127.0.0.1:12111' });
     expect(config.stripe).toEqual({ secretKey: 'rk_live_abc', apiBase: new URL('http://127.0.0.1:12111') });
+    // Plain http only to this machine; https anywhere.
+    for (const origin of ['http://localhost:12111', 'http://[::1]:12111', 'http://127.8.9.10', 'https://stripe-proxy.internal:8443']) {
+      expect(loadConfig({ ...base, STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_API_BASE: origin }).stripe?.apiBase).toEqual(new URL(origin));
+    }
   });
 
   it('reads the WAL capture settings (unset CHANGES_DATABASE_URL: no capture)', () => {

@@ -24,6 +24,8 @@ export class FakeStripeApi {
   readonly requests: string[] = [];
   /** Answer the next N requests with this status (an outage); 0 = healthy. */
   failNext = 0;
+  /** Answer every request as a server that does not serve this API would (a wrong STRIPE_API_BASE): 404, an error without `resource_missing`. */
+  notStripe = false;
   private server = createServer((req, res) => this.answer(req, res));
 
   /** Listen on a free loopback port; resolves to the base URL for STRIPE_API_BASE. */
@@ -43,6 +45,7 @@ export class FakeStripeApi {
     this.events.length = 0;
     this.requests.length = 0;
     this.failNext = 0;
+    this.notStripe = false;
   }
 
   private answer(req: IncomingMessage, res: ServerResponse): void {
@@ -60,6 +63,7 @@ export class FakeStripeApi {
       return error(500, 'api_error', 'Something went wrong on the fake API (an outage the test asked for).');
     }
     const url = new URL(req.url ?? '/', 'http://fake');
+    if (this.notStripe) return error(404, 'invalid_request_error', `Unrecognized request URL (${req.method}: ${url.pathname}).`);
     const [, version, resource = '', id] = url.pathname.split('/');
     if (req.method !== 'GET' || version !== 'v1') return error(404, 'invalid_request_error', `Unrecognized request URL (${req.method}: ${url.pathname}).`);
     if (resource === 'events' && id === undefined) return send(200, this.listEvents(url.searchParams));

@@ -111,7 +111,7 @@ export function clerkMembership(type: string, id: string, updatedAt: number, rol
 
 /** A Stripe event envelope. */
 export function stripeEvent(type: string, created: number, object: Record<string, unknown>) {
-  return { id: `evt_${++seq}`, object: 'event', api_version: '2025-03-31.basil', type, created, data: { object } };
+  return { id: `evt_${++seq}`, object: 'event', api_version: '2025-03-31.basil', type, created, data: { object }, livemode: false };
 }
 
 /** A Stripe subscription object; `periodOn` picks the newer (item) or older (subscription) API shape. */

@@ -74,6 +74,56 @@ describe.each(databaseKinds())('payments synced from the Stripe API (STRIPE_SECR
     expect(customer!.deleted_at).toBeInstanceOf(Date);
   });
 
+  const lastError = async () => (await testDb.db.query<{ status: string; last_error: string }>('SELECT status, last_error FROM hookrun.webhook_events ORDER BY id'))[0]!;
+  const customerRow = async () => (await testDb.db.query<{ id: string; deleted_at: Date | null }>('SELECT id, deleted_at FROM hookrun.customers'))[0];
+
+  it('a test key against a live event changes nothing: the event fails naming the mismatch, and is applied once the key is right', async () => {
+    const live = { ...stripeEvent('invoice.paid', SECOND, { customer: 'cus_1', subscription: 'sub_1' }), livemode: true };
+    await storeEvent(testDb.db, 'payments', 'invoice.paid', live);
+    const { worker, clock } = testWorker(testDb.db, { handlers: createDefaultHandlers({ stripe: createStripeApi({ secretKey: TEST_STRIPE_KEY, apiBase: new URL(base) }) }) });
+    await worker.runOnce();
+    expect(await lastError()).toMatchObject({ status: 'failed', last_error: expect.stringContaining('STRIPE_SECRET_KEY is a test-mode key but event') });
+    expect((await lastError()).last_error).toContain('live-mode');
+    expect(await subscriptionRow()).toBeUndefined();
+    expect(await customerRow()).toBeUndefined();
+    expect(api.requests).toEqual([]); // the API was not even asked: its 404 would mean nothing
+    // The key is fixed (here: the event's mode is the key's, the objects exist): applied on the retry.
+    await testDb.db.query(`UPDATE hookrun.webhook_events SET payload = jsonb_set(payload, '{livemode}', 'false')`);
+    api.subscriptions.set('sub_1', stripeSubscription('sub_1', 'active'));
+    api.customers.set('cus_1', { id: 'cus_1', object: 'customer', email: 'a@example.com' });
+    clock.advance(3_600_000);
+    await drain(worker);
+    expect(await statuses()).toEqual(['processed']);
+    expect(await subscriptionRow()).toMatchObject({ status: 'active' });
+    expect(await customerRow()).toEqual({ id: 'cus_1', deleted_at: null });
+  });
+
+  it('a live key against a test event fails the same way, before any request', async () => {
+    await storeEvent(testDb.db, 'payments', 'customer.subscription.updated', stripeEvent('customer.subscription.updated', SECOND, stripeSubscription('sub_1', 'active')));
+    const handlers = createDefaultHandlers({ stripe: createStripeApi({ secretKey: 'rk_live_hookrun_not_a_real_key', apiBase: new URL(base) }) });
+    await testWorker(testDb.db, { handlers }).worker.runOnce();
+    expect(await lastError()).toMatchObject({ status: 'failed', last_error: expect.stringContaining('is a live-mode key but event') });
+    expect(await subscriptionRow()).toBeUndefined();
+    expect(api.requests).toEqual([]);
+  });
+
+  it('a 404 that is not resource_missing (STRIPE_API_BASE points elsewhere) fails the event; nothing is canceled or deleted', async () => {
+    api.notStripe = true;
+    await storeEvent(testDb.db, 'payments', 'invoice.paid', stripeEvent('invoice.paid', SECOND, { customer: 'cus_1', subscription: 'sub_1' }));
+    await testWorker(testDb.db, { handlers: createDefaultHandlers({ stripe: createStripeApi({ secretKey: TEST_STRIPE_KEY, apiBase: new URL(base) }) }) }).worker.runOnce();
+    expect(await lastError()).toMatchObject({ status: 'failed', last_error: expect.stringContaining('STRIPE_API_BASE') });
+    expect(await subscriptionRow()).toBeUndefined();
+    expect(await customerRow()).toBeUndefined();
+  });
+
+  it('an event without livemode: a resource_missing 404 cannot be trusted, so the event fails', async () => {
+    const { livemode: _, ...unknownMode } = stripeEvent('customer.subscription.updated', SECOND, stripeSubscription('sub_gone', 'active'));
+    await storeEvent(testDb.db, 'payments', 'customer.subscription.updated', unknownMode);
+    await run(testDb.db);
+    expect(await lastError()).toMatchObject({ status: 'failed', last_error: expect.stringContaining('has no livemode') });
+    expect(await subscriptionRow()).toBeUndefined();
+  });
+
   it('a failed fetch is retried like any handler error, then applied', async () => {
     api.subscriptions.set('sub_1', stripeSubscription('sub_1', 'trialing'));
     api.failNext = 2; // stripe-node retries once by itself; the worker's retry gets the third answer

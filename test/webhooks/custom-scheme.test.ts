@@ -62,6 +62,21 @@ describe.each(databaseKinds())('platform.json webhooks (a custom scheme) on $nam
     expect((await tdb.db.query<{ key: string }>("SELECT key FROM hookrun.webhook_events WHERE source = 'ledger' ORDER BY id")).map((r) => r.key)).toEqual(['42', '43']);
   });
 
+  it('keys by the id as sent: 9007199254740993 and …992, 1, 1.0 and "1" are five events, each a duplicate only of itself', async () => {
+    const ledger = (id: string) => `{"id": ${id}, "type": "entry.posted"}`;
+    const hmac = (body: string) => ({ 'x-ledger-hmac': createHmac('sha512', 'ledger-secret').update(body).digest('base64') });
+    const ids = ['9007199254740993', '9007199254740992', '1', '1.0', '"1"'];
+    for (const id of ids) expect(await (await post('ledger', ledger(id), hmac(ledger(id)))).json()).toMatchObject({ duplicate: false });
+    for (const id of ids) expect(await (await post('ledger', ledger(id), hmac(ledger(id)))).json()).toMatchObject({ duplicate: true });
+    const keys = (await tdb.db.query<{ key: string }>("SELECT key FROM hookrun.webhook_events WHERE source = 'ledger' ORDER BY id")).map((r) => r.key);
+    expect(keys).toEqual(['9007199254740993', '9007199254740992', '1', '1.0', '"1"']);
+    // Nested paths, escaped names and repeated names (the last wins, as in the stored jsonb) read the same way.
+    const nested = '{"event": {"kind": "a", "id": 18446744073709551617, "\\u0069d": "x"}, "event": {"kind": "b", "\\u0069d": 18446744073709551616}}';
+    const now = Math.floor(t.clock.now() / 1000);
+    expect((await post('acme', nested, acmeSign(nested, now))).status).toBe(200);
+    expect(await tdb.db.query("SELECT key, type FROM hookrun.webhook_events WHERE source = 'acme'")).toEqual([{ key: '18446744073709551616', type: 'b' }]);
+  });
+
   it('without its secret the route answers 503 not_configured naming the env; the OpenAPI document lists the route', async () => {
     const bare = createTestApp(tdb.db, { PLATFORM_CONFIG: FILE, ACME_WEBHOOK_SECRET: 'acme-secret' });
     const res = await bare.app.request('/webhooks/ledger', { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });

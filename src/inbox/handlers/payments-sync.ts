@@ -1,8 +1,8 @@
 import { markCustomerDeleted, PAYMENTS_MIRROR } from '../../db/payments-mirror.js';
-import type { StripeApi } from '../../payments-api/stripe-client.js';
+import { StripeObjectMissing, type StripeApi } from '../../payments-api/stripe-client.js';
 import { MalformedPayloadError, parsePayload, type HandlerContext, type HandlerTable } from './registry.js';
 import { checkoutSession, customer, envelope, invoice, invoiceSubscriptionId, subscription, subscriptionState } from './stripe-objects.js';
-import type { z } from 'zod';
+import { z } from 'zod';
 
 /**
  * "Sync from the API on every event": with STRIPE_SECRET_KEY each payments
@@ -10,9 +10,38 @@ import type { z } from 'zod';
  * state and stores that, so delivery order and same-second ties stop
  * mattering. A write is ordered by when its fetch started (ms): whichever
  * fetch began last wins, and every change is followed by an event whose
- * fetch begins after it. A 404 or a deleted customer is applied as a delete;
- * any other API failure throws, and the event is retried like any handler error.
+ * fetch begins after it. A deleted customer, or a 404 `resource_missing`
+ * when the key's mode (test/live) is the event's `livemode`, is applied as a
+ * delete; a key of the other mode, an event without `livemode` or any other
+ * API failure throws, and the event is retried like any handler error: no
+ * API error alone makes anything terminal.
  */
+
+const eventMode = z.object({ livemode: z.boolean().nullish() });
+
+/**
+ * Fetch an object for this event, or null when Stripe says it is gone. A
+ * test key cannot see live objects (and the reverse): its 404 says nothing
+ * about the object, so a mode mismatch fails before any request.
+ */
+async function fetchForEvent(ctx: HandlerContext, api: StripeApi, fetch: () => Promise<Record<string, unknown> | null>): Promise<Record<string, unknown> | null> {
+  const livemode = parsePayload(eventMode, ctx.event).livemode;
+  const mode = livemode === true ? 'live' : livemode === false ? 'test' : undefined;
+  if (mode !== undefined && mode !== api.keyMode) {
+    throw new Error(
+      `STRIPE_SECRET_KEY is a ${api.keyMode}-mode key but event ${ctx.event.key} is ${mode}-mode (livemode: ${livemode}): the API cannot see its objects, so nothing was changed. Set the account's ${mode}-mode key (sk_${mode}_… or rk_${mode}_…); the event is retried.`,
+    );
+  }
+  try {
+    return await fetch();
+  } catch (error) {
+    if (!(error instanceof StripeObjectMissing) || mode === undefined) {
+      if (error instanceof StripeObjectMissing) throw new Error(`${error.message}, but event ${ctx.event.key} has no livemode, so a key of the other mode cannot be ruled out: nothing was changed; the event is retried.`, { cause: error });
+      throw error;
+    }
+    return null;
+  }
+}
 
 const subscriptionRef = envelope(subscription.pick({ id: true, customer: true }));
 
@@ -25,7 +54,7 @@ function parseObject<S extends z.ZodType>(schema: S, object: unknown, what: stri
 
 async function syncCustomer(ctx: HandlerContext, api: StripeApi, id: string, userId: string | null): Promise<void> {
   const at = new Date(ctx.clock.now());
-  const fetched = await api.retrieveCustomer(id);
+  const fetched = await fetchForEvent(ctx, api, () => api.retrieveCustomer(id));
   if (!fetched) {
     ctx.log.info({ eventId: ctx.event.id, customer: id }, 'Stripe says the customer is deleted: marked deleted');
     await markCustomerDeleted(ctx.db, { id, at });
@@ -37,7 +66,7 @@ async function syncCustomer(ctx: HandlerContext, api: StripeApi, id: string, use
 
 async function syncSubscription(ctx: HandlerContext, api: StripeApi, id: string, customerId: string | null): Promise<void> {
   const at = new Date(ctx.clock.now());
-  const fetched = await api.retrieveSubscription(id);
+  const fetched = await fetchForEvent(ctx, api, () => api.retrieveSubscription(id));
   if (!fetched) {
     ctx.log.info({ eventId: ctx.event.id, subscription: id }, 'Stripe has no such subscription: marked canceled');
     ctx.batch.of(PAYMENTS_MIRROR).subscription({ id, customerId, status: 'canceled', priceId: null, currentPeriodEnd: null, cancelAtPeriodEnd: null, at });

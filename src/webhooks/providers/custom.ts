@@ -2,14 +2,19 @@ import type { CustomWebhook } from '../../config.js';
 import { AppError } from '../../errors.js';
 import { parseJsonObject, type Verifier } from '../delivery.js';
 import type { ProviderDefinition } from '../provider.js';
+import { idempotencyKeyOf, readRawJsonPath } from '../raw-json-path.js';
 import { hmac, matchesAnySecret } from './hmac.js';
 
-/** The value at a dotted path (`event.id`) of the verified JSON, as text: a string or a number. */
-function readPath(value: Record<string, unknown>, path: string): string | undefined {
-  let at: unknown = value;
-  for (const part of path.split('.')) at = at !== null && typeof at === 'object' && !Array.isArray(at) ? (at as Record<string, unknown>)[part] : undefined;
-  if (typeof at === 'number' && Number.isFinite(at)) return String(at);
-  return typeof at === 'string' && at.length > 0 && at.length <= 255 ? at : undefined;
+/**
+ * The id or type at a dotted path (`event.id`), read from the body's text,
+ * not its parsed value: a number keeps its literal text, so ids past 2^53
+ * and `1` / `1.0` / `"1"` stay distinct keys (rule in raw-json-path.ts).
+ */
+function readPath(text: string, path: string, asKey: boolean): string | undefined {
+  const found = readRawJsonPath(text, path);
+  if (!found) return undefined;
+  const read = asKey ? idempotencyKeyOf(found) : found.kind === 'string' ? found.value : found.kind === 'number' ? found.text : undefined;
+  return read !== undefined && read.length > 0 && read.length <= 255 ? read : undefined;
 }
 
 /** The answer to a delivery without the scheme's signature header: from the verifier, and before the body is read. */
@@ -22,7 +27,7 @@ const signedBytes = (timestamp: string | undefined, body: Uint8Array | string): 
  * A sender described in platform.json `webhooks`: `<header>: <prefix><HMAC>`
  * of the body, or of `<timestamp>.<body>` when it names a timestamp header
  * (then checked against `toleranceSeconds` both ways); key and type read
- * from the verified JSON at `keyPath` and `typePath`.
+ * from the verified JSON text at `keyPath` and `typePath`.
  */
 export function createCustomVerifier(scheme: CustomWebhook, secrets: readonly string[]): Verifier {
   return ({ body, headers, nowMs }) => {
@@ -41,10 +46,10 @@ export function createCustomVerifier(scheme: CustomWebhook, secrets: readonly st
     if (timestamp !== undefined && Math.abs(Math.floor(nowMs / 1000) - Number(timestamp)) > scheme.toleranceSeconds) {
       throw new AppError('timestamp_out_of_tolerance', `${scheme.timestampHeader} is more than ${scheme.toleranceSeconds} s from now; check the clock.`);
     }
-    const { text, value } = parseJsonObject(body);
-    const key = readPath(value, scheme.keyPath);
-    const type = readPath(value, scheme.typePath);
-    if (!key || !type) throw new AppError('invalid_payload', `A ${scheme.route} event needs a string "${scheme.keyPath}" and "${scheme.typePath}" (1-255 characters).`);
+    const { text } = parseJsonObject(body);
+    const key = readPath(text, scheme.keyPath, true);
+    const type = readPath(text, scheme.typePath, false);
+    if (!key || !type) throw new AppError('invalid_payload', `A ${scheme.route} event needs "${scheme.keyPath}" and "${scheme.typePath}", each a string or a number (1-255 characters).`);
     return { key, type, payloadJson: text };
   };
 }

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AppError } from '../../errors.js';
-import { parseJsonObject, type Verifier } from '../delivery.js';
+import { bodyDigestOf, parseJsonObject, type Verifier } from '../delivery.js';
 import { defineProvider } from '../provider.js';
 import { samplePerson } from '../sample-events/ids.js';
 import { hmac, matchesAnySecret } from './hmac.js';
@@ -13,12 +13,47 @@ const SIGNATURE = /^sha256=[0-9a-f]{64}$/;
 const EVENT_NAME = /^[a-z_]{1,64}$/;
 
 /**
+ * What the signed body of a known event always holds (`has`) and never does
+ * (`lacks`), so an unsigned `X-GitHub-Event` cannot re-type it (an
+ * `issue_comment` stored as `issues`). Events not listed are not checked:
+ * their name is only the header's word.
+ * https://docs.github.com/en/webhooks/webhook-events-and-payloads
+ */
+const EVENT_SHAPES: Record<string, { has: string[]; lacks?: string[] }> = {
+  ping: { has: ['zen'] },
+  push: { has: ['pusher'] },
+  issues: { has: ['issue'], lacks: ['comment'] },
+  issue_comment: { has: ['issue', 'comment'] },
+  pull_request: { has: ['pull_request'], lacks: ['review', 'comment', 'thread'] },
+  pull_request_review: { has: ['pull_request', 'review'] },
+  pull_request_review_comment: { has: ['pull_request', 'comment'] },
+  pull_request_review_thread: { has: ['pull_request', 'thread'] },
+  release: { has: ['release'] },
+  check_run: { has: ['check_run'] },
+  check_suite: { has: ['check_suite'] },
+  workflow_run: { has: ['workflow_run'] },
+  workflow_job: { has: ['workflow_job'] },
+};
+
+function checkEventShape(event: string, value: Record<string, unknown>): void {
+  const shape = EVENT_SHAPES[event];
+  if (!shape) return;
+  const missing = shape.has.find((field) => value[field] === undefined || value[field] === null);
+  const extra = shape.lacks?.find((field) => value[field] !== undefined);
+  if (missing || extra) {
+    throw new AppError('invalid_payload', `X-GitHub-Event says "${event}", but the signed body ${missing ? `has no "${missing}"` : `has a "${extra}"`}, so it is another event: the header is not signed; send GitHub's delivery unchanged.`);
+  }
+}
+
+/**
  * GitHub: `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>`
- * under the webhook's secret. The key is `X-GitHub-Delivery` (a redelivery
- * from GitHub's UI keeps it, so it is answered `duplicate`); the type is
- * `X-GitHub-Event` plus the payload's `action` (`issues.opened`). GitHub
- * signs no timestamp: a captured delivery replayed is stopped by its key
- * (kept DEDUPE_RETENTION_DAYS), not by its age.
+ * under the webhook's secret, which covers the body only. The key is
+ * `X-GitHub-Delivery` (a redelivery from GitHub's UI keeps it, so it is
+ * answered `duplicate`), and the body's SHA-256 is a second key: the same
+ * signed body under a new, unsigned delivery id is a duplicate too. The type
+ * is `X-GitHub-Event` (checked against the body's shape for the events in
+ * EVENT_SHAPES) plus the body's `action` (`issues.opened`). No timestamp is
+ * signed: a replay is stopped by these keys (kept DEDUPE_RETENTION_DAYS).
  * https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
  */
 export function createGithubVerifier(secrets: readonly string[]): Verifier {
@@ -34,8 +69,9 @@ export function createGithubVerifier(secrets: readonly string[]): Verifier {
     if (!delivery || delivery.length > 255) throw new AppError('invalid_payload', 'A GitHub delivery needs an X-GitHub-Delivery header (1-255 characters).');
     if (!event || !EVENT_NAME.test(event)) throw new AppError('invalid_payload', 'A GitHub delivery needs an X-GitHub-Event header (an event name like "push").');
     const { text, value } = parseJsonObject(body);
+    checkEventShape(event, value);
     const action = typeof value.action === 'string' && /^[a-z_]{1,64}$/.test(value.action) ? `.${value.action}` : '';
-    return { key: delivery, type: `${event}${action}`, payloadJson: text };
+    return { key: delivery, type: `${event}${action}`, payloadJson: text, bodyDigest: bodyDigestOf(body) };
   };
 }
 
@@ -45,7 +81,7 @@ function buildGithubSample(type: string, nowMs: number): Record<string, unknown>
   const login = samplePerson().firstName.toLowerCase();
   const sender = { login, id: 583231, type: 'User' };
   const at = new Date(nowMs).toISOString();
-  if (type === 'ping') return { zen: 'Keep it logically awesome.', hook_id: 30, hook: { type: 'Repository', id: 30, active: true, events: ['push', 'issues', 'pull_request'] }, repository: repository(login), sender };
+  if (type === 'ping') return { zen: 'Keep it logically awesome.', hook_id: 30, hook: { type: 'Repository', id: 30, active: true, events: ['push', 'issues', 'pull_request'], created_at: at, updated_at: at }, repository: repository(login), sender };
   if (type === 'push') {
     const after = randomBytes(20).toString('hex');
     return { ref: 'refs/heads/main', before: '0'.repeat(40), after, repository: repository(login), pusher: { name: login }, sender, commits: [{ id: after, message: 'Fix the thing', timestamp: at, author: { name: login, username: login } }], head_commit: { id: after, message: 'Fix the thing', timestamp: at } };
@@ -77,7 +113,7 @@ export const githubProvider = defineProvider({
   }),
   openapi: {
     summary: 'GitHub webhooks',
-    description: 'Secret GITHUB_WEBHOOK_SECRET (the webhook\'s "Secret"; content type application/json). Idempotency key: `X-GitHub-Delivery`. Type: `X-GitHub-Event` plus the payload\'s `action` (`issues.opened`). No timestamp is signed: a replay is stopped by its key.',
+    description: 'Secret GITHUB_WEBHOOK_SECRET (the webhook\'s "Secret"; content type application/json). Idempotency key: `X-GitHub-Delivery`. Type: `X-GitHub-Event` plus the payload\'s `action` (`issues.opened`). No timestamp is signed and the headers are not: a replay is stopped by the delivery id and by a SHA-256 of the body (the same body under a new id is a duplicate); the event name is checked against the body\'s shape for common events.',
     headers: [
       { name: 'X-Hub-Signature-256', description: '`sha256=<hex HMAC-SHA256 of the body>`', required: true },
       { name: 'X-GitHub-Delivery', description: 'delivery GUID: the idempotency key', required: true },

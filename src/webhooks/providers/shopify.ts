@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../errors.js';
-import { parseJsonObject, type Verifier } from '../delivery.js';
+import { bodyDigestOf, parseJsonObject, type Verifier } from '../delivery.js';
 import { defineProvider } from '../provider.js';
 import { samplePerson } from '../sample-events/ids.js';
 import { hmac, matchesAnySecret } from './hmac.js';
@@ -13,12 +13,15 @@ const BASE64_SHA256 = /^[A-Za-z0-9+/]{43}=$/;
 const TOPIC = /^[a-z_]{1,64}\/[a-z_]{1,64}$/;
 
 /**
- * Shopify: `X-Shopify-Hmac-Sha256: <base64 HMAC-SHA256 of the body>` under
- * the app's client secret (or the store's webhook signing key). The key is
- * `X-Shopify-Event-Id`, which every delivery of one event shares (Shopify
- * may send an event more than once); the type is `X-Shopify-Topic`. No
- * timestamp is signed (`X-Shopify-Triggered-At` is not covered), so a replay
- * is stopped by its key, not by its age.
+ * Shopify: `X-Shopify-Hmac-Sha256: <base64 HMAC-SHA256 of the body>`
+ * under the app's client secret (or the store's webhook signing key); it
+ * covers the body only. The key is `X-Shopify-Event-Id`, which every
+ * delivery of one event shares (Shopify may send an event more than once),
+ * and the body's SHA-256 is a second key: the same signed body under a new,
+ * unsigned event id or topic is a duplicate. The type is `X-Shopify-Topic`,
+ * which the body does not repeat, so it cannot be checked: a body whose
+ * first delivery never arrived can be stored under another topic. No
+ * timestamp is signed (`X-Shopify-Triggered-At` is not covered).
  * https://shopify.dev/docs/apps/build/webhooks/subscribe/https#step-5-verify-the-webhook
  */
 export function createShopifyVerifier(secrets: readonly string[]): Verifier {
@@ -34,7 +37,7 @@ export function createShopifyVerifier(secrets: readonly string[]): Verifier {
     if (!eventId || eventId.length > 255) throw new AppError('invalid_payload', 'A Shopify delivery needs an X-Shopify-Event-Id header (1-255 characters).');
     if (!topic || !TOPIC.test(topic)) throw new AppError('invalid_payload', 'A Shopify delivery needs an X-Shopify-Topic header like "orders/create".');
     const { text } = parseJsonObject(body);
-    return { key: eventId, type: topic, payloadJson: text };
+    return { key: eventId, type: topic, payloadJson: text, bodyDigest: bodyDigestOf(body) };
   };
 }
 
@@ -82,7 +85,7 @@ export const shopifyProvider = defineProvider({
   }),
   openapi: {
     summary: 'Shopify webhooks',
-    description: "Secret SHOPIFY_WEBHOOK_SECRET (the app's client secret). Idempotency key: `X-Shopify-Event-Id` (shared by every delivery of one event). Type: `X-Shopify-Topic`. No timestamp is signed: a replay is stopped by its key.",
+    description: "Secret SHOPIFY_WEBHOOK_SECRET (the app's client secret). Idempotency key: `X-Shopify-Event-Id` (shared by every delivery of one event). Type: `X-Shopify-Topic`. No timestamp is signed and the headers are not: a replay is stopped by the event id and by a SHA-256 of the body (the same body under a new id or topic is a duplicate). The topic is not in the body, so it cannot be checked.",
     headers: [
       { name: 'X-Shopify-Hmac-Sha256', description: 'base64 HMAC-SHA256 of the body', required: true },
       { name: 'X-Shopify-Event-Id', description: 'the event id: the idempotency key', required: true },
