@@ -24,7 +24,7 @@ interface EmscriptenNodeFs {
  * errno, on which PostgreSQL stops (PANIC) rather than acknowledge.
  */
 export class DurableNodeFS extends NodeFS {
-  override async init(pg: Parameters<NodeFS['init']>[0], opts: InitOptions) {
+  override async init(pg: Parameters<NodeFS['init']>[0], opts: InitOptions): ReturnType<NodeFS['init']> {
     const giveFsync = (mod: EmscriptenNodeFs) => {
       const nodefs = mod.NODEFS;
       nodefs.stream_ops.fsync = (stream) => {
