@@ -49,7 +49,7 @@ let typescript: Promise<unknown> | undefined;
  * without a build step. Not under Vitest, which compiles TypeScript itself.
  */
 function enableTypeScript(): Promise<unknown> {
-  if (process.env.VITEST) return Promise.resolve();
+  if ('__vitest_worker__' in globalThis) return Promise.resolve(); // a Vitest worker (not a process it spawned)
   return (typescript ??= import('tsx/esm/api').then(({ register }) => register()));
 }
 

@@ -13,6 +13,7 @@ import { createWorker } from './inbox/worker.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { loadHandlers } from './project/load-project.js';
+import { applyProjectMigrations } from './project/migrations.js';
 import { createRetentionLoop } from './retention/retention-loop.js';
 import { createVerifiers } from './webhooks/verifiers.js';
 import { explainListenError } from './startup-errors.js';
@@ -89,6 +90,8 @@ export async function assembleService(config: Config, options: ServiceOptions, d
   try {
     const migrated = await db.migrate();
     if (migrated.movedFromPublic.length > 0) log.info({ tables: migrated.movedFromPublic, schema: config.schema }, `moved hookrun's tables from public to schema ${config.schema}`);
+    const ownMigrations = await applyProjectMigrations(db, config.projectDir); // the project's migrations/ folder
+    if (ownMigrations.length > 0) log.info({ migrations: ownMigrations }, "applied the project's migrations");
     const verifiers = createVerifiers(config);
     const metrics = new Metrics({ defaultMetrics: true });
     const alerts = createServiceAlerts(config, log, metrics);

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { openDatabase } from '../db/client.js';
+import { applyProjectMigrations } from '../project/migrations.js';
 import { embeddedHolderPid } from './local-database.js';
 import { EXIT_CODES } from './output.js';
 
@@ -8,7 +9,7 @@ import { EXIT_CODES } from './output.js';
 export function registerMigrateCommand(program: Command): void {
   program
     .command('migrate')
-    .description('apply the database migrations and exit (hookrun start also applies them)')
+    .description('apply hookrun\'s migrations, then the project\'s migrations/*.sql, and exit (hookrun start also applies them)')
     .addHelpText('after', '\nExit codes: 0 migrated, 1 failed (or the embedded DATA_DIR is in use), 78 config.')
     .action(async () => {
       const config = loadConfig();
@@ -24,6 +25,8 @@ export function registerMigrateCommand(program: Command): void {
       const db = await openDatabase({ databaseUrl: config.databaseUrl, schema: config.schema, namedStatements: config.preparedStatements, dataDir: config.dataDir, poolSize: 1 });
       try {
         const report = await db.migrate();
+        const own = await applyProjectMigrations(db, config.projectDir);
+        for (const name of own) process.stdout.write(`applied migrations/${name}\n`);
         if (report.movedFromPublic.length > 0) process.stdout.write(`moved ${report.movedFromPublic.length} tables from public to schema ${config.schema}\n`);
         process.stdout.write(`migrated (${db.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL at DATABASE_URL'})\n`);
       } finally {

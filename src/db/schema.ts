@@ -222,3 +222,13 @@ export const eventAttempts = hookrun.table(
   },
   (t) => [index('event_attempts_event_idx').on(t.eventId, t.attempt), index('event_attempts_started_idx').on(t.startedAt)],
 );
+
+/**
+ * A project's own migrations (`migrations/*.sql`) already applied, by file
+ * name, with the hash of the text applied: a changed file is refused.
+ */
+export const projectMigrations = hookrun.table('project_migrations', {
+  name: text('name').primaryKey(),
+  hash: text('hash').notNull(),
+  appliedAt: tz('applied_at').notNull().defaultNow(),
+});
