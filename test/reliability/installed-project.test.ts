@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDistBuilt } from '../helpers/build-dist.js';
+import { makeLegacyDataDir } from '../helpers/legacy-layout.js';
 import { SECRETS } from '../helpers/config.js';
 import { acknowledged, sendDelivery, stripeDelivery, supabaseInsert } from '../helpers/signed-deliveries.js';
 import { REPO_ROOT, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
@@ -49,19 +50,33 @@ export default defineHandler({ on: ['stripe:invoice.paid'], run(event) { return 
 
 let work: string;
 let project: string;
+let packed: string[];
+let tool: string;
+
+/** A file a build from older sources left in dist/: the tarball must not carry it (it would be a live /cron/ghost-job). */
+const GHOST = join(REPO_ROOT, 'dist', 'cron', 'jobs', 'ghost-job.js');
 
 async function npm(args: string[], cwd: string): Promise<void> {
   await run('npm', [...args, ...NPM_FLAGS], { cwd, timeout: 240_000, env: { ...process.env, npm_config_update_notifier: 'false' } });
 }
 
+/**
+ * What a user gets: `npm pack` (which builds dist/ afresh through `prepare`),
+ * the tarball installed into folders outside this repository, `hookrun init`
+ * run from it, and the project installed on the same tarball.
+ */
 beforeAll(async () => {
   await ensureDistBuilt();
   work = mkdtempSync(join(tmpdir(), 'hookrun-installed-'));
-  // What a user installs: the packed tarball, in folders outside this repository.
-  await run('npm', ['pack', '--ignore-scripts', '--pack-destination', work, '--loglevel=error'], { cwd: REPO_ROOT, timeout: 120_000 });
-  const tarball = join(work, readdirSync(work).find((f) => f.endsWith('.tgz'))!);
-  const tool = join(work, 'tool');
+  mkdirSync(join(REPO_ROOT, 'dist', 'cron', 'jobs'), { recursive: true });
+  writeFileSync(GHOST, 'export default { run() {} };\n');
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work, '--loglevel=error'], { cwd: REPO_ROOT, timeout: 180_000, maxBuffer: 16 * 1024 * 1024 });
+  const [pack] = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  packed = pack!.files.map((f) => f.path);
+  const tarball = join(work, pack!.filename);
+  tool = join(work, 'tool');
   mkdirSync(tool);
+  writeFileSync(join(tool, 'package.json'), JSON.stringify({ name: 'tool', private: true, type: 'module' }));
   await npm(['install', tarball], tool);
   project = join(work, 'my-hookrun');
   await run(process.execPath, [join(tool, 'node_modules', 'hookrun', 'dist', 'main.js'), 'init', project], { timeout: 30_000 });
@@ -73,6 +88,7 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(() => {
+  rmSync(GHOST, { force: true });
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
@@ -102,6 +118,27 @@ async function waitForStatus(server: HookrunProcess, id: number, status: string,
     await new Promise((r) => setTimeout(r, 200));
   }
 }
+
+describe('the published package', () => {
+  it('holds the built code, its declarations and the migrations, and nothing of the repository tooling', () => {
+    for (const needed of ['package.json', 'README.md', 'dist/main.js', 'dist/index.js', 'dist/index.d.ts', 'dist/cron/jobs/keep-alive.js', 'drizzle/meta/_journal.json']) {
+      expect(packed, needed).toContain(needed);
+    }
+    expect(packed.some((f) => /^drizzle\/0000_.*\.sql$/.test(f))).toBe(true);
+    expect(packed.some((f) => /^drizzle\/legacy\/0000_.*\.sql$/.test(f))).toBe(true);
+    const unwanted = packed.filter((f) => /^(test|bench|\.ci|src|examples|scripts|node_modules)\//.test(f) || f.endsWith('.map') || /(^|\/)\.env$/.test(f));
+    expect(unwanted).toEqual([]);
+    expect(packed).not.toContain('dist/cron/jobs/ghost-job.js');
+  });
+
+  it('installs into an empty folder: its public entry imports, its bin answers --help', async () => {
+    const api = await run(process.execPath, ['--input-type=module', '-e', "const m = await import('hookrun'); console.log(typeof m.defineJob, typeof m.defineHandler)"], { cwd: tool, timeout: 30_000 });
+    expect(api.stdout.trim()).toBe('function function');
+    expect(readFileSync(join(tool, 'node_modules', 'hookrun', 'dist', 'index.d.ts'), 'utf8')).toContain('defineHandler');
+    const help = await run('npx', ['hookrun', '--help'], { cwd: tool, timeout: 60_000 });
+    expect(help.stdout).toMatch(/init/);
+  }, 120_000);
+});
 
 describe('a project made by hookrun init, on the installed tarball', () => {
   it('type-checks its handlers against the providers\' own types, and refuses a field the type lacks', async () => {
@@ -167,6 +204,19 @@ describe('a project made by hookrun init, on the installed tarball', () => {
     } finally {
       await server.stop();
       await drop();
+    }
+  }, 120_000);
+
+  it('starts on a data dir the previous release made (tables in public) and finds every old event', async () => {
+    const dataDir = mkdtempSync(join(work, 'legacy-'));
+    await makeLegacyDataDir(dataDir);
+    const server = await spawnHookrun({ mainJs: join(project, 'node_modules', 'hookrun', 'dist', 'main.js'), cwd: project, env: { DATA_DIR: dataDir }, readyTimeoutMs: 60_000 });
+    try {
+      const { events } = await admin<{ events: Array<{ key: string }> }>(server, '/events?limit=10');
+      expect(events.map((e) => e.key).sort()).toEqual(['old_1', 'old_2', 'old_3']);
+      expect(server.output()).toContain("moved hookrun's tables from public to schema hookrun");
+    } finally {
+      await server.stop();
     }
   }, 120_000);
 });
