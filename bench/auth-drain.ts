@@ -6,7 +6,8 @@ import { openDatabase } from '../src/db/client.js';
 import type { Queryable } from '../src/db/database.js';
 import { EventWriter } from '../src/db/event-writer.js';
 import { BENCH_SECRET, makeClerkEvents, type ClerkEvent } from './events.js';
-import { backendCpu, backendCpuSpent, cpuMs, createDatabase, processedTotal, startHookrun, type Storage } from './servers.js';
+import { makeFanOutProject } from './fan-out-project.js';
+import { backendCpu, backendCpuSpent, cpuMs, createDatabase, processedTotal, ROOT, startHookrun, type Storage } from './servers.js';
 import { spread, type Spread } from './stats.js';
 
 /** One build's Clerk drain on one storage kind, over the rounds. */
@@ -21,6 +22,13 @@ export interface AuthDrainFigures {
   databaseUs?: Spread;
   /** Whether users, organizations and memberships ended equal to the first build's after every drain. */
   mirrorsAsFirstBuild: boolean;
+}
+
+/** A build to drain with: a checkout (default: this one), optionally serving a project (`HOOKRUN_PROJECT`) with handlers of its own. */
+export interface DrainBuild {
+  label: string;
+  root?: string;
+  project?: string;
 }
 
 type Sample = { perSec: number; hookrunUs: number; databaseUs: number; digest: string };
@@ -50,7 +58,8 @@ async function fill(storage: Storage, events: ClerkEvent[]): Promise<void> {
  * waited for. CPU is counted from /ready (start-up left out) and divided by
  * the events processed after it; the rate is the rows' own processed_at span.
  */
-async function drainOnce(kind: Storage['kind'], baseUrl: string | undefined, root: string | undefined, events: ClerkEvent[]): Promise<Sample> {
+async function drainOnce(kind: Storage['kind'], baseUrl: string | undefined, build: DrainBuild, events: ClerkEvent[]): Promise<Sample> {
+  const root = build.root;
   const dataDir = mkdtempSync(join(tmpdir(), 'hookrun-bench-auth-'));
   const database = kind === 'postgres' ? await createDatabase(baseUrl!, 'auth') : undefined;
   const storage: Storage = database ? { kind: 'postgres', url: database.url } : { kind: 'embedded', dataDir };
@@ -71,7 +80,7 @@ async function drainOnce(kind: Storage['kind'], baseUrl: string | undefined, roo
     };
     const processed = async () =>
       db ? Number((await db.query<{ n: number }>("SELECT count(*)::int AS n FROM hookrun.webhook_events WHERE status NOT IN ('pending', 'processing', 'failed')"))[0]!.n) : await processedTotal(server);
-    const { server } = await startHookrun(storage, BENCH_SECRET, { root });
+    const { server } = await startHookrun(storage, BENCH_SECRET, { root, env: build.project ? { HOOKRUN_PROJECT: build.project } : undefined });
     let hookrunMs = 0;
     let databaseMs = 0;
     let counted = 0;
@@ -112,31 +121,37 @@ async function drainOnce(kind: Storage['kind'], baseUrl: string | undefined, roo
  * and mirror writes) drained by `hookrun start` of each build, embedded and
  * on PostgreSQL. The same events for every drain, each on a fresh database;
  * builds take turns (A B, then B A) for `rounds` rounds after an unrecorded
- * warm-up, so drift on a shared machine falls on both.
+ * warm-up, so drift on a shared machine falls on both. The first build also
+ * drains serving a project with two handlers of its own on every type (three
+ * handlers per event), to show what fan-out costs.
  */
 export async function runAuthDrain(
   databaseUrl: string | undefined,
-  builds: Array<{ label: string; root?: string }>,
+  builds: DrainBuild[],
   options: { rounds: number; backlog: number },
   progress: (line: string) => void,
 ): Promise<AuthDrainFigures[]> {
   const kinds: Array<Storage['kind']> = databaseUrl ? ['embedded', 'postgres'] : ['embedded'];
   if (!databaseUrl) progress('auth-drain: PostgreSQL skipped (set BENCH_DATABASE_URL)');
   const events = makeClerkEvents(options.backlog);
+  // Fan-out: this build again, serving a project with two handlers of its own beside the mirror (three per event).
+  const project = makeFanOutProject(events.map((e) => e.type), ROOT);
+  builds = [...builds, { label: `${builds[0]!.label}, 3 handlers per event`, project }];
   const samples = new Map<string, Sample[]>();
   const key = (label: string, kind: string) => `${label}\u0000${kind}`;
-  for (const kind of kinds) for (const build of builds) await drainOnce(kind, databaseUrl, build.root, events.slice(0, Math.min(events.length, 2000)));
+  for (const kind of kinds) for (const build of builds) await drainOnce(kind, databaseUrl, build, events.slice(0, Math.min(events.length, 2000)));
   for (let round = 1; round <= options.rounds; round++) {
     const order = round % 2 === 1 ? builds : [...builds].reverse();
     for (const kind of kinds) {
       for (const build of order) {
-        const sample = await drainOnce(kind, databaseUrl, build.root, events);
+        const sample = await drainOnce(kind, databaseUrl, build, events);
         samples.set(key(build.label, kind), [...(samples.get(key(build.label, kind)) ?? []), sample]);
         const db = kind === 'postgres' ? ` + PostgreSQL ${sample.databaseUs.toFixed(0)}` : '';
         progress(`auth-drain round ${round}/${options.rounds} ${build.label} ${kind}: ${sample.perSec.toFixed(0)} events/s, CPU µs/event hookrun ${sample.hookrunUs.toFixed(0)}${db}`);
       }
     }
   }
+  rmSync(project, { recursive: true, force: true });
   return kinds.flatMap((kind) =>
     builds.map((build) => {
       const list = samples.get(key(build.label, kind)) ?? [];
