@@ -7,7 +7,7 @@ import { ConfigError } from './errors.js';
  * a job in any runtime that answers HTTP; both may add a time zone and a time-out.
  */
 export interface CronEntry {
-  /** `/cron/<job>`: the job file `src/cron/jobs/<job>.ts`. */
+  /** `/cron/<job>`: the job file `jobs/<job>.ts` of the project (or a shipped job). */
   path?: string;
   /** An HTTP target's job name (its route `/cron/<name>` and its history). */
   name?: string;

@@ -106,7 +106,7 @@ const MAX_JOB_TIMEOUT_MS = 24 * 60 * 60_000;
 
 /**
  * Declare a job: `export default defineJob({ run: async ({ db, signal }) => … })`
- * in `src/cron/jobs/<name>.ts` makes `/cron/<name>`. Throws on a bad policy so
+ * in a project's `jobs/<name>.ts` makes `/cron/<name>`. Throws on a bad policy so
  * a typo in a job file stops start-up instead of silently using a default.
  */
 export function defineJob(spec: JobSpec): JobDefinition {

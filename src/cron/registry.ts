@@ -13,7 +13,7 @@ export const JOBS_DIR = new URL('./jobs/', import.meta.url);
 
 /** The 404 of every way to run a job (route, runner, service, admin API): names the jobs and how to add one. */
 export function unknownJobMessage(job: string, jobs: JobRegistry): string {
-  return `No cron job "${job}". Jobs: ${[...jobs.keys()].join(', ') || 'none'}. A job is a file src/cron/jobs/<name>.ts.`;
+  return `No cron job "${job}". Jobs: ${[...jobs.keys()].join(', ') || 'none'}. A job is a file jobs/<name>.ts in your project.`;
 }
 
 /** A job name is a URL path segment: lowercase letters, digits and dashes. */

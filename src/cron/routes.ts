@@ -106,7 +106,7 @@ export function createCronRoutes(options: CronRoutesOptions): Hono {
     if (!options.jobs.has(job)) {
       // Job names are for a caller who proved it holds CRON_SECRET; a loopback caller without one may be anyone on the machine.
       if (options.cronSecret !== undefined) throw new AppError('not_found', unknownJobMessage(job, options.jobs));
-      throw new AppError('not_found', `No cron job "${job}". List the jobs with hookrun cron list; a job is a file src/cron/jobs/<name>.ts.`);
+      throw new AppError('not_found', `No cron job "${job}". List the jobs with hookrun cron list; a job is a file jobs/<name>.ts in your project.`);
     }
     const scheduled = SCHEDULED_DELIVERY_AGENT.test(c.req.header('user-agent') ?? '');
     const result = scheduled ? await options.runScheduled(job) : await options.run(job);

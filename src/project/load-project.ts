@@ -8,8 +8,7 @@ import { BUILT_IN_HANDLER_NAMES, createDefaultHandlers } from '../inbox/handlers
 import type { HandlerRegistry } from '../inbox/handlers/registry.js';
 import { displayPath } from '../module-files.js';
 import { createStripeApi } from '../payments-api/stripe-client.js';
-import { providerFor } from '../webhooks/providers/index.js';
-import { isChoosable } from '../webhooks/providers/index.js';
+import { isChoosable, providerFor } from '../webhooks/providers/index.js';
 import { loadProjectHandlers, registerProjectHandlers, type ProjectHandler } from './handlers.js';
 
 /** The project's handlers folder as a URL (a trailing slash, so files resolve inside it). */

@@ -5,13 +5,16 @@ import type { ClaimedEvent } from '../../db/inbox-queue.js';
 import type { WriteBatch } from '../../db/write-batch.js';
 import type { Logger } from '../../log.js';
 
-/** What a handler may use: the database, the claimed event (payload, receivedAt, …), time and a logger. */
+/**
+ * What an engine handler may use (the shipped mirrors; a project's handlers
+ * get the public `HandlerContext` of api/define-handler.ts, built from this):
+ * the database, the claimed event (payload, receivedAt, …), time and a logger.
+ */
 export interface HandlerContext {
   /**
    * Reads and immediate writes; inside a worker batch, the batch's
-   * transaction (a throw rolls them back with the event's outcome). Write your
-   * own tables here: add them to `src/db/schema.ts` and run `npm run
-   * db:generate` for the migration (README "Add a handler").
+   * transaction (a throw rolls them back with the event's outcome, or, for
+   * an isolated handler, only its own writes).
    */
   db: Queryable;
   /** Writes to defer to the batch's end (`batch.of(IDENTITY_MIRROR).user(…)`, `PAYMENTS_MIRROR`), applied in the same transaction. */
