@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { openDatabase } from '../src/db/client.js';
+import type { openDatabase } from '../src/db/client.js';
 import type { Queryable } from '../src/db/database.js';
-import { EventWriter } from '../src/db/event-writer.js';
+import type { EventWriter } from '../src/db/event-writer.js';
 import { BENCH_SECRET, makeClerkEvents, type ClerkEvent } from './events.js';
 import { makeFanOutProject } from './fan-out-project.js';
 import { backendCpu, backendCpuSpent, cpuMs, createDatabase, processedTotal, ROOT, startHookrun, type Storage } from './servers.js';
@@ -35,18 +36,28 @@ type Sample = { perSec: number; hookrunUs: number; databaseUs: number; digest: s
 
 const MIRRORS = ['users', 'organizations', 'memberships'];
 
-async function mirrorDigest(db: Queryable): Promise<string> {
+async function mirrorDigest(db: Queryable, schema: string): Promise<string> {
   const parts: string[] = [];
-  for (const table of MIRRORS) parts.push((await db.query<{ d: string | null }>(`SELECT md5(string_agg(t::text, '|' ORDER BY id)) AS d FROM hookrun.${table} t`))[0]!.d ?? '-');
+  for (const table of MIRRORS) parts.push((await db.query<{ d: string | null }>(`SELECT md5(string_agg(t::text, '|' ORDER BY id)) AS d FROM ${schema}.${table} t`))[0]!.d ?? '-');
   return parts.join(',');
 }
 
-/** Write the backlog into a fresh storage of `kind` with the real group-commit writer; the database is closed after. */
-async function fill(storage: Storage, events: ClerkEvent[]): Promise<void> {
-  const db = await openDatabase(storage.kind === 'embedded' ? { dataDir: storage.dataDir } : { databaseUrl: storage.url });
+/** The database modules of a build's own dist/: its layout (schema, migrations) is the one its server expects. */
+type BuildDatabase = { openDatabase: typeof openDatabase; EventWriter: typeof EventWriter };
+
+async function buildDatabase(root: string | undefined): Promise<BuildDatabase> {
+  const dist = (file: string) => pathToFileURL(join(root ?? ROOT, 'dist', 'db', file)).href;
+  const [client, writer] = await Promise.all([import(dist('client.js')), import(dist('event-writer.js'))]);
+  return { openDatabase: (client as { openDatabase: typeof openDatabase }).openDatabase, EventWriter: (writer as { EventWriter: typeof EventWriter }).EventWriter };
+}
+
+/** Write the backlog into a fresh storage of `kind` with the build's own group-commit writer; the database is closed after. */
+async function fill(storage: Storage, events: ClerkEvent[], root: string | undefined): Promise<void> {
+  const build = await buildDatabase(root);
+  const db = await build.openDatabase(storage.kind === 'embedded' ? { dataDir: storage.dataDir } : { databaseUrl: storage.url });
   try {
     await db.migrate();
-    const writer = new EventWriter(db);
+    const writer = new build.EventWriter(db);
     await Promise.all(events.map((e) => writer.write({ source: 'auth', key: e.id, type: e.type, payloadJson: e.body })));
   } finally {
     await db.close();
@@ -60,12 +71,14 @@ async function fill(storage: Storage, events: ClerkEvent[]): Promise<void> {
  */
 async function drainOnce(kind: Storage['kind'], baseUrl: string | undefined, build: DrainBuild, events: ClerkEvent[]): Promise<Sample> {
   const root = build.root;
+  // A build from before hookrun's own schema keeps its tables in public.
+  const schema = existsSync(join(root ?? ROOT, 'dist', 'db', 'schema-name.js')) ? 'hookrun' : 'public';
   const dataDir = mkdtempSync(join(tmpdir(), 'hookrun-bench-auth-'));
   const database = kind === 'postgres' ? await createDatabase(baseUrl!, 'auth') : undefined;
   const storage: Storage = database ? { kind: 'postgres', url: database.url } : { kind: 'embedded', dataDir };
   const observer = database ? new pg.Client({ connectionString: database.url }) : undefined;
   try {
-    await fill(storage, events);
+    await fill(storage, events, root);
     let observerPid = 0;
     let db: Queryable | undefined;
     if (observer) {
@@ -79,7 +92,7 @@ async function drainOnce(kind: Storage['kind'], baseUrl: string | undefined, bui
       return cpu;
     };
     const processed = async () =>
-      db ? Number((await db.query<{ n: number }>("SELECT count(*)::int AS n FROM hookrun.webhook_events WHERE status NOT IN ('pending', 'processing', 'failed')"))[0]!.n) : await processedTotal(server);
+      db ? Number((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.webhook_events WHERE status NOT IN ('pending', 'processing', 'failed')`))[0]!.n) : await processedTotal(server);
     const { server } = await startHookrun(storage, BENCH_SECRET, { root, env: build.project ? { HOOKRUN_PROJECT: build.project } : undefined });
     let hookrunMs = 0;
     let databaseMs = 0;
@@ -98,14 +111,14 @@ async function drainOnce(kind: Storage['kind'], baseUrl: string | undefined, bui
     } finally {
       await server.stop();
     }
-    const opened = db ? undefined : await openDatabase({ dataDir });
+    const opened = db ? undefined : await (await buildDatabase(root)).openDatabase({ dataDir });
     const check = db ?? opened!;
     try {
       const [row] = await check.query<{ n: number; span: number | string | null }>(
-        `SELECT count(*)::int AS n, extract(epoch FROM max(processed_at) - min(processed_at)) * 1000 AS span FROM hookrun.webhook_events WHERE status = 'processed'`,
+        `SELECT count(*)::int AS n, extract(epoch FROM max(processed_at) - min(processed_at)) * 1000 AS span FROM ${schema}.webhook_events WHERE status = 'processed'`,
       );
       if (row!.n !== events.length) throw new Error(`auth drain: ${row!.n} of ${events.length} events processed (${root ?? 'this build'}, ${kind})`);
-      return { perSec: (row!.n * 1000) / Number(row!.span), hookrunUs: (hookrunMs * 1000) / counted, databaseUs: (databaseMs * 1000) / counted, digest: await mirrorDigest(check) };
+      return { perSec: (row!.n * 1000) / Number(row!.span), hookrunUs: (hookrunMs * 1000) / counted, databaseUs: (databaseMs * 1000) / counted, digest: await mirrorDigest(check, schema) };
     } finally {
       await opened?.close();
     }

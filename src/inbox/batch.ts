@@ -44,7 +44,7 @@ interface BatchState {
 type BatchResult = { kind: 'committed'; settlements: Settlement[]; owned: number[] } | { kind: 'fallback'; decided: Settlement[] };
 
 const typeKey = (event: ClaimedEvent) => `${event.source}\u0000${event.type}`;
-/** A savepoint around each isolated handler's run: its throw rolls back its own writes only. */
+/** A savepoint around each isolated handler's queries: its throw rolls back its own writes only. */
 const SAVEPOINT = 'SAVEPOINT hookrun_handler';
 const RELEASE = 'RELEASE SAVEPOINT hookrun_handler';
 const ROLLBACK_TO = 'ROLLBACK TO SAVEPOINT hookrun_handler';
@@ -127,10 +127,12 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
     for (const handler of pending) {
       const started = performance.now();
       const startedAt = clock.now();
-      if (handler.isolated) await tx.query(SAVEPOINT);
+      // The savepoint is taken at an isolated handler's first query: one that never queries costs no round trip.
+      let savepoint: Promise<unknown> | undefined;
+      const scoped: Queryable = handler.isolated ? { query: async (text, params) => (await (savepoint ??= tx.query(SAVEPOINT)), q.query(text, params)) } : q;
       try {
-        await runHandler(runDeps, handler, event, q, batch, inTransactionBudgetMs);
-        if (handler.isolated) await tx.query(RELEASE);
+        await runHandler(runDeps, handler, event, scoped, batch, inTransactionBudgetMs);
+        if (savepoint) await tx.query(RELEASE);
         outcomes.push(outcome(handler, processed(event), startedAt, started));
       } catch (error) {
         if (error instanceof HandlerTimeout && inTransactionBudgetMs < handlerTimeoutMs) {
@@ -140,7 +142,7 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
         }
         const failed = outcome(handler, failure(event, handler.name, error), startedAt, started);
         if (handler.isolated && !(error instanceof HandlerTimeout)) {
-          await tx.query(ROLLBACK_TO);
+          if (savepoint) await tx.query(ROLLBACK_TO);
           state.brokenBy = undefined;
         } else if (error instanceof HandlerTimeout || state.brokenBy !== undefined) {
           if (pending.length === 1 && (state.brokenBy === event.id || error instanceof HandlerTimeout)) decided.push(settleHandlers(event, [failed], apart));
