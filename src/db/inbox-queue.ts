@@ -91,38 +91,6 @@ const CLAIM_SQL = `
   WHERE e.id = due.id
   RETURNING e.id, e.source, e.key, e.type, e.payload, e.attempts, e.received_at, e.locked_until, e.deliveries`;
 
-/**
- * One statement settles a whole batch, and records each attempt in
- * `event_attempts` (only for the rows it settled). The `attempts` match is a fencing
- * token: a worker whose lease expired and whose event was claimed again
- * cannot overwrite the newer claim's outcome. `status || ''` keeps the rows
- * found by primary key: written plainly, the status test matches the partial
- * due index, and once statistics say no event is unfinished (a big, analysed,
- * processed table) PostgreSQL read that whole index, the entire backlog, for
- * every batch (bench `scale`: 13 % more PostgreSQL CPU per drained event).
- */
-const SETTLE_SQL = `
-  WITH settled AS (
-    UPDATE hookrun.webhook_events e
-    SET status = u.status,
-        last_error = u.error,
-        next_attempt_at = coalesce(u.next_attempt_at, e.next_attempt_at),
-        processed_at = CASE WHEN u.status IN ('processed', 'ignored') THEN $6::timestamptz ELSE e.processed_at END,
-        locked_until = NULL,
-        deliveries = CASE WHEN u.deliveries = '' THEN e.deliveries ELSE u.deliveries::jsonb END
-    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::timestamptz[], $7::text[])
-      AS u(id, attempts, status, error, next_attempt_at, deliveries)
-    WHERE e.id = u.id AND e.status || '' = 'processing' AND e.attempts = u.attempts
-    RETURNING e.id, u.attempts
-  ), history AS (
-    INSERT INTO hookrun.event_attempts (event_id, attempt, handler, started_at, duration_ms, outcome, error)
-    SELECT s.id, s.attempts, r.handler, coalesce(r.started_at, $6::timestamptz), coalesce(r.duration_ms, 0), r.outcome, r.error
-    FROM unnest($8::bigint[], $9::text[], $10::text[], $11::text[], $12::timestamptz[], $13::int[])
-      AS r(event_id, handler, outcome, error, started_at, duration_ms)
-    JOIN settled s ON s.id = r.event_id
-  )
-  SELECT id FROM settled`;
-
 /** Give a claim back untouched (shutdown before its handler ran): it does not count as an attempt. */
 const RELEASE_SQL = `
   UPDATE hookrun.webhook_events e
@@ -184,33 +152,6 @@ export async function claimDueEvents(db: Queryable, options: { now: number; leas
       deliveries: typeof row.deliveries === 'string' ? (JSON.parse(row.deliveries) as Deliveries) : row.deliveries,
     }))
     .sort((a, b) => a.id - b.id);
-}
-
-/** Write the outcome of a batch of claims in one round trip; returns the ids this worker still owned. */
-export async function settleEvents(db: Queryable, settlements: Settlement[], now: number): Promise<number[]> {
-  if (settlements.length === 0) return [];
-  const runs: Array<[number, HandlerRun]> = [];
-  for (const s of settlements) {
-    if (s.runs) for (const run of s.runs) runs.push([s.id, run]);
-    else runs.push([s.id, { handler: s.handler ?? null, outcome: s.status, error: 'error' in s ? s.error : undefined, startedAt: s.timing?.startedAt, durationMs: s.timing?.durationMs }]);
-  }
-  const rows = await db.query<{ id: number }>(SETTLE_SQL, [
-    settlements.map((s) => s.id),
-    settlements.map((s) => s.attempts),
-    settlements.map((s) => s.status),
-    settlements.map((s) => ('error' in s ? s.error : null)),
-    settlements.map((s) => (s.status === 'failed' ? s.nextAttemptAt.toISOString() : null)),
-    new Date(now).toISOString(),
-    // '' keeps the row's deliveries; null clears them
-    settlements.map((s) => (s.deliveries === undefined ? '' : s.deliveries === null ? null : JSON.stringify(s.deliveries))),
-    runs.map(([id]) => id),
-    runs.map(([, r]) => r.handler),
-    runs.map(([, r]) => r.outcome),
-    runs.map(([, r]) => r.error ?? null),
-    runs.map(([, r]) => (r.startedAt === undefined ? null : new Date(r.startedAt).toISOString())),
-    runs.map(([, r]) => (r.durationMs === undefined ? null : Math.round(r.durationMs))),
-  ]);
-  return rows.map((row) => Number(row.id));
 }
 
 /** Hand claims back as `pending` without counting an attempt (used on shutdown). */

@@ -1,13 +1,14 @@
 import type { Clock } from '../clock.js';
 import type { Database, Queryable } from '../db/database.js';
-import { claimDueEvents, releaseClaims, settleEvents, type ClaimedEvent, type Settlement } from '../db/inbox-queue.js';
+import { claimDueEvents, releaseClaims, type ClaimedEvent, type Settlement } from '../db/inbox-queue.js';
+import { settleEvents } from '../db/inbox-settle.js';
 import { WriteBatch } from '../db/write-batch.js';
 import { startLeaseHeartbeat } from './lease-heartbeat.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { pendingHandlers, settleHandlers, settlesApart, type HandlerOutcome } from './deliveries.js';
-import { eventFields, HandlerTimeout, runHandler } from './handler-run.js';
+import { eventFields, HandlerTimeout, runHandler, SAVEPOINT } from './handler-run.js';
 import type { HandlerRegistry, RegisteredHandler } from './handlers/registry.js';
 import type { RetryPolicy } from './retry.js';
 import { settleFailure, settleWithoutHandler } from './settle.js';
@@ -44,10 +45,6 @@ interface BatchState {
 type BatchResult = { kind: 'committed'; settlements: Settlement[]; owned: number[] } | { kind: 'fallback'; decided: Settlement[] };
 
 const typeKey = (event: ClaimedEvent) => `${event.source}\u0000${event.type}`;
-/** A savepoint around each isolated handler's queries: its throw rolls back its own writes only. */
-const SAVEPOINT = 'SAVEPOINT hookrun_handler';
-const RELEASE = 'RELEASE SAVEPOINT hookrun_handler';
-const ROLLBACK_TO = 'ROLLBACK TO SAVEPOINT hookrun_handler';
 
 /**
  * One claim of up to `batchSize` due events, processed and settled. Their
@@ -129,10 +126,10 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
       const startedAt = clock.now();
       // The savepoint is taken at an isolated handler's first query: one that never queries costs no round trip.
       let savepoint: Promise<unknown> | undefined;
-      const scoped: Queryable = handler.isolated ? { query: async (text, params) => (await (savepoint ??= tx.query(SAVEPOINT)), q.query(text, params)) } : q;
+      const scoped: Queryable = handler.isolated ? { query: async (text, params) => (await (savepoint ??= tx.query(SAVEPOINT.take)), q.query(text, params)) } : q;
       try {
         await runHandler(runDeps, handler, event, scoped, batch, inTransactionBudgetMs);
-        if (savepoint) await tx.query(RELEASE);
+        if (savepoint) await tx.query(SAVEPOINT.release);
         outcomes.push(outcome(handler, processed(event), startedAt, started));
       } catch (error) {
         if (error instanceof HandlerTimeout && inTransactionBudgetMs < handlerTimeoutMs) {
@@ -142,7 +139,7 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
         }
         const failed = outcome(handler, failure(event, handler.name, error), startedAt, started);
         if (handler.isolated && !(error instanceof HandlerTimeout)) {
-          if (savepoint) await tx.query(ROLLBACK_TO);
+          if (savepoint) await tx.query(SAVEPOINT.rollback);
           state.brokenBy = undefined;
         } else if (error instanceof HandlerTimeout || state.brokenBy !== undefined) {
           if (pending.length === 1 && (state.brokenBy === event.id || error instanceof HandlerTimeout)) decided.push(settleHandlers(event, [failed], apart));

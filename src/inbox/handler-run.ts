@@ -17,6 +17,13 @@ export interface HandlerRunDeps {
   abortGraceMs: number;
 }
 
+/** A savepoint around each isolated handler's queries: its throw rolls back its own writes only. */
+export const SAVEPOINT = {
+  take: 'SAVEPOINT hookrun_handler',
+  release: 'RELEASE SAVEPOINT hookrun_handler',
+  rollback: 'ROLLBACK TO SAVEPOINT hookrun_handler',
+} as const;
+
 /** The fields every log line about an event carries. */
 export const eventFields = (e: ClaimedEvent) => ({ eventId: e.id, source: e.source, key: e.key, type: e.type });
 
