@@ -29,6 +29,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly handlerRuns = new Counter({
+    name: 'hookrun_handler_runs_total',
+    help: 'Runs of each handler (a project file or a shipped mirror) by outcome (processed, failed, dead): several handlers may take one event.',
+    labelNames: ['handler', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly processingDuration = new Histogram({
     name: 'hookrun_event_processing_seconds',
     help: 'Time a handler took for one event.',

@@ -157,6 +157,13 @@ ${history.map((a) => html`<tr><td class="num">${a.attempt}</td><td>${a.handler ?
 </tbody></table></div>`;
 }
 
+/** With several handlers on the event: which to run again (all, or one by name). */
+function handlerChoice(history: EventAttempt[]): SafeHtml | string {
+  const names = [...new Set(history.map((a) => a.handler).filter((h): h is string => h !== null))].sort();
+  if (names.length < 2) return '';
+  return html` <select name="handler" aria-label="handler"><option value="">all</option>${names.map((n) => html`<option value="${n}">only ${n}</option>`)}</select>`;
+}
+
 /** A mirror table (users, customers, …) as the handlers left it, most recently changed first, searchable. */
 export function mirrorPage(table: string, rows: Array<Record<string, unknown>>, search: string | undefined, csrf: string): string {
   const columns = MIRROR_TABLES[table as keyof typeof MIRROR_TABLES] as readonly string[];
@@ -187,7 +194,7 @@ export function eventPage(event: EventDetail, history: EventAttempt[], csrf: str
 <dt>received</dt><dd>${when(event.receivedAt, now)}</dd><dt>next attempt</dt><dd>${when(event.nextAttemptAt, now)}</dd><dt>processed</dt><dd>${when(event.processedAt, now)}</dd>
 <dt>last error</dt><dd>${event.lastError ?? '-'}</dd></dl>
 <h2>Attempts</h2>${attemptsTable(history, now)}
-<form method="post" action="/admin/events/${event.id}/replay"><input type="hidden" name="csrf" value="${csrf}"><p><button type="submit">Replay</button> puts it back in the queue (handlers are idempotent).</p></form>
+<form method="post" action="/admin/events/${event.id}/replay"><input type="hidden" name="csrf" value="${csrf}"><p><button type="submit">Replay</button>${handlerChoice(history)} puts it back in the queue (handlers are idempotent).</p></form>
 <details open id="payload-box"><summary><b>Payload</b> (${Buffer.byteLength(payload)} bytes as shown) · <a href="/admin/events/${event.id}/payload.json">raw JSON</a> (to copy or save)</summary><pre id="payload">${payload}</pre></details>`;
   return layout(`Event ${event.id}`, body, csrf);
 }

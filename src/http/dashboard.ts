@@ -183,13 +183,15 @@ export function createDashboard(deps: AdminApiDeps): Hono {
 
   app.post('/events/:id/replay', async (c) => {
     const id = eventId(c);
+    const handler = (await formField(c, 'handler')) || undefined; // one handler of the event, or all
     try {
-      await replayEvent(db, clock, id);
+      if (handler !== undefined && !/^[a-z0-9][a-z0-9-]{0,99}$/.test(handler)) throw new AppError('bad_request', 'A handler name is lowercase letters, digits and dashes.');
+      await replayEvent(db, clock, id, { handler });
     } catch (error) {
       if (error instanceof AppError) return page(c, messagePage('Not replayed', error.message, csrfOf(c)), error.status);
       throw error;
     }
-    deps.log.info({ id }, 'event replayed from the dashboard');
+    deps.log.info({ id, handler }, 'event replayed from the dashboard');
     return c.redirect(`/admin/events/${id}?replayed=1`, 303);
   });
 

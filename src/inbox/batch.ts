@@ -74,17 +74,17 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
     return settlement;
   }
 
-  const outcome = (handler: RegisteredHandler, settlement: Settlement, startedAt: number, started: number): HandlerOutcome => ({
-    handler: handler.name,
-    settlement,
-    startedAt,
-    durationMs: performance.now() - started,
-  });
+  const outcome = (handler: RegisteredHandler, settlement: Settlement, startedAt: number, started: number): HandlerOutcome =>
+    ({ handler: handler.name, settlement, startedAt, durationMs: performance.now() - started });
   const processed = (event: ClaimedEvent): Settlement => ({ id: event.id, attempts: event.attempts, status: 'processed' });
   const runDeps = { clock, log, abortGraceMs: deps.abortGraceMs };
 
   function observe(event: ClaimedEvent, settlement: Settlement): void {
-    const ms = (settlement.runs ?? []).reduce((sum, run) => sum + (run.durationMs ?? 0), 0);
+    let ms = 0;
+    for (const run of settlement.runs ?? []) {
+      ms += run.durationMs ?? 0;
+      metrics.handlerRuns.inc({ handler: run.handler ?? '', outcome: run.outcome });
+    }
     metrics.processingDuration.observe({ source: event.source, outcome: settlement.status }, ms / 1000);
   }
 

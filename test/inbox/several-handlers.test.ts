@@ -31,7 +31,7 @@ describe.each(databaseKinds())('several handlers per event on $name', (kind) => 
     await testDb.db.query('CREATE TABLE IF NOT EXISTS fan_out_marks (handler text, event_id bigint, call int)');
     await testDb.db.query('TRUNCATE fan_out_marks');
     const { handlers, calls } = twoHandlers((name, n) => name === 'update-crm' && n <= 2);
-    const { worker, clock } = testWorker(testDb.db, { handlers });
+    const { worker, clock, metrics } = testWorker(testDb.db, { handlers });
     const id = await storeEvent(testDb.db, 'test', 'order.paid', {});
     expect(await worker.runOnce()).toBe(1);
     expect(await eventRow(testDb.db, id)).toMatchObject({ status: 'failed', attempts: 1, last_error: 'update-crm: update-crm boom 1' });
@@ -50,6 +50,8 @@ describe.each(databaseKinds())('several handlers per event on $name', (kind) => 
       '2:update-crm:failed',
       '3:update-crm:processed',
     ]);
+    const runs = (await metrics.handlerRuns.get()).values.map((v) => `${v.labels.handler} ${v.labels.outcome} ${v.value}`).sort();
+    expect(runs).toEqual(['send-receipt processed 1', 'update-crm failed 2', 'update-crm processed 1']);
   });
 
   it('a handler goes dead alone, the event is dead, and replaying that handler runs only it', async () => {
