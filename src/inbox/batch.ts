@@ -8,7 +8,7 @@ import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { pendingHandlers, settleHandlers, settlesApart, type HandlerOutcome } from './deliveries.js';
-import { eventFields, HandlerTimeout, runHandler, SAVEPOINT } from './handler-run.js';
+import { eventFields, HandlerTimeout, runAndFlush, runHandler, SAVEPOINT } from './handler-run.js';
 import type { HandlerRegistry, RegisteredHandler } from './handlers/registry.js';
 import type { RetryPolicy } from './retry.js';
 import { settleFailure, settleWithoutHandler } from './settle.js';
@@ -96,9 +96,9 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
       const started = performance.now();
       const startedAt = clock.now();
       try {
-        const batch = new WriteBatch();
-        await runHandler(runDeps, handler, event, db, batch, handlerTimeoutMs);
-        await db.transaction((tx) => batch.flush(tx));
+        // A project handler gets a transaction of its own where long ones are cheap (PostgreSQL); PGlite's one session cannot hold it.
+        if (handler.isolated && db.tuning.inTransactionBudgetMs === undefined) await db.transaction((tx) => runAndFlush(runDeps, handler, event, tx, handlerTimeoutMs));
+        else await runAndFlush(runDeps, handler, event, db, handlerTimeoutMs);
         outcomes.push(outcome(handler, processed(event), startedAt, started));
       } catch (error) {
         outcomes.push(outcome(handler, failure(event, handler.name, error), startedAt, started));

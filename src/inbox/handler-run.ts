@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
-import type { Queryable } from '../db/database.js';
+import type { Database, Queryable } from '../db/database.js';
 import type { ClaimedEvent } from '../db/inbox-queue.js';
-import type { WriteBatch } from '../db/write-batch.js';
+import { WriteBatch } from '../db/write-batch.js';
 import { withDeadline } from '../deadline.js';
 import type { Logger } from '../log.js';
 import type { HandlerContext, RegisteredHandler } from './handlers/registry.js';
@@ -60,4 +60,11 @@ export async function runHandler(deps: HandlerRunDeps, handler: RegisteredHandle
     if (!ended) ctx.log.error({ graceMs: deps.abortGraceMs }, 'handler ignored its abort signal and is still running; its retry may overlap it');
     throw error;
   }
+}
+
+/** One handler on `q`, then its deferred writes (in a transaction of their own unless `q` is one): the one-at-a-time path. */
+export async function runAndFlush(deps: HandlerRunDeps, handler: RegisteredHandler, event: ClaimedEvent, q: Database | Queryable, timeoutMs: number): Promise<void> {
+  const batch = new WriteBatch();
+  await runHandler(deps, handler, event, q, batch, timeoutMs);
+  await ('transaction' in q ? q.transaction((tx) => batch.flush(tx)) : batch.flush(q));
 }

@@ -116,4 +116,25 @@ describe.each(databaseKinds())('several handlers per event on $name', (kind) => 
     }
     expect(seen).toEqual(ids); // each ran once, in the shared transaction (no fallback re-run)
   });
+
+  it.runIf(kind.name === 'postgres')('one at a time after a shared handler broke the batch, a project handler still gets a transaction of its own: its throw keeps none of its writes', async () => {
+    await testDb.db.query('CREATE TABLE IF NOT EXISTS fan_out_marks (handler text, event_id bigint, call int)');
+    await testDb.db.query('TRUNCATE fan_out_marks');
+    let calls = 0;
+    const handlers = new HandlerRegistry()
+      .on('test', 'breaks.batch', async ({ db }) => void (await db.query('SELECT * FROM no_such_table')), { name: 'shared-broken' })
+      .on('test', 'writes.then.throws', async ({ db, event }) => {
+        calls++;
+        await db.query('INSERT INTO fan_out_marks VALUES ($1, $2, $3)', ['project', event.id, calls]);
+        throw new Error('after writing');
+      }, { name: 'project', isolated: true });
+    const { worker } = testWorker(testDb.db, { handlers });
+    await storeEvent(testDb.db, 'test', 'breaks.batch', {});
+    const id = await storeEvent(testDb.db, 'test', 'writes.then.throws', {});
+    expect(await worker.runOnce()).toBe(2);
+    expect((await eventRow(testDb.db, id)).status).toBe('failed');
+    expect(calls).toBeGreaterThanOrEqual(1);
+    expect(await marks()).toEqual([]);
+  });
 });
+

@@ -1,11 +1,10 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureDistBuilt } from '../helpers/build-dist.js';
 import { makeLegacyDataDir } from '../helpers/legacy-layout.js';
 import { SECRETS } from '../helpers/config.js';
 import { acknowledged, sendDelivery, stripeDelivery, supabaseInsert } from '../helpers/signed-deliveries.js';
@@ -53,8 +52,8 @@ let project: string;
 let packed: string[];
 let tool: string;
 
-/** A file a build from older sources left in dist/: the tarball must not carry it (it would be a live /cron/ghost-job). */
-const GHOST = join(REPO_ROOT, 'dist', 'cron', 'jobs', 'ghost-job.js');
+/** What `npm pack` needs of this checkout; packed from a copy, so its rebuild never empties the dist/ other tests run. */
+const PACKED_FROM = ['src', 'drizzle', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md'];
 
 async function npm(args: string[], cwd: string): Promise<void> {
   await run('npm', [...args, ...NPM_FLAGS], { cwd, timeout: 240_000, env: { ...process.env, npm_config_update_notifier: 'false' } });
@@ -66,11 +65,14 @@ async function npm(args: string[], cwd: string): Promise<void> {
  * run from it, and the project installed on the same tarball.
  */
 beforeAll(async () => {
-  await ensureDistBuilt();
   work = mkdtempSync(join(tmpdir(), 'hookrun-installed-'));
-  mkdirSync(join(REPO_ROOT, 'dist', 'cron', 'jobs'), { recursive: true });
-  writeFileSync(GHOST, 'export default { run() {} };\n');
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work, '--loglevel=error'], { cwd: REPO_ROOT, timeout: 180_000, maxBuffer: 16 * 1024 * 1024 });
+  const checkout = join(work, 'checkout');
+  for (const entry of PACKED_FROM) cpSync(join(REPO_ROOT, entry), join(checkout, entry), { recursive: true });
+  symlinkSync(join(REPO_ROOT, 'node_modules'), join(checkout, 'node_modules'), 'dir');
+  // A file a build from older sources left in dist/: the tarball must not carry it (it would be a live /cron/ghost-job).
+  mkdirSync(join(checkout, 'dist', 'cron', 'jobs'), { recursive: true });
+  writeFileSync(join(checkout, 'dist', 'cron', 'jobs', 'ghost-job.js'), 'export default { run() {} };\n');
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work, '--loglevel=error'], { cwd: checkout, timeout: 180_000, maxBuffer: 16 * 1024 * 1024 });
   const [pack] = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>;
   packed = pack!.files.map((f) => f.path);
   const tarball = join(work, pack!.filename);
@@ -88,7 +90,6 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(() => {
-  rmSync(GHOST, { force: true });
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
