@@ -1,6 +1,17 @@
 import type { Queryable } from './database.js';
 import type { HandlerRun, Settlement } from './inbox-queue.js';
 
+/** What settling writes on an event row (`u` is the batch's unnest; `$6` is now). */
+const SET_OUTCOME = `SET status = u.status,
+        last_error = u.error,
+        next_attempt_at = coalesce(u.next_attempt_at, e.next_attempt_at),
+        processed_at = CASE WHEN u.status IN ('processed', 'ignored') THEN $6::timestamptz ELSE e.processed_at END,
+        locked_until = NULL,
+        deliveries = CASE WHEN u.deliveries = '' THEN e.deliveries ELSE u.deliveries::jsonb END`;
+
+/** Only a claim this worker still holds, found by primary key (see SETTLE_SQL). */
+const OWNED_CLAIM = `WHERE e.id = u.id AND e.status || '' = 'processing' AND e.attempts = u.attempts`;
+
 /**
  * One statement settles a whole batch, and records each attempt in
  * `event_attempts` (only for the rows it settled). The `attempts` match is a fencing
@@ -14,15 +25,10 @@ import type { HandlerRun, Settlement } from './inbox-queue.js';
 const SETTLE_SQL = `
   WITH settled AS (
     UPDATE hookrun.webhook_events e
-    SET status = u.status,
-        last_error = u.error,
-        next_attempt_at = coalesce(u.next_attempt_at, e.next_attempt_at),
-        processed_at = CASE WHEN u.status IN ('processed', 'ignored') THEN $6::timestamptz ELSE e.processed_at END,
-        locked_until = NULL,
-        deliveries = CASE WHEN u.deliveries = '' THEN e.deliveries ELSE u.deliveries::jsonb END
+    ${SET_OUTCOME}
     FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::timestamptz[], $7::text[])
       AS u(id, attempts, status, error, next_attempt_at, deliveries)
-    WHERE e.id = u.id AND e.status || '' = 'processing' AND e.attempts = u.attempts
+    ${OWNED_CLAIM}
     RETURNING e.id, u.attempts
   ), history AS (
     INSERT INTO hookrun.event_attempts (event_id, attempt, handler, started_at, duration_ms, outcome, error)
@@ -41,15 +47,10 @@ const SETTLE_SQL = `
 const SETTLE_ONE_SQL = `
   WITH settled AS (
     UPDATE hookrun.webhook_events e
-    SET status = u.status,
-        last_error = u.error,
-        next_attempt_at = coalesce(u.next_attempt_at, e.next_attempt_at),
-        processed_at = CASE WHEN u.status IN ('processed', 'ignored') THEN $6::timestamptz ELSE e.processed_at END,
-        locked_until = NULL,
-        deliveries = CASE WHEN u.deliveries = '' THEN e.deliveries ELSE u.deliveries::jsonb END
+    ${SET_OUTCOME}
     FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::timestamptz[], $7::text[], $8::timestamptz[], $9::int[], $10::text[])
       AS u(id, attempts, status, error, next_attempt_at, deliveries, started_at, duration_ms, handler)
-    WHERE e.id = u.id AND e.status || '' = 'processing' AND e.attempts = u.attempts
+    ${OWNED_CLAIM}
     RETURNING e.id, u.attempts, u.status, u.error, u.started_at, u.duration_ms, u.handler
   ), history AS (
     INSERT INTO hookrun.event_attempts (event_id, attempt, handler, started_at, duration_ms, outcome, error)
