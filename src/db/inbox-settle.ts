@@ -6,8 +6,10 @@ const SET_OUTCOME = `SET status = u.status,
         last_error = u.error,
         next_attempt_at = coalesce(u.next_attempt_at, e.next_attempt_at),
         processed_at = CASE WHEN u.status IN ('processed', 'ignored') THEN $6::timestamptz ELSE e.processed_at END,
-        locked_until = NULL,
-        deliveries = CASE WHEN u.deliveries = '' THEN e.deliveries ELSE u.deliveries::jsonb END`;
+        locked_until = NULL`;
+
+/** The per-handler state, when a settlement carries it ('' keeps the row's). */
+const SET_DELIVERIES = `, deliveries = CASE WHEN u.deliveries = '' THEN e.deliveries ELSE u.deliveries::jsonb END`;
 
 /** Only a claim this worker still holds, found by primary key (see SETTLE_SQL). */
 const OWNED_CLAIM = `WHERE e.id = u.id AND e.status || '' = 'processing' AND e.attempts = u.attempts`;
@@ -25,7 +27,7 @@ const OWNED_CLAIM = `WHERE e.id = u.id AND e.status || '' = 'processing' AND e.a
 const SETTLE_SQL = `
   WITH settled AS (
     UPDATE hookrun.webhook_events e
-    ${SET_OUTCOME}
+    ${SET_OUTCOME}${SET_DELIVERIES}
     FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::timestamptz[], $7::text[])
       AS u(id, attempts, status, error, next_attempt_at, deliveries)
     ${OWNED_CLAIM}
@@ -40,16 +42,17 @@ const SETTLE_SQL = `
   SELECT id FROM settled`;
 
 /**
- * SETTLE_SQL when each event ran at most one handler (one handler per type,
- * the common case): its attempt row rides on the update's own unnest,
- * without a second array per column.
+ * SETTLE_SQL when each event ran at most one handler and keeps no
+ * per-handler state (one handler per type, the common case): its attempt
+ * row rides on the update's own unnest, without a second array per column,
+ * and the row's deliveries are left as they are.
  */
 const SETTLE_ONE_SQL = `
   WITH settled AS (
     UPDATE hookrun.webhook_events e
     ${SET_OUTCOME}
-    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::timestamptz[], $7::text[], $8::timestamptz[], $9::int[], $10::text[])
-      AS u(id, attempts, status, error, next_attempt_at, deliveries, started_at, duration_ms, handler)
+    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::timestamptz[], $7::timestamptz[], $8::int[], $9::text[])
+      AS u(id, attempts, status, error, next_attempt_at, started_at, duration_ms, handler)
     ${OWNED_CLAIM}
     RETURNING e.id, u.attempts, u.status, u.error, u.started_at, u.duration_ms, u.handler
   ), history AS (
@@ -68,8 +71,6 @@ export async function settleEvents(db: Queryable, settlements: Settlement[], now
     settlements.map((s) => ('error' in s ? s.error : null)),
     settlements.map((s) => (s.status === 'failed' ? s.nextAttemptAt.toISOString() : null)),
     new Date(now).toISOString(),
-    // '' keeps the row's deliveries; null clears them
-    settlements.map((s) => (s.deliveries === undefined ? '' : s.deliveries === null ? null : JSON.stringify(s.deliveries))),
   ];
   const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
   const ms = (duration: number | undefined) => (duration === undefined ? null : Math.round(duration));
@@ -80,6 +81,8 @@ export async function settleEvents(db: Queryable, settlements: Settlement[], now
     const duration = settlements.map((s, i) => ms(run[i]?.durationMs ?? s.timing?.durationMs));
     rows = await db.query<{ id: number }>(SETTLE_ONE_SQL, [...event, startedAt, duration, settlements.map((s, i) => run[i]?.handler ?? s.handler ?? null)]);
   } else {
+    // '' keeps the row's deliveries; null clears them
+    const deliveries = settlements.map((s) => (s.deliveries === undefined ? '' : s.deliveries === null ? null : JSON.stringify(s.deliveries)));
     const runs: Array<[number, HandlerRun]> = [];
     for (const s of settlements) {
       if (s.runs && s.runs.length > 0) for (const r of s.runs) runs.push([s.id, r]);
@@ -87,6 +90,7 @@ export async function settleEvents(db: Queryable, settlements: Settlement[], now
     }
     rows = await db.query<{ id: number }>(SETTLE_SQL, [
       ...event,
+      deliveries,
       runs.map(([id]) => id),
       runs.map(([, r]) => r.handler),
       runs.map(([, r]) => r.outcome),

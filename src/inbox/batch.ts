@@ -3,6 +3,7 @@ import type { Database, Queryable } from '../db/database.js';
 import { claimDueEvents, releaseClaims, type ClaimedEvent, type Settlement } from '../db/inbox-queue.js';
 import { settleEvents } from '../db/inbox-settle.js';
 import { WriteBatch } from '../db/write-batch.js';
+import { BatchMetrics } from './batch-metrics.js';
 import { startLeaseHeartbeat } from './lease-heartbeat.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -79,18 +80,15 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
   const processed = (event: ClaimedEvent): Settlement => ({ id: event.id, attempts: event.attempts, status: 'processed' });
   const runDeps = { clock, log, abortGraceMs: deps.abortGraceMs };
 
-  function observe(event: ClaimedEvent, settlement: Settlement): void {
-    let ms = 0;
-    for (const run of settlement.runs ?? []) {
-      ms += run.durationMs ?? 0;
-      metrics.handlerRuns.inc({ handler: run.handler ?? '', outcome: run.outcome });
-    }
-    metrics.processingDuration.observe({ source: event.source, outcome: settlement.status }, ms / 1000);
-  }
+  const observed = new BatchMetrics(metrics);
+  const observe = (event: ClaimedEvent, settlement: Settlement) => observed.observe(event, settlement);
+  /** Each claimed event's handlers, found once per claim. */
+  const found = new WeakMap<ClaimedEvent, readonly RegisteredHandler[]>();
+  const handlersOf = (event: ClaimedEvent) => found.get(event) ?? handlers.find(event);
 
   /** One event on its own, each handler's deferred writes in their own transaction: the fallback path and slow types. */
   async function handleAlone(event: ClaimedEvent): Promise<Settlement> {
-    const all = handlers.find(event);
+    const all = handlersOf(event);
     const outcomes: HandlerOutcome[] = [];
     for (const handler of pendingHandlers(event, all)) {
       const started = performance.now();
@@ -117,7 +115,7 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
    * keeping in `decided` the outcome of a lone handler that caused it.
    */
   async function runEventInBatch(event: ClaimedEvent, tx: Queryable, q: Queryable, batch: WriteBatch, state: BatchState, decided: Settlement[]): Promise<Settlement> {
-    const all = handlers.find(event);
+    const all = handlersOf(event);
     const pending = pendingHandlers(event, all);
     const apart = settlesApart(event, all);
     const outcomes: HandlerOutcome[] = [];
@@ -213,7 +211,9 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
     const batched: ClaimedEvent[] = [];
     const alone: ClaimedEvent[] = [];
     for (const event of claims) {
-      const settlement = settleWithoutHandler(event, handlers.find(event).length > 0 || event.deliveries !== null, policy);
+      const all = handlers.find(event);
+      found.set(event, all);
+      const settlement = settleWithoutHandler(event, all.length > 0 || event.deliveries !== null, policy);
       if (settlement) fixed.push(settlement);
       else (slowTypes.has(typeKey(event)) ? alone : batched).push(event);
     }
@@ -240,6 +240,7 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
       metrics.eventsProcessed.inc({ source: event.source, outcome: settlement.status });
       if (settlement.status === 'dead') deps.onDead?.(event, settlement.error);
     }
+    observed.flush();
   }
 
   return { run };
