@@ -99,4 +99,9 @@ describe('the documentation', () => {
     }
     expect(found).toEqual([]);
   });
+
+  it('every test file README.md and docs/*.md name exists', () => {
+    const named = pages.flatMap((page) => [...readFileSync(join(REPO_ROOT, page), 'utf8').matchAll(/\btest\/[\w./-]+\.(?:ts|sh)\b/g)].map((m) => `${page}: ${m[0]}`));
+    expect(named.filter((entry) => !existsSync(join(REPO_ROOT, entry.split(': ')[1]!)))).toEqual([]);
+  });
 });
