@@ -1,4 +1,4 @@
-/** A figure over rounds: the median with its spread, as BENCHMARKS.md reports it. */
+/** A figure over rounds: the median with its spread, as docs/performance.md reports it. */
 export interface Spread {
   median: number;
   min: number;

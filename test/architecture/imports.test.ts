@@ -37,7 +37,7 @@ function cycles(): string[] {
   return [...found];
 }
 
-describe('the layout (ARCHITECTURE.md)', () => {
+describe('the layout (docs/architecture.md)', () => {
   it('has no import cycle in src/', () => {
     expect(cycles()).toEqual([]);
   });

@@ -181,7 +181,7 @@ export async function seedDataDir(dataDir: string): Promise<void> {
   await pglite.close();
 }
 
-/** A copy of the project in `dir` to edit as a newcomer would (README recipes), sharing this checkout's node_modules. */
+/** A copy of the project in `dir` to edit as a newcomer would (the docs' recipes), sharing this checkout's node_modules. */
 export function copyProject(dir: string): void {
   for (const entry of ['src', 'drizzle', 'package.json', 'tsconfig.json', 'drizzle.config.ts', 'platform.json']) cpSync(join(REPO_ROOT, entry), join(dir, entry), { recursive: true });
   symlinkSync(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');

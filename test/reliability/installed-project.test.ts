@@ -53,7 +53,7 @@ let packed: string[];
 let tool: string;
 
 /** What `npm pack` needs of this checkout; packed from a copy, so its rebuild never empties the dist/ other tests run. */
-const PACKED_FROM = ['src', 'drizzle', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md'];
+const PACKED_FROM = ['src', 'drizzle', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'docs'];
 
 async function npm(args: string[], cwd: string): Promise<void> {
   await run('npm', [...args, ...NPM_FLAGS], { cwd, timeout: 240_000, env: { ...process.env, npm_config_update_notifier: 'false' } });
@@ -122,7 +122,7 @@ async function waitForStatus(server: HookrunProcess, id: number, status: string,
 
 describe('the published package', () => {
   it('holds the built code, its declarations and the migrations, and nothing of the repository tooling', () => {
-    for (const needed of ['package.json', 'README.md', 'dist/main.js', 'dist/index.js', 'dist/index.d.ts', 'dist/cron/jobs/keep-alive.js', 'drizzle/meta/_journal.json']) {
+    for (const needed of ['package.json', 'README.md', 'docs/getting-started.md', 'dist/main.js', 'dist/index.js', 'dist/index.d.ts', 'dist/cron/jobs/keep-alive.js', 'drizzle/meta/_journal.json']) {
       expect(packed, needed).toContain(needed);
     }
     expect(packed.some((f) => /^drizzle\/0000_.*\.sql$/.test(f))).toBe(true);

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
@@ -7,19 +7,24 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDistBuilt } from '../helpers/build-dist.js';
 import { REPO_ROOT, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
 
-/** Every ```sh runnable block of the README, with the heading it sits under (for messages). */
+/** The pages whose ```sh runnable blocks run here: the README and every docs/*.md page, in name order. */
+const PAGES = ['README.md', ...readdirSync(join(REPO_ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+
+/** Every ```sh runnable block of those pages, with the page and the heading it sits under (for messages). */
 function runnableBlocks(): Array<{ heading: string; script: string }> {
-  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-  return [...readme.matchAll(/```sh runnable\n([\s\S]*?)```/g)].map((m) => ({
-    heading: [...readme.slice(0, m.index).matchAll(/^#{2,} (.*)$/gm)].at(-1)?.[1] ?? '?',
-    script: m[1]!,
-  }));
+  return PAGES.flatMap((page) => {
+    const text = readFileSync(join(REPO_ROOT, page), 'utf8');
+    return [...text.matchAll(/```sh runnable\n([\s\S]*?)```/g)].map((m) => ({
+      heading: `${page}: ${[...text.slice(0, m.index).replace(/```[\s\S]*?```/g, '').matchAll(/^#{1,6} (.*)$/gm)].at(-1)?.[1] ?? '?'}`,
+      script: m[1]!,
+    }));
+  });
 }
 
-/** `set -a; . ./.env; set +a` with the shipped `.env.example`, as the README tells a newcomer to do. */
+/** `set -a; . ./.env; set +a` with the shipped `.env.example`, as the docs tell a newcomer to do. */
 const dotEnv = parseEnv(readFileSync(join(REPO_ROOT, '.env.example'), 'utf8')) as Record<string, string>;
 
-describe('the README examples marked runnable, pasted into a shell against a live server', { timeout: 180_000 }, () => {
+describe('the documentation examples marked runnable, pasted into a shell against a live server', { timeout: 180_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'hookrun-readme-'));
   let server: HookrunProcess;
 
@@ -36,12 +41,12 @@ describe('the README examples marked runnable, pasted into a shell against a liv
   it('each block exits 0, and no curl in it gets an HTTP error', async () => {
     const blocks = runnableBlocks();
     expect(blocks.map((b) => b.heading)).toEqual([
-      '`POST /webhooks/payments` — Stripe',
-      '`POST /webhooks/auth` — Clerk, Svix, Standard Webhooks',
-      '`POST /webhooks/database` — Supabase Database Webhooks',
-      '`GET|POST /cron/<job>`',
-      '`GET /health`, `GET /ready`, `GET /metrics`',
-      'Admin API',
+      'docs/admin-api.md: Admin API',
+      'docs/jobs.md: `GET|POST /cron/<job>`',
+      'docs/operations.md: Health, readiness and metrics: `GET /health`, `GET /ready`, `GET /metrics`',
+      'docs/providers.md: Stripe (`/webhooks/payments`)',
+      'docs/providers.md: Clerk, Svix, Standard Webhooks (`/webhooks/auth`)',
+      'docs/providers.md: Supabase Database Webhooks (`/webhooks/database`)',
     ]);
     const port = new URL(server.url).port;
     for (const { heading, script } of blocks) {

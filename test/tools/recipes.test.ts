@@ -8,10 +8,17 @@ import { SECRETS } from '../helpers/config.js';
 import { ensureDistBuilt } from '../helpers/build-dist.js';
 import { REPO_ROOT, baseEnv, pollUntil, seedDataDir } from '../helpers/spawn-hookrun.js';
 
-/** The README's "Your project" section: its code blocks (first line names the file) and shell lines (after the first block, which makes the project). */
+/** The page that holds the recipes, and its section that this test follows as written. */
+const RECIPES_PAGE = 'docs/getting-started.md';
+const RECIPES_HEADING = '## Your project: jobs, handlers and tables';
+
+/** The recipes section (up to the next `## ` heading): its code blocks (first line names the file) and shell lines (after the first block, which makes the project). */
 function recipes(): { files: Array<{ marker: string; code: string }>; commands: string[] } {
-  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Your project: jobs, handlers and tables'), readme.indexOf('## Command line'));
+  const page = readFileSync(join(REPO_ROOT, RECIPES_PAGE), 'utf8');
+  const start = page.indexOf(RECIPES_HEADING);
+  expect(start, `${RECIPES_PAGE} has no "${RECIPES_HEADING}" section`).toBeGreaterThanOrEqual(0);
+  const end = page.indexOf('\n## ', start + RECIPES_HEADING.length);
+  const section = page.slice(start, end === -1 ? undefined : end);
   const blocks = [...section.matchAll(/```(ts|sh|sql)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1]!, body: m[2]! }));
   const files = blocks
     .filter((b) => b.lang !== 'sh')
@@ -25,7 +32,7 @@ function recipes(): { files: Array<{ marker: string; code: string }>; commands: 
 
 const MAIN_JS = join(REPO_ROOT, 'dist', 'main.js');
 
-/** Run one README shell line in the project (`npx hookrun …` is this build's dist/main.js), bounded. */
+/** Run one recipe shell line in the project (`npx hookrun …` is this build's dist/main.js), bounded. */
 function run(line: string, cwd: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   const words = line.match(/'[^']*'|\S+/g)!.map((w) => w.replace(/^'(.*)'$/, '$1'));
   expect(words.slice(0, 2)).toEqual(['npx', 'hookrun']);
@@ -36,7 +43,7 @@ function run(line: string, cwd: string, env: Record<string, string>): Promise<{ 
   });
 }
 
-describe("the README's recipes, followed as written on a project made by hookrun init", { timeout: 240_000 }, () => {
+describe("the getting-started recipes, followed as written on a project made by hookrun init", { timeout: 240_000 }, () => {
   const project = join(mkdtempSync(join(tmpdir(), 'hookrun-recipes-')), 'my-hookrun');
   const dataDir = join(project, '.data');
   let server: ChildProcess | undefined;
@@ -72,7 +79,7 @@ describe("the README's recipes, followed as written on a project made by hookrun
     expect(job.stdout).toMatch(/^hello succeeded in \d+ ms \(run \d+\)$/m);
     expect(job.stdout).toContain('hello from a job');
 
-    // the server, then the README's send line
+    // the server, then the recipe's send line
     const port = 30_000 + Math.floor(Math.random() * 20_000);
     server = spawn(process.execPath, [MAIN_JS, 'start'], { cwd: project, env: { ...process.env, ...env, PORT: String(port) }, stdio: 'ignore' });
     await pollUntil('the server ready', 60_000, async () => ((await fetch(`http://127.0.0.1:${port}/ready`).catch(() => undefined))?.status === 200 ? true : undefined));

@@ -7,10 +7,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SECRETS } from '../helpers/config.js';
 import { REPO_ROOT, baseEnv, copyProject, pollUntil, seedDataDir } from '../helpers/spawn-hookrun.js';
 
-/** The README's "Add a provider" recipe: the provider file and the line it adds to PROVIDERS. */
+/** The page that holds the "Add a provider" recipe, and its heading. */
+const RECIPE_PAGE = 'docs/providers.md';
+const RECIPE_HEADING = '## Add a provider to hookrun';
+
+/** The "Add a provider" recipe (up to the next `## ` heading): the provider file and the line it adds to PROVIDERS. */
 function recipe(): { file: string; code: string; listLine: string } {
-  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('#### Add a provider'), readme.indexOf('### `POST /webhooks/payments`'));
+  const page = readFileSync(join(REPO_ROOT, RECIPE_PAGE), 'utf8');
+  const start = page.indexOf(RECIPE_HEADING);
+  expect(start, `${RECIPE_PAGE} has no "${RECIPE_HEADING}" section`).toBeGreaterThanOrEqual(0);
+  const end = page.indexOf('\n## ', start + RECIPE_HEADING.length);
+  const section = page.slice(start, end === -1 ? undefined : end);
   const [provider, list] = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
   const [marker, ...code] = provider!.split('\n');
   const [listMarker, listLine] = list!.split('\n');
@@ -37,7 +44,7 @@ function linearDelivery(body: string, secret = LINEAR_SECRET): Record<string, st
   return { 'content-type': 'application/json', 'linear-signature': createHmac('sha256', secret).update(body).digest('hex'), 'linear-delivery': randomUUID() };
 }
 
-describe('adding a provider is its file and one line in PROVIDERS (README recipe, on a copy of the project)', { timeout: 240_000 }, () => {
+describe('adding a provider is its file and one line in PROVIDERS (the docs/providers.md recipe, on a copy of the project)', { timeout: 240_000 }, () => {
   const copy = mkdtempSync(join(tmpdir(), 'hookrun-provider-'));
   const dataDir = join(copy, '.data');
   const env = { ...baseEnv(), DATA_DIR: dataDir, PLATFORM_CONFIG: join(copy, 'platform.json'), LINEAR_WEBHOOK_SECRET: LINEAR_SECRET };
