@@ -50,8 +50,14 @@ describe('the documentation examples marked runnable, pasted into a shell agains
     ]);
     const port = new URL(server.url).port;
     for (const { heading, script } of blocks) {
-      // The only edits: the test server's port for 3002, and curl failing on an HTTP error instead of printing it.
-      const pasted = script.replaceAll('localhost:3002', `localhost:${port}`).replace(/^curl /gm, 'curl --fail-with-body -sS ');
+      // The edits: the test server's port for 3002; curl failing on an HTTP error instead of printing it; and `npx hookrun`
+      // as what it runs in an installed project (node_modules/.bin/hookrun, this build's dist/main.js). In this repository
+      // `npx hookrun` would make npm link the checkout into its exec cache and run its `prepare` (a rebuild that empties
+      // the dist/ other test files are running).
+      const pasted = script
+        .replaceAll('localhost:3002', `localhost:${port}`)
+        .replace(/^curl /gm, 'curl --fail-with-body -sS ')
+        .replace(/\bnpx hookrun\b/g, `node ${JSON.stringify(join(REPO_ROOT, 'dist', 'main.js'))}`);
       const result = await new Promise<{ code: number; out: string }>((resolve) => {
         execFile('bash', ['-e', '-o', 'pipefail', '-c', pasted], { cwd: REPO_ROOT, env: { ...process.env, ...dotEnv, PORT: port, DATA_DIR: join(dir, 'data') }, timeout: 60_000 }, (error, stdout, stderr) =>
           resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, out: stdout + stderr }),
