@@ -31,12 +31,20 @@ const joined = (parts: string[]) => parts.join('; ').slice(0, MAX_ERROR_CHARS);
 
 /**
  * Fold this attempt's handler outcomes into the event's one settlement. With
- * one handler the event's status is its handler's. With several: any failed
+ * one handler the event's status is its handler's (its settlement, given the
+ * handler's name and timing). With several: any failed
  * handler makes the event `failed` (due when the soonest of them is), and
  * only the failed ones run at the next claim; else any dead handler makes it
  * `dead`; else `processed`. Each finished handler is kept in `deliveries`.
  */
 export function settleHandlers(event: ClaimedEvent, outcomes: HandlerOutcome[], apart: boolean): Settlement {
+  if (!apart && outcomes.length === 1) {
+    // One handler per event, the common case: its own settlement, completed in place (no run list to allocate per event).
+    const [{ handler, settlement, startedAt, durationMs }] = outcomes as [HandlerOutcome];
+    settlement.handler = handler;
+    settlement.timing = { startedAt, durationMs };
+    return settlement;
+  }
   const runs: HandlerRun[] = outcomes.map((o) => ({
     handler: o.handler,
     outcome: o.settlement.status,
@@ -45,7 +53,6 @@ export function settleHandlers(event: ClaimedEvent, outcomes: HandlerOutcome[], 
     durationMs: o.durationMs,
   }));
   const base = { id: event.id, attempts: event.attempts, runs };
-  if (!apart && outcomes.length === 1) return { ...outcomes[0]!.settlement, ...base };
   const done: Deliveries['done'] = { ...event.deliveries?.done };
   const failed: Array<{ handler: string; error: string; at: Date }> = [];
   for (const { handler, settlement } of outcomes) {
