@@ -30,6 +30,8 @@ export class FakeStripeApi {
 
   /** Listen on a free loopback port; resolves to the base URL for STRIPE_API_BASE. */
   async start(): Promise<string> {
+    // Idle keep-alive sockets stay open for the whole test: a request racing the server's close of one would be retried by stripe-node.
+    this.server.keepAliveTimeout = 120_000;
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }

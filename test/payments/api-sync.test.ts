@@ -44,7 +44,10 @@ describe.each(databaseKinds())('payments synced from the Stripe API (STRIPE_SECR
       cancel_at_period_end: true,
     });
     expect((await testDb.db.query('SELECT id, email, deleted_at FROM hookrun.customers'))).toEqual([{ id: 'cus_1', email: 'api@example.com', deleted_at: null }]);
-    expect(api.requests.filter((r) => r.startsWith('GET /v1/subscriptions/sub_1'))).toHaveLength(3);
+    // One fetch per event (none trusts its payload); stripe-node may repeat a GET whose connection dropped (maxNetworkRetries 1).
+    const fetches = api.requests.filter((r) => r.startsWith('GET /v1/subscriptions/sub_1')).length;
+    expect(fetches).toBeGreaterThanOrEqual(3);
+    expect(fetches).toBeLessThanOrEqual(6);
   });
 
   it('reversed events: a late created after a canceled still leaves what the API says', async () => {
