@@ -13,8 +13,8 @@ export { SOURCES, type ProviderChoice, type SecretSetting, type Source };
 export const SEED_SOURCES: readonly Source[] = ['payments', 'auth', 'database'];
 
 /**
- * Each receiver's secret env names, first found wins (DESIGN.md "Webhook
- * receivers"): a route that offers a choice reads `<ROUTE>_WEBHOOK_SECRET`,
+ * Each receiver's secret env names, first found wins (operators rely on these
+ * names: docs/design.md): a route that offers a choice reads `<ROUTE>_WEBHOOK_SECRET`,
  * then its chosen provider's own names; any other route its provider's names.
  */
 function secretEnvNamesFor(choice: ProviderChoice): Record<Source, readonly string[]> {
@@ -151,7 +151,8 @@ function checkBearerValues(setting: SecretSetting | undefined): void {
 
 /**
  * Read and validate the environment once. Only this module reads `process.env`
- * (STYLE.md "Config is read once"); a wrong value throws a `ConfigError` whose
+ * (read once at start-up, so a wrong value stops start-up rather than a request
+ * later, and tests pass their own `env`); a wrong value throws a `ConfigError` whose
  * message names the setting and the fix.
  */
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {

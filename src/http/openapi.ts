@@ -92,7 +92,7 @@ function page(method: 'get' | 'post', summary: string, parameters: Json[] = []):
 
 /**
  * The OpenAPI 3.1 description of every route hookrun serves, with request
- * headers, answers and error codes (DESIGN.md error contract). Hand-written
+ * headers, answers and error codes (the error contract of docs/design.md). Hand-written
  * beside the routes; a test checks it lists every route the app registers.
  */
 export function buildOpenApiDocument(version: string = '0.1.0', custom: readonly ProviderDefinition[] = []): Json {
