@@ -7,7 +7,6 @@ import type { SecretSetting } from './webhooks/provider.js';
 import { CHOOSABLE_SOURCES, PROVIDERS_BY_ROUTE, SOURCES, choiceEnvName, defaultProvider, isChoosable, providerFor, routeSecretEnvName, type ProviderChoice, type Source } from './webhooks/providers/index.js';
 
 export type { AlertSettings, ChangesSettings, RetentionDays, StripeSettings };
-export { SOURCES, type ProviderChoice, type SecretSetting, type Source };
 
 /** The seed's three receivers; the others are optional extras, named in `check` but not warned about. */
 export const SEED_SOURCES: readonly Source[] = ['payments', 'auth', 'database'];
@@ -115,6 +114,8 @@ export interface Config {
   publicUrl: URL | undefined;
   /** `HOOKRUN_REMOTE_TOKEN`: a deployed hookrun's ADMIN_TOKEN, for `hookrun listen` and `events pull`. */
   remoteToken: string | undefined;
+  /** The environment this config was read from: project handlers take the variables they declare from it (never log it: it holds the secrets). */
+  environment: Readonly<Env>;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -210,7 +211,19 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     changes: readChanges(env),
     publicUrl: readOrigin(env, 'PUBLIC_URL', 'https://api.example.com, where senders post'),
     remoteToken: env.HOOKRUN_REMOTE_TOKEN || undefined,
+    environment: env,
   };
+}
+
+/**
+ * `--project <dir>`: the project to use from now on, as HOOKRUN_PROJECT in the
+ * environment, so `loadConfig` and child processes (`dev`'s) see it; then its
+ * `.env` and the working directory's are read (`loadDotEnvFile`).
+ */
+export function useProjectDir(dir: string | undefined): void {
+  if (dir !== undefined) process.env.HOOKRUN_PROJECT = resolve(dir);
+  if (process.env.HOOKRUN_PROJECT) loadDotEnvFile(resolve(process.env.HOOKRUN_PROJECT));
+  loadDotEnvFile();
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { SEED_SOURCES, SOURCES, loadConfig, type Config } from '../config.js';
+import { SEED_SOURCES, loadConfig, type Config } from '../config.js';
+import { SOURCES } from '../webhooks/providers/index.js';
 import { displayPath } from '../module-files.js';
 import { tickInZone } from '../cron/time-zone.js';
 import { providerFor } from '../webhooks/providers/index.js';

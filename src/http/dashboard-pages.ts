@@ -1,4 +1,4 @@
-import { SOURCES } from '../config.js';
+import { SOURCES } from '../webhooks/providers/index.js';
 import type { JobStatus } from '../cron/cron-service.js';
 import type { CronRunRow } from '../db/cron-runs.js';
 import { EVENT_STATUSES, type EventAttempt, type EventDetail, type EventSummary, type MinuteCounts } from '../db/events.js';

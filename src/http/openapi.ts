@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { SOURCES, type Source } from '../config.js';
+import { SOURCES, type Source } from '../webhooks/providers/index.js';
 import type { ProviderDefinition } from '../webhooks/provider.js';
 import { PROVIDERS_BY_ROUTE, choiceEnvName, defaultProvider, isChoosable } from '../webhooks/providers/index.js';
 import { renderDocsPage } from './docs-page.js';

@@ -41,7 +41,7 @@ function isDeclaredProject(projectDir: string, env: Readonly<Record<string, stri
  * The handlers a running hookrun uses: the shipped ones (on unless
  * platform.json switches them off) and the project's `handlers/` files.
  */
-export async function loadHandlers(config: Config, env: Readonly<Record<string, string | undefined>> = process.env): Promise<{ registry: HandlerRegistry; project: ProjectHandler[] }> {
+export async function loadHandlers(config: Config, env: Readonly<Record<string, string | undefined>> = config.environment): Promise<{ registry: HandlerRegistry; project: ProjectHandler[] }> {
   const registry = createDefaultHandlers({ stripe: config.stripe && createStripeApi(config.stripe), providers: config.providers, enabled: config.builtInHandlers });
   const project = await loadProjectHandlers(handlersDir(config.projectDir), receivingSetup(config), env, BUILT_IN_HANDLER_NAMES);
   if (project === undefined && !existsSync(join(config.projectDir, 'jobs')) && isDeclaredProject(config.projectDir, env)) {

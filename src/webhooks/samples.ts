@@ -1,4 +1,5 @@
-import { SOURCES, type Config, type Source } from '../config.js';
+import { type Config } from '../config.js';
+import { SOURCES, type Source } from './providers/index.js';
 import { ConfigError } from '../errors.js';
 import type { ProviderDefinition } from './provider.js';
 import { defaultProvider, providerFor } from './providers/index.js';

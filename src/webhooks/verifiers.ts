@@ -1,4 +1,5 @@
-import { SOURCES, type Config, type Source } from '../config.js';
+import { type Config } from '../config.js';
+import { SOURCES, type Source } from './providers/index.js';
 import { AppError } from '../errors.js';
 import type { Verifier } from './delivery.js';
 import type { ProviderDefinition } from './provider.js';

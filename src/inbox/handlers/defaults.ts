@@ -1,4 +1,4 @@
-import { SOURCES, type ProviderChoice, type Source } from '../../config.js';
+import { SOURCES, type ProviderChoice, type Source } from '../../webhooks/providers/index.js';
 import { ConfigError } from '../../errors.js';
 import type { StripeApi } from '../../payments-api/stripe-client.js';
 import { providerFor, type ProviderName } from '../../webhooks/providers/index.js';
