@@ -1,7 +1,6 @@
 import { Hono } from 'hono';
-import { SOURCES, type Source } from '../webhooks/providers/index.js';
+import { choiceEnvName, defaultProvider, isChoosable, PROVIDERS_BY_ROUTE, type Source, SOURCES } from '../webhooks/providers/index.js';
 import type { ProviderDefinition } from '../webhooks/provider.js';
-import { PROVIDERS_BY_ROUTE, choiceEnvName, defaultProvider, isChoosable } from '../webhooks/providers/index.js';
 import { renderDocsPage } from './docs-page.js';
 import { adminPaths } from './openapi-admin.js';
 import { errorRef, errors, header, json, path, query, type Json } from './openapi-parts.js';

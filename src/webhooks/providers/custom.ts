@@ -87,8 +87,6 @@ export function customProvider(scheme: CustomScheme): ProviderDefinition {
     credentialHeaders: [scheme.header.toLowerCase()],
     missingCredentials: { code: 'missing_signature', message: missingSignature(scheme) },
     createVerifier: (setting) => createCustomVerifier(scheme, setting.values),
-    sampleTypes: [],
-    buildSample: () => ({}),
     envelope: (type) => Object.fromEntries([[scheme.typePath.split('.')[0]!, type]]),
     sign: ({ body, secret, nowMs }) => {
       const timestamp = scheme.timestampHeader ? String(Math.floor(nowMs / 1000)) : undefined;
