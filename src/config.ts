@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError } from './errors.js';
-import { readAlerts, readChanges, readInt, readOnOff, readOrigin, readRetention, readSchema, readStripe, type AlertSettings, type ChangesSettings, type Env, type RetentionDays, type StripeSettings } from './config-values.js';
+import { parseSetting, POSTGRES_URL, readAlerts, readChanges, readInt, readOneOf, readOnOff, readOrigin, readRetention, readSchema, readStripe, type AlertSettings, type ChangesSettings, type Env, type RetentionDays, type StripeSettings } from './config-values.js';
 import { readBuiltInHandlerSwitches, readPlatformConfig, readWebhookSchemes, type CronEntry, type WebhookSchemeEntry } from './platform-config.js';
 import type { SecretSetting } from './webhooks/provider.js';
 import { CHOOSABLE_SOURCES, PROVIDERS_BY_ROUTE, SOURCES, choiceEnvName, defaultProvider, isChoosable, providerFor, routeSecretEnvName, type ProviderChoice, type Source } from './webhooks/providers/index.js';
@@ -118,7 +118,7 @@ export interface Config {
   environment: Readonly<Env>;
 }
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 function readSecret(env: Env, names: readonly string[]): SecretSetting | undefined {
   for (const envName of names) {
@@ -157,18 +157,10 @@ function checkBearerValues(setting: SecretSetting | undefined): void {
  * message names the setting and the fix.
  */
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
-  const logLevel = env.LOG_LEVEL || 'info';
-  if (!LOG_LEVELS.includes(logLevel)) {
-    throw new ConfigError(`LOG_LEVEL="${logLevel}" is not valid: use one of ${LOG_LEVELS.join(', ')}.`);
-  }
-  const scheduler = env.SCHEDULER ?? 'on';
-  if (!['on', 'off'].includes(scheduler)) {
-    throw new ConfigError(`SCHEDULER="${scheduler}" is not valid: use "on" (default) or "off".`);
-  }
+  const logLevel = readOneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info', `LOG_LEVEL="${env.LOG_LEVEL}" is not valid: use one of ${LOG_LEVELS.join(', ')}.`);
+  const scheduler = readOnOff(env, 'SCHEDULER', true);
   const databaseUrl = env.DATABASE_URL || undefined;
-  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql:// (unset it to use the embedded database).');
-  }
+  if (databaseUrl) parseSetting(POSTGRES_URL, databaseUrl, 'DATABASE_URL must start with postgres:// or postgresql:// (unset it to use the embedded database).');
   const projectDir = resolve(cwd, env.HOOKRUN_PROJECT || '.');
   const platformConfigPath = resolve(projectDir, env.PLATFORM_CONFIG || 'platform.json');
   const providers = readProviderChoice(env);
@@ -193,7 +185,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     cronSecret: readBearer(env, 'CRON_SECRET', '/cron', 'unset it to serve /cron to this machine only'),
     adminToken: readBearer(env, 'ADMIN_TOKEN', '/api or /admin', 'unset it to keep the admin API closed'),
     metricsToken: readBearer(env, 'METRICS_TOKEN', '/metrics', 'unset it to serve /metrics without a token'),
-    scheduler: scheduler === 'on',
+    scheduler,
     logLevel,
     toleranceSeconds: readInt(env, 'WEBHOOK_TOLERANCE_SECONDS', 300, 1, 86_400),
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
