@@ -117,8 +117,14 @@ const webhookSchemeSchema = z.object(
 
 const SWITCHES = 'must be an object of handler names to true or false, e.g. { "stripe-mirror": false }.';
 
-/** What platform.json may hold at its top: anything else (a typo like "cron") stops start-up instead of being ignored. */
-const TOP_LEVEL_KEYS = ['$schema', 'crons', 'webhooks', 'builtInHandlers'];
+/** What platform.json may hold at its top, with what each does (docs/configuration.md): anything else (a typo like "cron") stops start-up instead of being ignored. */
+export const PLATFORM_JSON_KEYS: Readonly<Record<string, string>> = {
+  $schema: 'ignored: a JSON schema URL for editors',
+  crons: `the schedule, as Vercel writes it: \`{ "path": "/cron/<job>", "schedule" }\` for a job file, or \`{ "name", "url", "schedule" }\` for an HTTP target; fields: ${ENTRY_KEYS.join(', ')}`,
+  webhooks: 'custom senders: `{ "route", "secretEnv", "header", "keyPath", "typePath" }` and optionally `algorithm`, `encoding`, `prefix`, `timestampHeader`, `toleranceSeconds`; an HMAC of the body in a header',
+  builtInHandlers: 'the shipped handlers (the mirrors) turned on or off by name, e.g. `{ "stripe-mirror": false }`; absent: all on',
+};
+const TOP_LEVEL_KEYS = Object.keys(PLATFORM_JSON_KEYS);
 
 const platformFileSchema = z
   .record(z.string(), z.unknown(), { error: 'must be a JSON object like { "crons": [ { "path": "/cron/keep-alive", "schedule": "0 1 * * *" } ] }.' })
