@@ -76,15 +76,6 @@ export async function allRuns(db: Queryable): Promise<CronRunRow[]> {
   return db.query<CronRunRow>(`SELECT ${COLUMNS} FROM hookrun.cron_runs ORDER BY id`);
 }
 
-/** Poll until `check` passes or the deadline; never a bare sleep. */
-export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 /** A Database whose queries fail while `down` is set, or when `failOn` matches the SQL. */
 export function faultyDatabase(db: Database, options: { failOn?: RegExp } = {}): Database & { down: boolean } {
