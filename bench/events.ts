@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
 import { deepMerge } from '../src/webhooks/sample-events/ids.js';
-import { buildAuthSample } from '../src/webhooks/sample-events/auth.js';
+import { buildClerkSample } from '../src/webhooks/sample-events/clerk.js';
 
 /** The signing secret the bench configures hookrun with (a test value, not a real key). */
 export const BENCH_SECRET = 'whsec_bench_0123456789abcdefghijklmnopqrstuv';
@@ -109,7 +109,7 @@ export function makeClerkEvents(count: number): ClerkEvent[] {
       resource === 'organizationMembership'
         ? { id: objectId('orgmem', object), organization: { id: objectId('org', object - 1) }, public_user_data: { user_id: objectId('user', object - 3) } }
         : { id: objectId(resource === 'user' ? 'user' : 'org', object) };
-    const event = deepMerge(buildAuthSample(type, base + turn * 1000), { data });
+    const event = deepMerge(buildClerkSample(type, base + turn * 1000), { data });
     out[i] = { id: `msg_${run}${i.toString(36).padStart(8, '0')}`, type, body: JSON.stringify(event) };
   }
   return out;

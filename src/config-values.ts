@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { z } from 'zod';
 import { ConfigError } from './errors.js';
 
 /** The environment as config.ts reads it. */
@@ -14,23 +15,35 @@ export interface StripeSettings {
   apiBase: URL | undefined;
 }
 
+/**
+ * One variable through its zod schema: the value, or a ConfigError with the
+ * setting's own message (its name, the value and the fix), which tells an
+ * operator more than zod's generic issue text would.
+ */
+export function parseSetting<T>(schema: z.ZodType<T>, raw: string | undefined, message: string): T {
+  const result = schema.safeParse(raw);
+  if (!result.success) throw new ConfigError(message);
+  return result.data;
+}
+
+/** Unset or empty: the default applies. */
+const unset = z.union([z.undefined(), z.literal('')]);
+
 /** A whole-number setting within bounds, or the default when unset. */
 export function readInt(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name}="${raw}" is not valid: use a whole number from ${min} to ${max} (default ${fallback}).`);
-  }
-  return value;
+  const schema = z.union([unset.transform(() => fallback), z.coerce.number().int().min(min).max(max)]);
+  return parseSetting(schema, env[name], `${name}="${env[name]}" is not valid: use a whole number from ${min} to ${max} (default ${fallback}).`);
 }
 
 /** An `on`/`off` setting, or the default when unset. */
 export function readOnOff(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (raw === 'on' || raw === 'off') return raw === 'on';
-  throw new ConfigError(`${name}="${raw}" is not valid: use "on" or "off" (default ${fallback ? 'on' : 'off'}).`);
+  const schema = z.union([unset.transform(() => fallback), z.enum(['on', 'off']).transform((value) => value === 'on')]);
+  return parseSetting(schema, env[name], `${name}="${env[name]}" is not valid: use "on" or "off" (default ${fallback ? 'on' : 'off'}).`);
+}
+
+/** One of `values` (LOG_LEVEL, SCHEDULER), or the default when unset. */
+export function readOneOf<const T extends readonly [string, ...string[]]>(env: Env, name: string, values: T, fallback: T[number], message: string): T[number] {
+  return parseSetting(z.union([unset.transform(() => fallback), z.enum(values)]), env[name], message);
 }
 
 /**
@@ -40,30 +53,26 @@ export function readOnOff(env: Env, name: string, fallback: boolean): boolean {
  * product's tables, PostgreSQL's own).
  */
 export function readSchema(env: Env): string {
-  const raw = env.HOOKRUN_SCHEMA;
-  if (raw === undefined || raw === '') return 'hookrun';
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(raw) || raw === 'public' || raw === 'information_schema' || raw.startsWith('pg_')) {
-    throw new ConfigError(
-      `HOOKRUN_SCHEMA="${raw}" is not valid: use a lower-case name of letters, digits and _ (at most 63, not starting with a digit), other than public, information_schema or pg_…; default hookrun.`,
-    );
-  }
-  return raw;
+  const name = z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/)
+    .refine((value) => value !== 'public' && value !== 'information_schema' && !value.startsWith('pg_'));
+  return parseSetting(
+    z.union([unset.transform(() => 'hookrun'), name]),
+    env.HOOKRUN_SCHEMA,
+    `HOOKRUN_SCHEMA="${env.HOOKRUN_SCHEMA}" is not valid: use a lower-case name of letters, digits and _ (at most 63, not starting with a digit), other than public, information_schema or pg_…; default hookrun.`,
+  );
 }
+
+/** An http(s) URL, as a URL. */
+const httpUrl = z.url({ protocol: /^https?$/ }).transform((value) => new URL(value));
 
 /** An http(s) origin (no path), or undefined when unset; anything else names the setting and an example. */
 export function readOrigin(env: Env, name: string, example: string, otherwise = 'or unset it'): URL | undefined {
   const raw = env[name]?.trim();
   if (!raw) return undefined;
-  let url: URL | undefined;
-  try {
-    url = new URL(raw);
-  } catch {
-    url = undefined;
-  }
-  if (!url || !['http:', 'https:'].includes(url.protocol) || (url.pathname !== '/' && url.pathname !== '')) {
-    throw new ConfigError(`${name}="${raw}" is not valid: use an origin like ${example} (no path), ${otherwise}.`);
-  }
-  return url;
+  const origin = httpUrl.refine((url) => url.pathname === '/' || url.pathname === '');
+  return parseSetting(origin, raw, `${name}="${raw}" is not valid: use an origin like ${example} (no path), ${otherwise}.`);
 }
 
 /** Whether a URL's host is this machine (127.0.0.0/8, ::1, localhost): the only place credentials may go over plain http. */
@@ -82,9 +91,7 @@ export function readStripe(env: Env): StripeSettings | undefined {
     if (rawBase) throw new ConfigError('STRIPE_API_BASE is set but STRIPE_SECRET_KEY is not: set the key (sk_… or rk_…) or unset STRIPE_API_BASE.');
     return undefined;
   }
-  if (!/^(sk|rk)_(test|live)_\S+$/.test(secretKey)) {
-    throw new ConfigError('STRIPE_SECRET_KEY must be a Stripe secret or restricted key (sk_test_…, sk_live_…, rk_…); copy it from Developers → API keys.');
-  }
+  parseSetting(z.string().regex(/^(sk|rk)_(test|live)_\S+$/), secretKey, 'STRIPE_SECRET_KEY must be a Stripe secret or restricted key (sk_test_…, sk_live_…, rk_…); copy it from Developers → API keys.');
   const apiBase = readOrigin(env, 'STRIPE_API_BASE', 'http://127.0.0.1:12111', 'or unset it for api.stripe.com');
   if (apiBase?.protocol === 'http:' && !isLoopbackHost(apiBase.hostname)) {
     throw new ConfigError(`STRIPE_API_BASE=${apiBase.origin} would send STRIPE_SECRET_KEY unencrypted: use https://, or http:// only to this machine (127.0.0.0/8, ::1, localhost), or unset it for api.stripe.com.`);
@@ -127,15 +134,7 @@ export interface AlertSettings {
 export function readAlerts(env: Env): AlertSettings | undefined {
   const raw = env.ALERT_WEBHOOK_URL?.trim();
   if (!raw) return undefined;
-  let webhookUrl: URL | undefined;
-  try {
-    webhookUrl = new URL(raw);
-  } catch {
-    webhookUrl = undefined;
-  }
-  if (!webhookUrl || !['http:', 'https:'].includes(webhookUrl.protocol)) {
-    throw new ConfigError('ALERT_WEBHOOK_URL is not an http(s) URL: use a Slack incoming webhook (https://hooks.slack.com/services/…) or any URL that accepts POST {"text": "…"}, or unset it.');
-  }
+  const webhookUrl = parseSetting(httpUrl, raw, 'ALERT_WEBHOOK_URL is not an http(s) URL: use a Slack incoming webhook (https://hooks.slack.com/services/…) or any URL that accepts POST {"text": "…"}, or unset it.');
   return {
     webhookUrl,
     lateTickSeconds: readInt(env, 'ALERT_LATE_TICK_SECONDS', 300, 1, 86_400),
@@ -153,6 +152,9 @@ export interface ChangesSettings {
   maxRetainedWalBytes: number;
 }
 
+/** A PostgreSQL connection URL (DATABASE_URL, CHANGES_DATABASE_URL). */
+export const POSTGRES_URL = z.string().regex(/^postgres(ql)?:\/\//);
+
 // Slot names allow [a-z0-9_] up to 63 characters (PostgreSQL's rule); both names are spliced into a replication command.
 const SLOT_NAME = /^[a-z0-9_]{1,63}$/;
 const PUBLICATION_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -161,13 +163,11 @@ const PUBLICATION_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 export function readChanges(env: Env): ChangesSettings | undefined {
   const databaseUrl = env.CHANGES_DATABASE_URL?.trim();
   if (!databaseUrl) return undefined;
-  if (!/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError('CHANGES_DATABASE_URL must start with postgres:// or postgresql:// (the product database, with wal_level=logical), or be unset.');
-  }
+  parseSetting(POSTGRES_URL, databaseUrl, 'CHANGES_DATABASE_URL must start with postgres:// or postgresql:// (the product database, with wal_level=logical), or be unset.');
   const publication = env.CHANGES_PUBLICATION?.trim() || 'hookrun_changes';
   const slot = env.CHANGES_SLOT?.trim() || 'hookrun_changes';
-  if (!PUBLICATION_NAME.test(publication)) throw new ConfigError(`CHANGES_PUBLICATION="${publication}" is not a plain identifier: use letters, digits and _ (default hookrun_changes).`);
-  if (!SLOT_NAME.test(slot)) throw new ConfigError(`CHANGES_SLOT="${slot}" is not a valid slot name: use lower-case letters, digits and _, up to 63 (default hookrun_changes).`);
+  parseSetting(z.string().regex(PUBLICATION_NAME), publication, `CHANGES_PUBLICATION="${publication}" is not a plain identifier: use letters, digits and _ (default hookrun_changes).`);
+  parseSetting(z.string().regex(SLOT_NAME), slot, `CHANGES_SLOT="${slot}" is not a valid slot name: use lower-case letters, digits and _, up to 63 (default hookrun_changes).`);
   const maxRetainedWalMb = readInt(env, 'CHANGES_MAX_RETAINED_WAL_MB', 1024, 1, 16 * 1024 * 1024);
   return { databaseUrl, publication, slot, maxRetainedWalBytes: maxRetainedWalMb * 1024 * 1024 };
 }

@@ -1,20 +1,19 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError } from './errors.js';
-import { readAlerts, readChanges, readInt, readOnOff, readOrigin, readRetention, readSchema, readStripe, type AlertSettings, type ChangesSettings, type Env, type RetentionDays, type StripeSettings } from './config-values.js';
+import { parseSetting, POSTGRES_URL, readAlerts, readChanges, readInt, readOneOf, readOnOff, readOrigin, readRetention, readSchema, readStripe, type AlertSettings, type ChangesSettings, type Env, type RetentionDays, type StripeSettings } from './config-values.js';
 import { readBuiltInHandlerSwitches, readPlatformConfig, readWebhookSchemes, type CronEntry, type WebhookSchemeEntry } from './platform-config.js';
 import type { SecretSetting } from './webhooks/provider.js';
 import { CHOOSABLE_SOURCES, PROVIDERS_BY_ROUTE, SOURCES, choiceEnvName, defaultProvider, isChoosable, providerFor, routeSecretEnvName, type ProviderChoice, type Source } from './webhooks/providers/index.js';
 
 export type { AlertSettings, ChangesSettings, RetentionDays, StripeSettings };
-export { SOURCES, type ProviderChoice, type SecretSetting, type Source };
 
 /** The seed's three receivers; the others are optional extras, named in `check` but not warned about. */
 export const SEED_SOURCES: readonly Source[] = ['payments', 'auth', 'database'];
 
 /**
- * Each receiver's secret env names, first found wins (DESIGN.md "Webhook
- * receivers"): a route that offers a choice reads `<ROUTE>_WEBHOOK_SECRET`,
+ * Each receiver's secret env names, first found wins (operators rely on these
+ * names: docs/design.md): a route that offers a choice reads `<ROUTE>_WEBHOOK_SECRET`,
  * then its chosen provider's own names; any other route its provider's names.
  */
 function secretEnvNamesFor(choice: ProviderChoice): Record<Source, readonly string[]> {
@@ -115,9 +114,11 @@ export interface Config {
   publicUrl: URL | undefined;
   /** `HOOKRUN_REMOTE_TOKEN`: a deployed hookrun's ADMIN_TOKEN, for `hookrun listen` and `events pull`. */
   remoteToken: string | undefined;
+  /** The environment this config was read from: project handlers take the variables they declare from it (never log it: it holds the secrets). */
+  environment: Readonly<Env>;
 }
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 function readSecret(env: Env, names: readonly string[]): SecretSetting | undefined {
   for (const envName of names) {
@@ -151,22 +152,15 @@ function checkBearerValues(setting: SecretSetting | undefined): void {
 
 /**
  * Read and validate the environment once. Only this module reads `process.env`
- * (STYLE.md "Config is read once"); a wrong value throws a `ConfigError` whose
+ * (read once at start-up, so a wrong value stops start-up rather than a request
+ * later, and tests pass their own `env`); a wrong value throws a `ConfigError` whose
  * message names the setting and the fix.
  */
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
-  const logLevel = env.LOG_LEVEL || 'info';
-  if (!LOG_LEVELS.includes(logLevel)) {
-    throw new ConfigError(`LOG_LEVEL="${logLevel}" is not valid: use one of ${LOG_LEVELS.join(', ')}.`);
-  }
-  const scheduler = env.SCHEDULER ?? 'on';
-  if (!['on', 'off'].includes(scheduler)) {
-    throw new ConfigError(`SCHEDULER="${scheduler}" is not valid: use "on" (default) or "off".`);
-  }
+  const logLevel = readOneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info', `LOG_LEVEL="${env.LOG_LEVEL}" is not valid: use one of ${LOG_LEVELS.join(', ')}.`);
+  const scheduler = readOnOff(env, 'SCHEDULER', true);
   const databaseUrl = env.DATABASE_URL || undefined;
-  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql:// (unset it to use the embedded database).');
-  }
+  if (databaseUrl) parseSetting(POSTGRES_URL, databaseUrl, 'DATABASE_URL must start with postgres:// or postgresql:// (unset it to use the embedded database).');
   const projectDir = resolve(cwd, env.HOOKRUN_PROJECT || '.');
   const platformConfigPath = resolve(projectDir, env.PLATFORM_CONFIG || 'platform.json');
   const providers = readProviderChoice(env);
@@ -191,7 +185,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     cronSecret: readBearer(env, 'CRON_SECRET', '/cron', 'unset it to serve /cron to this machine only'),
     adminToken: readBearer(env, 'ADMIN_TOKEN', '/api or /admin', 'unset it to keep the admin API closed'),
     metricsToken: readBearer(env, 'METRICS_TOKEN', '/metrics', 'unset it to serve /metrics without a token'),
-    scheduler: scheduler === 'on',
+    scheduler,
     logLevel,
     toleranceSeconds: readInt(env, 'WEBHOOK_TOLERANCE_SECONDS', 300, 1, 86_400),
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
@@ -209,7 +203,19 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     changes: readChanges(env),
     publicUrl: readOrigin(env, 'PUBLIC_URL', 'https://api.example.com, where senders post'),
     remoteToken: env.HOOKRUN_REMOTE_TOKEN || undefined,
+    environment: env,
   };
+}
+
+/**
+ * `--project <dir>`: the project to use from now on, as HOOKRUN_PROJECT in the
+ * environment, so `loadConfig` and child processes (`dev`'s) see it; then its
+ * `.env` and the working directory's are read (`loadDotEnvFile`).
+ */
+export function useProjectDir(dir: string | undefined): void {
+  if (dir !== undefined) process.env.HOOKRUN_PROJECT = resolve(dir);
+  if (process.env.HOOKRUN_PROJECT) loadDotEnvFile(resolve(process.env.HOOKRUN_PROJECT));
+  loadDotEnvFile();
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The one error type that crosses layers. Each carries the HTTP status and the
- * stable `code` of the error contract in DESIGN.md, so `http/errors.ts` can map
+ * stable `code` of the error contract (docs/design.md), so `http/errors.ts` can map
  * any failure to `{"error":{"code","message"}}` in one place.
  */
 export type ErrorCode =

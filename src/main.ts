@@ -1,9 +1,8 @@
 #!/usr/bin/env node
 import { createRequire } from 'node:module';
-import { resolve } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { EXIT_CODES } from './cli/output.js';
-import { loadDotEnvFile } from './config.js';
+import { useProjectDir } from './config.js';
 import { ConfigError } from './errors.js';
 
 
@@ -51,19 +50,17 @@ function groupsFor(command: string | undefined) {
  * platform.json and .env to use, as HOOKRUN_PROJECT (which child processes
  * such as `dev`'s inherit). Taken out of argv before commander parses it.
  */
-function takeProjectOption(argv: string[]): void {
+function takeProjectOption(argv: string[]): string | undefined {
   const at = argv.findIndex((arg, i) => i >= 2 && (arg === '--project' || arg.startsWith('--project=')));
-  if (at < 0) return;
+  if (at < 0) return undefined;
   const value = argv[at]!.includes('=') ? argv[at]!.slice('--project='.length) : argv[at + 1];
   if (!value) throw new ConfigError('--project needs a folder: hookrun start --project ./my-hookrun');
-  process.env.HOOKRUN_PROJECT = resolve(value);
   argv.splice(at, argv[at]!.includes('=') ? 1 : 2);
+  return value;
 }
 
 try {
-  takeProjectOption(process.argv);
-  if (process.env.HOOKRUN_PROJECT) loadDotEnvFile(resolve(process.env.HOOKRUN_PROJECT));
-  loadDotEnvFile();
+  useProjectDir(takeProjectOption(process.argv));
   for (const register of await Promise.all(groupsFor(process.argv[2]).map(([, load]) => load()))) register(program);
   await program.parseAsync(process.argv);
 } catch (error) {

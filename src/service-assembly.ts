@@ -12,6 +12,7 @@ import { buildApp } from './http/build-app.js';
 import { createWorker } from './inbox/worker.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics.js';
+import { createStripeApi } from './payments-api/stripe-client.js';
 import { loadHandlers } from './project/load-project.js';
 import { applyProjectMigrations } from './project/migrations.js';
 import { createRetentionLoop } from './retention/retention-loop.js';
@@ -95,16 +96,18 @@ export async function assembleService(config: Config, options: ServiceOptions, d
     const verifiers = createVerifiers(config);
     const metrics = new Metrics({ defaultMetrics: true });
     const alerts = createServiceAlerts(config, log, metrics);
-    const cron = await createCronService({ config, db, clock, log, metrics, onRunFailed: alerts.onRunFailed });
+    // The one Stripe API client (STRIPE_SECRET_KEY): the payments handlers, the reconcile job and route share it.
+    const stripe = config.stripe && createStripeApi(config.stripe);
+    const cron = await createCronService({ config, stripe, db, clock, log, metrics, onRunFailed: alerts.onRunFailed });
     for (const warning of cron.validate()) log.warn(warning); // a broken platform.json throws here
-    const handlers = (await loadHandlers(config)).registry; // a broken handler file throws here
+    const handlers = (await loadHandlers(config, { stripe })).registry; // a broken handler file throws here
     const worker = options.worker === false ? undefined : createWorker({ db, config, clock, log, metrics, handlers, ingest: { get queued() { return writer.queued; } }, onDead: alerts.onDead });
     const writer = new EventWriter(db, () => worker?.wake());
     const retention = worker && createRetentionLoop({ db, days: config.retention, clock, log, metrics });
     // Loaded only when configured: the replication client and pg cost ~150 ms of every start-up otherwise.
     const capture = worker && config.changes && (await import('./changes/capture.js')).createChangeCapture({ settings: config.changes, db, log, metrics, onStored: () => worker.wake(), onWalRetained: alerts.onWalRetained });
     await capture?.preflight(); // wal_level, REPLICATION, the publication: a ConfigError stops start-up here
-    const { app, eventStream } = buildApp({ config, db, clock, log, metrics, writer, cron, verifiers, changes: capture || undefined });
+    const { app, eventStream } = buildApp({ config, db, clock, log, metrics, writer, cron, verifiers, changes: capture || undefined, stripe });
 
     const server = options.http === false ? undefined : await listen(app, config);
     worker?.start();

@@ -8,6 +8,7 @@ import { EventWriter } from '../db/event-writer.js';
 import { buildApp } from '../http/build-app.js';
 import { silentLogger } from '../log.js';
 import { Metrics } from '../metrics.js';
+import { createStripeApi } from '../payments-api/stripe-client.js';
 import { embeddedHolderPid, openCliDatabase } from './local-database.js';
 
 /** An admin API call that did not answer 2xx: its status and the error contract's code and message. */
@@ -87,10 +88,11 @@ function remoteClient(config: Config, pid: number): AdminClient {
 async function localClient(config: Config): Promise<AdminClient> {
   const db: Database = await openCliDatabase(config);
   try {
-    const cron = await createCronService({ config, db, log: silentLogger, metrics: new Metrics(), clock: systemClock });
+    const stripe = config.stripe && createStripeApi(config.stripe); // one client for this process's jobs and routes
+    const cron = await createCronService({ config, stripe, db, log: silentLogger, metrics: new Metrics(), clock: systemClock });
     cron.validate(); // a bad platform.json is a ConfigError (exit 78), not a failed request
     const token = randomBytes(32).toString('base64url'); // in-process only: never leaves this process
-    const { app } = buildApp({ config: { ...config, adminToken: token }, db, clock: systemClock, log: silentLogger, metrics: new Metrics(), writer: new EventWriter(db), cron });
+    const { app } = buildApp({ config: { ...config, adminToken: token }, db, clock: systemClock, log: silentLogger, metrics: new Metrics(), writer: new EventWriter(db), cron, stripe });
     return {
       mode: 'local',
       request: async <T>(method: 'GET' | 'POST', path: string, body?: unknown) => decode<T>(await app.request(`/api${path}`, jsonInit(method, token, body))),

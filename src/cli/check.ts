@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { SEED_SOURCES, SOURCES, loadConfig, type Config } from '../config.js';
+import { SEED_SOURCES, loadConfig, type Config } from '../config.js';
+import { providerFor, SOURCES } from '../webhooks/providers/index.js';
 import { displayPath } from '../module-files.js';
 import { tickInZone } from '../cron/time-zone.js';
-import { providerFor } from '../webhooks/providers/index.js';
 import { createVerifiers } from '../webhooks/verifiers.js';
 import { scheduledJobs } from './cron.js';
 import { printJson } from './output.js';

@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
-import { SOURCES, loadConfig } from '../config.js';
+import { loadConfig } from '../config.js';
+import { SOURCES } from '../webhooks/providers/index.js';
 import { EVENT_STATUSES } from '../db/events.js';
 import { AdminRequestError, withAdminClient, type AdminClient } from './admin-client.js';
 import { registerPullCommand } from './pull.js';

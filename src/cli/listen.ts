@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
-import { SOURCES, loadConfig } from '../config.js';
+import { loadConfig } from '../config.js';
+import { SOURCES } from '../webhooks/providers/index.js';
 import { ConfigError } from '../errors.js';
 import { EXIT_CODES } from './output.js';
 import { deliverLocally, isLoopbackUrl, relayLine, remoteApiBase, type RemoteEvent } from './relay.js';

@@ -1,5 +1,5 @@
-import type { Config, Source } from '../config.js';
-import { SOURCES } from '../config.js';
+import type { Config } from '../config.js';
+import { type Source, SOURCES } from '../webhooks/providers/index.js';
 import { isLoopbackHost } from '../config-values.js';
 
 /** An event as the remote admin API hands it over: the stream's `data`, or `GET /api/events/:id`'s `event`. */

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Argument, type Command } from 'commander';
-import { SOURCES, loadConfig, type Source } from '../config.js';
+import { loadConfig } from '../config.js';
+import { SOURCES, type Source } from '../webhooks/providers/index.js';
 import { SAMPLE_TYPES } from '../webhooks/samples.js';
 import { EXIT_CODES, printJson } from './output.js';
 import { buildStory } from './story.js';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Source } from '../config.js';
+import type { Source } from '../webhooks/providers/index.js';
 
 type BuildSample = (source: Source, type: string, overrides?: unknown, nowMs?: number) => Record<string, unknown>;
 

@@ -1,6 +1,7 @@
 import type { Context, Hono } from 'hono';
 import { systemClock, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import type { StripeApi } from '../payments-api/stripe-client.js';
 import type { Database } from '../db/database.js';
 import { pausedJobs } from '../db/cron-queue.js';
 import { latestCronRuns, listCronRuns, type CronRunRow, type CronRunStatus, type CronTrigger } from '../db/cron-runs.js';
@@ -43,6 +44,8 @@ export interface JobStatus {
 /** What the cron capability needs from the service. */
 export interface CronServiceDeps {
   config: Config;
+  /** The service's Stripe API client, for jobs (`ctx.stripe`); built once where the service is assembled. */
+  stripe?: StripeApi;
   db: Database;
   log: Logger;
   metrics: Metrics;
@@ -109,7 +112,7 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
   const clock = deps.clock ?? systemClock;
   const jobs = withHttpTargets(deps.jobs ?? (await loadAllJobs(config.projectDir)), config);
   const runner: JobRunner = new JobRunner({
-    ...{ config, db, jobs, clock, log, metrics, onRunFailed: deps.onRunFailed },
+    ...{ config, stripe: deps.stripe, db, jobs, clock, log, metrics, onRunFailed: deps.onRunFailed },
     onRunEnded: (job) => (ticker && !stopping ? startDueRuns(pending, job) : Promise.resolve()).catch((error: unknown) => log.warn({ job, err: { message: messageOf(error) } }, 'could not start the run waiting behind this one; the scheduler tries again')),
   });
   const pending = { db, jobs, clock, runner, log };

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import type { StripeApi } from '../payments-api/stripe-client.js';
 import type { Database } from '../db/database.js';
 import type { CronTrigger } from '../db/cron-runs.js';
 import type { Logger } from '../log.js';
@@ -31,8 +32,10 @@ export interface RetryPolicy {
 /** A job gets only what it needs to do its work, and a signal that says when to stop. */
 export interface JobContext {
   db: Database;
-  /** hookrun's settings, read once at start-up (e.g. `stripe` for the reconcile job). */
+  /** hookrun's settings, read once at start-up. */
   config: Config;
+  /** The service's one Stripe API client (STRIPE_SECRET_KEY); undefined without a key. */
+  stripe: StripeApi | undefined;
   /** Aborted on timeout or shutdown: pass it on to fetch/queries and stop early. */
   signal: AbortSignal;
   log: Logger;

@@ -35,8 +35,8 @@ export function unbuiltJobHint(job: string, dir: URL = JOBS_DIR, runningFrom: st
 }
 
 /**
- * Discover jobs at run time: every file in `dir` is a job (STYLE.md "adding a
- * file adds a job"). Works from `src/*.ts` and from compiled `dist/*.js`;
+ * Discover jobs at run time: every file in `dir` is a job, so adding a job is
+ * adding a file, with no list to keep in step. Works from `src/*.ts` and from compiled `dist/*.js`;
  * declaration and source-map files are ignored. A file that does not
  * default-export a job stops start-up with a message naming the file.
  */

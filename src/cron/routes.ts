@@ -73,7 +73,7 @@ export const SCHEDULED_DELIVERY_AGENT = /^vercel-cron\//i;
  * `POST` and `GET /cron/<job>` (GET is what Vercel Cron sends): run the job
  * once, answer `200 OK` as text. Unknown job 404 (naming the jobs only to
  * a CRON_SECRET holder), running 409, failed
- * 500 `Job failed: <message>` (DESIGN.md "Cron jobs"). With CRON_SECRET set a
+ * 500 `Job failed: <message>` (answers schedulers rely on: see docs/design.md). With CRON_SECRET set a
  * `Bearer` token is required; without it only loopback callers that did not
  * come through a proxy get in.
  * A scheduled delivery (`User-Agent: vercel-cron/…`) runs at most once per

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import type { StripeApi } from '../payments-api/stripe-client.js';
 import type { Database } from '../db/database.js';
 import { hostname } from 'node:os';
 import { claimCronRun, retryOf, settleCronRun, type CronTrigger, type RetryRule } from '../db/cron-runs.js';
@@ -41,6 +42,8 @@ export interface StartedRun {
 /** What the runner needs; the same for schedule, HTTP and CLI runs. */
 export interface RunnerDeps {
   config: Config;
+  /** Handed to each job as `ctx.stripe`: built once by whoever assembles the service. */
+  stripe?: StripeApi;
   db: Database;
   jobs: JobRegistry;
   clock: Clock;
@@ -189,7 +192,7 @@ export class JobRunner {
 
     this.busy.set(job, (this.busy.get(job) ?? 0) + 1);
     this.controllers.add(controller);
-    const execution = (async () => definition.run({ db, config: this.deps.config, signal: controller.signal, log: captured.log, clock, now: base.startedAt, trigger, scheduledFor: base.scheduledFor, runId: base.id }))();
+    const execution = (async () => definition.run({ db, config: this.deps.config, stripe: this.deps.stripe, signal: controller.signal, log: captured.log, clock, now: base.startedAt, trigger, scheduledFor: base.scheduledFor, runId: base.id }))();
     const returned = execution.then(
       () => undefined,
       () => undefined,

@@ -1,6 +1,6 @@
 import type { Database, Queryable } from './database.js';
 
-/** What started a run; the `trigger` column of `cron_runs` (DESIGN.md "Names that others rely on"). */
+/** What started a run; the `trigger` column of `cron_runs`, read by operators' queries, so its values do not change (docs/design.md). */
 export type CronTrigger = 'schedule' | 'http' | 'cli';
 
 /** The `status` column of `cron_runs`: `pending` (waits for `due_at`) → `running` → `succeeded` | `failed`, or `skipped` at once. */

@@ -3,7 +3,7 @@ import { rounds, writeNow, type DeferredWrites, type FlushResult, type WriteFami
 
 /**
  * The one home of the identity mirror's writes: users, organizations,
- * memberships (DESIGN.md "Processing"); the payments tables live in
+ * memberships; the payments tables live in
  * payments-mirror.ts. Every row keeps `source_updated_at`, the provider's own
  * time for the state it holds (Clerk: the object's `updated_at`, or the event
  * `timestamp` for a delete; WorkOS: the user's `updated_at`). A write older

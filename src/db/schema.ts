@@ -21,7 +21,8 @@ const tz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
 
 /**
  * The inbox: every verified webhook, committed before it is acknowledged.
- * Unique (source, key) makes a provider's retry a no-op (DESIGN.md "Processing").
+ * Unique (source, key) makes a provider's retry a no-op: senders deliver at
+ * least once, so the same event must be stored once however often it comes.
  */
 export const webhookEvents = hookrun.table(
   'webhook_events',

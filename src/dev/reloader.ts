@@ -14,8 +14,10 @@ export interface ReloaderOptions {
   watch: string[];
   /** The command that runs one `hookrun start` (same node flags, so tsx keeps loading the source); `--dev-url <public url>` is added so it prints the port people call. */
   command: { file: string; args: string[] };
-  /** The child's environment (default this process's): without what .env set, so each child reads .env afresh. */
-  env?: NodeJS.ProcessEnv;
+  /** The child's environment: without what .env set, so each child reads .env afresh (config's `environmentWithoutDotEnv()`). */
+  env: NodeJS.ProcessEnv;
+  /** Whether CRON_SECRET is set (config's `cronSecret`): without it only loopback callers reach /cron/*. */
+  cronSecretSet: boolean;
   log: Logger;
   /** How long a request may wait for a restarting server before it is answered 503. Default 30 s. */
   waitMs?: number;
@@ -63,7 +65,7 @@ export async function startReloader(options: ReloaderOptions): Promise<Reloader>
   const spawnChild = async (): Promise<number | undefined> => {
     const port = await freePort();
     const proc = spawn(process.execPath, [...process.execArgv, options.command.file, ...options.command.args, '--dev-url', publicUrl], {
-      env: { ...(options.env ?? process.env), PORT: String(port), HOST: '127.0.0.1' },
+      env: { ...options.env, PORT: String(port), HOST: '127.0.0.1' },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
     child = { process: proc, port };
@@ -117,7 +119,7 @@ export async function startReloader(options: ReloaderOptions): Promise<Reloader>
     });
 
   const forward = async (req: IncomingMessage, res: ServerResponse) => {
-    const cronWithoutSecret = req.url?.startsWith('/cron/') && !process.env.CRON_SECRET && !LOOPBACK.has(req.socket.remoteAddress ?? '');
+    const cronWithoutSecret = req.url?.startsWith('/cron/') && !options.cronSecretSet && !LOOPBACK.has(req.socket.remoteAddress ?? '');
     if (cronWithoutSecret) return void res.writeHead(403, { 'content-type': 'application/json' }).end('{"error":{"code":"forbidden","message":"Set CRON_SECRET to call /cron/* from another machine."}}');
     // Dev only: the body is read whole first, so a request that meets a restart can be sent again.
     const chunks: Buffer[] = [];

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SOURCES } from '../config.js';
+import { SOURCES } from '../webhooks/providers/index.js';
 import { EVENT_STATUSES } from '../db/events.js';
 
 /**

@@ -1,12 +1,14 @@
 import type { Hono } from 'hono';
 import type { ChangeCapture } from '../changes/capture.js';
 import type { Clock } from '../clock.js';
-import type { Config, Source } from '../config.js';
+import type { Config } from '../config.js';
+import type { Source } from '../webhooks/providers/index.js';
 import type { CronService } from '../cron/cron-service.js';
 import type { Database } from '../db/database.js';
 import type { EventWriter } from '../db/event-writer.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
+import type { StripeApi } from '../payments-api/stripe-client.js';
 import { createVerifiers, type SourceVerifier } from '../webhooks/verifiers.js';
 import { createApp } from './app.js';
 import { createEventStream, type EventStream } from './event-stream.js';
@@ -27,6 +29,8 @@ export interface AppParts {
   changes?: Pick<ChangeCapture, 'status'>;
   /** Default: built from `config` (a bad secret throws ConfigError here). */
   verifiers?: Record<Source, SourceVerifier>;
+  /** The Stripe API client the service built (STRIPE_SECRET_KEY), for `POST /api/payments/reconcile`. */
+  stripe?: StripeApi;
 }
 
 /** The app and the parts of it its owner must stop. */
@@ -45,7 +49,7 @@ export interface BuiltApp {
 export function buildApp(parts: AppParts): BuiltApp {
   const { config, db, clock, log, metrics, writer, cron } = parts;
   const eventStream = createEventStream({ db, log });
-  const mounts = cron ? [{ prefix: '/cron', app: cron.routes }, ...createOperatorMounts({ config, db, clock, log, metrics, cron, writer, eventStream, changes: parts.changes })] : [];
+  const mounts = cron ? [{ prefix: '/cron', app: cron.routes }, ...createOperatorMounts({ config, db, clock, log, metrics, cron, writer, eventStream, changes: parts.changes, stripe: parts.stripe })] : [];
   const app = createApp({ config, db, writer, verifiers: parts.verifiers ?? createVerifiers(config), clock, log, metrics, mounts, changes: parts.changes });
   return { app, eventStream };
 }

@@ -1,10 +1,10 @@
-import { SOURCES } from '../config.js';
+import { SOURCES } from '../webhooks/providers/index.js';
 import type { JobStatus } from '../cron/cron-service.js';
 import type { CronRunRow } from '../db/cron-runs.js';
 import { EVENT_STATUSES, type EventAttempt, type EventDetail, type EventSummary, type MinuteCounts } from '../db/events.js';
 import { MIRROR_TABLES } from '../db/mirror-read.js';
 import { minuteChart } from './dashboard-chart.js';
-import { html, SafeHtml } from './html.js';
+import { html, trusted, type SafeHtml } from './html.js';
 
 const STYLE = `
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d1d1f;background:#f6f7f9}
@@ -27,8 +27,8 @@ export function layout(title: string, body: SafeHtml, csrf?: string, refreshSeco
   const logout = csrf ? html`<form method="post" action="/admin/logout"><input type="hidden" name="csrf" value="${csrf}"><button>Log out</button></form>` : '';
   const refresh = refreshSeconds ? html`<meta http-equiv="refresh" content="${refreshSeconds}">` : '';
   return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">${refresh}
-<title>${title} · hookrun</title><style>${new SafeHtml(STYLE)}</style></head>
-<body><header><a href="/admin">hookrun</a><span>${title}</span>${logout}</header><main>${body}</main></body></html>`.value;
+<title>${title} · hookrun</title><style>${trusted(STYLE)}</style></head>
+<body><header><a href="/admin">hookrun</a><span>${title}</span>${logout}</header><main>${body}</main></body></html>`.toString();
 }
 
 const status = (value: string) => html`<span class="status s-${value}">${value}</span>`;

@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { SOURCES } from '../config.js';
+import { SOURCES } from '../webhooks/providers/index.js';
 import { isSessionRevoked, revokeSession } from '../db/admin-sessions.js';
 import { EVENT_STATUSES, countEventsByStatus, countsPerMinute, getEvent, listAttempts, listEvents } from '../db/events.js';
 import { AppError } from '../errors.js';

@@ -65,5 +65,5 @@ table{border-collapse:collapse;width:100%;font-size:14px}td,th{border-bottom:1px
 <p>The machine-readable document is <a href="/openapi.json">/openapi.json</a>. Every error is <code>{"error":{"code","message"}}</code>.</p>
 <nav>${[...byTag.keys()].map((tag) => html`<a href="#${tag}">${tag}</a>`)}</nav>
 ${[...byTag].map(([tag, ops]) => html`<h2 id="${tag}">${tag}</h2>${ops.map((o) => operationHtml(o.path, o.method, o.op))}`)}
-</body></html>`.value;
+</body></html>`.toString();
 }

@@ -3,7 +3,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 
-/** The JSON error body of every route (DESIGN.md "Error contract"). */
+/** The JSON error body of every route, `{"error":{"code","message"}}`: one shape clients can parse (docs/design.md, error codes). */
 export function errorResponse(c: Context, status: number, code: string, message: string): Response {
   return c.json({ error: { code, message } }, status as ContentfulStatusCode);
 }

@@ -1,32 +1,30 @@
-/** Markup that is already safe (built by `html`); anything else interpolated is escaped. */
-export class SafeHtml {
-  constructor(readonly value: string) {}
-  toString(): string {
-    return this.value;
-  }
+import { html as honoHtml, raw } from 'hono/html';
+import type { HtmlEscapedString } from 'hono/utils/html';
+
+/** Markup that is already safe (built by `html`, or `trusted` text of our own); anything else interpolated is escaped. */
+export type SafeHtml = HtmlEscapedString;
+
+/** Our own markup (a style sheet), passed through unescaped: never for text that came from outside. */
+export function trusted(markup: string): SafeHtml {
+  return raw(markup);
 }
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** Escape text for HTML element content and quoted attribute values. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
-}
-
-function render(value: unknown): string {
-  if (value instanceof SafeHtml) return value.value;
-  if (Array.isArray(value)) return value.map(render).join('');
-  if (value === null || value === undefined || value === false) return '';
-  return escapeHtml(value instanceof Date ? value.toISOString() : String(value));
+/** What hono's `html` would print differently from what the pages expect: a Date as ISO time, `true` as text. */
+function shown(value: unknown): unknown {
+  if (value instanceof Date) return value.toISOString();
+  if (value === true) return 'true';
+  return Array.isArray(value) ? value.map(shown) : value;
 }
 
 /**
- * A tagged template that escapes every interpolation unless it is itself
- * `html` output, so the dashboard cannot forget to escape a payload, a type
- * or an error message (all of them come from outside). Arrays are joined.
+ * hono's `html` tag: escapes every interpolation (& < > " ') unless it is
+ * itself `html` output, so the dashboard cannot forget to escape a payload, a
+ * type or an error message (all of them come from outside). Arrays are joined;
+ * null, undefined and false print nothing. Nothing here interpolates a
+ * promise, so the result is always synchronous.
  */
 export function html(strings: TemplateStringsArray, ...values: unknown[]): SafeHtml {
-  let out = strings[0]!;
-  for (let i = 0; i < values.length; i++) out += render(values[i]) + strings[i + 1]!;
-  return new SafeHtml(out);
+  const out = honoHtml(strings, ...values.map(shown));
+  if (out instanceof Promise) throw new TypeError('html: a promise was interpolated; await it first');
+  return out;
 }

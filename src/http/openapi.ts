@@ -1,7 +1,6 @@
 import { Hono } from 'hono';
-import { SOURCES, type Source } from '../config.js';
+import { choiceEnvName, defaultProvider, isChoosable, PROVIDERS_BY_ROUTE, type Source, SOURCES } from '../webhooks/providers/index.js';
 import type { ProviderDefinition } from '../webhooks/provider.js';
-import { PROVIDERS_BY_ROUTE, choiceEnvName, defaultProvider, isChoosable } from '../webhooks/providers/index.js';
 import { renderDocsPage } from './docs-page.js';
 import { adminPaths } from './openapi-admin.js';
 import { errorRef, errors, header, json, path, query, type Json } from './openapi-parts.js';
@@ -92,7 +91,7 @@ function page(method: 'get' | 'post', summary: string, parameters: Json[] = []):
 
 /**
  * The OpenAPI 3.1 description of every route hookrun serves, with request
- * headers, answers and error codes (DESIGN.md error contract). Hand-written
+ * headers, answers and error codes (the error contract of docs/design.md). Hand-written
  * beside the routes; a test checks it lists every route the app registers.
  */
 export function buildOpenApiDocument(version: string = '0.1.0', custom: readonly ProviderDefinition[] = []): Json {

@@ -9,7 +9,7 @@ import { retainedTableBytes } from '../db/retention.js';
 import { prune } from '../retention/prune.js';
 import type { EventWriter } from '../db/event-writer.js';
 import { reconcilePayments } from '../payments-api/reconcile.js';
-import { createStripeApi } from '../payments-api/stripe-client.js';
+import type { StripeApi } from '../payments-api/stripe-client.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { createAdminApi } from './admin.js';
@@ -33,6 +33,8 @@ export interface OperatorRoutesDeps {
   eventStream?: EventStream;
   /** The WAL capture, whose state (with its last error) `GET /api/changes` shows. */
   changes?: Pick<ChangeCapture, 'status'>;
+  /** The service's Stripe API client: with it `POST /api/payments/reconcile` is served. */
+  stripe?: StripeApi;
 }
 
 /**
@@ -41,7 +43,7 @@ export interface OperatorRoutesDeps {
  * dashboard under `/admin`.
  */
 export function createOperatorMounts(deps: OperatorRoutesDeps): Array<{ prefix: string; app: Hono }> {
-  const stripe = deps.config.stripe && createStripeApi(deps.config.stripe);
+  const { stripe } = deps;
   const reconcile = stripe && ((since: Date) => reconcilePayments({ api: stripe, writer: deps.writer, since }));
   const runPrune = (dryRun: boolean) => prune(deps.db, deps.config.retention, deps.clock.now(), { dryRun, onDeleted: (table, rows) => deps.metrics.retentionDeleted.inc({ table }, rows) });
   const adminDeps = { config: deps.config, db: deps.db, clock: deps.clock, cron: deps.cron, log: deps.log, reconcilePayments: reconcile, prune: runPrune, eventStream: deps.eventStream, changes: deps.changes };

@@ -10,7 +10,12 @@ export interface RetryPolicy {
   maxDelayMs: number;
 }
 
-/** 5 s, 10 s, 20 s … capped at 1 h: ten attempts span about 85 minutes, long enough to ride out a deploy or an outage. */
+/**
+ * 5 s, 10 s, 20 s … capped at 1 h (with equal jitter each delay is drawn from
+ * [d/2, d)). Ten attempts wait nine times, 5 s … 1280 s: about 43 minutes in
+ * all before jitter (5 s × (2^9 − 1) = 2555 s), 21 to 43 minutes with it; the
+ * cap is not reached until the 11th failure. Raise MAX_ATTEMPTS to span a longer outage.
+ */
 export const DEFAULT_RETRY_POLICY: Omit<RetryPolicy, 'maxAttempts'> = {
   baseDelayMs: 5_000,
   maxDelayMs: 60 * 60 * 1000,

@@ -43,7 +43,7 @@ export interface WorkerDeps {
   onDead?: BatchDeps['onDead'];
 }
 
-/** The inbox worker's controls (DESIGN.md "Processing"). */
+/** The inbox worker's controls: the service starts and stops it, tests drive it one batch at a time. */
 export interface Worker {
   /** Begin the claim loop and LISTEN on `hookrun_events`. */
   start(): void;

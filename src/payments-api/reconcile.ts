@@ -1,12 +1,12 @@
 import type { EventWriter } from '../db/event-writer.js';
 import { parseSince } from '../since.js';
-import { PAYMENTS_SAMPLE_TYPES } from '../webhooks/sample-events/types.js';
+import { STRIPE_SAMPLE_TYPES } from '../webhooks/sample-events/types.js';
 import type { StripeApi, StripeEventJson } from './stripe-client.js';
 
 /** Stripe keeps events for 30 days: `GET /v1/events` cannot return anything older. */
 export const STRIPE_EVENT_RETENTION_DAYS = 30;
 /** The Stripe event types hookrun's payments handlers act on: what a reconcile lists (a test keeps it equal to the handlers'). */
-export const RECONCILED_PAYMENT_TYPES: readonly string[] = PAYMENTS_SAMPLE_TYPES;
+export const RECONCILED_PAYMENT_TYPES: readonly string[] = STRIPE_SAMPLE_TYPES;
 
 /** Events written side by side: one group-committed INSERT per page of the listing. */
 const WRITE_CHUNK = 100;

@@ -7,7 +7,7 @@ import { ConfigError } from '../errors.js';
 import { BUILT_IN_HANDLER_NAMES, createDefaultHandlers } from '../inbox/handlers/defaults.js';
 import type { HandlerRegistry } from '../inbox/handlers/registry.js';
 import { displayPath } from '../module-files.js';
-import { createStripeApi } from '../payments-api/stripe-client.js';
+import type { StripeApi } from '../payments-api/stripe-client.js';
 import { isChoosable, providerFor } from '../webhooks/providers/index.js';
 import { loadProjectHandlers, registerProjectHandlers, type ProjectHandler } from './handlers.js';
 
@@ -39,10 +39,11 @@ function isDeclaredProject(projectDir: string, env: Readonly<Record<string, stri
 
 /**
  * The handlers a running hookrun uses: the shipped ones (on unless
- * platform.json switches them off) and the project's `handlers/` files.
+ * platform.json switches them off) and the project's `handlers/` files;
+ * the payments mirror asks `services.stripe` (the service's one client) when given.
  */
-export async function loadHandlers(config: Config, env: Readonly<Record<string, string | undefined>> = process.env): Promise<{ registry: HandlerRegistry; project: ProjectHandler[] }> {
-  const registry = createDefaultHandlers({ stripe: config.stripe && createStripeApi(config.stripe), providers: config.providers, enabled: config.builtInHandlers });
+export async function loadHandlers(config: Config, services: { stripe?: StripeApi } = {}, env: Readonly<Record<string, string | undefined>> = config.environment): Promise<{ registry: HandlerRegistry; project: ProjectHandler[] }> {
+  const registry = createDefaultHandlers({ stripe: services.stripe, providers: config.providers, enabled: config.builtInHandlers });
   const project = await loadProjectHandlers(handlersDir(config.projectDir), receivingSetup(config), env, BUILT_IN_HANDLER_NAMES);
   if (project === undefined && !existsSync(join(config.projectDir, 'jobs')) && isDeclaredProject(config.projectDir, env)) {
     throw new ConfigError(`${displayPath(config.projectDir) || '.'}: no jobs/ or handlers/ folder. Add handlers/<name>.ts (export default defineHandler(…)) or jobs/<name>.ts, or run \`npx hookrun init\` to make a project.`);

@@ -66,7 +66,8 @@ function exceedsDepth(text: string, maxDepth: number): boolean {
 
 /**
  * Decode verified bytes as UTF-8 JSON and require an object. Runs only after
- * the signature matched (DESIGN.md: verify over the raw bytes first).
+ * the signature matched: senders sign the exact bytes, so they are verified
+ * before any parsing, and an unsigned body is never parsed.
  */
 export function parseJsonObject(body: Uint8Array): { text: string; value: Record<string, unknown> } {
   let text: string;

@@ -40,7 +40,7 @@ export interface VerifierContext {
  * headers it always sends (so a request without them is refused before its
  * body is read), realistic samples for `hookrun send`, and its OpenAPI entry.
  * Adding a sender is its file (`defineProvider({...})`) and one line in the
- * list of `providers/index.ts`; a definition missing a part does not compile.
+ * list of `providers/index.ts`; a definition missing a required part does not compile.
  */
 export interface ProviderDefinition<Route extends string = string, Name extends string = string> {
   /** The sender's name in messages and docs (`Stripe`, `GitHub`). */
@@ -61,12 +61,12 @@ export interface ProviderDefinition<Route extends string = string, Name extends 
   secrets?(values: readonly string[]): string[];
   /** Build the verifier from the configured secret(s); a malformed secret throws ConfigError. */
   createVerifier(setting: SecretSetting, context: VerifierContext): Verifier;
-  /** Event types `hookrun send` has a full sample of. */
-  sampleTypes: readonly string[];
+  /** Event types `hookrun send` has a full sample of; a sender that is only received (a platform.json one) has none, and `send --data` fills its envelope. */
+  sampleTypes?: readonly string[];
   /** How a typed type is spelled by the provider (Supabase upper-cases change types). */
   normalizeType?(type: string): string;
-  /** A realistic event of a known type, with fresh ids. */
-  buildSample(type: string, nowMs: number): Record<string, unknown>;
+  /** A realistic event of one of `sampleTypes`, with fresh ids (absent with them). */
+  buildSample?(type: string, nowMs: number): Record<string, unknown>;
   /** The bare event of a type without a sample (`send --data` fills it). */
   envelope(type: string, nowMs: number): Record<string, unknown>;
   /** The headers (with the content type) the provider sends with `body`. */

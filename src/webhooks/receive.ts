@@ -33,7 +33,7 @@ const CONTENT_TYPES = {
 /**
  * The receiver of one source: content type → body limit → verify the raw
  * bytes → commit to the inbox → 200. The event is committed before the answer
- * (DESIGN.md data flow); a duplicate answers 200 and is not stored again.
+ * so an acknowledged event survives a crash; a duplicate answers 200 and is not stored again.
  */
 export function createReceiver(source: string, verifier: SourceVerifier, deps: ReceiveDeps) {
   const rejected = deps.metrics.eventsReceived;

@@ -1,19 +1,19 @@
-import { SOURCES, type Config, type Source } from '../config.js';
+import { type Config } from '../config.js';
+import { defaultProvider, providerFor, type Source, SOURCES } from './providers/index.js';
 import { ConfigError } from '../errors.js';
 import type { ProviderDefinition } from './provider.js';
-import { defaultProvider, providerFor } from './providers/index.js';
 import { deepMerge, providerId } from './sample-events/ids.js';
 
 /**
  * Every event type `hookrun send` can build a full sample of, per source
  * (the types the shipped handlers know), from each provider's definition.
  */
-export const SAMPLE_TYPES = Object.fromEntries(SOURCES.map((source) => [source, defaultProvider(source).sampleTypes])) as Record<Source, readonly string[]>;
+export const SAMPLE_TYPES = Object.fromEntries(SOURCES.map((source) => [source, defaultProvider(source).sampleTypes ?? []])) as Record<Source, readonly string[]>;
 
 /** Thrown for a type with no sample and no overrides to build one from; the CLI turns it into a usage error. */
 export class UnknownSampleTypeError extends Error {
   constructor(source: Source, type: string, provider: ProviderDefinition = defaultProvider(source)) {
-    super(`No sample for ${source} (${provider.title}) event type "${type}". Known types: ${provider.sampleTypes.join(', ')} (or pass --data with the event's fields).`);
+    super(`No sample for ${source} (${provider.title}) event type "${type}". Known types: ${provider.sampleTypes?.join(', ') || 'none'} (or pass --data with the event's fields).`);
     this.name = 'UnknownSampleTypeError';
   }
 }
@@ -34,7 +34,8 @@ export function normalizeSampleType(source: Source, type: string, provider: Prov
 export function buildSample(source: Source, type: string, overrides?: unknown, nowMs: number = Date.now(), provider: ProviderDefinition = defaultProvider(source)): Record<string, unknown> {
   const normalized = normalizeSampleType(source, type, provider);
   let event: Record<string, unknown>;
-  if (provider.sampleTypes.includes(normalized)) event = provider.buildSample(normalized, nowMs);
+  const sample = provider.sampleTypes?.includes(normalized) ? provider.buildSample?.(normalized, nowMs) : undefined;
+  if (sample) event = sample;
   else if (overrides !== undefined) event = provider.envelope(normalized, nowMs);
   else throw new UnknownSampleTypeError(source, type, provider);
   return overrides === undefined ? event : deepMerge(event, overrides);

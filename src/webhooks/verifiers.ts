@@ -1,9 +1,9 @@
-import { SOURCES, type Config, type Source } from '../config.js';
+import { type Config } from '../config.js';
+import { providerFor, type Source, SOURCES } from './providers/index.js';
 import { AppError } from '../errors.js';
 import type { Verifier } from './delivery.js';
 import type { ProviderDefinition } from './provider.js';
 import { customProvider } from './providers/custom.js';
-import { providerFor } from './providers/index.js';
 
 /** A source's verifier, or the fix to print when its secret is not configured; with the provider configured for it. */
 export type SourceVerifier = ({ ok: true; verify: Verifier } | { ok: false; message: string }) & { provider: ProviderDefinition };

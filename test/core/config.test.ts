@@ -90,6 +90,18 @@ describe('loadConfig', () => {
     });
   });
 
+  it.each([
+    [{ cron: [] }, /platform\.json: "cron" is not a platform\.json key; did you mean "crons"\?/],
+    [{ crons: [{ path: '/cron/keep-alive', schedule: '0 1 * * *', every: 'day' }] }, /platform\.json crons\[0\]\.every: not a cron entry field \(use path, name/],
+    [{ crons: [{ path: '/cron/keep-alive', schedule: '0 1 * * *', retries: 2 }] }, /crons\[0\]\.retries: a job file sets its policies in defineJob/],
+    [{ webhooks: [{ route: 'acme', secretEnv: 'ACME_SECRET', header: 'X-Sig', keyPath: 'id', typePath: 'type', toleranceSeconds: 0 }] }, /webhooks\[0\]\.toleranceSeconds: must be a whole number of seconds from 1 to 86400/],
+    [{ builtInHandlers: { 'stripe-mirror': 'no' } }, /builtInHandlers\.stripe-mirror: must be an object of handler names to true or false/],
+  ])('platform.json %j stops start-up with a message naming the key', (file, message) => {
+    const path = join(mkdtempSync(join(tmpdir(), 'hookrun-config-')), 'platform.json');
+    writeFileSync(path, JSON.stringify(file));
+    expect(() => loadConfig({ PLATFORM_CONFIG: path })).toThrow(message);
+  });
+
   it('reads platform.json crons, and names the file when it is not JSON', () => {
     const dir = mkdtempSync(join(tmpdir(), 'hookrun-config-'));
     const good = join(dir, 'platform.json');

@@ -2,11 +2,12 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { countPages } from '../../src/db/pages.js';
 import { SECRETS } from '../helpers/config.js';
 import { databaseKinds, useTestDatabase } from '../helpers/db.js';
-import { allRuns, createHarness, deferred, eventually, jobsOf, type CronHarness } from './support.js';
+import { allRuns, createHarness, deferred, jobsOf, type CronHarness } from './support.js';
 import { loadJobs } from '../../src/cron/registry.js';
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import { pollUntil } from '../helpers/poll.js';
 
 const auth = { Authorization: `Bearer ${SECRETS.cron}` };
 
@@ -76,7 +77,7 @@ describe.each(databaseKinds())('/cron routes on $name', (kind) => {
 
   it('already running: 409 conflict, recorded skipped; the first call still answers OK', async () => {
     const first = h.app.request('/cron/slow', { method: 'POST', headers: auth });
-    await eventually(async () => (await allRuns(testDb.db)).some((r) => r.status === 'running'));
+    await pollUntil('a running run', 5000, async () => ((await allRuns(testDb.db)).some((r) => r.status === 'running')) || undefined, 5);
     const second = await h.app.request('/cron/slow', { method: 'POST', headers: auth });
     expect(second.status).toBe(409);
     expect(((await second.json()) as { error: { code: string } }).error.code).toBe('conflict');

@@ -4,7 +4,8 @@ import { countPages } from '../../src/db/pages.js';
 import { AppError } from '../../src/errors.js';
 import { SECRETS } from '../helpers/config.js';
 import { databaseKinds, useTestDatabase } from '../helpers/db.js';
-import { allRuns, createHarness, deferred, eventually, faultyDatabase, jobsOf } from './support.js';
+import { allRuns, createHarness, deferred, faultyDatabase, jobsOf } from './support.js';
+import { pollUntil } from '../helpers/poll.js';
 
 describe.each(databaseKinds())('cron runs on $name', (kind) => {
   const testDb = useTestDatabase(kind);
@@ -70,7 +71,7 @@ describe.each(databaseKinds())('cron runs on $name', (kind) => {
     const a = await createHarness(testDb.db, { jobs });
     const b = await createHarness(testDb.db, { jobs });
     const first = a.cron.runJob('slow', 'cli');
-    await eventually(async () => (await allRuns(testDb.db)).some((r) => r.status === 'running'));
+    await pollUntil('a running run', 5000, async () => ((await allRuns(testDb.db)).some((r) => r.status === 'running')) || undefined, 5);
     const res = await b.app.request('/cron/slow', { method: 'POST', headers: { Authorization: `Bearer ${SECRETS.cron}` } });
     expect(res.status).toBe(409);
     gate.resolve();
@@ -82,9 +83,9 @@ describe.each(databaseKinds())('cron runs on $name', (kind) => {
     const gate = deferred();
     const h = await createHarness(testDb.db, { jobs: jobsOf({ wide: { overlap: 'allow', run: () => gate.promise } }) });
     const first = h.cron.runJob('wide', 'cli');
-    await eventually(async () => (await allRuns(testDb.db)).some((r) => r.status === 'running'));
+    await pollUntil('a running run', 5000, async () => ((await allRuns(testDb.db)).some((r) => r.status === 'running')) || undefined, 5);
     const second = h.cron.runJob('wide', 'cli');
-    await eventually(async () => (await allRuns(testDb.db)).filter((r) => r.status === 'running').length === 2);
+    await pollUntil('two running runs', 5000, async () => ((await allRuns(testDb.db)).filter((r) => r.status === 'running').length === 2) || undefined, 5);
     gate.resolve();
     expect([(await first).status, (await second).status]).toEqual(['succeeded', 'succeeded']);
   });
@@ -155,7 +156,7 @@ describe.each(databaseKinds())('cron runs on $name', (kind) => {
       }),
     });
     const run = h.cron.runJob('long', 'cli');
-    await eventually(async () => (await allRuns(testDb.db)).some((r) => r.status === 'running'));
+    await pollUntil('a running run', 5000, async () => ((await allRuns(testDb.db)).some((r) => r.status === 'running')) || undefined, 5);
     await h.cron.stop();
     expect(sawAbort).toBe(true);
     expect(await run).toMatchObject({ status: 'failed', error: 'aborted: hookrun is shutting down' });

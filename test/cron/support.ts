@@ -12,6 +12,7 @@ import { buildApp } from '../../src/http/build-app.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
 import { testConfig } from '../helpers/config.js';
+import { createStripeApi } from '../../src/payments-api/stripe-client.js';
 
 /** A promise the test settles by hand (a job that runs until the test says so). */
 export function deferred<T = void>() {
@@ -53,8 +54,10 @@ export async function createHarness(db: Database, options: HarnessOptions = {}):
   const config: Config = { ...testConfig(options.env), crons: options.crons ?? [] };
   const clock = options.clock ?? new ManualClock(Date.UTC(2026, 0, 1, 0, 0, 0));
   const metrics = new Metrics();
+  const stripe = config.stripe && createStripeApi(config.stripe); // as service-assembly.ts builds it: once
   const cron = await createCronService({
     config,
+    stripe,
     db,
     clock,
     log: silentLogger,
@@ -64,7 +67,7 @@ export async function createHarness(db: Database, options: HarnessOptions = {}):
     ticker: { lateToleranceMs: options.lateToleranceMs },
     onRunFailed: options.onRunFailed,
   });
-  const { app } = buildApp({ config, db, clock, log: silentLogger, metrics, writer: new EventWriter(db), cron });
+  const { app } = buildApp({ config, db, clock, log: silentLogger, metrics, writer: new EventWriter(db), cron, stripe });
   return { cron, clock, metrics, config, app };
 }
 
@@ -73,15 +76,6 @@ export async function allRuns(db: Queryable): Promise<CronRunRow[]> {
   return db.query<CronRunRow>(`SELECT ${COLUMNS} FROM hookrun.cron_runs ORDER BY id`);
 }
 
-/** Poll until `check` passes or the deadline; never a bare sleep. */
-export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 /** A Database whose queries fail while `down` is set, or when `failOn` matches the SQL. */
 export function faultyDatabase(db: Database, options: { failOn?: RegExp } = {}): Database & { down: boolean } {

@@ -1,7 +1,7 @@
 import { Agent, request } from 'node:http';
 import Stripe from 'stripe';
 import { Webhook } from 'standardwebhooks';
-import type { Source } from '../../src/config.js';
+import type { Source } from '../../src/webhooks/providers/index.js';
 import { SECRETS } from './config.js';
 import { recordResponse } from './secret-scan.js';
 

@@ -6,6 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { SECRETS } from './config.js';
 import { ensureDistBuilt } from './build-dist.js';
 import { recordCapture } from './secret-scan.js';
+import { pollUntil } from './poll.js';
 
 /** Repo root: tests run from it, and `dist/main.js` lives under it. */
 export const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
@@ -71,17 +72,6 @@ export function baseEnv(): Record<string, string> {
   };
 }
 
-function pollUntil<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  return (async () => {
-    for (;;) {
-      const value = await probe();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  })();
-}
 
 /**
  * Start `node dist/main.js start` (or `args`) as a child process on a free
@@ -188,6 +178,7 @@ export function copyProject(dir: string): void {
 }
 
 /** Wait, bounded, until `probe` returns a value (poll every 50 ms). */
+/** Re-exported for the tests that spawn hookrun and wait on it; the one implementation is helpers/poll.ts. */
 export { pollUntil };
 
 /** Run `node dist/main.js <args>` to completion (bounded, 60 s) with the test env plus `env`; its exit code and output. */

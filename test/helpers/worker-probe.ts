@@ -1,4 +1,5 @@
 import { withDatabase } from './inspect-db.js';
+import { pollUntil } from './poll.js';
 
 const UNSETTLED = ['pending', 'processing', 'failed'];
 
@@ -26,7 +27,7 @@ export async function waitForInboxSettled(
 ): Promise<{ ms: number; byStatus: Record<string, number> }> {
   const started = Date.now();
   let last: Record<string, number> = {};
-  while (Date.now() - started < timeoutMs) {
+  const settled = async (): Promise<Record<string, number> | undefined> => {
     if (target.url) {
       last = await withDatabase(target, async (query) =>
         Object.fromEntries((await query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM hookrun.webhook_events GROUP BY status')).map((r) => [r.status, r.n])),
@@ -39,8 +40,12 @@ export async function waitForInboxSettled(
     }
     const total = Object.values(last).reduce((a, b) => a + b, 0);
     const unsettled = UNSETTLED.reduce((n, status) => n + (last[status] ?? 0), 0);
-    if (total >= expected && unsettled === 0) return { ms: Date.now() - started, byStatus: last };
-    await new Promise((r) => setTimeout(r, 200));
+    return total >= expected && unsettled === 0 ? last : undefined;
+  };
+  try {
+    const byStatus = await pollUntil(`the inbox to settle (${expected} events)`, timeoutMs, settled, 200);
+    return { ms: Date.now() - started, byStatus };
+  } catch (error) {
+    throw new Error(`inbox not settled after ${timeoutMs} ms: ${JSON.stringify(last)}`, { cause: error });
   }
-  throw new Error(`inbox not settled after ${timeoutMs} ms: ${JSON.stringify(last)}`);
 }

@@ -180,10 +180,10 @@ describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
   it('database changes: the default records and succeeds; a registered table handler runs', async () => {
     const ids = await process(['database', { type: 'INSERT', table: 'orders', schema: 'public', record: { id: 1 }, old_record: null }]);
     expect(await eventRow(db, ids[0]!)).toMatchObject({ status: 'processed', attempts: 1 });
-    const { createDatabaseHandlers } = await import('../../src/inbox/handlers/database.js');
+    const { createDatabaseChangesHandlers } = await import('../../src/inbox/handlers/database-changes.js');
     const { HandlerRegistry } = await import('../../src/inbox/handlers/registry.js');
     const seen: string[] = [];
-    const handlers = new HandlerRegistry().onTable('database', createDatabaseHandlers({ 'public.orders': async (change) => void seen.push(`${change.type}:${change.table}:${String(change.oldRecord?.id)}`) }));
+    const handlers = new HandlerRegistry().onTable('database', createDatabaseChangesHandlers({ 'public.orders': async (change) => void seen.push(`${change.type}:${change.table}:${String(change.oldRecord?.id)}`) }));
     await storeEvent(db, 'database', 'DELETE', { type: 'DELETE', table: 'orders', schema: 'public', record: null, old_record: { id: 7 } });
     await drain(testWorker(db, { handlers }).worker);
     expect(seen).toEqual(['DELETE:orders:7']);

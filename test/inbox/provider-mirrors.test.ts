@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ProviderChoice } from '../../src/config.js';
+import type { ProviderChoice } from '../../src/webhooks/providers/index.js';
 import { createDefaultHandlers } from '../../src/inbox/handlers/defaults.js';
 import { AUTH_PROVIDERS, PAYMENTS_PROVIDERS } from '../../src/webhooks/providers/index.js';
 import { buildSample } from '../../src/webhooks/samples.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EventWriter } from '../../src/db/event-writer.js';
-import { paymentsHandlers } from '../../src/inbox/handlers/payments.js';
+import { stripeMirrorHandlers } from '../../src/inbox/handlers/stripe-mirror.js';
 import { parseReconcileSince, reconcilePayments, RECONCILED_PAYMENT_TYPES } from '../../src/payments-api/reconcile.js';
 import { createStripeApi } from '../../src/payments-api/stripe-client.js';
 import { loadJobs } from '../../src/cron/registry.js';
@@ -34,7 +34,7 @@ describe('parseReconcileSince', () => {
   });
 
   it('lists exactly the event types the payments handlers act on', () => {
-    expect([...RECONCILED_PAYMENT_TYPES].sort()).toEqual(Object.keys(paymentsHandlers).sort());
+    expect([...RECONCILED_PAYMENT_TYPES].sort()).toEqual(Object.keys(stripeMirrorHandlers).sort());
   });
 });
 

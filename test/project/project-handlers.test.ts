@@ -34,7 +34,7 @@ const handler = (on: string[], body = '', extra = '') =>
 
 async function failure(files: Record<string, string>, env: Record<string, string> = {}): Promise<string> {
   const dir = project(files);
-  const error = await loadHandlers(testConfig({ HOOKRUN_PROJECT: dir, ...env }), env).then(
+  const error = await loadHandlers(testConfig({ HOOKRUN_PROJECT: dir, ...env }), {}, env).then(
     () => undefined,
     (e: unknown) => e,
   );
@@ -76,7 +76,7 @@ describe.each(databaseKinds())('project handlers run by the worker on $name', (k
       'handlers/audit.ts': handler(['stripe:customer.subscription.updated', 'database:INSERT:orders'], record('event.type')),
     });
     const env = { HOOKRUN_PROJECT: dir, SALES_CHANNEL: '#sales' };
-    const { registry } = await loadHandlers(testConfig(env), env);
+    const { registry } = await loadHandlers(testConfig(env), {}, env);
     const { worker } = testWorker(testDb.db, { handlers: registry });
     const subscription = { id: 'sub_1', object: 'subscription', customer: 'cus_1', status: 'active', created: 1, items: { data: [] }, cancel_at_period_end: false };
     const id = await storeEvent(testDb.db, 'payments', 'customer.subscription.updated', { id: 'evt_1', type: 'customer.subscription.updated', created: 2, data: { object: subscription } });

@@ -70,7 +70,7 @@ describe('start-up refusals a new user meets (spawned hookrun start)', { timeout
 
 describe('the Stripe signing secret check', () => {
   it('refuses a restricted key anywhere in a rotation list, naming its place and not the key', async () => {
-    const { stripeProvider } = await import('../../src/webhooks/providers/payments.js');
+    const { stripeProvider } = await import('../../src/webhooks/providers/stripe.js');
     const create = (values: string[]) => () => stripeProvider.createVerifier({ envName: 'STRIPE_WEBHOOK_SECRET', values }, { publicUrl: undefined });
     expect(create(['whsec_current', 'rk_test_restricted123'])).toThrow(/^value 2 of STRIPE_WEBHOOK_SECRET is a Stripe API key \(rk_test_…\)/);
     expect(create(['whsec_current', 'rk_test_restricted123'])).not.toThrow(/restricted123/);

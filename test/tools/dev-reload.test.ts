@@ -66,7 +66,7 @@ describe('npm run dev (hookrun dev) on a copy of the project: edits take effect 
     expect(ran.status).toBe(200);
 
     // 2. a handler edit: orders changes now fail with a message only the new code has
-    const handlersPath = join(copy, 'src/inbox/handlers/database.ts');
+    const handlersPath = join(copy, 'src/inbox/handlers/database-changes.ts');
     writeFileSync(handlersPath, readFileSync(handlersPath, 'utf8').replace('export const databaseTableHandlers: Record<string, TableHandler> = {};', `export const databaseTableHandlers: Record<string, TableHandler> = { orders: async () => { throw new Error('orders handler v2'); } };`));
     const sendOrder = () =>
       fetch(`${base}/webhooks/database`, { method: 'POST', headers: { authorization: `Bearer ${SECRETS.database}`, 'content-type': 'application/json' }, body: JSON.stringify({ type: 'INSERT', table: 'orders', schema: 'public', record: { id: 1 }, old_record: null }) });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { SOURCES, type Source } from '../../src/config.js';
+import { SOURCES, type Source } from '../../src/webhooks/providers/index.js';
 import { EventWriter } from '../../src/db/event-writer.js';
 import { createApp } from '../../src/http/app.js';
 import { silentLogger } from '../../src/log.js';

@@ -6,6 +6,7 @@ import { defineJob } from '../../src/cron/job.js';
 import type { Database } from '../../src/db/database.js';
 import { EventWriter } from '../../src/db/event-writer.js';
 import { buildApp } from '../../src/http/build-app.js';
+import { createStripeApi } from '../../src/payments-api/stripe-client.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
 import { buildSample, signSample } from '../../src/webhooks/samples.js';
@@ -30,8 +31,9 @@ export const TEST_JOBS = new Map([
 export async function createToolsApp(db: Database, env: Record<string, string | undefined> = {}, clock = new ManualClock(Date.UTC(2026, 5, 1, 12))): Promise<ToolsApp> {
   const config: Config = { ...testConfig(env), crons: [{ path: '/cron/tick', schedule: '0 1 * * *' }] };
   const metrics = new Metrics();
-  const cron = await createCronService({ config, db, log: silentLogger, metrics, clock, jobs: TEST_JOBS });
-  const { app } = buildApp({ config, db, clock, log: silentLogger, metrics, writer: new EventWriter(db), cron });
+  const stripe = config.stripe && createStripeApi(config.stripe); // as service-assembly.ts builds it: once
+  const cron = await createCronService({ config, stripe, db, log: silentLogger, metrics, clock, jobs: TEST_JOBS });
+  const { app } = buildApp({ config, db, clock, log: silentLogger, metrics, writer: new EventWriter(db), cron, stripe });
   return { app, config, clock, metrics, cron };
 }
 

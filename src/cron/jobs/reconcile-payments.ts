@@ -1,7 +1,6 @@
 import { listCronRuns } from '../../db/cron-runs.js';
 import { EventWriter } from '../../db/event-writer.js';
 import { reconcilePayments, STRIPE_EVENT_RETENTION_DAYS } from '../../payments-api/reconcile.js';
-import { createStripeApi } from '../../payments-api/stripe-client.js';
 import { defineJob } from '../job.js';
 
 const DAY_MS = 86_400_000;
@@ -19,13 +18,13 @@ const OVERLAP_MS = 3_600_000;
 export default defineJob({
   description: 'Store the Stripe events the inbox is missing (downtime past Stripe\'s 3-day retries). Needs STRIPE_SECRET_KEY.',
   timeoutMs: 10 * 60_000,
-  async run({ db, config, signal, log, now, runId }) {
-    if (!config.stripe) throw new Error('STRIPE_SECRET_KEY is not set: set a Stripe secret or restricted key (read access to events), or remove this job from platform.json.');
+  async run({ db, stripe, signal, log, now, runId }) {
+    if (!stripe) throw new Error('STRIPE_SECRET_KEY is not set: set a Stripe secret or restricted key (read access to events), or remove this job from platform.json.');
     const previous = (await listCronRuns(db, { job: 'reconcile-payments', limit: 100 })).find((r) => r.status === 'succeeded' && r.id !== runId);
     const nowMs = now.getTime();
     const fromLast = previous ? previous.startedAt.getTime() - OVERLAP_MS : nowMs - MIN_WINDOW_MS;
     const sinceMs = Math.max(nowMs - STRIPE_EVENT_RETENTION_DAYS * DAY_MS, Math.min(nowMs - MIN_WINDOW_MS, fromLast));
-    const summary = await reconcilePayments({ api: createStripeApi(config.stripe), writer: new EventWriter(db), since: new Date(sinceMs), signal });
+    const summary = await reconcilePayments({ api: stripe, writer: new EventWriter(db), since: new Date(sinceMs), signal });
     log.info({ since: summary.since, found: summary.found, added: summary.added, alreadyStored: summary.alreadyStored }, 'payments reconciled');
   },
 });

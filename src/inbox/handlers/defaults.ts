@@ -1,13 +1,13 @@
-import { SOURCES, type ProviderChoice, type Source } from '../../config.js';
+import { type ProviderChoice, providerFor, type ProviderName, type Source, SOURCES } from '../../webhooks/providers/index.js';
 import { ConfigError } from '../../errors.js';
 import type { StripeApi } from '../../payments-api/stripe-client.js';
-import { providerFor, type ProviderName } from '../../webhooks/providers/index.js';
-import { authHandlers } from './auth.js';
-import { createDatabaseHandlers, databaseTableHandlers } from './database.js';
-import { lemonSqueezyHandlers, paddleHandlers } from './paddle-lemonsqueezy.js';
-import { createPaymentsHandlers } from './payments.js';
+import { clerkMirrorHandlers } from './clerk-mirror.js';
+import { createDatabaseChangesHandlers, databaseTableHandlers } from './database-changes.js';
+import { lemonSqueezyMirrorHandlers } from './lemonsqueezy-mirror.js';
+import { paddleMirrorHandlers } from './paddle-mirror.js';
+import { createStripeMirrorHandlers } from './stripe-mirror.js';
 import { HandlerRegistry, type HandlerTable } from './registry.js';
-import { workosHandlers } from './workos.js';
+import { workosMirrorHandlers } from './workos-mirror.js';
 
 /** What the shipped handlers may call out to; each part optional. */
 export interface HandlerServices {
@@ -30,9 +30,9 @@ export function builtInHandlerName(source: Source, provider: string): string {
  * Twilio, a new one) has its events stored and `ignored` until you add handlers.
  */
 const PROVIDER_HANDLERS: { [R in Source]?: Partial<Record<ProviderName<R>, (services: HandlerServices) => HandlerTable>> } = {
-  payments: { stripe: (services) => createPaymentsHandlers(services.stripe), paddle: () => paddleHandlers, lemonsqueezy: () => lemonSqueezyHandlers },
-  auth: { clerk: () => authHandlers, workos: () => workosHandlers },
-  database: { supabase: () => createDatabaseHandlers(databaseTableHandlers) },
+  payments: { stripe: (services) => createStripeMirrorHandlers(services.stripe), paddle: () => paddleMirrorHandlers, lemonsqueezy: () => lemonSqueezyMirrorHandlers },
+  auth: { clerk: () => clerkMirrorHandlers, workos: () => workosMirrorHandlers },
+  database: { supabase: () => createDatabaseChangesHandlers(databaseTableHandlers) },
 };
 
 /** Every shipped handler's name (a project's handler may not take one). */

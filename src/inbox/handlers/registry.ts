@@ -33,8 +33,8 @@ export interface HandlerContext {
 }
 
 /**
- * Acts on one event. Must be idempotent and order-safe (DESIGN.md
- * "Processing"): it may run twice and may see events out of order. Throwing
+ * Acts on one event. Must be idempotent and order-safe, because delivery is at
+ * least once and senders do not keep order: it may run twice and may see events out of order. Throwing
  * means "retry later"; throwing `MalformedPayloadError` means "never".
  */
 export type EventHandler = (ctx: HandlerContext) => Promise<void>;

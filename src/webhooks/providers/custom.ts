@@ -1,9 +1,31 @@
-import type { CustomWebhook } from '../../config.js';
 import { AppError } from '../../errors.js';
 import { parseJsonObject, type Verifier } from '../delivery.js';
 import type { ProviderDefinition } from '../provider.js';
 import { idempotencyKeyOf, readRawJsonPath } from '../raw-json-path.js';
 import { hmac, matchesAnySecret } from './hmac.js';
+
+/**
+ * What a platform.json `webhooks` entry tells about its sender, as config
+ * validated it (config passes it in: the providers import no config).
+ */
+export interface CustomScheme {
+  /** `/webhooks/<route>`, also the events' source. */
+  route: string;
+  /** The env variable holding the secret (named in messages and docs). */
+  secretEnv: string;
+  algorithm: 'sha1' | 'sha256' | 'sha512';
+  /** The header carrying the signature. */
+  header: string;
+  encoding: 'hex' | 'base64';
+  /** Text before the digest in the header (`sha256=`), or ''. */
+  prefix: string;
+  /** A header with the signing time in unix seconds; then `<timestamp>.<body>` is signed. */
+  timestampHeader: string | undefined;
+  toleranceSeconds: number;
+  /** Dotted JSON paths of the idempotency key and the event type in the body. */
+  keyPath: string;
+  typePath: string;
+}
 
 /**
  * The id or type at a dotted path (`event.id`), read from the body's text,
@@ -18,7 +40,7 @@ function readPath(text: string, path: string, asKey: boolean): string | undefine
 }
 
 /** The answer to a delivery without the scheme's signature header: from the verifier, and before the body is read. */
-const missingSignature = (scheme: CustomWebhook) => `Missing ${scheme.header} header: send the request exactly as the sender signs it.`;
+const missingSignature = (scheme: CustomScheme) => `Missing ${scheme.header} header: send the request exactly as the sender signs it.`;
 
 const signedBytes = (timestamp: string | undefined, body: Uint8Array | string): Uint8Array | string =>
   timestamp === undefined ? body : Buffer.concat([Buffer.from(`${timestamp}.`), Buffer.from(body)]);
@@ -29,7 +51,7 @@ const signedBytes = (timestamp: string | undefined, body: Uint8Array | string): 
  * (then checked against `toleranceSeconds` both ways); key and type read
  * from the verified JSON text at `keyPath` and `typePath`.
  */
-export function createCustomVerifier(scheme: CustomWebhook, secrets: readonly string[]): Verifier {
+export function createCustomVerifier(scheme: CustomScheme, secrets: readonly string[]): Verifier {
   return ({ body, headers, nowMs }) => {
     const offered = headers.get(scheme.header);
     if (!offered) throw new AppError('missing_signature', missingSignature(scheme));
@@ -55,7 +77,7 @@ export function createCustomVerifier(scheme: CustomWebhook, secrets: readonly st
 }
 
 /** A platform.json sender as a provider definition: verified, documented and signable like the shipped ones. */
-export function customProvider(scheme: CustomWebhook): ProviderDefinition {
+export function customProvider(scheme: CustomScheme): ProviderDefinition {
   return {
     title: scheme.route,
     route: scheme.route,
@@ -65,8 +87,6 @@ export function customProvider(scheme: CustomWebhook): ProviderDefinition {
     credentialHeaders: [scheme.header.toLowerCase()],
     missingCredentials: { code: 'missing_signature', message: missingSignature(scheme) },
     createVerifier: (setting) => createCustomVerifier(scheme, setting.values),
-    sampleTypes: [],
-    buildSample: () => ({}),
     envelope: (type) => Object.fromEntries([[scheme.typePath.split('.')[0]!, type]]),
     sign: ({ body, secret, nowMs }) => {
       const timestamp = scheme.timestampHeader ? String(Math.floor(nowMs / 1000)) : undefined;

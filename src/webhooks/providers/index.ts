@@ -1,10 +1,10 @@
 import type { ProviderDefinition } from '../provider.js';
-import { clerkProvider } from './auth.js';
-import { supabaseDatabaseProvider } from './database.js';
+import { clerkProvider } from './clerk.js';
+import { supabaseDatabaseProvider } from './supabase-database.js';
 import { githubProvider } from './github.js';
 import { lemonSqueezyProvider } from './lemonsqueezy.js';
 import { paddleProvider } from './paddle.js';
-import { stripeProvider } from './payments.js';
+import { stripeProvider } from './stripe.js';
 import { polarProvider } from './polar.js';
 import { resendProvider } from './resend.js';
 import { shopifyProvider } from './shopify.js';

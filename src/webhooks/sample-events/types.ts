@@ -1,5 +1,5 @@
 /** The Clerk event types the shipped auth handler mirrors. */
-export const AUTH_SAMPLE_TYPES = [
+export const CLERK_SAMPLE_TYPES = [
   'user.created',
   'user.updated',
   'user.deleted',
@@ -12,7 +12,7 @@ export const AUTH_SAMPLE_TYPES = [
 ] as const;
 
 /** The Stripe event types the shipped payments handler mirrors. */
-export const PAYMENTS_SAMPLE_TYPES = [
+export const STRIPE_SAMPLE_TYPES = [
   'checkout.session.completed',
   'customer.subscription.created',
   'customer.subscription.updated',
@@ -22,4 +22,4 @@ export const PAYMENTS_SAMPLE_TYPES = [
 ] as const;
 
 /** The change types of a Supabase Database Webhook. */
-export const DATABASE_SAMPLE_TYPES = ['INSERT', 'UPDATE', 'DELETE'] as const;
+export const SUPABASE_DATABASE_SAMPLE_TYPES = ['INSERT', 'UPDATE', 'DELETE'] as const;

@@ -34,7 +34,7 @@ export const recordChange: TableHandler = async (change, ctx) => {
  * `schema.table` (e.g. `public.orders`) or just `table`; tables not in it get
  * `recordChange`. https://supabase.com/docs/guides/database/webhooks
  */
-export function createDatabaseHandlers(tables: Record<string, TableHandler> = {}, fallback: TableHandler = recordChange): HandlerTable {
+export function createDatabaseChangesHandlers(tables: Record<string, TableHandler> = {}, fallback: TableHandler = recordChange): HandlerTable {
   const handle = async (ctx: HandlerContext): Promise<void> => {
     const parsed = parsePayload(changeSchema, ctx.event);
     const change: TableChange = {

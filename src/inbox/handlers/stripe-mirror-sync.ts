@@ -76,7 +76,7 @@ async function syncSubscription(ctx: HandlerContext, api: StripeApi, id: string,
 }
 
 /** The payments handlers in API mode: same event types, state from `GET /v1/customers|subscriptions/:id`. */
-export function createSyncedPaymentsHandlers(api: StripeApi): HandlerTable {
+export function createSyncedStripeMirrorHandlers(api: StripeApi): HandlerTable {
   const onSubscription = async (ctx: HandlerContext) => {
     const { data } = parsePayload(subscriptionRef, ctx.event);
     await syncSubscription(ctx, api, data.object.id, data.object.customer);

@@ -107,7 +107,7 @@ function invoice(type: string, now: number): Record<string, unknown> {
  * api_version, created (unix seconds), data: {object}, livemode, type}`.
  * https://docs.stripe.com/api/events/object
  */
-export function buildPaymentsSample(type: string, nowMs: number): Record<string, unknown> {
+export function buildStripeSample(type: string, nowMs: number): Record<string, unknown> {
   const now = Math.floor(nowMs / 1000);
   let object: Record<string, unknown>;
   if (type === 'checkout.session.completed') object = checkoutSession(now);

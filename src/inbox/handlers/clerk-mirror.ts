@@ -90,7 +90,7 @@ async function upsertMembershipHandler(ctx: HandlerContext): Promise<void> {
 }
 
 /** The identity provider's handlers by Clerk event type. */
-export const authHandlers: HandlerTable = {
+export const clerkMirrorHandlers: HandlerTable = {
   'user.created': upsertUserHandler,
   'user.updated': upsertUserHandler,
   'user.deleted': async (ctx) => {

@@ -12,7 +12,7 @@ function profileRow(nowMs: number): Record<string, unknown> {
  * no record, UPDATE both (same id). Override `table`/`record` to taste.
  * https://supabase.com/docs/guides/database/webhooks#payload
  */
-export function buildDatabaseSample(type: string, nowMs: number): Record<string, unknown> {
+export function buildSupabaseDatabaseSample(type: string, nowMs: number): Record<string, unknown> {
   const row = profileRow(nowMs);
   const changed = { ...row, full_name: `${row.full_name} Jr.`, updated_at: new Date(nowMs).toISOString() };
   if (type === 'INSERT') return { type, table: 'profiles', schema: 'public', record: { ...row, created_at: changed.updated_at, updated_at: changed.updated_at }, old_record: null };

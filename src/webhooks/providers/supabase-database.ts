@@ -3,8 +3,8 @@ import { AppError } from '../../errors.js';
 import { bearerToken, secureEqualAny } from '../../secure-compare.js';
 import { parseJsonObject, requireString, type Verifier } from '../delivery.js';
 import { defineProvider, type SecretSetting } from '../provider.js';
-import { buildDatabaseSample } from '../sample-events/database.js';
-import { DATABASE_SAMPLE_TYPES } from '../sample-events/types.js';
+import { buildSupabaseDatabaseSample } from '../sample-events/supabase-database.js';
+import { SUPABASE_DATABASE_SAMPLE_TYPES } from '../sample-events/types.js';
 import { createSigners, readSignedHeaders, signStandard, verifyStandardSignature } from './standard-webhooks.js';
 
 const CHANGE_TYPES = new Set(['INSERT', 'UPDATE', 'DELETE']);
@@ -35,7 +35,7 @@ function unsignedDeliveryKey(headers: Headers): string {
  * an authentication failure: 401 (RFC 6750).
  * https://supabase.com/docs/guides/database/webhooks
  */
-export function createDatabaseVerifier(setting: SecretSetting): Verifier {
+export function createSupabaseDatabaseVerifier(setting: SecretSetting): Verifier {
   const signingSecrets = setting.values.filter((s) => s.startsWith('whsec_'));
   // A whsec_ key only signs: offered as a bearer it would skip the timestamp check, and a captured request would replay forever.
   const bearers = setting.values.filter((s) => !s.startsWith('whsec_'));
@@ -78,10 +78,10 @@ export const supabaseDatabaseProvider = defineProvider({
   body: 'json',
   credentialHeaders: ['authorization', 'webhook-signature'],
   missingCredentials: { code: 'unauthorized', message: 'Missing Authorization header: add "Authorization: Bearer <DATABASE_WEBHOOK_SECRET>" to the Supabase webhook.' },
-  createVerifier: (setting) => createDatabaseVerifier(setting),
-  sampleTypes: DATABASE_SAMPLE_TYPES,
+  createVerifier: (setting) => createSupabaseDatabaseVerifier(setting),
+  sampleTypes: SUPABASE_DATABASE_SAMPLE_TYPES,
   normalizeType: (type) => type.toUpperCase(),
-  buildSample: buildDatabaseSample,
+  buildSample: buildSupabaseDatabaseSample,
   envelope: (type) => ({ type, table: 'profiles', schema: 'public', record: null, old_record: null }),
   // What the Supabase dashboard sends (a bearer), or Standard Webhooks headers when the secret is a whsec_ signing key.
   sign: ({ body, secret, nowMs, messageId }) => (secret.startsWith('whsec_') ? signStandard('webhook', secret, body, nowMs, messageId) : { authorization: `Bearer ${secret}` }),

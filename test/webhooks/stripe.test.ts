@@ -279,7 +279,7 @@ describe.each(databaseKinds())('POST /webhooks/payments on $name', (kind) => {
 
 describe('start-up cost of the Stripe verifier', () => {
   it("loads stripe-node's webhook module by path, not the whole client (~300-450 ms of start-up)", async () => {
-    const { STRIPE_VERIFIER_LOAD_PATH } = await import('../../src/webhooks/providers/payments.js');
+    const { STRIPE_VERIFIER_LOAD_PATH } = await import('../../src/webhooks/providers/stripe.js');
     expect(STRIPE_VERIFIER_LOAD_PATH).toBe('fast');
   });
 });

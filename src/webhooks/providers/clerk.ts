@@ -1,7 +1,7 @@
 import { requireString, type Verifier } from '../delivery.js';
 import { defineProvider, type SecretSetting } from '../provider.js';
-import { buildAuthSample } from '../sample-events/auth.js';
-import { AUTH_SAMPLE_TYPES } from '../sample-events/types.js';
+import { buildClerkSample } from '../sample-events/clerk.js';
+import { CLERK_SAMPLE_TYPES } from '../sample-events/types.js';
 import { createStandardVerifier, signStandard } from './standard-webhooks.js';
 
 /**
@@ -10,7 +10,7 @@ import { createStandardVerifier, signStandard } from './standard-webhooks.js';
  * message id, which Svix keeps across retries.
  * https://clerk.com/docs/webhooks/sync-data
  */
-export function createAuthVerifier(setting: SecretSetting): Verifier {
+export function createClerkVerifier(setting: SecretSetting): Verifier {
   const hint = 'svix-id/svix-timestamp/svix-signature (or webhook-id/webhook-timestamp/webhook-signature) headers';
   return createStandardVerifier(setting.values, setting.envName, hint, (value) => requireString(value, 'type', 'An auth event'));
 }
@@ -24,9 +24,9 @@ export const clerkProvider = defineProvider({
   body: 'json',
   credentialHeaders: ['svix-signature', 'webhook-signature'],
   missingCredentials: { code: 'missing_signature', message: 'Missing svix-id/svix-timestamp/svix-signature (or webhook-*) headers: send the request exactly as the provider signs it.' },
-  createVerifier: (setting) => createAuthVerifier(setting),
-  sampleTypes: AUTH_SAMPLE_TYPES,
-  buildSample: buildAuthSample,
+  createVerifier: (setting) => createClerkVerifier(setting),
+  sampleTypes: CLERK_SAMPLE_TYPES,
+  buildSample: buildClerkSample,
   envelope: (type, nowMs) => ({ data: {}, object: 'event', timestamp: nowMs, type }),
   sign: ({ body, secret, nowMs, messageId }) => signStandard('svix', secret, body, nowMs, messageId),
   openapi: {

@@ -1,6 +1,6 @@
 import { PAYMENTS_MIRROR } from '../../db/payments-mirror.js';
 import type { StripeApi } from '../../payments-api/stripe-client.js';
-import { createSyncedPaymentsHandlers } from './payments-sync.js';
+import { createSyncedStripeMirrorHandlers } from './stripe-mirror-sync.js';
 import { parsePayload, type HandlerContext, type HandlerTable } from './registry.js';
 import { checkoutSession, envelope, fromSeconds, invoice, invoiceSubscriptionId, subscription, subscriptionState } from './stripe-objects.js';
 
@@ -9,7 +9,7 @@ import { checkoutSession, envelope, fromSeconds, invoice, invoiceSubscriptionId,
  * event says. Stripe objects carry no update time, so the event's `created`
  * (seconds) orders them; two events of one object in the same second are
  * applied in processing order, except that `canceled` is never undone.
- * With STRIPE_SECRET_KEY the handlers ask the API instead (payments-sync.ts).
+ * With STRIPE_SECRET_KEY the handlers ask the API instead (stripe-mirror-sync.ts).
  * https://docs.stripe.com/billing/subscriptions/webhooks
  */
 
@@ -59,7 +59,7 @@ function invoiceHandler(fromStatuses: string[], toStatus: string) {
 }
 
 /** The payment provider's handlers by Stripe event type, ordered by each event's `created`. */
-export const paymentsHandlers: HandlerTable = {
+export const stripeMirrorHandlers: HandlerTable = {
   'checkout.session.completed': checkoutCompleted,
   'customer.subscription.created': subscriptionHandler(),
   'customer.subscription.updated': subscriptionHandler(),
@@ -69,6 +69,6 @@ export const paymentsHandlers: HandlerTable = {
 };
 
 /** The payments handlers: synced from the Stripe API when a client is given, else from the events alone. */
-export function createPaymentsHandlers(api?: StripeApi): HandlerTable {
-  return api ? createSyncedPaymentsHandlers(api) : paymentsHandlers;
+export function createStripeMirrorHandlers(api?: StripeApi): HandlerTable {
+  return api ? createSyncedStripeMirrorHandlers(api) : stripeMirrorHandlers;
 }

@@ -109,7 +109,7 @@ function clerkData(type: string, nowMs: number): Record<string, unknown> {
  * instance_id, object: "event", timestamp (ms), type}`.
  * https://clerk.com/docs/webhooks/overview#payload-structure
  */
-export function buildAuthSample(type: string, nowMs: number): Record<string, unknown> {
+export function buildClerkSample(type: string, nowMs: number): Record<string, unknown> {
   return {
     data: clerkData(type, nowMs),
     event_attributes: { http_request: { client_ip: '203.0.113.7', user_agent: 'hookrun-send' } },

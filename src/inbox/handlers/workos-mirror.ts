@@ -28,7 +28,7 @@ async function upsertWorkosUser(ctx: HandlerContext): Promise<void> {
  * `updated_at`; a delete is final, as Clerk's (AUTH_PROVIDER=workos).
  * https://workos.com/docs/events/user
  */
-export const workosHandlers: HandlerTable = {
+export const workosMirrorHandlers: HandlerTable = {
   'user.created': upsertWorkosUser,
   'user.updated': upsertWorkosUser,
   'user.deleted': async (ctx) => {

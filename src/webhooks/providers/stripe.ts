@@ -2,8 +2,8 @@ import { AppError, ConfigError } from '../../errors.js';
 import { parseJsonObject, requireString, type Verifier } from '../delivery.js';
 import { defineProvider, type SecretSetting } from '../provider.js';
 import { providerId } from '../sample-events/ids.js';
-import { buildPaymentsSample } from '../sample-events/payments.js';
-import { PAYMENTS_SAMPLE_TYPES } from '../sample-events/types.js';
+import { buildStripeSample } from '../sample-events/stripe.js';
+import { STRIPE_SAMPLE_TYPES } from '../sample-events/types.js';
 import { stripeWebhooks } from './stripe-webhooks.js';
 
 export { STRIPE_VERIFIER_LOAD_PATH } from './stripe-webhooks.js';
@@ -33,7 +33,7 @@ export function headerTimestamp(header: string): number | undefined {
  * the tolerance, so the future side is checked here.
  * https://docs.stripe.com/webhooks#verify-manually
  */
-export function createPaymentsVerifier(secrets: string[]): Verifier {
+export function createStripeVerifier(secrets: string[]): Verifier {
   return ({ body, headers, nowMs, toleranceSeconds }) => {
     const header = headers.get('stripe-signature');
     if (!header) {
@@ -91,9 +91,9 @@ export const stripeProvider = defineProvider({
   body: 'json',
   credentialHeaders: ['stripe-signature'],
   missingCredentials: { code: 'missing_signature', message: 'Missing Stripe-Signature header: send the request exactly as the provider signs it.' },
-  createVerifier: (setting) => createPaymentsVerifier(refuseApiKeys(setting)),
-  sampleTypes: PAYMENTS_SAMPLE_TYPES,
-  buildSample: buildPaymentsSample,
+  createVerifier: (setting) => createStripeVerifier(refuseApiKeys(setting)),
+  sampleTypes: STRIPE_SAMPLE_TYPES,
+  buildSample: buildStripeSample,
   envelope: (type, nowMs) => ({ id: providerId('evt', 24), object: 'event', api_version: stripeWebhooks.apiVersion, created: Math.floor(nowMs / 1000), data: { object: {} }, livemode: false, type }),
   sign: ({ body, secret, nowMs }) => ({ 'stripe-signature': stripeWebhooks.generateTestHeaderString({ payload: body, secret, timestamp: Math.floor(nowMs / 1000) }) }),
   openapi: {

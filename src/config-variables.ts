@@ -1,0 +1,55 @@
+/**
+ * One environment variable hookrun reads: what `docs/configuration.md` says
+ * of it (the page is generated from this list by `npm run docs:config`, and a
+ * test fails when a variable config reads is missing here).
+ */
+export interface EnvVariable {
+  name: string;
+  /** The default as an operator reads it (`3002`, `unset → embedded PGlite`). */
+  default: string;
+  /** What it does, in Markdown. */
+  description: string;
+  /** The part of hookrun that reads it. */
+  feature: string;
+}
+
+/** The variables beyond the senders' secrets (those come from the provider list), in the order the page lists them. */
+export const ENV_VARIABLES: readonly EnvVariable[] = [
+  { name: 'PORT', default: '`3002`', feature: 'server', description: 'HTTP port' },
+  { name: 'HOST', default: 'all interfaces', feature: 'server', description: 'address to bind' },
+  { name: 'DATABASE_URL', default: 'unset → embedded PGlite', feature: 'database', description: "`postgres://…`: share one PostgreSQL between many instances; it may be your product's own database" },
+  { name: 'HOOKRUN_SCHEMA', default: '`hookrun`', feature: 'database', description: "the PostgreSQL schema of hookrun's tables (lower-case letters, digits, `_`; not `public`)" },
+  { name: 'DATABASE_PREPARED_STATEMENTS', default: '`off`', feature: 'database', description: 'PostgreSQL: `on` prepares the hot statements (ingest, claim, settle; at most 64 texts) once per connection: less PostgreSQL CPU per stored event, but lower req/s and a higher p99 through HTTP in the bench, hence off. Leave it off behind a pooler in transaction mode (PgBouncer before 1.21, Supabase\'s pooler on port 6543)' },
+  { name: 'DATA_DIR', default: '`.data`', feature: 'database', description: "embedded database folder (locked with the kernel's `flock`: one process per folder, also across containers sharing it)" },
+  { name: 'EMBEDDED_FSYNC', default: '`on`', feature: 'database', description: "embedded database: PostgreSQL's fsyncs reach the disk, so each commit's WAL is on disk before the 2xx; `off` for development only (no fsync at all: an acknowledged event then survives `kill -9` but not an OS crash)" },
+  { name: 'DB_TIMEOUT_MS', default: '`1500`', feature: 'webhooks', description: 'how long a receiver waits for the database before answering 503' },
+  { name: 'HOOKRUN_PROJECT', default: 'the working directory', feature: 'project', description: 'the project folder: its `jobs/`, `handlers/`, `migrations/`, platform.json and `.env` (`--project <dir>` sets it)' },
+  { name: 'PLATFORM_CONFIG', default: '`platform.json`', feature: 'cron', description: 'the platform.json file (crons, custom webhooks, built-in handler switches), relative to the project' },
+  { name: 'CRON_SECRET', default: 'unset → loopback only', feature: 'cron', description: '`Authorization: Bearer <CRON_SECRET>` for `/cron/*`; at least 32 characters' },
+  { name: 'SCHEDULER', default: '`on`', feature: 'cron', description: '`off` when an outside scheduler calls `/cron/<job>` (same as `start --no-scheduler`)' },
+  { name: 'ADMIN_TOKEN', default: 'unset → admin 503', feature: 'admin API and dashboard', description: 'bearer token for `/api` and the `/admin` dashboard; at least 32 characters' },
+  { name: 'METRICS_TOKEN', default: 'unset → `/metrics` open', feature: 'metrics', description: 'when set, `/metrics` needs `Authorization: Bearer <METRICS_TOKEN>`; at least 32 characters. Set it when `/metrics` is reachable from outside' },
+  { name: 'LOG_LEVEL', default: '`info`', feature: 'logging', description: '`fatal` … `trace`, `silent`' },
+  { name: 'WEBHOOK_TOLERANCE_SECONDS', default: '`300`', feature: 'webhooks', description: 'signature timestamp tolerance, applied to the past **and** the future' },
+  { name: 'MAX_BODY_BYTES', default: '`1048576`', feature: 'webhooks', description: 'webhook body limit (413 above it); `/api`, `/admin` and `/cron` bodies are limited to 64 KiB' },
+  { name: 'MAX_INFLIGHT_BODY_BYTES', default: '`67108864`', feature: 'webhooks', description: 'bytes of request bodies read or held at once, all routes together, counted as they arrive (a declared `Content-Length` holds nothing); past it an upload is `503 unavailable` (the provider retries)' },
+  { name: 'MAX_INFLIGHT_BODY_BYTES_PER_ADDRESS', default: 'a quarter of `MAX_INFLIGHT_BODY_BYTES`', feature: 'webhooks', description: "of those, what one client address (an IPv6 /64) may hold, at least one `MAX_BODY_BYTES` body; behind a reverse proxy every sender shares the proxy's address, so set it to `MAX_INFLIGHT_BODY_BYTES` there" },
+  { name: 'PUBLIC_URL', default: 'unset', feature: 'webhooks', description: 'the origin senders call (`https://api.example.com`), for senders that sign the URL (Twilio) when a proxy changes it' },
+  { name: 'MAX_ATTEMPTS', default: '`10`', feature: 'inbox worker', description: 'processing attempts before an event is `dead` (10 attempts wait about 43 minutes in all)' },
+  { name: 'LEASE_SECONDS', default: '`30`', feature: 'inbox worker', description: "how long a worker's claim lasts before another may take it; renewed every third of it while the handler runs, so only a crashed worker's events are taken over" },
+  { name: 'HANDLER_TIMEOUT_SECONDS', default: '`30`', feature: 'inbox worker', description: "a handler's time limit: then `ctx.signal` aborts, the handler is waited for up to 5 s more, and the event is retried later" },
+  { name: 'SHUTDOWN_TIMEOUT_MS', default: '`8000`', feature: 'server', description: 'how long SIGTERM waits for requests, handlers and jobs to finish' },
+  { name: 'EVENT_RETENTION_DAYS', default: '`30`', feature: 'retention', description: 'processed, ignored and dead events older than this are deleted (hourly, in batches of 1,000); `0` keeps them forever. Pending and failed events are never deleted' },
+  { name: 'DEDUPE_RETENTION_DAYS', default: '`90`', feature: 'retention', description: "a deleted event's `(source, key)` is kept this long, so a provider's late retry is still answered `duplicate`; at least `EVENT_RETENTION_DAYS`" },
+  { name: 'CRON_RUN_RETENTION_DAYS', default: '`90`', feature: 'retention', description: '`cron_runs` older than this are deleted; `0` keeps them forever' },
+  { name: 'ALERT_WEBHOOK_URL', default: 'unset → no alerts', feature: 'alerts', description: 'a Slack incoming webhook, or any URL that takes `POST {"text": "…"}`: told when events go dead, cron runs fail, ticks are late, a job stops running, or the queue stops moving; treated as a secret' },
+  { name: 'ALERT_LATE_TICK_SECONDS', default: '`300`', feature: 'alerts', description: 'a scheduled tick with no run this long after its time is reported late' },
+  { name: 'ALERT_BACKLOG_SECONDS', default: '`600`', feature: 'alerts', description: 'the oldest due event waiting longer than this is reported' },
+  { name: 'STRIPE_SECRET_KEY', default: 'unset', feature: 'Stripe API', description: "`sk_…` or `rk_…` (read access to customers, subscriptions, events): payments handlers store the API's current objects, and `hookrun reconcile payments` works" },
+  { name: 'STRIPE_API_BASE', default: 'unset → `https://api.stripe.com`', feature: 'Stripe API', description: 'where the Stripe client sends requests (tests point it at a local server); `http://` only to this machine (127.0.0.0/8, `::1`, `localhost`), so the key never travels unencrypted' },
+  { name: 'HOOKRUN_REMOTE_TOKEN', default: 'unset', feature: 'CLI', description: "a deployed hookrun's `ADMIN_TOKEN`, for `hookrun listen` and `events pull` (or `--token`)" },
+  { name: 'CHANGES_DATABASE_URL', default: 'unset → off', feature: 'change capture', description: "the product's PostgreSQL (`wal_level=logical`, a user with `REPLICATION`): capture its committed changes from the WAL; holds a password, never logged" },
+  { name: 'CHANGES_PUBLICATION', default: '`hookrun_changes`', feature: 'change capture', description: 'the publication (you create it) whose tables are captured' },
+  { name: 'CHANGES_SLOT', default: '`hookrun_changes`', feature: 'change capture', description: 'the replication slot hookrun creates and streams (`[a-z0-9_]`)' },
+  { name: 'CHANGES_MAX_RETAINED_WAL_MB', default: '`1024`', feature: 'change capture', description: 'warn (and alert `wal_retained`) when the slot makes the database keep more WAL than this' },
+];
