@@ -32,6 +32,17 @@ export default tseslint.config(
     },
   },
   {
+    // Not in test/: a describe() callback is a list of cases, not logic.
+    files: ['src/**/*.ts', 'bench/**/*.{ts,mjs}', 'scripts/**/*.mjs'],
+    rules: { 'max-lines-per-function': ['error', { max: 100, skipBlankLines: true, skipComments: true }] },
+  },
+  {
+    // Explicit exceptions, each one factory over 100 lines still to split: capture.ts createChangeCapture (145),
+    // admin.ts createAdminApi (116), worker.ts createWorker (114), cron-service.ts createCronService (107), and dev/reloader.ts (112; another branch edits it).
+    files: ['src/changes/capture.ts', 'src/http/admin.ts', 'src/inbox/worker.ts', 'src/cron/cron-service.ts', 'src/dev/reloader.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 150, skipBlankLines: true, skipComments: true }] },
+  },
+  {
     // Files another branch is editing now; fix these findings after it merges, then drop this block.
     files: ['test/architecture/imports.test.ts', 'test/helpers/alert-receiver.ts'],
     rules: { '@typescript-eslint/no-unused-expressions': 'off', 'no-useless-assignment': 'off' },
