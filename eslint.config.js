@@ -28,7 +28,9 @@ export default tseslint.config(
   {
     files: ['src/**/*.ts'],
     rules: {
-      'no-restricted-syntax': ['error', { selector: constantTimeSelector, message: 'compare secrets with secureCompare (src/secure-compare.ts)' }],
+      // ≤ 250 as test/architecture/imports.test.ts counts it (split('\n'): a file's final newline counts as a line).
+      'max-lines': ['error', { max: 249, skipBlankLines: false, skipComments: false }],
+      'no-restricted-syntax': ['error', { selector: constantTimeSelector, message: 'compare secrets with secureEqual / secureEqualAny (src/secure-compare.ts)' }],
     },
   },
   {
@@ -37,9 +39,9 @@ export default tseslint.config(
     rules: { 'max-lines-per-function': ['error', { max: 100, skipBlankLines: true, skipComments: true }] },
   },
   {
-    // Explicit exceptions, each one factory over 100 lines still to split: capture.ts createChangeCapture (145),
-    // admin.ts createAdminApi (116), worker.ts createWorker (114), cron-service.ts createCronService (107), and dev/reloader.ts (112; another branch edits it).
-    files: ['src/changes/capture.ts', 'src/http/admin.ts', 'src/inbox/worker.ts', 'src/cron/cron-service.ts', 'src/dev/reloader.ts'],
+    // Explicit exceptions, factories over 100 lines whose closures share state, still to split: capture.ts createChangeCapture (145),
+    // worker.ts createWorker (114), cron-service.ts createCronService (107), and reloader.ts startReloader (112; another branch edits it).
+    files: ['src/changes/capture.ts', 'src/inbox/worker.ts', 'src/cron/cron-service.ts', 'src/dev/reloader.ts'],
     rules: { 'max-lines-per-function': ['error', { max: 150, skipBlankLines: true, skipComments: true }] },
   },
   {
