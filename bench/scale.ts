@@ -103,7 +103,7 @@ async function drain(side: Side, backlog: number, progress: (line: string) => vo
   await Promise.all(events.map((e) => writer.write({ source: 'payments', key: e.id, type: JSON.parse(e.body).type as string, payloadJson: e.body })));
   const dbBefore = await backendCpu(side.db);
   const { server } = await startHookrun({ kind: 'postgres', url: side.url }, BENCH_SECRET);
-  let cpu = { hookrun: NaN, db: NaN };
+  let cpu: { hookrun: number; db: number };
   try {
     await waitIdle(side.db, afterId, 300_000);
     // hookrun's whole life (start-up included) and every backend of the database (this bench's polling included), per drained event.

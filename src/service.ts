@@ -1,6 +1,5 @@
 import type { Config } from './config.js';
 import { openDatabase } from './db/client.js';
-import type { Database } from './db/database.js';
 import { explainDatabaseError } from './startup-errors.js';
 import type { RunningService, ServiceOptions } from './service-assembly.js';
 

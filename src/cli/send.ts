@@ -138,7 +138,7 @@ export function curlCommand(url: string, headers: Record<string, string>, body: 
   for (const [name, value] of Object.entries(headers)) {
     if (name === 'authorization') {
       needsEnv = true;
-      lines.push(`-H "Authorization: Bearer \$${secretEnvName ?? 'DATABASE_WEBHOOK_SECRET'}"`);
+      lines.push(`-H "Authorization: Bearer $${secretEnvName ?? 'DATABASE_WEBHOOK_SECRET'}"`);
     } else lines.push(`-H ${shellQuote(`${name}: ${value}`)}`);
   }
   lines.push(`--data-binary ${shellQuote(body)}`);

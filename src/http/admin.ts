@@ -3,11 +3,10 @@ import type { z } from 'zod';
 import { backfillBody, eventListQuery, firstIssue, jobsQuery, mirrorQuery, pruneBody, reconcileBody, replayBody, replayQuery, resumeBody, runQuery, runsQuery } from './admin-schemas.js';
 import type { ChangeCapture } from '../changes/capture.js';
 import type { Clock } from '../clock.js';
-import { type Config } from '../config.js';
-import { SOURCES } from '../webhooks/providers/index.js';
+import type { Config } from '../config.js';
 import type { CronService } from '../cron/cron-service.js';
 import type { Database } from '../db/database.js';
-import { EVENT_STATUSES, countEventsByStatus, getEvent, listAttempts, listEvents } from '../db/events.js';
+import { countEventsByStatus, getEvent, listAttempts, listEvents } from '../db/events.js';
 import { MIRROR_TABLES, listMirrorRows, type MirrorTable } from '../db/mirror-read.js';
 import { AppError } from '../errors.js';
 import { replayEvent, replayEventsByStatus } from '../inbox/replay.js';
@@ -72,7 +71,7 @@ async function readJson(c: Context): Promise<unknown> {
  * `not_configured` and is never open.
  */
 export function createAdminApi(deps: AdminApiDeps): Hono {
-  const { db, clock, cron } = deps;
+  const { db, clock } = deps;
   const app = new Hono();
   app.onError(createErrorHandler(deps.log));
   app.notFound((c) => errorResponse(c, 404, 'not_found', `No admin route ${c.req.method} ${c.req.path}. See /openapi.json.`));
@@ -87,6 +86,52 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
     c.header('cache-control', 'no-store');
   });
 
+  addEventRoutes(app, deps);
+  addCronRoutes(app, deps);
+
+  app.get('/changes', (c) => {
+    if (!deps.changes) throw new AppError('not_found', 'CHANGES_DATABASE_URL is not set, so this hookrun captures no database changes.');
+    return c.json({ changes: deps.changes.status() });
+  });
+
+  app.get('/mirror/:table', async (c) => {
+    const table = c.req.param('table');
+    if (!Object.hasOwn(MIRROR_TABLES, table)) {
+      throw new AppError('not_found', `No mirror table "${table.slice(0, 40)}". Tables: ${Object.keys(MIRROR_TABLES).join(', ')}.`);
+    }
+    const q = parse(mirrorQuery, c.req.query());
+    return c.json({ table, rows: await listMirrorRows(db, table as MirrorTable, q) });
+  });
+
+  app.post('/payments/reconcile', async (c) => {
+    if (!deps.reconcilePayments) {
+      throw new AppError('not_configured', 'STRIPE_SECRET_KEY is not set, so hookrun cannot list Stripe events. Set it (Developers → API keys) and restart hookrun.');
+    }
+    const body = parse(reconcileBody, await readJson(c));
+    let since: Date;
+    try {
+      since = parseReconcileSince(body.since, clock.now());
+    } catch (error) {
+      throw new AppError('bad_request', (error as Error).message);
+    }
+    const summary = await deps.reconcilePayments(since);
+    deps.log.info({ since: summary.since, found: summary.found, added: summary.added }, 'payments reconciled by the admin API');
+    return c.json(summary);
+  });
+
+  app.post('/retention/prune', async (c) => {
+    if (!deps.prune) throw new AppError('not_found', 'This hookrun does not run retention.');
+    const { dryRun } = parse(pruneBody, await readJson(c));
+    const report = await deps.prune(dryRun);
+    if (!dryRun) deps.log.info({ events: report.events, dedupeKeys: report.dedupeKeys, cronRuns: report.cronRuns }, 'retention pass run by the admin API');
+    return c.json(report);
+  });
+
+  return app;
+}
+
+function addEventRoutes(app: Hono, deps: AdminApiDeps): void {
+  const { db, clock } = deps;
   app.get('/events', async (c) => {
     const q = parse(eventListQuery, c.req.query());
     const page = await listEvents(db, { source: q.source, status: q.status, type: q.type, limit: q.limit, before: q.cursor === undefined ? undefined : Number(q.cursor) });
@@ -121,7 +166,10 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
     deps.log.info({ id, handler }, 'event replayed by the admin API');
     return c.json({ replayed: true, event: await getEvent(db, id) });
   });
+}
 
+function addCronRoutes(app: Hono, deps: AdminApiDeps): void {
+  const { cron } = deps;
   app.get('/cron/jobs', async (c) => {
     const q = parse(jobsQuery, c.req.query());
     return c.json({ jobs: await cron.listJobs(q.count) });
@@ -164,44 +212,4 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
     if (!plan.dryRun) deps.log.info({ job: plan.job, from: plan.from, to: plan.to, queued: plan.queued }, 'cron ticks backfilled by the admin API');
     return c.json(plan);
   });
-
-  app.get('/changes', (c) => {
-    if (!deps.changes) throw new AppError('not_found', 'CHANGES_DATABASE_URL is not set, so this hookrun captures no database changes.');
-    return c.json({ changes: deps.changes.status() });
-  });
-
-  app.get('/mirror/:table', async (c) => {
-    const table = c.req.param('table');
-    if (!Object.hasOwn(MIRROR_TABLES, table)) {
-      throw new AppError('not_found', `No mirror table "${table.slice(0, 40)}". Tables: ${Object.keys(MIRROR_TABLES).join(', ')}.`);
-    }
-    const q = parse(mirrorQuery, c.req.query());
-    return c.json({ table, rows: await listMirrorRows(db, table as MirrorTable, q) });
-  });
-
-  app.post('/payments/reconcile', async (c) => {
-    if (!deps.reconcilePayments) {
-      throw new AppError('not_configured', 'STRIPE_SECRET_KEY is not set, so hookrun cannot list Stripe events. Set it (Developers → API keys) and restart hookrun.');
-    }
-    const body = parse(reconcileBody, await readJson(c));
-    let since: Date;
-    try {
-      since = parseReconcileSince(body.since, clock.now());
-    } catch (error) {
-      throw new AppError('bad_request', (error as Error).message);
-    }
-    const summary = await deps.reconcilePayments(since);
-    deps.log.info({ since: summary.since, found: summary.found, added: summary.added }, 'payments reconciled by the admin API');
-    return c.json(summary);
-  });
-
-  app.post('/retention/prune', async (c) => {
-    if (!deps.prune) throw new AppError('not_found', 'This hookrun does not run retention.');
-    const { dryRun } = parse(pruneBody, await readJson(c));
-    const report = await deps.prune(dryRun);
-    if (!dryRun) deps.log.info({ events: report.events, dedupeKeys: report.dedupeKeys, cronRuns: report.cronRuns }, 'retention pass run by the admin API');
-    return c.json(report);
-  });
-
-  return app;
 }

@@ -1,38 +1,17 @@
 import type { Clock } from '../clock.js';
-import type { Database, Queryable } from '../db/database.js';
+import type { Queryable } from '../db/database.js';
 import { claimDueEvents, releaseClaims, type ClaimedEvent, type Settlement } from '../db/inbox-queue.js';
 import { settleEvents } from '../db/inbox-settle.js';
 import { WriteBatch } from '../db/write-batch.js';
+import type { BatchDeps } from './batch-deps.js';
 import { BatchMetrics } from './batch-metrics.js';
 import { startLeaseHeartbeat } from './lease-heartbeat.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { Metrics } from '../metrics.js';
 import { pendingHandlers, settleHandlers, settlesApart, type HandlerOutcome } from './deliveries.js';
 import { eventFields, HandlerTimeout, runAndFlush, runHandler, SAVEPOINT } from './handler-run.js';
-import type { HandlerRegistry, RegisteredHandler } from './handlers/registry.js';
-import type { RetryPolicy } from './retry.js';
+import type { RegisteredHandler } from './handlers/registry.js';
 import { settleFailure, settleWithoutHandler } from './settle.js';
-
-/** What one batch needs; the loop (worker.ts) owns when batches run. */
-export interface BatchDeps {
-  db: Database;
-  handlers: HandlerRegistry;
-  clock: Clock;
-  log: Logger;
-  metrics: Metrics;
-  policy: RetryPolicy;
-  random: () => number;
-  leaseMs: number;
-  /** A handler's time limit; then its `ctx.signal` aborts. */
-  handlerTimeoutMs: number;
-  /** How long an aborted handler is waited for (its lease still renewed) before the event is settled anyway. */
-  abortGraceMs: number;
-  batchSize: number;
-  isStopping(): boolean;
-  /** Told of each event settled `dead`, after the commit (alerts). Must not throw or block. */
-  onDead?: (event: ClaimedEvent, error: string) => void;
-}
 
 /** Thrown inside the batch transaction to roll it back and fall back to one event at a time. */
 const BATCH_ABANDONED = new Error('batch abandoned');
@@ -46,6 +25,9 @@ interface BatchState {
 type BatchResult = { kind: 'committed'; settlements: Settlement[]; owned: number[] } | { kind: 'fallback'; decided: Settlement[] };
 
 const typeKey = (event: ClaimedEvent) => `${event.source}\u0000${event.type}`;
+const outcome = (handler: RegisteredHandler, settlement: Settlement, startedAt: number, started: number): HandlerOutcome =>
+  ({ handler: handler.name, settlement, startedAt, durationMs: performance.now() - started });
+const processed = (event: ClaimedEvent): Settlement => ({ id: event.id, attempts: event.attempts, status: 'processed' });
 
 /**
  * One claim of up to `batchSize` due events, processed and settled. Their
@@ -59,51 +41,61 @@ const typeKey = (event: ClaimedEvent) => `${event.source}\u0000${event.type}`;
  * (PGlite: one session) rolls the batch back and its type runs alone from then on.
  */
 export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
-  const { db, handlers, clock, log, metrics, policy, random, leaseMs, handlerTimeoutMs } = deps;
-  // A database with a budget (PGlite) has one session: no renewal runs while the batch's transaction holds it,
-  // so the budget is also at most a third of the lease (with LEASE_SECONDS=1 a 1 s budget let the claim expire
-  // and a second worker take the event while its handler still ran). PostgreSQL renews on another connection.
-  const budget = db.tuning.inTransactionBudgetMs;
-  const inTransactionBudgetMs = Math.min(handlerTimeoutMs, budget === undefined ? handlerTimeoutMs : Math.min(budget, Math.max(50, Math.floor(leaseMs / 3))));
-  /** (source, type) pairs that proved too slow for a shared transaction. */
-  const slowTypes = new Set<string>();
+  return new BatchRunner(deps);
+}
 
-  function failure(event: ClaimedEvent, handler: string, error: unknown): Settlement {
-    const settlement = settleFailure(event, error, policy, clock.now(), random);
+/** The batch runner's state across claims (slow types, metrics) and its steps, as methods: no closure per event. */
+class BatchRunner {
+  private readonly inTransactionBudgetMs: number;
+  /** (source, type) pairs that proved too slow for a shared transaction. */
+  private readonly slowTypes = new Set<string>();
+  private readonly runDeps: { clock: Clock; log: Logger; abortGraceMs: number };
+  private readonly observed: BatchMetrics;
+  /** Each claimed event's handlers, found once per claim. */
+  private readonly found = new WeakMap<ClaimedEvent, readonly RegisteredHandler[]>();
+  private readonly handleAlone = (event: ClaimedEvent) => this.runAlone(event);
+
+  constructor(private readonly deps: BatchDeps) {
+    const { db, leaseMs, handlerTimeoutMs } = deps;
+    // A database with a budget (PGlite) has one session: no renewal runs while the batch's transaction holds it,
+    // so the budget is also at most a third of the lease (with LEASE_SECONDS=1 a 1 s budget let the claim expire
+    // and a second worker take the event while its handler still ran). PostgreSQL renews on another connection.
+    const budget = db.tuning.inTransactionBudgetMs;
+    this.inTransactionBudgetMs = Math.min(handlerTimeoutMs, budget === undefined ? handlerTimeoutMs : Math.min(budget, Math.max(50, Math.floor(leaseMs / 3))));
+    this.runDeps = { clock: deps.clock, log: deps.log, abortGraceMs: deps.abortGraceMs };
+    this.observed = new BatchMetrics(deps.metrics);
+  }
+
+  private failure(event: ClaimedEvent, handler: string, error: unknown): Settlement {
+    const settlement = settleFailure(event, error, this.deps.policy, this.deps.clock.now(), this.deps.random);
     const message = settlement.status === 'failed' || settlement.status === 'dead' ? settlement.error : messageOf(error);
-    log[settlement.status === 'dead' ? 'error' : 'warn']({ ...eventFields(event), handler, attempts: event.attempts, err: { message } }, `event ${settlement.status}`);
+    this.deps.log[settlement.status === 'dead' ? 'error' : 'warn']({ ...eventFields(event), handler, attempts: event.attempts, err: { message } }, `event ${settlement.status}`);
     return settlement;
   }
 
-  const outcome = (handler: RegisteredHandler, settlement: Settlement, startedAt: number, started: number): HandlerOutcome =>
-    ({ handler: handler.name, settlement, startedAt, durationMs: performance.now() - started });
-  const processed = (event: ClaimedEvent): Settlement => ({ id: event.id, attempts: event.attempts, status: 'processed' });
-  const runDeps = { clock, log, abortGraceMs: deps.abortGraceMs };
-
-  const observed = new BatchMetrics(metrics);
-  const observe = (event: ClaimedEvent, settlement: Settlement) => observed.observe(event, settlement);
-  /** Each claimed event's handlers, found once per claim. */
-  const found = new WeakMap<ClaimedEvent, readonly RegisteredHandler[]>();
-  const handlersOf = (event: ClaimedEvent) => found.get(event) ?? handlers.find(event);
+  private handlersOf(event: ClaimedEvent): readonly RegisteredHandler[] {
+    return this.found.get(event) ?? this.deps.handlers.find(event);
+  }
 
   /** One event on its own, each handler's deferred writes in their own transaction: the fallback path and slow types. */
-  async function handleAlone(event: ClaimedEvent): Promise<Settlement> {
-    const all = handlersOf(event);
+  private async runAlone(event: ClaimedEvent): Promise<Settlement> {
+    const { db, clock, handlerTimeoutMs } = this.deps;
+    const all = this.handlersOf(event);
     const outcomes: HandlerOutcome[] = [];
     for (const handler of pendingHandlers(event, all)) {
       const started = performance.now();
       const startedAt = clock.now();
       try {
         // A project handler gets a transaction of its own where long ones are cheap (PostgreSQL); PGlite's one session cannot hold it.
-        if (handler.isolated && db.tuning.inTransactionBudgetMs === undefined) await db.transaction((tx) => runAndFlush(runDeps, handler, event, tx, handlerTimeoutMs));
-        else await runAndFlush(runDeps, handler, event, db, handlerTimeoutMs);
+        if (handler.isolated && db.tuning.inTransactionBudgetMs === undefined) await db.transaction((tx) => runAndFlush(this.runDeps, handler, event, tx, handlerTimeoutMs));
+        else await runAndFlush(this.runDeps, handler, event, db, handlerTimeoutMs);
         outcomes.push(outcome(handler, processed(event), startedAt, started));
       } catch (error) {
-        outcomes.push(outcome(handler, failure(event, handler.name, error), startedAt, started));
+        outcomes.push(outcome(handler, this.failure(event, handler.name, error), startedAt, started));
       }
     }
     const settlement = settleHandlers(event, outcomes, settlesApart(event, all));
-    observe(event, settlement);
+    this.observed.observe(event, settlement);
     return settlement;
   }
 
@@ -114,8 +106,10 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
    * handler's timeout or broken statement abandons the batch (BATCH_ABANDONED),
    * keeping in `decided` the outcome of a lone handler that caused it.
    */
-  async function runEventInBatch(event: ClaimedEvent, tx: Queryable, q: Queryable, batch: WriteBatch, state: BatchState, decided: Settlement[]): Promise<Settlement> {
-    const all = handlersOf(event);
+  private async runEventInBatch(event: ClaimedEvent, tx: Queryable, q: Queryable, batch: WriteBatch, state: BatchState, decided: Settlement[]): Promise<Settlement> {
+    const { clock, handlerTimeoutMs } = this.deps;
+    const inTransactionBudgetMs = this.inTransactionBudgetMs;
+    const all = this.handlersOf(event);
     const pending = pendingHandlers(event, all);
     const apart = settlesApart(event, all);
     const outcomes: HandlerOutcome[] = [];
@@ -126,16 +120,16 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
       let savepoint: Promise<unknown> | undefined;
       const scoped: Queryable = handler.isolated ? { query: async (text, params) => (await (savepoint ??= tx.query(SAVEPOINT.take)), q.query(text, params)) } : q;
       try {
-        await runHandler(runDeps, handler, event, scoped, batch, inTransactionBudgetMs);
+        await runHandler(this.runDeps, handler, event, scoped, batch, inTransactionBudgetMs);
         if (savepoint) await tx.query(SAVEPOINT.release);
         outcomes.push(outcome(handler, processed(event), startedAt, started));
       } catch (error) {
         if (error instanceof HandlerTimeout && inTransactionBudgetMs < handlerTimeoutMs) {
-          slowTypes.add(typeKey(event));
-          log.info({ source: event.source, type: event.type, handler: handler.name }, `handler took over ${inTransactionBudgetMs} ms inside a batch; it runs on its own from now on`);
+          this.slowTypes.add(typeKey(event));
+          this.deps.log.info({ source: event.source, type: event.type, handler: handler.name }, `handler took over ${inTransactionBudgetMs} ms inside a batch; it runs on its own from now on`);
           throw BATCH_ABANDONED;
         }
-        const failed = outcome(handler, failure(event, handler.name, error), startedAt, started);
+        const failed = outcome(handler, this.failure(event, handler.name, error), startedAt, started);
         if (handler.isolated && !(error instanceof HandlerTimeout)) {
           if (savepoint) await tx.query(SAVEPOINT.rollback);
           state.brokenBy = undefined;
@@ -149,7 +143,8 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
     return settleHandlers(event, outcomes, apart);
   }
 
-  async function runInOneTransaction(events: ClaimedEvent[], fixed: Settlement[]): Promise<BatchResult> {
+  private async runInOneTransaction(events: ClaimedEvent[], fixed: Settlement[]): Promise<BatchResult> {
+    const { db, clock } = this.deps;
     if (events.length === 0) return { kind: 'committed', settlements: [...fixed], owned: await settleEvents(db, fixed, clock.now()) };
     const state: BatchState = { brokenBy: undefined, abandoned: false };
     const decided: Settlement[] = [];
@@ -172,33 +167,34 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
         const ran: Array<[ClaimedEvent, Settlement]> = [];
         for (const event of events) {
           current = event.id;
-          const settlement = await runEventInBatch(event, tx, q, batch, state, decided);
+          const settlement = await this.runEventInBatch(event, tx, q, batch, state, decided);
           settlements.push(settlement);
           ran.push([event, settlement]);
         }
         current = -1; // a failing deferred write is no single event's: everything runs on its own
         await batch.flush(q);
         const owned = await settleEvents(tx, settlements, clock.now());
-        for (const [event, settlement] of ran) observe(event, settlement);
+        for (const [event, settlement] of ran) this.observed.observe(event, settlement);
         return { kind: 'committed', settlements, owned } as BatchResult;
       });
     } catch (error) {
       state.abandoned = true; // a handler still running from a timed-out call must not write any more
-      if (error !== BATCH_ABANDONED) log.warn({ err: { message: messageOf(error) } }, 'batch transaction failed; processing its events one at a time');
+      if (error !== BATCH_ABANDONED) this.deps.log.warn({ err: { message: messageOf(error) } }, 'batch transaction failed; processing its events one at a time');
       return { kind: 'fallback', decided };
     }
   }
 
-  async function run(): Promise<number> {
-    const claims = await claimDueEvents(db, { now: clock.now(), leaseMs, limit: deps.batchSize });
+  async run(): Promise<number> {
+    const { db, clock, log, leaseMs } = this.deps;
+    const claims = await claimDueEvents(db, { now: clock.now(), leaseMs, limit: this.deps.batchSize });
     if (claims.length === 0) return 0;
-    if (deps.isStopping()) {
+    if (this.deps.isStopping()) {
       await releaseClaims(db, claims);
       return 0;
     }
     const heartbeat = startLeaseHeartbeat(db, claims, { leaseMs, clock, log });
     try {
-      await processClaims(claims);
+      await this.processClaims(claims);
     } finally {
       await heartbeat.stop();
     }
@@ -206,42 +202,46 @@ export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
   }
 
   /** Decide, run and settle one claim's events (the heartbeat runs meanwhile). */
-  async function processClaims(claims: ClaimedEvent[]): Promise<void> {
+  private async processClaims(claims: ClaimedEvent[]): Promise<void> {
+    const { db, clock } = this.deps;
     const fixed: Settlement[] = [];
     const batched: ClaimedEvent[] = [];
     const alone: ClaimedEvent[] = [];
     for (const event of claims) {
-      const all = handlers.find(event);
-      found.set(event, all);
-      const settlement = settleWithoutHandler(event, all.length > 0 || event.deliveries !== null, policy);
+      const all = this.deps.handlers.find(event);
+      this.found.set(event, all);
+      const settlement = settleWithoutHandler(event, all.length > 0 || event.deliveries !== null, this.deps.policy);
       if (settlement) fixed.push(settlement);
-      else (slowTypes.has(typeKey(event)) ? alone : batched).push(event);
+      else (this.slowTypes.has(typeKey(event)) ? alone : batched).push(event);
     }
-    let result = await runInOneTransaction(batched, alone.length === 0 ? fixed : []);
+    let result = await this.runInOneTransaction(batched, alone.length === 0 ? fixed : []);
     if (result.kind === 'fallback') {
       // The shared transaction rolled back: every event whose outcome it did not decide runs on its own.
       const decided = new Set(result.decided.map((s) => s.id));
       const rerun = [...batched.filter((e) => !decided.has(e.id)), ...alone];
-      const settlements = [...fixed, ...result.decided, ...(await Promise.all(rerun.map(handleAlone)))];
+      const settlements = [...fixed, ...result.decided, ...(await Promise.all(rerun.map(this.handleAlone)))];
       result = { kind: 'committed', settlements, owned: await settleEvents(db, settlements, clock.now()) };
     } else if (alone.length > 0) {
-      const settlements = [...fixed, ...(await Promise.all(alone.map(handleAlone)))];
+      const settlements = [...fixed, ...(await Promise.all(alone.map(this.handleAlone)))];
       result.settlements.push(...settlements);
       result.owned.push(...(await settleEvents(db, settlements, clock.now())));
     }
+    this.report(claims, result);
+  }
+
+  /** Count each settled event, warn of a lease lost before settling, tell of the dead ones. */
+  private report(claims: ClaimedEvent[], result: Extract<BatchResult, { kind: 'committed' }>): void {
     const owned = new Set(result.owned);
     const byId = new Map(claims.map((c) => [c.id, c]));
     for (const settlement of result.settlements) {
       const event = byId.get(settlement.id)!;
       if (!owned.has(settlement.id)) {
-        log.warn(eventFields(event), 'lease lost before settling: another worker claimed the event again');
+        this.deps.log.warn(eventFields(event), 'lease lost before settling: another worker claimed the event again');
         continue;
       }
-      metrics.eventsProcessed.inc({ source: event.source, outcome: settlement.status });
-      if (settlement.status === 'dead') deps.onDead?.(event, settlement.error);
+      this.deps.metrics.eventsProcessed.inc({ source: event.source, outcome: settlement.status });
+      if (settlement.status === 'dead') this.deps.onDead?.(event, settlement.error);
     }
-    observed.flush();
+    this.observed.flush();
   }
-
-  return { run };
 }

@@ -8,7 +8,8 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { createDefaultHandlers } from './handlers/defaults.js';
 import type { HandlerRegistry } from './handlers/registry.js';
-import { createBatchRunner, type BatchDeps } from './batch.js';
+import type { BatchDeps } from './batch-deps.js';
+import { createBatchRunner } from './batch.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 
 /** Tuning knobs; the defaults suit production, tests shrink them. */

@@ -25,12 +25,20 @@ function settingsFor(source: SourceDatabase): ChangesSettings {
   return testConfig(source.env).changes!;
 }
 
+/** The fields of a change event's payload the assertions read. */
+interface ChangePayload {
+  record: Record<string, unknown> & { bio?: string };
+  old_record: unknown;
+  commit_lsn: string;
+  commit_time: string;
+}
+
 interface StoredChange {
   id: number;
   key: string;
   type: string;
   order_key: string;
-  payload: Record<string, any>;
+  payload: ChangePayload;
 }
 
 async function storedChanges(db: Database, table?: string): Promise<StoredChange[]> {

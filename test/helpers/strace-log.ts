@@ -26,7 +26,11 @@ export function readStraceLog(path: string): Syscall[] {
       const resumed = /^(\d+)\s+<\.\.\. (\w+) resumed>/.exec(line);
       if (resumed) {
         const call = open.get(resumed[1]!);
-        if (call) (call.exit = index), calls.push(call), open.delete(resumed[1]!);
+        if (call) {
+          call.exit = index;
+          calls.push(call);
+          open.delete(resumed[1]!);
+        }
         return;
       }
       const started = /^(\d+)\s+(\w+)\((.*)$/.exec(line);

@@ -1,7 +1,6 @@
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { PaymentsMirrorWrites, transitionSubscription, upsertCustomer, upsertSubscription, type CustomerState, type SubscriptionState, type TransitionState } from '../../src/db/payments-mirror.js';
-import type { Queryable } from '../../src/db/database.js';
 import { createDefaultHandlers } from '../../src/inbox/handlers/defaults.js';
 import { databaseKinds, truncateAll, useTestDatabase } from '../helpers/db.js';
 import { drain, eventRow, storeEvent, testWorker } from './fixtures.js';

@@ -1,6 +1,5 @@
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SEED_SOURCES } from '../../src/config.js';
-import type { Database } from '../../src/db/database.js';
 import { SAMPLE_TYPES, buildSample } from '../../src/webhooks/samples.js';
 import { createTestApp } from '../helpers/app.js';
 import { databaseKinds, useTestDatabase } from '../helpers/db.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Database, Queryable } from '../../src/db/database.js';
+import type { Queryable } from '../../src/db/database.js';
 import {
   IdentityMirrorWrites,
   markMembershipDeleted,

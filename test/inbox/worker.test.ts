@@ -1,6 +1,5 @@
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ManualClock } from '../../src/clock.js';
-import type { Database } from '../../src/db/database.js';
 import { countsPerMinute, listAttempts } from '../../src/db/events.js';
 import { claimDueEvents } from '../../src/db/inbox-queue.js';
 import { HandlerRegistry } from '../../src/inbox/handlers/registry.js';

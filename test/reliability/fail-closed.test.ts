@@ -1,4 +1,3 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +7,7 @@ import { reportFigures } from '../helpers/figures.js';
 import { inboxCounts, withDatabase } from '../helpers/inspect-db.js';
 import { assertNoSecretLeaks, recordResponse, secretHits } from '../helpers/secret-scan.js';
 import { checkoutCompleted, sendDelivery } from '../helpers/signed-deliveries.js';
-import { REPO_ROOT, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
+import { seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
 
 /** This machine's first non-loopback IPv4 address: a caller that is not "on this machine" for the server. */
 function externalAddress(): string | undefined {
@@ -164,31 +163,11 @@ describe('nothing let in (spawned hookrun)', () => {
     expect((await withDatabase({ dataDir: dataDirs[1] }, inboxCounts)).rows).toBe(0);
   });
 
+  // Secrets are compared in constant time: eslint.config.js's no-restricted-syntax rule flags === / !== on them in src/.
   it('the secret scan finds a planted leak in every form it looks for (so a clean scan means something)', () => {
     for (const secret of Object.values(SECRETS)) expect(secretHits(`log line with ${secret} inside`)).not.toEqual([]);
     const authKey = SECRETS.auth.slice('whsec_'.length);
     expect(secretHits(`{"key":"${authKey}"}`)).not.toEqual([]);
     expect(secretHits(Buffer.from(authKey, 'base64').toString('hex'))).not.toEqual([]);
-  });
-
-  it('secrets and signatures are compared in constant time: no === / !== against a secret, token or signature value in src/', () => {
-    const offenders: string[] = [];
-    const walk = (dir: string) => {
-      for (const name of readdirSync(dir)) {
-        const path = join(dir, name);
-        if (statSync(path).isDirectory()) walk(path);
-        else if (path.endsWith('.ts')) {
-          readFileSync(path, 'utf8').split('\n').forEach((line, i) => {
-            const compares = /([\w.]*(?:[sS]ecret|[tT]oken|[sS]ignature|[dD]igest|[mM]ac)\b[\w.]*)\s*(?:===|!==|==|!=)\s*([\w.'"`]+)|([\w.'"`]+)\s*(?:===|!==)\s*([\w.]*(?:[sS]ecret|[tT]oken|[sS]ignature)\b)/.exec(line);
-            if (!compares) return;
-            // Presence checks (=== undefined / null / '') compare no secret bytes.
-            if (/(?:===|!==|==|!=)\s*(undefined|null|''|""|0)\b/.test(line) || /\b(undefined|null)\s*(?:===|!==)/.test(line)) return;
-            offenders.push(`${path.slice(REPO_ROOT.length + 1)}:${i + 1}: ${line.trim()}`);
-          });
-        }
-      }
-    };
-    walk(join(REPO_ROOT, 'src'));
-    expect(offenders).toEqual([]);
   });
 });

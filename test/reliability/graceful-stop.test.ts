@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { reportFigures } from '../helpers/figures.js';
 import { inboxCounts, withDatabase } from '../helpers/inspect-db.js';
 import { assertNoSecretLeaks } from '../helpers/secret-scan.js';
-import { acknowledged, checkoutCompleted, clerkUserCreated, sendAll, sendDelivery, type Delivery, type SendResult } from '../helpers/signed-deliveries.js';
+import { acknowledged, checkoutCompleted, clerkUserCreated, sendAll, type Delivery, type SendResult } from '../helpers/signed-deliveries.js';
 import { pollUntil, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
 import { waitForInboxSettled } from '../helpers/worker-probe.js';
 

@@ -65,7 +65,7 @@ describe('buildSample', () => {
 
   it('builds Clerk users whose primary email is one of their addresses, timestamps in ms', () => {
     const now = Date.UTC(2026, 0, 2);
-    const event = buildSample('auth', 'user.updated', undefined, now) as { timestamp: number; data: Record<string, any> };
+    const event = buildSample('auth', 'user.updated', undefined, now) as { timestamp: number; data: { id: string; updated_at: number; created_at: number; email_addresses: { id: string }[]; primary_email_address_id: string } };
     expect(event.timestamp).toBe(now);
     expect(event.data.id).toMatch(/^user_/);
     expect(event.data.updated_at).toBe(now);
@@ -76,11 +76,11 @@ describe('buildSample', () => {
 
   it('builds Stripe subscriptions with a price, a period end and seconds timestamps', () => {
     const now = Date.UTC(2026, 0, 2);
-    const event = buildSample('payments', 'customer.subscription.deleted', undefined, now) as { created: number; data: { object: Record<string, any> } };
+    const event = buildSample('payments', 'customer.subscription.deleted', undefined, now) as { created: number; data: { object: { status: string; items: { data: { price: { id: string } }[] }; current_period_end: number; customer: string } } };
     expect(event.created).toBe(now / 1000);
     const sub = event.data.object;
     expect(sub.status).toBe('canceled');
-    expect(sub.items.data[0].price.id).toMatch(/^price_/);
+    expect(sub.items.data[0]?.price.id).toMatch(/^price_/);
     expect(sub.current_period_end).toBeGreaterThan(event.created - 30 * 86_400);
     expect(sub.customer).toMatch(/^cus_/);
   });

@@ -1,0 +1,27 @@
+import type { Clock } from '../clock.js';
+import type { Database } from '../db/database.js';
+import type { ClaimedEvent } from '../db/inbox-queue.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import type { HandlerRegistry } from './handlers/registry.js';
+import type { RetryPolicy } from './retry.js';
+
+/** What one batch needs; the loop (worker.ts) owns when batches run. */
+export interface BatchDeps {
+  db: Database;
+  handlers: HandlerRegistry;
+  clock: Clock;
+  log: Logger;
+  metrics: Metrics;
+  policy: RetryPolicy;
+  random: () => number;
+  leaseMs: number;
+  /** A handler's time limit; then its `ctx.signal` aborts. */
+  handlerTimeoutMs: number;
+  /** How long an aborted handler is waited for (its lease still renewed) before the event is settled anyway. */
+  abortGraceMs: number;
+  batchSize: number;
+  isStopping(): boolean;
+  /** Told of each event settled `dead`, after the commit (alerts). Must not throw or block. */
+  onDead?: (event: ClaimedEvent, error: string) => void;
+}
