@@ -26,7 +26,7 @@ function checkNoWorker(config: Config): void {
  * ingest on PostgreSQL the old space went from ~20 MB live to ~80 MB before
  * each full GC. 2x cut the peak RSS by ~30 MB with no measurable CPU per
  * request; 1.5x reached ~120 MB but cost 2-18 % CPU per request in four A/B
- * runs (BENCHMARKS.md, "Start-up and memory"). PostgreSQL only: with the
+ * runs (docs/performance.md, "Start-up and memory"). PostgreSQL only: with the
  * embedded database it applies to PGlite's thread too, and its peak RSS rose
  * by 15-19 MB in two runs. Node does not take this flag in NODE_OPTIONS;
  * given on node's own command line, it is left as given.

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
  * Names for parameterised statements, so node-postgres prepares each once
  * per connection and then only binds and executes it (PostgreSQL skips the
  * parse and, after a few runs, the planning). Off unless
- * DATABASE_PREPARED_STATEMENTS=on: BENCHMARKS.md "PostgreSQL levers" found
+ * DATABASE_PREPARED_STATEMENTS=on: docs/performance.md "PostgreSQL settings" found
  * 24 % less PostgreSQL CPU per stored event in process, but lower req/s and
  * a higher p99 through HTTP. Prepared statements live as
  * long as their connection, so the set is bounded: the first `limit`

@@ -34,7 +34,7 @@ export async function startAlertReceiver(): Promise<AlertReceiver> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const status = statuses.shift() ?? 200;
-      let text = '';
+      let text: string;
       try {
         text = String((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { text?: unknown }).text);
       } catch {

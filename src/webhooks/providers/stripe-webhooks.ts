@@ -17,7 +17,7 @@ export interface StripeWebhooks {
  * stripe-node's own webhook module, built the way its Node entry builds
  * `Stripe.webhooks` (`createWebhooks(new NodePlatformFunctions())`), without
  * loading the whole API client: `import 'stripe'` evaluates ~400 resource
- * modules and cost ~300-450 ms of every start-up (BENCHMARKS.md). The package
+ * modules and cost ~300-450 ms of every start-up (docs/performance.md). The package
  * exports only its root, so the two modules are loaded by path from the
  * installed (pinned) package; if that layout ever changes, the full package
  * is loaded instead. Either way stripe-node does the verification.
