@@ -8,8 +8,20 @@ const LEAVES = '^src/(errors|clock|backoff|secure-compare|since|deadline)[.]ts$'
 module.exports = {
   forbidden: [
     { name: 'no-cycle', severity: 'error', comment: 'No import cycle in src/.', from: { path: '^src/' }, to: { circular: true } },
-    { name: 'resolvable', severity: 'error', comment: 'Every import in src/ resolves (so the other rules see every edge).', from: { path: '^src/' }, to: { couldNotResolve: true } },
-    { name: 'leaves-import-nothing-local', severity: 'error', comment: 'The leaf modules import nothing local.', from: { path: LEAVES }, to: { dependencyTypes: ['local'] } },
+    {
+      name: 'resolvable',
+      severity: 'error',
+      comment: 'Every import in src/ resolves (so the other rules see every edge).',
+      from: { path: '^src/' },
+      to: { couldNotResolve: true },
+    },
+    {
+      name: 'leaves-import-nothing-local',
+      severity: 'error',
+      comment: 'The leaf modules import nothing local.',
+      from: { path: LEAVES },
+      to: { dependencyTypes: ['local'] },
+    },
     {
       name: 'providers-below-config',
       severity: 'error',
@@ -45,13 +57,23 @@ module.exports = {
       from: { path: '^src/api/' },
       to: { path: '^src/', pathNot: '^src/api/' },
     },
-    { name: 'src-not-tests', severity: 'error', comment: 'test/, bench/ and scripts/ may import src/, never the reverse.', from: { path: '^src/' }, to: { path: '^(test|bench|scripts)/' } },
+    {
+      name: 'src-not-tests',
+      severity: 'error',
+      comment: 'test/, bench/ and scripts/ may import src/, never the reverse.',
+      from: { path: '^src/' },
+      to: { path: '^(test|bench|scripts)/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
     exclude: { path: '^(dist|node_modules)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'types', 'default'], mainFields: ['module', 'main', 'types', 'typings'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'types', 'default'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
   },
 };

@@ -7,7 +7,8 @@ import tseslint from 'typescript-eslint';
 // A === / !== where either side names a secret, token, signature, digest or HMAC; a comparison
 // against a literal, undefined or null (a presence check) compares no secret bytes and is allowed.
 const SECRET_NAME = '/secret|token|signature|digest|hmac/i';
-const secretSide = (side) => `[${side}.type='Identifier'][${side}.name=${SECRET_NAME}], [${side}.type='MemberExpression'][${side}.property.name=${SECRET_NAME}]`;
+const secretSide = (side) =>
+  `[${side}.type='Identifier'][${side}.name=${SECRET_NAME}], [${side}.type='MemberExpression'][${side}.property.name=${SECRET_NAME}]`;
 // (esquery reads a missing name as the string 'undefined', hence the type test beside the name.)
 const notPresenceCheck = (side) => `:not([${side}.type='Literal']):not([${side}.type='Identifier'][${side}.name='undefined'])`;
 const constantTimeSelector = `BinaryExpression:matches([operator='==='], [operator='!=='], [operator='=='], [operator='!='])${notPresenceCheck('left')}${notPresenceCheck('right')}:matches(${secretSide('left')}, ${secretSide('right')})`;
@@ -30,7 +31,10 @@ export default tseslint.config(
     rules: {
       // At most 250 lines counting the final newline's empty line (249 by ESLint's count).
       'max-lines': ['error', { max: 249, skipBlankLines: false, skipComments: false }],
-      'no-restricted-syntax': ['error', { selector: constantTimeSelector, message: 'compare secrets with secureEqual / secureEqualAny (src/secure-compare.ts)' }],
+      'no-restricted-syntax': [
+        'error',
+        { selector: constantTimeSelector, message: 'compare secrets with secureEqual / secureEqualAny (src/secure-compare.ts)' },
+      ],
     },
   },
   {

@@ -11,7 +11,10 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: ['test/reliability/**'] } },
       // Spawned servers, kill -9, outages and timing bounds: one file at a time, after the rest.
-      { extends: true, test: { name: 'reliability', include: ['test/reliability/**/*.test.ts'], sequence: { groupOrder: 1 }, poolOptions: { forks: { singleFork: true } } } },
+      {
+        extends: true,
+        test: { name: 'reliability', include: ['test/reliability/**/*.test.ts'], sequence: { groupOrder: 1 }, poolOptions: { forks: { singleFork: true } } },
+      },
     ],
   },
 });

@@ -38,7 +38,8 @@ const MIRRORS = ['users', 'organizations', 'memberships'];
 
 async function mirrorDigest(db: Queryable, schema: string): Promise<string> {
   const parts: string[] = [];
-  for (const table of MIRRORS) parts.push((await db.query<{ d: string | null }>(`SELECT md5(string_agg(t::text, '|' ORDER BY id)) AS d FROM ${schema}.${table} t`))[0]!.d ?? '-');
+  for (const table of MIRRORS)
+    parts.push((await db.query<{ d: string | null }>(`SELECT md5(string_agg(t::text, '|' ORDER BY id)) AS d FROM ${schema}.${table} t`))[0]!.d ?? '-');
   return parts.join(',');
 }
 
@@ -48,7 +49,10 @@ type BuildDatabase = { openDatabase: typeof openDatabase; EventWriter: typeof Ev
 async function buildDatabase(root: string | undefined): Promise<BuildDatabase> {
   const dist = (file: string) => pathToFileURL(join(root ?? ROOT, 'dist', 'db', file)).href;
   const [client, writer] = await Promise.all([import(dist('client.js')), import(dist('event-writer.js'))]);
-  return { openDatabase: (client as { openDatabase: typeof openDatabase }).openDatabase, EventWriter: (writer as { EventWriter: typeof EventWriter }).EventWriter };
+  return {
+    openDatabase: (client as { openDatabase: typeof openDatabase }).openDatabase,
+    EventWriter: (writer as { EventWriter: typeof EventWriter }).EventWriter,
+  };
 }
 
 /** Write the backlog into a fresh storage of `kind` with the build's own group-commit writer; the database is closed after. */
@@ -92,7 +96,13 @@ async function drainOnce(kind: Storage['kind'], baseUrl: string | undefined, bui
       return cpu;
     };
     const processed = async () =>
-      db ? Number((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.webhook_events WHERE status NOT IN ('pending', 'processing', 'failed')`))[0]!.n) : await processedTotal(server);
+      db
+        ? Number(
+            (
+              await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.webhook_events WHERE status NOT IN ('pending', 'processing', 'failed')`)
+            )[0]!.n,
+          )
+        : await processedTotal(server);
     const { server } = await startHookrun(storage, BENCH_SECRET, { root, env: build.project ? { HOOKRUN_PROJECT: build.project } : undefined });
     let hookrunMs = 0;
     let databaseMs = 0;
@@ -118,7 +128,12 @@ async function drainOnce(kind: Storage['kind'], baseUrl: string | undefined, bui
         `SELECT count(*)::int AS n, extract(epoch FROM max(processed_at) - min(processed_at)) * 1000 AS span FROM ${schema}.webhook_events WHERE status = 'processed'`,
       );
       if (row!.n !== events.length) throw new Error(`auth drain: ${row!.n} of ${events.length} events processed (${root ?? 'this build'}, ${kind})`);
-      return { perSec: (row!.n * 1000) / Number(row!.span), hookrunUs: (hookrunMs * 1000) / counted, databaseUs: (databaseMs * 1000) / counted, digest: await mirrorDigest(check, schema) };
+      return {
+        perSec: (row!.n * 1000) / Number(row!.span),
+        hookrunUs: (hookrunMs * 1000) / counted,
+        databaseUs: (databaseMs * 1000) / counted,
+        digest: await mirrorDigest(check, schema),
+      };
     } finally {
       await opened?.close();
     }
@@ -148,7 +163,10 @@ export async function runAuthDrain(
   if (!databaseUrl) progress('auth-drain: PostgreSQL skipped (set BENCH_DATABASE_URL)');
   const events = makeClerkEvents(options.backlog);
   // Fan-out: this build again, serving a project with two handlers of its own beside the mirror (three per event).
-  const project = makeFanOutProject(events.map((e) => e.type), ROOT);
+  const project = makeFanOutProject(
+    events.map((e) => e.type),
+    ROOT,
+  );
   builds = [...builds, { label: `${builds[0]!.label}, 3 handlers per event`, project }];
   const samples = new Map<string, Sample[]>();
   const key = (label: string, kind: string) => `${label}\u0000${kind}`;
@@ -160,7 +178,9 @@ export async function runAuthDrain(
         const sample = await drainOnce(kind, databaseUrl, build, events);
         samples.set(key(build.label, kind), [...(samples.get(key(build.label, kind)) ?? []), sample]);
         const db = kind === 'postgres' ? ` + PostgreSQL ${sample.databaseUs.toFixed(0)}` : '';
-        progress(`auth-drain round ${round}/${options.rounds} ${build.label} ${kind}: ${sample.perSec.toFixed(0)} events/s, CPU µs/event hookrun ${sample.hookrunUs.toFixed(0)}${db}`);
+        progress(
+          `auth-drain round ${round}/${options.rounds} ${build.label} ${kind}: ${sample.perSec.toFixed(0)} events/s, CPU µs/event hookrun ${sample.hookrunUs.toFixed(0)}${db}`,
+        );
       }
     }
   }

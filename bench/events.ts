@@ -33,33 +33,111 @@ function stripeId(prefix: string, n: number): string {
 function objectFor(type: string, n: number, created: number): Record<string, unknown> {
   const customer = stripeId('cus', n % 5000);
   const subscription = stripeId('sub', n % 20000);
-  const price = { id: 'price_1PbenchPro', object: 'price', active: true, currency: 'usd', product: 'prod_QbenchPro', recurring: { interval: 'month', interval_count: 1, usage_type: 'licensed' }, type: 'recurring', unit_amount: 2900 };
+  const price = {
+    id: 'price_1PbenchPro',
+    object: 'price',
+    active: true,
+    currency: 'usd',
+    product: 'prod_QbenchPro',
+    recurring: { interval: 'month', interval_count: 1, usage_type: 'licensed' },
+    type: 'recurring',
+    unit_amount: 2900,
+  };
   if (type.startsWith('customer.subscription.')) {
     return {
-      id: subscription, object: 'subscription', billing_cycle_anchor: created, cancel_at: null, cancel_at_period_end: false,
-      canceled_at: type.endsWith('deleted') ? created : null, collection_method: 'charge_automatically', created: created - 86_400, currency: 'usd',
-      current_period_end: created + 2_592_000, current_period_start: created, customer,
-      items: { object: 'list', data: [{ id: stripeId('si', n), object: 'subscription_item', created: created - 86_400, price, quantity: 1, subscription }], has_more: false, total_count: 1 },
-      latest_invoice: stripeId('in', n), livemode: false, metadata: { plan: 'pro', seats: String(1 + (n % 9)) },
-      status: type.endsWith('deleted') ? 'canceled' : 'active', trial_end: null, trial_start: null,
+      id: subscription,
+      object: 'subscription',
+      billing_cycle_anchor: created,
+      cancel_at: null,
+      cancel_at_period_end: false,
+      canceled_at: type.endsWith('deleted') ? created : null,
+      collection_method: 'charge_automatically',
+      created: created - 86_400,
+      currency: 'usd',
+      current_period_end: created + 2_592_000,
+      current_period_start: created,
+      customer,
+      items: {
+        object: 'list',
+        data: [{ id: stripeId('si', n), object: 'subscription_item', created: created - 86_400, price, quantity: 1, subscription }],
+        has_more: false,
+        total_count: 1,
+      },
+      latest_invoice: stripeId('in', n),
+      livemode: false,
+      metadata: { plan: 'pro', seats: String(1 + (n % 9)) },
+      status: type.endsWith('deleted') ? 'canceled' : 'active',
+      trial_end: null,
+      trial_start: null,
     };
   }
   if (type.startsWith('invoice.')) {
     const paid = type === 'invoice.paid';
     return {
-      id: stripeId('in', n), object: 'invoice', account_country: 'US', amount_due: 2900, amount_paid: paid ? 2900 : 0, amount_remaining: paid ? 0 : 2900,
-      attempt_count: 1, billing_reason: 'subscription_cycle', collection_method: 'charge_automatically', created, currency: 'usd', customer,
-      customer_email: `user${n % 5000}@example.com`, hosted_invoice_url: `https://invoice.stripe.com/i/acct_1Pbench/test_${n.toString(36)}`,
-      lines: { object: 'list', data: [{ id: stripeId('il', n), object: 'line_item', amount: 2900, currency: 'usd', description: '1 × Pro (at $29.00 / month)', period: { end: created + 2_592_000, start: created }, quantity: 1 }], has_more: false, total_count: 1 },
-      livemode: false, number: `BENCH-${n}`, paid, period_end: created, period_start: created - 2_592_000, status: paid ? 'paid' : 'open', subscription, subtotal: 2900, total: 2900,
+      id: stripeId('in', n),
+      object: 'invoice',
+      account_country: 'US',
+      amount_due: 2900,
+      amount_paid: paid ? 2900 : 0,
+      amount_remaining: paid ? 0 : 2900,
+      attempt_count: 1,
+      billing_reason: 'subscription_cycle',
+      collection_method: 'charge_automatically',
+      created,
+      currency: 'usd',
+      customer,
+      customer_email: `user${n % 5000}@example.com`,
+      hosted_invoice_url: `https://invoice.stripe.com/i/acct_1Pbench/test_${n.toString(36)}`,
+      lines: {
+        object: 'list',
+        data: [
+          {
+            id: stripeId('il', n),
+            object: 'line_item',
+            amount: 2900,
+            currency: 'usd',
+            description: '1 × Pro (at $29.00 / month)',
+            period: { end: created + 2_592_000, start: created },
+            quantity: 1,
+          },
+        ],
+        has_more: false,
+        total_count: 1,
+      },
+      livemode: false,
+      number: `BENCH-${n}`,
+      paid,
+      period_end: created,
+      period_start: created - 2_592_000,
+      status: paid ? 'paid' : 'open',
+      subscription,
+      subtotal: 2900,
+      total: 2900,
     };
   }
   return {
-    id: stripeId('cs', n), object: 'checkout.session', amount_subtotal: 2900, amount_total: 2900, cancel_url: 'https://example.com/pricing',
-    client_reference_id: `user_${n % 5000}`, created, currency: 'usd', customer,
-    customer_details: { address: { city: 'Portland', country: 'US', line1: '1 Main St', postal_code: '97201', state: 'OR' }, email: `user${n % 5000}@example.com`, name: `Bench User ${n % 5000}` },
-    expires_at: created + 86_400, livemode: false, mode: 'subscription', payment_status: 'paid', status: 'complete', subscription,
-    success_url: 'https://example.com/welcome?session_id={CHECKOUT_SESSION_ID}', url: null,
+    id: stripeId('cs', n),
+    object: 'checkout.session',
+    amount_subtotal: 2900,
+    amount_total: 2900,
+    cancel_url: 'https://example.com/pricing',
+    client_reference_id: `user_${n % 5000}`,
+    created,
+    currency: 'usd',
+    customer,
+    customer_details: {
+      address: { city: 'Portland', country: 'US', line1: '1 Main St', postal_code: '97201', state: 'OR' },
+      email: `user${n % 5000}@example.com`,
+      name: `Bench User ${n % 5000}`,
+    },
+    expires_at: created + 86_400,
+    livemode: false,
+    mode: 'subscription',
+    payment_status: 'paid',
+    status: 'complete',
+    subscription,
+    success_url: 'https://example.com/welcome?session_id={CHECKOUT_SESSION_ID}',
+    url: null,
   };
 }
 
@@ -72,8 +150,15 @@ export function makeSignedEvents(count: number, secret: string = BENCH_SECRET): 
     const type = TYPES[n % TYPES.length]!;
     const id = stripeId('evt', n);
     const event = {
-      id, object: 'event', api_version: '2024-06-20', created: now - 1, data: { object: objectFor(type, n, now - 1) },
-      livemode: false, pending_webhooks: 1, request: { id: stripeId('req', n), idempotency_key: `bench-${run}-${n}` }, type,
+      id,
+      object: 'event',
+      api_version: '2024-06-20',
+      created: now - 1,
+      data: { object: objectFor(type, n, now - 1) },
+      livemode: false,
+      pending_webhooks: 1,
+      request: { id: stripeId('req', n), idempotency_key: `bench-${run}-${n}` },
+      type,
     };
     const body = JSON.stringify(event, null, 2);
     out[i] = { id, body, signature: Stripe.webhooks.generateTestHeaderString({ payload: body, secret, timestamp: now }) };

@@ -15,7 +15,13 @@ export function makeFanOutProject(types: readonly string[], root: string): strin
   mkdirSync(join(dir, 'node_modules'));
   symlinkSync(root, join(dir, 'node_modules', 'hookrun'), 'dir');
   const on = JSON.stringify([...new Set(types)].map((type) => `clerk:${type}`));
-  writeFileSync(join(dir, 'handlers', 'audit-log.js'), `import { defineHandler } from 'hookrun';\nexport default defineHandler({ on: ${on}, async run(event, ctx) { await ctx.db.query('SELECT $1::text AS id', [event.data.id]); } });\n`);
-  writeFileSync(join(dir, 'handlers', 'count-types.js'), `import { defineHandler } from 'hookrun';\nconst seen = new Map();\nexport default defineHandler({ on: ${on}, run(event) { seen.set(event.type, (seen.get(event.type) ?? 0) + 1); } });\n`);
+  writeFileSync(
+    join(dir, 'handlers', 'audit-log.js'),
+    `import { defineHandler } from 'hookrun';\nexport default defineHandler({ on: ${on}, async run(event, ctx) { await ctx.db.query('SELECT $1::text AS id', [event.data.id]); } });\n`,
+  );
+  writeFileSync(
+    join(dir, 'handlers', 'count-types.js'),
+    `import { defineHandler } from 'hookrun';\nconst seen = new Map();\nexport default defineHandler({ on: ${on}, run(event) { seen.set(event.type, (seen.get(event.type) ?? 0) + 1); } });\n`,
+  );
   return dir;
 }

@@ -202,8 +202,13 @@ export async function runIngest(targets: Target[], options: IngestOptions, progr
       const result = await round(target, pool, options.seconds, options.connections);
       expected.set(target.name, Math.max(result.reqPerSec, expected.get(target.name) ?? 0));
       rounds.get(target.name)!.push(result);
-      const whole = result.cpuMsPerProcessed === undefined ? '' : `, ${result.cpuMsPerProcessed.toFixed(3)} ms CPU/event processed (+${Math.round(result.drainAfterMs ?? 0)} ms)`;
-      progress(`round ${r + 1}/${options.rounds} ${target.name}: ${Math.round(result.reqPerSec)} req/s, p99 ${result.p99Ms} ms, ${result.cpuMsPerRequest.toFixed(3)} ms CPU/req${whole}, non-2xx ${result.non2xx}`);
+      const whole =
+        result.cpuMsPerProcessed === undefined
+          ? ''
+          : `, ${result.cpuMsPerProcessed.toFixed(3)} ms CPU/event processed (+${Math.round(result.drainAfterMs ?? 0)} ms)`;
+      progress(
+        `round ${r + 1}/${options.rounds} ${target.name}: ${Math.round(result.reqPerSec)} req/s, p99 ${result.p99Ms} ms, ${result.cpuMsPerRequest.toFixed(3)} ms CPU/req${whole}, non-2xx ${result.non2xx}`,
+      );
     }
   }
   return targets.map((target) => {

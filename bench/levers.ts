@@ -43,7 +43,10 @@ interface Variant {
   open?: Partial<OpenOptions>;
 }
 
-type Sample = Record<'ingestPerSecond' | 'drainPerSecond' | 'serverIngestUs' | 'serverDrainUs' | 'clientIngestUs' | 'clientDrainUs' | 'tableMbPerMillion', number>;
+type Sample = Record<
+  'ingestPerSecond' | 'drainPerSecond' | 'serverIngestUs' | 'serverDrainUs' | 'clientIngestUs' | 'clientDrainUs' | 'tableMbPerMillion',
+  number
+>;
 
 /** The database with every statement passed through `rewrite` (in and out of transactions). */
 function rewritten(db: Database, rewrite: ((text: string) => string) | undefined): Database {
@@ -69,7 +72,10 @@ export const VARIANTS: Variant[] = [
   {
     name: 'partial status index',
     what: '(status, id) only for statuses that are not processed',
-    sql: ['DROP INDEX hookrun.webhook_events_status_idx', "CREATE INDEX webhook_events_status_idx ON hookrun.webhook_events (status, id) WHERE status <> 'processed'"],
+    sql: [
+      'DROP INDEX hookrun.webhook_events_status_idx',
+      "CREATE INDEX webhook_events_status_idx ON hookrun.webhook_events (status, id) WHERE status <> 'processed'",
+    ],
   },
 ];
 
@@ -100,7 +106,13 @@ async function measure(baseUrl: string, variant: Variant, events: number): Promi
     const serverIngest = backendCpuSpent(server, await backendCpu(db));
     const clientIngest = process.cpuUsage(client);
 
-    const worker = createWorker({ db, config: { maxAttempts: 10, leaseSeconds: 30, handlerTimeoutSeconds: 30, shutdownTimeoutMs: 8000 }, clock: systemClock, log: silentLogger, metrics: new Metrics() });
+    const worker = createWorker({
+      db,
+      config: { maxAttempts: 10, leaseSeconds: 30, handlerTimeoutSeconds: 30, shutdownTimeoutMs: 8000 },
+      clock: systemClock,
+      log: silentLogger,
+      metrics: new Metrics(),
+    });
     server = await backendCpu(db);
     client = process.cpuUsage();
     started = performance.now();
@@ -125,7 +137,12 @@ async function measure(baseUrl: string, variant: Variant, events: number): Promi
 }
 
 /** Every variant, `rounds` times in turn (A B C A B C), on fresh databases. */
-export async function runLevers(baseUrl: string | undefined, rounds: number, events: number, progress: (line: string) => void): Promise<LeverFigures[] | undefined> {
+export async function runLevers(
+  baseUrl: string | undefined,
+  rounds: number,
+  events: number,
+  progress: (line: string) => void,
+): Promise<LeverFigures[] | undefined> {
   if (!baseUrl) {
     progress('levers: skipped (PostgreSQL only: set BENCH_DATABASE_URL)');
     return undefined;
@@ -136,7 +153,9 @@ export async function runLevers(baseUrl: string | undefined, rounds: number, eve
     for (const variant of VARIANTS) {
       const figures = await measure(baseUrl, variant, events);
       samples.get(variant.name)!.push(figures);
-      progress(`levers round ${round}/${rounds} ${variant.name}: ingest ${figures.ingestPerSecond.toFixed(0)}/s (PG ${figures.serverIngestUs.toFixed(0)} µs, hookrun ${figures.clientIngestUs.toFixed(0)} µs per event), drain ${figures.drainPerSecond.toFixed(0)}/s (PG ${figures.serverDrainUs.toFixed(0)} µs, hookrun ${figures.clientDrainUs.toFixed(0)} µs)`);
+      progress(
+        `levers round ${round}/${rounds} ${variant.name}: ingest ${figures.ingestPerSecond.toFixed(0)}/s (PG ${figures.serverIngestUs.toFixed(0)} µs, hookrun ${figures.clientIngestUs.toFixed(0)} µs per event), drain ${figures.drainPerSecond.toFixed(0)}/s (PG ${figures.serverDrainUs.toFixed(0)} µs, hookrun ${figures.clientDrainUs.toFixed(0)} µs)`,
+      );
     }
   }
   return VARIANTS.map((variant) => {

@@ -61,12 +61,23 @@ function ingestTable(ingest: IngestFigures[]): string {
     ['latency p99 ms', '≤ 25 PG / ≤ 40 embedded', (f) => cell(f, (x) => x.p99Ms, 1)],
     ['non-2xx / errors', '0', (f) => `${f.non2xx} / ${f.errors}${f.reused ? ` (${f.reused} reused events)` : ''}`],
     ['server CPU ms/request (the round)', '', (f) => cell(f, (x) => x.cpuMsPerRequest, 3)],
-    ['server CPU ms/event, processed', '≤ 0.15 PG / ≤ 0.40 embedded', (f) => (f.cpuMsPerProcessed ? `${range(f.cpuMsPerProcessed, 3)}${ratio(f.cpuMsPerProcessed.median, base?.cpuMsPerRequest.median)}` : '–')],
-    ['PostgreSQL CPU ms/event, processed', '', (f) => (f.dbCpuMsPerProcessed ? range(f.dbCpuMsPerProcessed, 3) : f.dbCpuMsPerRequest ? `${range(f.dbCpuMsPerRequest, 3)} (the round)` : '–')],
+    [
+      'server CPU ms/event, processed',
+      '≤ 0.15 PG / ≤ 0.40 embedded',
+      (f) => (f.cpuMsPerProcessed ? `${range(f.cpuMsPerProcessed, 3)}${ratio(f.cpuMsPerProcessed.median, base?.cpuMsPerRequest.median)}` : '–'),
+    ],
+    [
+      'PostgreSQL CPU ms/event, processed',
+      '',
+      (f) => (f.dbCpuMsPerProcessed ? range(f.dbCpuMsPerProcessed, 3) : f.dbCpuMsPerRequest ? `${range(f.dbCpuMsPerRequest, 3)} (the round)` : '–'),
+    ],
     ['worker done after the round, ms', '', (f) => (f.drainAfterMs ? range(f.drainAfterMs) : '–')],
     ['peak RSS MB', '≤ 400 embedded / ≤ 120 PG', (f) => num(f.peakRssMb)],
   ];
-  return table(['figure', 'target', ...ingest.map((f) => f.name)], rows.map(([name, target, get]) => [name, target, ...ingest.map(get)]));
+  return table(
+    ['figure', 'target', ...ingest.map((f) => f.name)],
+    rows.map(([name, target, get]) => [name, target, ...ingest.map(get)]),
+  );
 }
 
 function authDrainTable(figures: AuthDrainFigures[]): string {
@@ -79,9 +90,17 @@ function authDrainTable(figures: AuthDrainFigures[]): string {
   };
   return [
     `Clerk backlog drain (auth route, ${num(figures[0]?.backlog ?? 0)} events; CPU per event from /ready; embedded: the database runs inside hookrun)`,
-    table(['build', 'storage', 'drain events/s', 'hookrun µs/event', 'PostgreSQL µs/event', 'mirrors as first build'], figures.map((f) => [
-      f.build, f.storage, cell(f, (x) => x.drainPerSecond), cell(f, (x) => x.hookrunUs), cell(f, (x) => x.databaseUs), f.mirrorsAsFirstBuild ? 'yes' : 'NO',
-    ])),
+    table(
+      ['build', 'storage', 'drain events/s', 'hookrun µs/event', 'PostgreSQL µs/event', 'mirrors as first build'],
+      figures.map((f) => [
+        f.build,
+        f.storage,
+        cell(f, (x) => x.drainPerSecond),
+        cell(f, (x) => x.hookrunUs),
+        cell(f, (x) => x.databaseUs),
+        f.mirrorsAsFirstBuild ? 'yes' : 'NO',
+      ]),
+    ),
   ].join('\n');
 }
 
@@ -92,19 +111,23 @@ function processingCell(p: ProcessingFigures | undefined, pick: (p: Extract<Proc
 
 function leversTable(levers: LeverFigures[]): string {
   const base = levers.find((l) => l.variant === 'shipped');
-  const cell = (l: LeverFigures, pick: (l: LeverFigures) => Spread, digits = 0) => `${range(pick(l), digits)}${l === base ? '' : ratio(pick(l).median, base && pick(base).median)}`;
+  const cell = (l: LeverFigures, pick: (l: LeverFigures) => Spread, digits = 0) =>
+    `${range(pick(l), digits)}${l === base ? '' : ratio(pick(l).median, base && pick(base).median)}`;
   return [
     'PostgreSQL levers (each alone; per event; ×ratio to shipped; PG = its backends for this database)',
-    table(['variant', 'ingest /s', 'PG µs ingest', 'hookrun µs ingest', 'drain /s', 'PG µs drain', 'hookrun µs drain', 'MB/M after drain'], levers.map((l) => [
-      l.variant,
-      cell(l, (x) => x.ingestPerSecond),
-      cell(l, (x) => x.serverIngestUs),
-      cell(l, (x) => x.clientIngestUs),
-      cell(l, (x) => x.drainPerSecond),
-      cell(l, (x) => x.serverDrainUs),
-      cell(l, (x) => x.clientDrainUs),
-      num(l.tableMbPerMillion),
-    ])),
+    table(
+      ['variant', 'ingest /s', 'PG µs ingest', 'hookrun µs ingest', 'drain /s', 'PG µs drain', 'hookrun µs drain', 'MB/M after drain'],
+      levers.map((l) => [
+        l.variant,
+        cell(l, (x) => x.ingestPerSecond),
+        cell(l, (x) => x.serverIngestUs),
+        cell(l, (x) => x.clientIngestUs),
+        cell(l, (x) => x.drainPerSecond),
+        cell(l, (x) => x.serverDrainUs),
+        cell(l, (x) => x.clientDrainUs),
+        num(l.tableMbPerMillion),
+      ]),
+    ),
     ...levers.map((l) => `  ${l.variant}: ${l.what}`),
   ].join('\n');
 }
@@ -120,14 +143,32 @@ function scaleSection(scale: ScaleFigures): string[] {
     `${range(s.ingest.cpuMsPerRequest, 3)} + ${s.ingest.dbCpuMsPerRequest ? range(s.ingest.dbCpuMsPerRequest, 3) : '–'}${s.ingestEmpty?.dbCpuMsPerRequest ? ` (empty ${num(s.ingestEmpty.cpuMsPerRequest.median, 3)} + ${num(s.ingestEmpty.dbCpuMsPerRequest.median, 3)})` : ''}`,
     `${s.ingest.non2xx} / ${s.ingest.errors}`,
     `${range(s.drainPerSec)}${vs(s.drainPerSec.median, s.drainEmptyPerSec)}`,
-    Object.entries(s.drainCpu ?? {}).reverse().map(([name, c]) => `${num(c.hookrun.median, 3)} + ${num(c.db.median, 3)}${name === 'empty' && s.size > 0 ? ' (empty)' : ''}`).join(' / '),
+    Object.entries(s.drainCpu ?? {})
+      .reverse()
+      .map(([name, c]) => `${num(c.hookrun.median, 3)} + ${num(c.db.median, 3)}${name === 'empty' && s.size > 0 ? ' (empty)' : ''}`)
+      .join(' / '),
     `${num(s.eventsMb)} + ${num(s.attemptsMb)}`,
     s.size === 0 ? '' : `${num(s.fillMs / 1000, 1)} + ${num(s.vacuumMs / 1000, 1)}`,
     s.statusCountsMs ? `${num(s.statusCountsMs.fresh, 1)} / ${num(s.statusCountsMs.next, 1)}` : '–',
   ]);
   const out = [
     `Scale (PostgreSQL; each size against an empty inbox in the same rotation; drain backlog ${num(scale.backlog)})`,
-    table(['inbox size', 'rows', 'ingest req/s (×empty, same run)', 'p99 ms', 'CPU ms/request: hookrun + PostgreSQL', 'non-2xx / errors', 'drain events/s (×empty)', 'drain CPU ms/event: hookrun + PostgreSQL', 'table+index MB (events + attempts)', 'fill s + VACUUM ANALYZE s', 'status counts ms (fresh / next)'], rows),
+    table(
+      [
+        'inbox size',
+        'rows',
+        'ingest req/s (×empty, same run)',
+        'p99 ms',
+        'CPU ms/request: hookrun + PostgreSQL',
+        'non-2xx / errors',
+        'drain events/s (×empty)',
+        'drain CPU ms/event: hookrun + PostgreSQL',
+        'table+index MB (events + attempts)',
+        'fill s + VACUUM ANALYZE s',
+        'status counts ms (fresh / next)',
+      ],
+      rows,
+    ),
   ];
   const r = scale.retention;
   if (r) {
@@ -147,41 +188,81 @@ export function formatReport(report: BenchReport): string {
   const out: string[] = [];
   const m = report.machine;
   out.push(`\nhookrun bench, ${report.mode}, ${report.startedAt}, commit ${m.commit}${m.dirty ? ' (src modified)' : ''}`);
-  out.push(`machine: ${m.cores} × ${m.cpu}, ${m.memoryGb} GB, Node ${m.node}; ${report.settings.rounds} rounds × ${report.settings.seconds} s, ${report.settings.connections} connections\n`);
-  if (report.ingest) out.push('Ingest (median (min–max) ×ratio to verify-only: node:http + stripe-node verification, no storage)', ingestTable(report.ingest), '');
+  out.push(
+    `machine: ${m.cores} × ${m.cpu}, ${m.memoryGb} GB, Node ${m.node}; ${report.settings.rounds} rounds × ${report.settings.seconds} s, ${report.settings.connections} connections\n`,
+  );
+  if (report.ingest)
+    out.push('Ingest (median (min–max) ×ratio to verify-only: node:http + stripe-node verification, no storage)', ingestTable(report.ingest), '');
   if (report.startup) {
     const columns: Array<[string, StartupFigures]> = [['hookrun', report.startup]];
     if (report.startupBaseline) columns.push(['baseline', report.startupBaseline]);
-    const row = (name: string, target: string, pick: (s: StartupFigures) => Spread | undefined): string[] => [name, target, ...columns.map(([, s]) => range(pick(s)))];
-    out.push('Start-up: spawn → /ready 200, ms, median (min–max)', table(['situation', 'target', ...columns.map(([name]) => name)], [
-      row('embedded, fresh data dir', '', (s) => s.freshDataDirMs),
-      row('embedded, existing data dir', '≤ 1,000', (s) => s.existingDataDirMs),
-      row('PostgreSQL, fresh database', '', (s) => s.postgresFreshMs),
-      row('PostgreSQL, migrated database', '≤ 500', (s) => s.postgresMs),
-    ]), '');
+    const row = (name: string, target: string, pick: (s: StartupFigures) => Spread | undefined): string[] => [
+      name,
+      target,
+      ...columns.map(([, s]) => range(pick(s))),
+    ];
+    out.push(
+      'Start-up: spawn → /ready 200, ms, median (min–max)',
+      table(
+        ['situation', 'target', ...columns.map(([name]) => name)],
+        [
+          row('embedded, fresh data dir', '', (s) => s.freshDataDirMs),
+          row('embedded, existing data dir', '≤ 1,000', (s) => s.existingDataDirMs),
+          row('PostgreSQL, fresh database', '', (s) => s.postgresFreshMs),
+          row('PostgreSQL, migrated database', '≤ 500', (s) => s.postgresMs),
+        ],
+      ),
+      '',
+    );
   }
   if (report.processing) {
     const { embedded, postgres } = report.processing;
-    out.push('Processing', table(['figure', 'target', 'embedded', 'postgres'], [
-      ['backlog drain events/s', '≥ 3,000 (PG)', processingCell(embedded, (p) => `${num(p.drainedPerSec)} (${p.drained}/${p.backlog})`), processingCell(postgres, (p) => `${num(p.drainedPerSec)} (${p.drained}/${p.backlog})`)],
-      ['received → processed p50 / p99 ms', '≤ 10 p50', processingCell(embedded, (p) => `${num(p.latencyP50Ms, 1)} / ${num(p.latencyP99Ms, 1)}`), processingCell(postgres, (p) => `${num(p.latencyP50Ms, 1)} / ${num(p.latencyP99Ms, 1)}`)],
-    ]), '');
+    out.push(
+      'Processing',
+      table(
+        ['figure', 'target', 'embedded', 'postgres'],
+        [
+          [
+            'backlog drain events/s',
+            '≥ 3,000 (PG)',
+            processingCell(embedded, (p) => `${num(p.drainedPerSec)} (${p.drained}/${p.backlog})`),
+            processingCell(postgres, (p) => `${num(p.drainedPerSec)} (${p.drained}/${p.backlog})`),
+          ],
+          [
+            'received → processed p50 / p99 ms',
+            '≤ 10 p50',
+            processingCell(embedded, (p) => `${num(p.latencyP50Ms, 1)} / ${num(p.latencyP99Ms, 1)}`),
+            processingCell(postgres, (p) => `${num(p.latencyP50Ms, 1)} / ${num(p.latencyP99Ms, 1)}`),
+          ],
+        ],
+      ),
+      '',
+    );
   }
   if (report.storage && report.storage.length > 0) {
-    out.push(`Storage (${num(report.storage[0]!.events)} bench Stripe events)`, table(['figure', ...report.storage.map((s) => s.storage)], [
-      ['inbox MB per million events, as stored', ...report.storage.map((s) => num(s.inboxMbPerMillion))],
-      ['the same processed and vacuumed (free space reused)', ...report.storage.map((s) => num(s.processedMbPerMillion))],
-      ['dedupe keys MB per million deleted events', ...report.storage.map((s) => num(s.keysMbPerMillion))],
-      ['retention pass ms (all of them)', ...report.storage.map((s) => num(s.pruneMs))],
-      ['longest retention statement ms', ...report.storage.map((s) => num(s.longestStatementMs, 1))],
-    ]), '');
+    out.push(
+      `Storage (${num(report.storage[0]!.events)} bench Stripe events)`,
+      table(
+        ['figure', ...report.storage.map((s) => s.storage)],
+        [
+          ['inbox MB per million events, as stored', ...report.storage.map((s) => num(s.inboxMbPerMillion))],
+          ['the same processed and vacuumed (free space reused)', ...report.storage.map((s) => num(s.processedMbPerMillion))],
+          ['dedupe keys MB per million deleted events', ...report.storage.map((s) => num(s.keysMbPerMillion))],
+          ['retention pass ms (all of them)', ...report.storage.map((s) => num(s.pruneMs))],
+          ['longest retention statement ms', ...report.storage.map((s) => num(s.longestStatementMs, 1))],
+        ],
+      ),
+      '',
+    );
   }
   if (report.authDrain) out.push(authDrainTable(report.authDrain), '');
   if (report.levers) out.push(leversTable(report.levers), '');
   if (report.scale) out.push(...scaleSection(report.scale));
   if (report.cron) {
     const c = report.cron;
-    const value = c.available ? `${num(c.lagP50Ms, 1)} / ${num(c.lagP99Ms, 1)} (max ${num(c.lagMaxMs, 1)}; ${c.ticks} ticks, ${c.skipped} skipped; ${c.storage})` : `${NA}: ${c.reason}`;
+    const value = c.available
+      ? `${num(c.lagP50Ms, 1)} / ${num(c.lagP99Ms, 1)} (max ${num(c.lagMaxMs, 1)}; ${c.ticks} ticks, ${c.skipped} skipped; ${c.storage})`
+      : `${NA}: ${c.reason}`;
     out.push('Cron (keep-alive every second)', table(['figure', 'target', 'value'], [['start lag p50 / p99 ms', '≤ 1,000 p99', value]]), '');
   }
   return `${out.join('\n')}\n`;

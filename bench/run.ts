@@ -12,7 +12,17 @@ import { runProcessing } from './processing.js';
 import { formatReport, type BenchReport } from './report.js';
 import { runScale } from './scale.js';
 import { openDatabase } from '../src/db/client.js';
-import { ROOT, backendCpu, createDatabase, processedTotal, startHello, startHookrun, startHookrunWorker, startVerifyCeiling, type ServerProcess } from './servers.js';
+import {
+  ROOT,
+  backendCpu,
+  createDatabase,
+  processedTotal,
+  startHello,
+  startHookrun,
+  startHookrunWorker,
+  startVerifyCeiling,
+  type ServerProcess,
+} from './servers.js';
 import { runStartup } from './startup.js';
 import { runStorage } from './storage.js';
 
@@ -92,7 +102,13 @@ async function ingestSection(): Promise<IngestFigures[]> {
       await first.server.stop();
       const embedded = await startHookrun({ kind: 'embedded', dataDir }, BENCH_SECRET, { nodeArgs, root: build.root });
       servers.push(embedded.server);
-      targets.push({ name: `${build.label} embedded`, server: embedded.server, path: '/webhooks/payments', distinct: true, processedTotal: () => processedTotal(embedded.server) });
+      targets.push({
+        name: `${build.label} embedded`,
+        server: embedded.server,
+        path: '/webhooks/payments',
+        distinct: true,
+        processedTotal: () => processedTotal(embedded.server),
+      });
       if (databaseUrl) {
         const database = await createDatabase(databaseUrl, 'ingest');
         cleanups.push(() => database.drop());
@@ -124,7 +140,10 @@ async function ingestSection(): Promise<IngestFigures[]> {
             path: '/webhooks/payments',
             distinct: true,
             databaseCpu: () => backendCpu(splitObserver),
-            processedTotal: async () => Number((await splitObserver.query<{ n: number }>(`SELECT count(*)::int AS n FROM hookrun.webhook_events WHERE status IN ('processed', 'dead')`))[0]!.n),
+            processedTotal: async () =>
+              Number(
+                (await splitObserver.query<{ n: number }>(`SELECT count(*)::int AS n FROM hookrun.webhook_events WHERE status IN ('processed', 'dead')`))[0]!.n,
+              ),
             workers: [worker],
           });
         }
@@ -152,7 +171,9 @@ async function main(): Promise<void> {
     },
     settings: { rounds, seconds, connections, database: databaseUrl ? new URL(databaseUrl).host : undefined },
   };
-  process.stderr.write(`hookrun bench (${report.mode}): ${rounds} rounds × ${seconds} s, ${connections} connections, PostgreSQL ${databaseUrl ? 'on' : 'off (set BENCH_DATABASE_URL)'}\n`);
+  process.stderr.write(
+    `hookrun bench (${report.mode}): ${rounds} rounds × ${seconds} s, ${connections} connections, PostgreSQL ${databaseUrl ? 'on' : 'off (set BENCH_DATABASE_URL)'}\n`,
+  );
   if (!skip.has('startup')) {
     report.startup = await runStartup(smoke ? 1 : 3, databaseUrl, progress);
     if (args.baseline) report.startupBaseline = await runStartup(smoke ? 1 : 3, databaseUrl, progress, args.baseline.split(',')[0]);
@@ -167,13 +188,16 @@ async function main(): Promise<void> {
   }
   if (!skip.has('storage')) {
     const events = smoke ? 2000 : 100_000;
-    report.storage = [await runStorage('embedded', undefined, events, progress), await runStorage('postgres', databaseUrl, events, progress)].filter((f) => f !== undefined);
+    report.storage = [await runStorage('embedded', undefined, events, progress), await runStorage('postgres', databaseUrl, events, progress)].filter(
+      (f) => f !== undefined,
+    );
   }
   if (!skip.has('auth-drain')) report.authDrain = await runAuthDrain(databaseUrl, builds(), { rounds, backlog: smoke ? 500 : 20_000 }, progress);
   if (!skip.has('levers')) report.levers = await runLevers(databaseUrl, smoke ? 1 : 3, smoke ? 500 : 20_000, progress);
   if (!skip.has('scale')) {
     const sizes = (args['scale-sizes'] ?? (smoke ? '10000,20000' : '1000000,5000000')).split(',').map(Number);
-    if (sizes.some((n) => !Number.isInteger(n) || n < 0)) throw new Error(`--scale-sizes takes whole numbers, e.g. 1000000,5000000 (got ${args['scale-sizes']})`);
+    if (sizes.some((n) => !Number.isInteger(n) || n < 0))
+      throw new Error(`--scale-sizes takes whole numbers, e.g. 1000000,5000000 (got ${args['scale-sizes']})`);
     const ingest = { rounds, seconds, warmupSeconds: smoke ? 1 : 3, connections };
     report.scale = await runScale(databaseUrl, { sizes, backlog: smoke ? 500 : 20_000, drainRepeats: smoke ? 1 : 3, ingest, retentionFraction: 0.8 }, progress);
     if (!report.scale.available) progress(`scale: skipped: ${report.scale.reason}`);

@@ -56,7 +56,13 @@ export async function reserveIds(db: Database, finalSize: number): Promise<void>
 }
 
 /** Fill rows from+1..to (processed, old), then VACUUM ANALYZE as autovacuum eventually would; ms of each. */
-export async function fillProcessed(db: Database, plan: FillPlan, from: number, to: number, progress: (line: string) => void): Promise<{ insertMs: number; vacuumMs: number }> {
+export async function fillProcessed(
+  db: Database,
+  plan: FillPlan,
+  from: number,
+  to: number,
+  progress: (line: string) => void,
+): Promise<{ insertMs: number; vacuumMs: number }> {
   const { types, bodies } = templates();
   const started = performance.now();
   for (let first = from + 1; first <= to; first += FILL_CHUNK) {
@@ -116,7 +122,9 @@ export async function measureRetention(db: Database, plan: FillPlan, fraction: n
     const started = performance.now();
     const report = await prune(timed(db, durations), RETENTION, now);
     passes.push({ ms: performance.now() - started, longest: Math.max(0, ...durations), deleted: report.events, statements: durations.length });
-    progress(`scale: retention pass ${passes.length}: ${report.events} events in ${passes.at(-1)!.ms.toFixed(0)} ms, longest statement ${passes.at(-1)!.longest.toFixed(1)} ms`);
+    progress(
+      `scale: retention pass ${passes.length}: ${report.events} events in ${passes.at(-1)!.ms.toFixed(0)} ms, longest statement ${passes.at(-1)!.longest.toFixed(1)} ms`,
+    );
     if (report.events === 0) break;
   }
   await db.query('VACUUM hookrun.webhook_events');

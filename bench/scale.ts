@@ -37,8 +37,7 @@ export interface ScaleStep {
 
 /** The scale section: the same ingest and drain with the inbox empty, then filled to each size; retention at the largest. */
 export type ScaleFigures =
-  | { available: false; reason: string }
-  | { available: true; backlog: number; steps: ScaleStep[]; retention?: ScaleRetention; retentionFraction: number };
+  { available: false; reason: string } | { available: true; backlog: number; steps: ScaleStep[]; retention?: ScaleRetention; retentionFraction: number };
 
 export interface ScaleOptions {
   /** Inbox sizes after the empty one, e.g. [1_000_000, 5_000_000]. */
@@ -85,7 +84,13 @@ async function ingest(sides: Side[], options: IngestOptions, progress: (line: st
   const servers: ServerProcess[] = [];
   try {
     for (const side of sides) servers.push((await startHookrun({ kind: 'postgres', url: side.url }, BENCH_SECRET)).server);
-    const targets = sides.map((side, i) => ({ name: side.name, server: servers[i]!, path: '/webhooks/payments', distinct: true, databaseCpu: () => backendCpu(side.db) }));
+    const targets = sides.map((side, i) => ({
+      name: side.name,
+      server: servers[i]!,
+      path: '/webhooks/payments',
+      distinct: true,
+      databaseCpu: () => backendCpu(side.db),
+    }));
     const figures = await runIngest(targets, options, progress);
     for (const side of sides) await waitIdle(side.db, 0, 300_000);
     return figures;
@@ -95,7 +100,11 @@ async function ingest(sides: Side[], options: IngestOptions, progress: (line: st
 }
 
 /** A backlog written straight into the inbox (the real insert path), drained by `hookrun start`; rate over its own processed_at span. */
-async function drain(side: Side, backlog: number, progress: (line: string) => void): Promise<{ perSec: number; drained: number; cpu: { hookrun: number; db: number } }> {
+async function drain(
+  side: Side,
+  backlog: number,
+  progress: (line: string) => void,
+): Promise<{ perSec: number; drained: number; cpu: { hookrun: number; db: number } }> {
   const [top] = await side.db.query<{ id: number }>('SELECT coalesce(max(id), 0)::bigint AS id FROM hookrun.webhook_events');
   const afterId = Number(top!.id);
   const writer = new EventWriter(side.db);
@@ -120,7 +129,9 @@ async function drain(side: Side, backlog: number, progress: (line: string) => vo
   const spanMs = Number(row!.span ?? 0);
   const perSec = spanMs > 0 ? (row!.n * 1000) / spanMs : NaN;
   const perEvent = { hookrun: cpu.hookrun / row!.n, db: cpu.db / row!.n };
-  progress(`scale: drain ${side.name}: ${row!.n}/${backlog} in ${spanMs.toFixed(0)} ms = ${perSec.toFixed(0)} events/s, CPU ms/event hookrun ${perEvent.hookrun.toFixed(3)} + PostgreSQL ${perEvent.db.toFixed(3)}`);
+  progress(
+    `scale: drain ${side.name}: ${row!.n}/${backlog} in ${spanMs.toFixed(0)} ms = ${perSec.toFixed(0)} events/s, CPU ms/event hookrun ${perEvent.hookrun.toFixed(3)} + PostgreSQL ${perEvent.db.toFixed(3)}`,
+  );
   return { perSec, drained: row!.n, cpu: perEvent };
 }
 
@@ -129,10 +140,18 @@ async function empty(db: Database): Promise<void> {
   await db.query('TRUNCATE hookrun.webhook_events, hookrun.event_attempts, hookrun.webhook_event_keys');
 }
 
-async function measureStep(size: number, fill: { insertMs: number; vacuumMs: number }, sides: Side[], options: ScaleOptions, progress: (line: string) => void): Promise<ScaleStep> {
+async function measureStep(
+  size: number,
+  fill: { insertMs: number; vacuumMs: number },
+  sides: Side[],
+  options: ScaleOptions,
+  progress: (line: string) => void,
+): Promise<ScaleStep> {
   const measured = sides.at(-1)!;
   const bytes = await inboxBytes(measured.db);
-  progress(`scale: ${measured.name}: ${bytes.rows.toLocaleString('en-US')} rows, webhook_events ${(bytes.events / MB).toFixed(0)} MB, event_attempts ${(bytes.attempts / MB).toFixed(0)} MB`);
+  progress(
+    `scale: ${measured.name}: ${bytes.rows.toLocaleString('en-US')} rows, webhook_events ${(bytes.events / MB).toFixed(0)} MB, event_attempts ${(bytes.attempts / MB).toFixed(0)} MB`,
+  );
   const statusCountsMs = await timeStatusCounts(measured.url);
   progress(`scale: ${measured.name}: status counts ${statusCountsMs.fresh.toFixed(1)} ms, then ${statusCountsMs.next.toFixed(1)} ms`);
   const statsBefore = await Promise.all(sides.map((side) => indexStats(side.db)));
@@ -154,10 +173,16 @@ async function measureStep(size: number, fill: { insertMs: number; vacuumMs: num
   for (const [i, side] of sides.entries()) {
     const after = await indexStats(side.db);
     indexReads[side.name] = Object.fromEntries(
-      [...after].map(([name, a]) => [name, { scans: a.scans - (statsBefore[i]!.get(name)?.scans ?? 0), tuples: a.tuples - (statsBefore[i]!.get(name)?.tuples ?? 0) }]),
+      [...after].map(([name, a]) => [
+        name,
+        { scans: a.scans - (statsBefore[i]!.get(name)?.scans ?? 0), tuples: a.tuples - (statsBefore[i]!.get(name)?.tuples ?? 0) },
+      ]),
     );
     const due = indexReads[side.name]!.webhook_events_due_idx;
-    if (due) progress(`scale: ${side.name}: webhook_events_due_idx ${due.scans} scans, ${due.tuples} tuples read (${(due.tuples / Math.max(1, due.scans)).toFixed(0)} per scan)`);
+    if (due)
+      progress(
+        `scale: ${side.name}: webhook_events_due_idx ${due.scans} scans, ${due.tuples} tuples read (${(due.tuples / Math.max(1, due.scans)).toFixed(0)} per scan)`,
+      );
   }
   return {
     size,
@@ -220,7 +245,9 @@ export async function runScale(databaseUrl: string | undefined, options: ScaleOp
     for (const size of sizes) {
       const fill = await fillProcessed(filledSide!.db, plan, filled, size, progress);
       filled = size;
-      progress(`scale: filled to ${size.toLocaleString('en-US')} in ${(fill.insertMs / 1000).toFixed(1)} s, VACUUM ANALYZE ${(fill.vacuumMs / 1000).toFixed(1)} s`);
+      progress(
+        `scale: filled to ${size.toLocaleString('en-US')} in ${(fill.insertMs / 1000).toFixed(1)} s, VACUUM ANALYZE ${(fill.vacuumMs / 1000).toFixed(1)} s`,
+      );
       await empty(emptySide!.db);
       steps.push(await measureStep(size, fill, [emptySide!, filledSide!], options, progress));
     }

@@ -163,14 +163,26 @@ export interface StartOptions {
 export async function startHookrun(storage: Storage, secret: string, options: StartOptions = {}): Promise<{ server: ServerProcess; readyMs: number }> {
   const port = await freePort();
   const startedAt = performance.now();
-  const server = spawnServer(`hookrun (${storage.kind})`, [...(options.nodeArgs ?? []), 'dist/main.js', ...(options.args ?? ['start'])], hookrunEnv(storage, secret, options.env), port, options.root ?? ROOT);
+  const server = spawnServer(
+    `hookrun (${storage.kind})`,
+    [...(options.nodeArgs ?? []), 'dist/main.js', ...(options.args ?? ['start'])],
+    hookrunEnv(storage, secret, options.env),
+    port,
+    options.root ?? ROOT,
+  );
   const readyMs = await waitForOk(server, '/ready', startedAt);
   return { server, readyMs };
 }
 
 /** Spawn `node dist/main.js worker` (no HTTP; it processes what a `start --no-worker` stores); ready once it logs that it runs. */
 export async function startHookrunWorker(storage: Storage, secret: string, options: StartOptions = {}): Promise<ServerProcess> {
-  const server = spawnServer(`hookrun worker (${storage.kind})`, [...(options.nodeArgs ?? []), 'dist/main.js', 'worker'], hookrunEnv(storage, secret, options.env), 0, options.root ?? ROOT);
+  const server = spawnServer(
+    `hookrun worker (${storage.kind})`,
+    [...(options.nodeArgs ?? []), 'dist/main.js', 'worker'],
+    hookrunEnv(storage, secret, options.env),
+    0,
+    options.root ?? ROOT,
+  );
   const startedAt = performance.now();
   while (!/hookrun worker running/.test(server.tail())) {
     if (server.child.exitCode !== null) throw new Error(`${server.name} exited with ${server.child.exitCode}:\n${server.tail()}`);

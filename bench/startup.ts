@@ -50,7 +50,9 @@ export async function runStartup(repeats: number, databaseUrl: string | undefine
       await again.server.stop();
       pgExisting.push(again.readyMs);
     }
-    progress(`start-up${root ? ` (${root})` : ''} postgres: fresh ${first.readyMs.toFixed(0)} ms, migrated ${pgExisting.map((ms) => ms.toFixed(0)).join(', ')} ms`);
+    progress(
+      `start-up${root ? ` (${root})` : ''} postgres: fresh ${first.readyMs.toFixed(0)} ms, migrated ${pgExisting.map((ms) => ms.toFixed(0)).join(', ')} ms`,
+    );
     return { ...figures, postgresMs: spread(pgExisting), postgresFreshMs: spread(pgFresh) };
   } finally {
     await database.drop();

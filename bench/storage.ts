@@ -42,7 +42,7 @@ export function timed(db: Database, durations: number[]): Database {
 
 async function measure(db: Database, storage: StorageFigures['storage'], count: number): Promise<StorageFigures> {
   const writer = new EventWriter(db);
-  for (let done = 0; done < count; ) {
+  for (let done = 0; done < count;) {
     const slice = makeSignedEvents(Math.min(5000, count - done));
     await Promise.all(slice.map((e) => writer.write({ source: 'payments', key: e.id, type: JSON.parse(e.body).type as string, payloadJson: e.body })));
     done += slice.length;
@@ -71,7 +71,12 @@ async function measure(db: Database, storage: StorageFigures['storage'], count: 
 }
 
 /** Fill a fresh inbox with `count` bench events (~1.5 KB Stripe events), measure its size, prune it, measure the keys. */
-export async function runStorage(kind: StorageFigures['storage'], databaseUrl: string | undefined, count: number, progress: (line: string) => void): Promise<StorageFigures | undefined> {
+export async function runStorage(
+  kind: StorageFigures['storage'],
+  databaseUrl: string | undefined,
+  count: number,
+  progress: (line: string) => void,
+): Promise<StorageFigures | undefined> {
   if (kind === 'postgres' && !databaseUrl) return undefined;
   const dataDir = kind === 'embedded' ? mkdtempSync(join(tmpdir(), 'hookrun-bench-storage-')) : undefined;
   const database = kind === 'postgres' ? await createDatabase(databaseUrl!, 'storage') : undefined;
@@ -79,7 +84,9 @@ export async function runStorage(kind: StorageFigures['storage'], databaseUrl: s
   try {
     await db.migrate();
     const figures = await measure(db, kind, count);
-    progress(`storage ${kind}: ${figures.inboxMbPerMillion.toFixed(0)} MB per million events (${figures.processedMbPerMillion.toFixed(0)} processed), keys ${figures.keysMbPerMillion.toFixed(0)} MB; prune ${figures.pruneMs.toFixed(0)} ms, longest statement ${figures.longestStatementMs.toFixed(1)} ms`);
+    progress(
+      `storage ${kind}: ${figures.inboxMbPerMillion.toFixed(0)} MB per million events (${figures.processedMbPerMillion.toFixed(0)} processed), keys ${figures.keysMbPerMillion.toFixed(0)} MB; prune ${figures.pruneMs.toFixed(0)} ms, longest statement ${figures.longestStatementMs.toFixed(1)} ms`,
+    );
     return figures;
   } finally {
     await db.close();

@@ -24,7 +24,12 @@ const server = createServer((req, res) => {
       return void res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid_signature"}');
     }
     try {
-      if (pool) await pool.query('INSERT INTO bench_ceiling_events (key, type, payload) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING', [event.id, event.type, body]);
+      if (pool)
+        await pool.query('INSERT INTO bench_ceiling_events (key, type, payload) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING', [
+          event.id,
+          event.type,
+          body,
+        ]);
     } catch {
       return void res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"unavailable"}');
     }
@@ -33,7 +38,9 @@ const server = createServer((req, res) => {
 });
 server.keepAliveTimeout = 5000;
 server.listen(Number(process.env.PORT), '127.0.0.1', () => process.stdout.write('ready\n'));
-process.once('SIGTERM', () => server.close(async () => {
-  await pool?.end();
-  process.exit(0);
-}));
+process.once('SIGTERM', () =>
+  server.close(async () => {
+    await pool?.end();
+    process.exit(0);
+  }),
+);

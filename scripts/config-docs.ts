@@ -16,9 +16,17 @@ function secretRows(): string[] {
   return SOURCES.flatMap((route) => {
     const providers = PROVIDERS.filter((p) => p.route === route);
     const routeRow = isChoosable(route)
-      ? [`| \`${routeSecretEnvName(route)}\` | unset → 503 | the signing secret(s) of \`/webhooks/${route}\`, whichever sender \`${choiceEnvName(route)}\` picks; read before the sender's own names | webhooks: ${route} |`]
+      ? [
+          `| \`${routeSecretEnvName(route)}\` | unset → 503 | the signing secret(s) of \`/webhooks/${route}\`, whichever sender \`${choiceEnvName(route)}\` picks; read before the sender's own names | webhooks: ${route} |`,
+        ]
       : [];
-    return [...routeRow, ...providers.map((p) => `| ${p.secretEnv.map((name) => `\`${name}\``).join(', ')} | unset → 503 | ${cell(p.title)}: signing secret(s) for \`/webhooks/${route}\`, comma-separated to rotate${p.secretEnv.length > 1 ? '; the first set wins' : ''} | webhooks: ${route} |`)];
+    return [
+      ...routeRow,
+      ...providers.map(
+        (p) =>
+          `| ${p.secretEnv.map((name) => `\`${name}\``).join(', ')} | unset → 503 | ${cell(p.title)}: signing secret(s) for \`/webhooks/${route}\`, comma-separated to rotate${p.secretEnv.length > 1 ? '; the first set wins' : ''} | webhooks: ${route} |`,
+      ),
+    ];
   });
 }
 
@@ -47,7 +55,7 @@ export function renderConfigurationPage(): string {
     ...ENV_VARIABLES.map((v) => `| \`${v.name}\` | ${cell(v.default)} | ${cell(v.description)} | ${v.feature} |`),
     ...choiceRows(),
     '',
-    '## Senders\' secrets',
+    "## Senders' secrets",
     '',
     'Each receiver answers 503 until its secret is set.',
     '',

@@ -91,10 +91,16 @@ export function readStripe(env: Env): StripeSettings | undefined {
     if (rawBase) throw new ConfigError('STRIPE_API_BASE is set but STRIPE_SECRET_KEY is not: set the key (sk_… or rk_…) or unset STRIPE_API_BASE.');
     return undefined;
   }
-  parseSetting(z.string().regex(/^(sk|rk)_(test|live)_\S+$/), secretKey, 'STRIPE_SECRET_KEY must be a Stripe secret or restricted key (sk_test_…, sk_live_…, rk_…); copy it from Developers → API keys.');
+  parseSetting(
+    z.string().regex(/^(sk|rk)_(test|live)_\S+$/),
+    secretKey,
+    'STRIPE_SECRET_KEY must be a Stripe secret or restricted key (sk_test_…, sk_live_…, rk_…); copy it from Developers → API keys.',
+  );
   const apiBase = readOrigin(env, 'STRIPE_API_BASE', 'http://127.0.0.1:12111', 'or unset it for api.stripe.com');
   if (apiBase?.protocol === 'http:' && !isLoopbackHost(apiBase.hostname)) {
-    throw new ConfigError(`STRIPE_API_BASE=${apiBase.origin} would send STRIPE_SECRET_KEY unencrypted: use https://, or http:// only to this machine (127.0.0.0/8, ::1, localhost), or unset it for api.stripe.com.`);
+    throw new ConfigError(
+      `STRIPE_API_BASE=${apiBase.origin} would send STRIPE_SECRET_KEY unencrypted: use https://, or http:// only to this machine (127.0.0.0/8, ::1, localhost), or unset it for api.stripe.com.`,
+    );
   }
   return { secretKey, apiBase };
 }
@@ -134,7 +140,11 @@ export interface AlertSettings {
 export function readAlerts(env: Env): AlertSettings | undefined {
   const raw = env.ALERT_WEBHOOK_URL?.trim();
   if (!raw) return undefined;
-  const webhookUrl = parseSetting(httpUrl, raw, 'ALERT_WEBHOOK_URL is not an http(s) URL: use a Slack incoming webhook (https://hooks.slack.com/services/…) or any URL that accepts POST {"text": "…"}, or unset it.');
+  const webhookUrl = parseSetting(
+    httpUrl,
+    raw,
+    'ALERT_WEBHOOK_URL is not an http(s) URL: use a Slack incoming webhook (https://hooks.slack.com/services/…) or any URL that accepts POST {"text": "…"}, or unset it.',
+  );
   return {
     webhookUrl,
     lateTickSeconds: readInt(env, 'ALERT_LATE_TICK_SECONDS', 300, 1, 86_400),
@@ -163,11 +173,23 @@ const PUBLICATION_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 export function readChanges(env: Env): ChangesSettings | undefined {
   const databaseUrl = env.CHANGES_DATABASE_URL?.trim();
   if (!databaseUrl) return undefined;
-  parseSetting(POSTGRES_URL, databaseUrl, 'CHANGES_DATABASE_URL must start with postgres:// or postgresql:// (the product database, with wal_level=logical), or be unset.');
+  parseSetting(
+    POSTGRES_URL,
+    databaseUrl,
+    'CHANGES_DATABASE_URL must start with postgres:// or postgresql:// (the product database, with wal_level=logical), or be unset.',
+  );
   const publication = env.CHANGES_PUBLICATION?.trim() || 'hookrun_changes';
   const slot = env.CHANGES_SLOT?.trim() || 'hookrun_changes';
-  parseSetting(z.string().regex(PUBLICATION_NAME), publication, `CHANGES_PUBLICATION="${publication}" is not a plain identifier: use letters, digits and _ (default hookrun_changes).`);
-  parseSetting(z.string().regex(SLOT_NAME), slot, `CHANGES_SLOT="${slot}" is not a valid slot name: use lower-case letters, digits and _, up to 63 (default hookrun_changes).`);
+  parseSetting(
+    z.string().regex(PUBLICATION_NAME),
+    publication,
+    `CHANGES_PUBLICATION="${publication}" is not a plain identifier: use letters, digits and _ (default hookrun_changes).`,
+  );
+  parseSetting(
+    z.string().regex(SLOT_NAME),
+    slot,
+    `CHANGES_SLOT="${slot}" is not a valid slot name: use lower-case letters, digits and _, up to 63 (default hookrun_changes).`,
+  );
   const maxRetainedWalMb = readInt(env, 'CHANGES_MAX_RETAINED_WAL_MB', 1024, 1, 16 * 1024 * 1024);
   return { databaseUrl, publication, slot, maxRetainedWalBytes: maxRetainedWalMb * 1024 * 1024 };
 }

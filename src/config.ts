@@ -1,10 +1,38 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError } from './errors.js';
-import { parseSetting, POSTGRES_URL, readAlerts, readChanges, readInt, readOneOf, readOnOff, readOrigin, readRetention, readSchema, readStripe, type AlertSettings, type ChangesSettings, type Env, type RetentionDays, type StripeSettings } from './config-values.js';
+import {
+  parseSetting,
+  POSTGRES_URL,
+  readAlerts,
+  readChanges,
+  readInt,
+  readOneOf,
+  readOnOff,
+  readOrigin,
+  readRetention,
+  readSchema,
+  readStripe,
+  type AlertSettings,
+  type ChangesSettings,
+  type Env,
+  type RetentionDays,
+  type StripeSettings,
+} from './config-values.js';
 import { readBuiltInHandlerSwitches, readPlatformConfig, readWebhookSchemes, type CronEntry, type WebhookSchemeEntry } from './platform-config.js';
 import type { SecretSetting } from './webhooks/provider.js';
-import { CHOOSABLE_SOURCES, PROVIDERS_BY_ROUTE, SOURCES, choiceEnvName, defaultProvider, isChoosable, providerFor, routeSecretEnvName, type ProviderChoice, type Source } from './webhooks/providers/index.js';
+import {
+  CHOOSABLE_SOURCES,
+  PROVIDERS_BY_ROUTE,
+  SOURCES,
+  choiceEnvName,
+  defaultProvider,
+  isChoosable,
+  providerFor,
+  routeSecretEnvName,
+  type ProviderChoice,
+  type Source,
+} from './webhooks/providers/index.js';
 
 export type { AlertSettings, ChangesSettings, RetentionDays, StripeSettings };
 
@@ -46,7 +74,8 @@ export type CustomWebhook = WebhookSchemeEntry & { secret: SecretSetting | undef
 
 function readCustomWebhooks(env: Env, path: string): CustomWebhook[] {
   return readWebhookSchemes(path).map((scheme, index) => {
-    if ((SOURCES as readonly string[]).includes(scheme.route)) throw new ConfigError(`${path} webhooks[${index}].route: "${scheme.route}" is a built-in receiver; choose another route.`);
+    if ((SOURCES as readonly string[]).includes(scheme.route))
+      throw new ConfigError(`${path} webhooks[${index}].route: "${scheme.route}" is a built-in receiver; choose another route.`);
     return { ...scheme, secret: readSecret(env, [scheme.secretEnv]) };
   });
 }
@@ -124,7 +153,10 @@ function readSecret(env: Env, names: readonly string[]): SecretSetting | undefin
   for (const envName of names) {
     const raw = env[envName];
     if (raw === undefined || raw.trim() === '') continue;
-    const values = raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+    const values = raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0);
     return { envName, values };
   }
   return undefined;
@@ -134,7 +166,9 @@ function readSecret(env: Env, names: readonly string[]): SecretSetting | undefin
 export const MIN_SECRET_CHARS = 32;
 
 function tooShort(name: string, guards: string, unset: string): ConfigError {
-  return new ConfigError(`${name} is shorter than ${MIN_SECRET_CHARS} characters: anyone who can reach ${guards} could guess it. Use a long random value (openssl rand -hex 32), or ${unset}.`);
+  return new ConfigError(
+    `${name} is shorter than ${MIN_SECRET_CHARS} characters: anyone who can reach ${guards} could guess it. Use a long random value (openssl rand -hex 32), or ${unset}.`,
+  );
 }
 
 /** A bearer secret of at least MIN_SECRET_CHARS, or undefined when unset. */
@@ -160,7 +194,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const logLevel = readOneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info', `LOG_LEVEL="${env.LOG_LEVEL}" is not valid: use one of ${LOG_LEVELS.join(', ')}.`);
   const scheduler = readOnOff(env, 'SCHEDULER', true);
   const databaseUrl = env.DATABASE_URL || undefined;
-  if (databaseUrl) parseSetting(POSTGRES_URL, databaseUrl, 'DATABASE_URL must start with postgres:// or postgresql:// (unset it to use the embedded database).');
+  if (databaseUrl)
+    parseSetting(POSTGRES_URL, databaseUrl, 'DATABASE_URL must start with postgres:// or postgresql:// (unset it to use the embedded database).');
   const projectDir = resolve(cwd, env.HOOKRUN_PROJECT || '.');
   const platformConfigPath = resolve(projectDir, env.PLATFORM_CONFIG || 'platform.json');
   const providers = readProviderChoice(env);
@@ -191,7 +226,13 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     embeddedFsync: readOnOff(env, 'EMBEDDED_FSYNC', true),
     maxInflightBodyBytes: readInt(env, 'MAX_INFLIGHT_BODY_BYTES', 64 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
-    maxInflightBodyBytesPerAddress: readInt(env, 'MAX_INFLIGHT_BODY_BYTES_PER_ADDRESS', Math.floor(readInt(env, 'MAX_INFLIGHT_BODY_BYTES', 64 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024) / 4), 1024, 4 * 1024 * 1024 * 1024),
+    maxInflightBodyBytesPerAddress: readInt(
+      env,
+      'MAX_INFLIGHT_BODY_BYTES_PER_ADDRESS',
+      Math.floor(readInt(env, 'MAX_INFLIGHT_BODY_BYTES', 64 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024) / 4),
+      1024,
+      4 * 1024 * 1024 * 1024,
+    ),
     maxAttempts: readInt(env, 'MAX_ATTEMPTS', 10, 1, 100),
     leaseSeconds: readInt(env, 'LEASE_SECONDS', 30, 1, 3600),
     handlerTimeoutSeconds: readInt(env, 'HANDLER_TIMEOUT_SECONDS', 30, 1, 3600),

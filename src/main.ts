@@ -5,7 +5,6 @@ import { EXIT_CODES } from './cli/output.js';
 import { useProjectDir } from './config.js';
 import { ConfigError } from './errors.js';
 
-
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
 
 const program = new Command()

@@ -33,7 +33,9 @@ export interface ModuleFile {
 export function listModuleFiles(dir: URL, extensions: readonly string[]): ModuleFile[] | undefined {
   let files: string[];
   try {
-    files = readdirSync(dir).filter((file) => isModuleFile(file, extensions)).sort();
+    files = readdirSync(dir)
+      .filter((file) => isModuleFile(file, extensions))
+      .sort();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;

@@ -63,7 +63,9 @@ const cronEntrySchema = z
       method: text('"POST"').optional(),
       tokenEnv: z.string({ error: TARGET_ONLY_TOKEN }).regex(ENV_NAME, { error: TARGET_ONLY_TOKEN }).optional(),
       allowHttp: z.boolean({ error: 'only an HTTP target has one, true or false (default false: https:// unless on this machine).' }).optional(),
-      schedule: z.string({ error: 'must be a cron expression string like "0 1 * * *".' }).refine((value) => value.trim() !== '', { error: 'must be a non-empty string like "0 1 * * *".' }),
+      schedule: z
+        .string({ error: 'must be a cron expression string like "0 1 * * *".' })
+        .refine((value) => value.trim() !== '', { error: 'must be a non-empty string like "0 1 * * *".' }),
       timezone: text('"Europe/Berlin"').optional(),
       timeoutMs: z.int({ error: TIMEOUT_MS }).min(1, { error: TIMEOUT_MS }).max(86_400_000, { error: TIMEOUT_MS }).optional(),
       // Checked by defineJob, as a job file's are.
@@ -75,7 +77,11 @@ const cronEntrySchema = z
     },
     {
       error: (issue) =>
-        issue.code === 'invalid_type' ? 'must be an object with "path" and "schedule" (or "name", "url" and "schedule").' : issue.code === 'unrecognized_keys' ? `not a cron entry field (use ${ENTRY_KEYS.join(', ')}).` : undefined,
+        issue.code === 'invalid_type'
+          ? 'must be an object with "path" and "schedule" (or "name", "url" and "schedule").'
+          : issue.code === 'unrecognized_keys'
+            ? `not a cron entry field (use ${ENTRY_KEYS.join(', ')}).`
+            : undefined,
     },
   )
   .superRefine((entry, ctx) => {
@@ -84,18 +90,23 @@ const cronEntrySchema = z
     const isTarget = url !== undefined;
     const policyKey = POLICY_KEYS.find((key) => entry[key] !== undefined);
     if (path === undefined && url === undefined) fail('path', 'must be a string like "/cron/keep-alive" (or give "name" and "url" for an HTTP target).');
-    else if (path !== undefined && (url !== undefined || name !== undefined)) fail(undefined, `has "path" and "${url !== undefined ? 'url' : 'name'}"; a job is either a file ("path") or an HTTP target ("name" and "url").`);
+    else if (path !== undefined && (url !== undefined || name !== undefined))
+      fail(undefined, `has "path" and "${url !== undefined ? 'url' : 'name'}"; a job is either a file ("path") or an HTTP target ("name" and "url").`);
     else if (isTarget && name === undefined) fail('name', 'an HTTP target needs a name for its route and history, like "billing-sync".');
-    else if (entry.method !== undefined && (!isTarget || !['GET', 'POST'].includes(entry.method.toUpperCase()))) fail('method', 'only an HTTP target has one, and it is "GET" (default) or "POST".');
+    else if (entry.method !== undefined && (!isTarget || !['GET', 'POST'].includes(entry.method.toUpperCase())))
+      fail('method', 'only an HTTP target has one, and it is "GET" (default) or "POST".');
     else if (entry.timeoutMs !== undefined && !isTarget) fail('timeoutMs', TIMEOUT_MS);
     else if (policyKey !== undefined && !isTarget) fail(policyKey, 'a job file sets its policies in defineJob; only an HTTP target ("url") sets them here.');
     else if (tokenEnv !== undefined && !isTarget) fail('tokenEnv', TARGET_ONLY_TOKEN);
-    else if (tokenEnv !== undefined && OWN_CREDENTIALS.has(tokenEnv)) fail('tokenEnv', `"${tokenEnv}" is hookrun's own credential; give the target a token of its own, like "BILLING_CRON_TOKEN".`);
-    else if (entry.allowHttp !== undefined && !isTarget) fail('allowHttp', 'only an HTTP target has one, true or false (default false: https:// unless on this machine).');
+    else if (tokenEnv !== undefined && OWN_CREDENTIALS.has(tokenEnv))
+      fail('tokenEnv', `"${tokenEnv}" is hookrun's own credential; give the target a token of its own, like "BILLING_CRON_TOKEN".`);
+    else if (entry.allowHttp !== undefined && !isTarget)
+      fail('allowHttp', 'only an HTTP target has one, true or false (default false: https:// unless on this machine).');
   });
 
 const schemeField = (pattern: RegExp, example: string) => z.string({ error: `must be ${example}.` }).regex(pattern, { error: `must be ${example}.` });
-const oneOf = <const T extends readonly [string, ...string[]]>(values: T, fallback: T[number]) => z.enum(values, { error: `must be one of ${values.join(', ')} (default ${fallback}).` }).default(fallback);
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T, fallback: T[number]) =>
+  z.enum(values, { error: `must be one of ${values.join(', ')} (default ${fallback}).` }).default(fallback);
 const TOLERANCE = 'must be a whole number of seconds from 1 to 86400 (default 300).';
 
 /** One `webhooks` entry: a custom sender, with the defaults filled in. */
@@ -106,13 +117,21 @@ const webhookSchemeSchema = z.object(
     algorithm: oneOf(['sha1', 'sha256', 'sha512'] as const, 'sha256'),
     header: schemeField(HEADER, 'a header name like "X-Acme-Signature"'),
     encoding: oneOf(['hex', 'base64'] as const, 'hex'),
-    prefix: z.string({ error: 'must be a string of at most 32 characters, like "sha256=".' }).max(32, { error: 'must be a string of at most 32 characters, like "sha256=".' }).default(''),
+    prefix: z
+      .string({ error: 'must be a string of at most 32 characters, like "sha256=".' })
+      .max(32, { error: 'must be a string of at most 32 characters, like "sha256=".' })
+      .default(''),
     timestampHeader: schemeField(HEADER, 'a header name like "X-Acme-Timestamp"').optional(),
     toleranceSeconds: z.int({ error: TOLERANCE }).min(1, { error: TOLERANCE }).max(86_400, { error: TOLERANCE }).default(300),
     keyPath: schemeField(JSON_PATH, 'a dotted JSON path like "id" or "event.id"'),
     typePath: schemeField(JSON_PATH, 'a dotted JSON path like "type"'),
   },
-  { error: (issue) => (issue.code === 'invalid_type' ? 'must be an object like { "route": "acme", "secretEnv": "ACME_WEBHOOK_SECRET", "header": "X-Acme-Signature", "keyPath": "id", "typePath": "type" }.' : undefined) },
+  {
+    error: (issue) =>
+      issue.code === 'invalid_type'
+        ? 'must be an object like { "route": "acme", "secretEnv": "ACME_WEBHOOK_SECRET", "header": "X-Acme-Signature", "keyPath": "id", "typePath": "type" }.'
+        : undefined,
+  },
 );
 
 const SWITCHES = 'must be an object of handler names to true or false, e.g. { "stripe-mirror": false }.';
@@ -121,7 +140,8 @@ const SWITCHES = 'must be an object of handler names to true or false, e.g. { "s
 export const PLATFORM_JSON_KEYS: Readonly<Record<string, string>> = {
   $schema: 'ignored: a JSON schema URL for editors',
   crons: `the schedule, as Vercel writes it: \`{ "path": "/cron/<job>", "schedule" }\` for a job file, or \`{ "name", "url", "schedule" }\` for an HTTP target; fields: ${ENTRY_KEYS.join(', ')}`,
-  webhooks: 'custom senders: `{ "route", "secretEnv", "header", "keyPath", "typePath" }` and optionally `algorithm`, `encoding`, `prefix`, `timestampHeader`, `toleranceSeconds`; an HMAC of the body in a header',
+  webhooks:
+    'custom senders: `{ "route", "secretEnv", "header", "keyPath", "typePath" }` and optionally `algorithm`, `encoding`, `prefix`, `timestampHeader`, `toleranceSeconds`; an HMAC of the body in a header',
   builtInHandlers: 'the shipped handlers (the mirrors) turned on or off by name, e.g. `{ "stripe-mirror": false }`; absent: all on',
 };
 const TOP_LEVEL_KEYS = Object.keys(PLATFORM_JSON_KEYS);
@@ -132,7 +152,12 @@ const platformFileSchema = z
     const unknownKey = Object.keys(file).find((key) => !TOP_LEVEL_KEYS.includes(key));
     if (unknownKey === undefined) return;
     const near = nearestKey(unknownKey, TOP_LEVEL_KEYS.slice(1));
-    ctx.addIssue({ code: 'custom', message: `"${unknownKey}" is not a platform.json key${near ? `; did you mean "${near}"?` : ''} It holds only ${TOP_LEVEL_KEYS.slice(1).map((k) => `"${k}"`).join(' and ')} (and "$schema").` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${unknownKey}" is not a platform.json key${near ? `; did you mean "${near}"?` : ''} It holds only ${TOP_LEVEL_KEYS.slice(1)
+        .map((k) => `"${k}"`)
+        .join(' and ')} (and "$schema").`,
+    });
   })
   .pipe(
     z.object({
@@ -190,7 +215,10 @@ function nearestKey(key: string, known: readonly string[]): string | undefined {
     }
     return row[b.length]!;
   };
-  const scored = known.map((k) => [k, distance(key.toLowerCase(), k)] as const).filter(([, d]) => d <= 3).sort((x, y) => x[1] - y[1]);
+  const scored = known
+    .map((k) => [k, distance(key.toLowerCase(), k)] as const)
+    .filter(([, d]) => d <= 3)
+    .sort((x, y) => x[1] - y[1]);
   return scored[0]?.[0];
 }
 

@@ -79,6 +79,9 @@ export class RejectionLog {
     this.windows.delete(key);
     if (window.suppressed === 0) return;
     const [route, reason] = key.split('\u0000');
-    this.log.info({ route, reason, suppressed: window.suppressed, windowSeconds: Math.round((this.now() - window.startedAt) / 1000) }, `${window.suppressed} more rejected requests not logged (see hookrun_requests_rejected_total)`);
+    this.log.info(
+      { route, reason, suppressed: window.suppressed, windowSeconds: Math.round((this.now() - window.startedAt) / 1000) },
+      `${window.suppressed} more rejected requests not logged (see hookrun_requests_rejected_total)`,
+    );
   }
 }

@@ -52,7 +52,10 @@ const IDLE_SWEEP_MS = 100;
 
 function listen(app: Hono, config: Config): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host, serverOptions: { connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS } }, () => resolve(server as Server)) as Server;
+    const server = serve(
+      { fetch: app.fetch, port: config.port, hostname: config.host, serverOptions: { connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS } },
+      () => resolve(server as Server),
+    ) as Server;
     server.once('error', (error) => reject(explainListenError(error, config.port, config.host)));
     server.headersTimeout = HEADERS_TIMEOUT_MS;
     server.requestTimeout = REQUEST_TIMEOUT_MS;
@@ -90,7 +93,8 @@ export async function assembleService(config: Config, options: ServiceOptions, d
   const clock = options.clock ?? systemClock;
   try {
     const migrated = await db.migrate();
-    if (migrated.movedFromPublic.length > 0) log.info({ tables: migrated.movedFromPublic, schema: config.schema }, `moved hookrun's tables from public to schema ${config.schema}`);
+    if (migrated.movedFromPublic.length > 0)
+      log.info({ tables: migrated.movedFromPublic, schema: config.schema }, `moved hookrun's tables from public to schema ${config.schema}`);
     const ownMigrations = await applyProjectMigrations(db, config.projectDir); // the project's migrations/ folder
     if (ownMigrations.length > 0) log.info({ migrations: ownMigrations }, "applied the project's migrations");
     const verifiers = createVerifiers(config);
@@ -101,11 +105,37 @@ export async function assembleService(config: Config, options: ServiceOptions, d
     const cron = await createCronService({ config, stripe, db, clock, log, metrics, onRunFailed: alerts.onRunFailed });
     for (const warning of cron.validate()) log.warn(warning); // a broken platform.json throws here
     const handlers = (await loadHandlers(config, { stripe })).registry; // a broken handler file throws here
-    const worker = options.worker === false ? undefined : createWorker({ db, config, clock, log, metrics, handlers, ingest: { get queued() { return writer.queued; } }, onDead: alerts.onDead });
+    const worker =
+      options.worker === false
+        ? undefined
+        : createWorker({
+            db,
+            config,
+            clock,
+            log,
+            metrics,
+            handlers,
+            ingest: {
+              get queued() {
+                return writer.queued;
+              },
+            },
+            onDead: alerts.onDead,
+          });
     const writer = new EventWriter(db, () => worker?.wake());
     const retention = worker && createRetentionLoop({ db, days: config.retention, clock, log, metrics });
     // Loaded only when configured: the replication client and pg cost ~150 ms of every start-up otherwise.
-    const capture = worker && config.changes && (await import('./changes/capture.js')).createChangeCapture({ settings: config.changes, db, log, metrics, onStored: () => worker.wake(), onWalRetained: alerts.onWalRetained });
+    const capture =
+      worker &&
+      config.changes &&
+      (await import('./changes/capture.js')).createChangeCapture({
+        settings: config.changes,
+        db,
+        log,
+        metrics,
+        onStored: () => worker.wake(),
+        onWalRetained: alerts.onWalRetained,
+      });
     await capture?.preflight(); // wal_level, REPLICATION, the publication: a ConfigError stops start-up here
     const { app, eventStream } = buildApp({ config, db, clock, log, metrics, writer, cron, verifiers, changes: capture || undefined, stripe });
 

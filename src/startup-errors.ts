@@ -11,7 +11,10 @@ import { ConfigError } from './errors.js';
 export function explainListenError(error: unknown, port: number, host: string | undefined): unknown {
   const code = (error as NodeJS.ErrnoException)?.code;
   const where = `${host ?? 'every interface'} port ${port}`;
-  if (code === 'EADDRINUSE') return new ConfigError(`${where} is already in use (another hookrun, or another program, listens there): stop it, or set PORT to a free port (PORT=0 picks one).`);
+  if (code === 'EADDRINUSE')
+    return new ConfigError(
+      `${where} is already in use (another hookrun, or another program, listens there): stop it, or set PORT to a free port (PORT=0 picks one).`,
+    );
   if (code === 'EACCES') return new ConfigError(`${where} needs privileges this process lacks: set PORT to 1024 or above.`);
   if (code === 'EADDRNOTAVAIL') return new ConfigError(`HOST=${host} is not an address of this machine: set HOST to one of its addresses, or leave it unset.`);
   return error;
@@ -38,7 +41,13 @@ export function explainDatabaseError(error: unknown, databaseUrl: string): Confi
     // an unparsable URL: pg would have refused it before connecting
   }
   const said = ((error as Error)?.message ?? String(error)).split(password || '\u0000').join('***');
-  if (code === '3D000') return new ConfigError(`PostgreSQL at ${server} has no database "${database}": create it (createdb ${database}, or CREATE DATABASE in psql), or set DATABASE_URL to an existing database.`);
-  if (code === '28P01' || code === '28000') return new ConfigError(`PostgreSQL at ${server} refused the credentials in DATABASE_URL (${said}): set DATABASE_URL with a user and password it accepts.`);
-  return new ConfigError(`Cannot reach PostgreSQL at ${server} (${said}): start it, or set DATABASE_URL to a server that answers (without DATABASE_URL, hookrun uses its embedded database in DATA_DIR).`);
+  if (code === '3D000')
+    return new ConfigError(
+      `PostgreSQL at ${server} has no database "${database}": create it (createdb ${database}, or CREATE DATABASE in psql), or set DATABASE_URL to an existing database.`,
+    );
+  if (code === '28P01' || code === '28000')
+    return new ConfigError(`PostgreSQL at ${server} refused the credentials in DATABASE_URL (${said}): set DATABASE_URL with a user and password it accepts.`);
+  return new ConfigError(
+    `Cannot reach PostgreSQL at ${server} (${said}): start it, or set DATABASE_URL to a server that answers (without DATABASE_URL, hookrun uses its embedded database in DATA_DIR).`,
+  );
 }

@@ -43,5 +43,8 @@ export async function postAlert(url: URL, text: string, timeoutMs: number): Prom
   await response.body?.cancel().catch(() => undefined);
   if (response.ok) return;
   const permanent = response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429;
-  throw new AlertDeliveryError(`ALERT_WEBHOOK_URL answered ${response.status}${permanent ? ': check the URL (Slack answers 404 or 410 for a removed webhook)' : ''}`, permanent);
+  throw new AlertDeliveryError(
+    `ALERT_WEBHOOK_URL answered ${response.status}${permanent ? ': check the URL (Slack answers 404 or 410 for a removed webhook)' : ''}`,
+    permanent,
+  );
 }

@@ -55,7 +55,11 @@ export function createMonitor(deps: MonitorDeps): Monitor {
     const oldest = await oldestDueEvent(db, now);
     if (oldest && now - oldest.dueAt > settings.backlogSeconds * 1000) {
       const waited = Math.round((now - oldest.dueAt) / 1000);
-      await report('backlog', `backlog:${oldest.id}`, `event ${oldest.id} has been due for ${waited} s; ${oldest.due}${oldest.due >= 1000 ? '+' : ''} events are due`);
+      await report(
+        'backlog',
+        `backlog:${oldest.id}`,
+        `event ${oldest.id} has been due for ${waited} s; ${oldest.due}${oldest.due >= 1000 ? '+' : ''} events are due`,
+      );
     }
     for (const job of await deps.overdue(settings.lateTickSeconds * 1000, since)) await report(job.kind, job.key, job.line);
   };

@@ -70,13 +70,21 @@ const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
  * in `on`. The shape is checked here; providers and types at start-up.
  */
 export function defineHandler<const N extends EventName, const E extends string = never>(spec: HandlerSpec<N, E>): HandlerDefinition<N, E> {
-  if (typeof spec !== 'object' || spec === null || typeof spec.run !== 'function') throw new TypeError('defineHandler: pass { on: ["<provider>:<type>"], run: async (event, ctx) => { … } }');
-  if (!Array.isArray(spec.on) || spec.on.length === 0) throw new TypeError('defineHandler: "on" must list at least one "<provider>:<type>", e.g. ["stripe:invoice.paid"]');
+  if (typeof spec !== 'object' || spec === null || typeof spec.run !== 'function')
+    throw new TypeError('defineHandler: pass { on: ["<provider>:<type>"], run: async (event, ctx) => { … } }');
+  if (!Array.isArray(spec.on) || spec.on.length === 0)
+    throw new TypeError('defineHandler: "on" must list at least one "<provider>:<type>", e.g. ["stripe:invoice.paid"]');
   const env = spec.env ?? [];
   if (!Array.isArray(env) || env.some((name) => typeof name !== 'string' || !ENV_NAME.test(name))) {
     throw new TypeError('defineHandler: "env" must list environment variable names (UPPER_SNAKE_CASE)');
   }
-  return Object.freeze({ [HANDLER_BRAND]: true as const, on: Object.freeze([...spec.on]), env: Object.freeze([...env]), description: spec.description ?? '', run: spec.run });
+  return Object.freeze({
+    [HANDLER_BRAND]: true as const,
+    on: Object.freeze([...spec.on]),
+    env: Object.freeze([...env]),
+    description: spec.description ?? '',
+    run: spec.run,
+  });
 }
 
 /** Whether a module's default export is a handler (from any copy of hookrun). */

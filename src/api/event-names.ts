@@ -41,7 +41,8 @@ const OPERATIONS = ['INSERT', 'UPDATE', 'DELETE'];
 function knownType(prefix: string, type: string): string | undefined {
   if (prefix === 'stripe' && !STRIPE_EVENT_TYPES.includes(type)) return `"${type}" is not a Stripe event type (see https://docs.stripe.com/api/events/types)`;
   if (prefix === 'clerk' && !CLERK_EVENT_TYPES.includes(type)) return `"${type}" is not a Clerk event type (e.g. user.created, organizationMembership.deleted)`;
-  if (prefix === 'github' && !GITHUB_EVENT_NAMES.includes(type.split('.')[0]!)) return `"${type.split('.')[0]}" is not a GitHub event name (e.g. push, issues.opened)`;
+  if (prefix === 'github' && !GITHUB_EVENT_NAMES.includes(type.split('.')[0]!))
+    return `"${type.split('.')[0]}" is not a GitHub event name (e.g. push, issues.opened)`;
   return undefined;
 }
 
@@ -76,7 +77,9 @@ export function parseEventName(name: unknown, setup: ReceivingSetup): EventSelec
   if (unknown) throw new TypeError(`"${name}": ${unknown}`);
   const chosen = setup.providerOf(known.route);
   if (chosen !== undefined && chosen !== known.provider) {
-    throw new TypeError(`"${name}": /webhooks/${known.route} receives ${chosen} events here; set ${known.route.toUpperCase()}_PROVIDER=${known.provider} to receive ${prefix} events`);
+    throw new TypeError(
+      `"${name}": /webhooks/${known.route} receives ${chosen} events here; set ${known.route.toUpperCase()}_PROVIDER=${known.provider} to receive ${prefix} events`,
+    );
   }
   return { name, route: known.route, type: rest };
 }

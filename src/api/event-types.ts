@@ -30,7 +30,8 @@ type GithubName = {
   [E in GithubEventName]: `github:${E}` | (EventPayloadMap[E] extends { action: infer A extends string } ? `github:${E}.${A}` : never);
 }[GithubEventName];
 /** Senders whose types hookrun checks only at start-up (their payloads are plain JSON objects to the compiler). */
-type UntypedProvider = 'paddle' | 'lemonsqueezy' | 'polar' | 'workos' | 'supabase-auth' | 'shopify' | 'resend' | 'twilio' | Extract<keyof CustomSenders, string>;
+type UntypedProvider =
+  'paddle' | 'lemonsqueezy' | 'polar' | 'workos' | 'supabase-auth' | 'shopify' | 'resend' | 'twilio' | Extract<keyof CustomSenders, string>;
 
 /**
  * What `defineHandler({ on })` accepts: `<provider>:<type>`. Stripe, Clerk

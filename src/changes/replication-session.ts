@@ -38,7 +38,11 @@ export class ReplicationSession {
   private paused = false;
   private fail: (error: unknown) => void = () => undefined;
 
-  constructor(private readonly connectionString: string, bufferDeps: Omit<BufferDeps, 'confirm'>, confirmedAtStart: bigint) {
+  constructor(
+    private readonly connectionString: string,
+    bufferDeps: Omit<BufferDeps, 'confirm'>,
+    confirmedAtStart: bigint,
+  ) {
     // No automatic acknowledgements: the library would confirm what it received, not what the inbox holds.
     this.service = new LogicalReplicationService({ connectionString }, { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: false } });
     this.buffer = new TransactionBuffer({ ...bufferDeps, confirm: (lsn) => this.sendPosition(lsn) }, confirmedAtStart);

@@ -58,23 +58,32 @@ export async function readSlotStatus(db: pg.ClientBase | pg.Pool, slot: string):
 async function requireLogicalSetup(client: pg.Client, settings: ChangesSettings): Promise<void> {
   const { rows: wal } = await client.query<{ wal_level: string }>('SHOW wal_level');
   if (wal[0]?.wal_level !== 'logical') {
-    throw new ConfigError(`CHANGES_DATABASE_URL: wal_level is "${wal[0]?.wal_level}", not "logical". Run ALTER SYSTEM SET wal_level = logical; and restart that PostgreSQL (Supabase and Neon with logical replication enabled already have it).`);
+    throw new ConfigError(
+      `CHANGES_DATABASE_URL: wal_level is "${wal[0]?.wal_level}", not "logical". Run ALTER SYSTEM SET wal_level = logical; and restart that PostgreSQL (Supabase and Neon with logical replication enabled already have it).`,
+    );
   }
-  const { rows: role } = await client.query<{ name: string; ok: boolean }>('SELECT current_user AS name, rolreplication OR rolsuper AS ok FROM pg_roles WHERE rolname = current_user');
+  const { rows: role } = await client.query<{ name: string; ok: boolean }>(
+    'SELECT current_user AS name, rolreplication OR rolsuper AS ok FROM pg_roles WHERE rolname = current_user',
+  );
   if (!role[0]?.ok) {
-    throw new ConfigError(`CHANGES_DATABASE_URL: the user "${role[0]?.name}" may not replicate. Run ALTER ROLE ${role[0]?.name} WITH REPLICATION; (or connect as a user that may).`);
+    throw new ConfigError(
+      `CHANGES_DATABASE_URL: the user "${role[0]?.name}" may not replicate. Run ALTER ROLE ${role[0]?.name} WITH REPLICATION; (or connect as a user that may).`,
+    );
   }
   const { rows: publication } = await client.query('SELECT 1 FROM pg_publication WHERE pubname = $1', [settings.publication]);
   if (publication.length === 0) {
-    throw new ConfigError(`CHANGES_DATABASE_URL: no publication "${settings.publication}". Create it in that database: CREATE PUBLICATION ${settings.publication} FOR TABLE profiles, orders; (your tables), or set CHANGES_PUBLICATION.`);
+    throw new ConfigError(
+      `CHANGES_DATABASE_URL: no publication "${settings.publication}". Create it in that database: CREATE PUBLICATION ${settings.publication} FOR TABLE profiles, orders; (your tables), or set CHANGES_PUBLICATION.`,
+    );
   }
 }
 
 async function ensureSlot(client: pg.Client, settings: ChangesSettings): Promise<string> {
-  const find = () => client.query<{ plugin: string; database: string; confirmed: string | null; here: string }>(
-    'SELECT plugin, database, confirmed_flush_lsn::text AS confirmed, current_database() AS here FROM pg_replication_slots WHERE slot_name = $1',
-    [settings.slot],
-  );
+  const find = () =>
+    client.query<{ plugin: string; database: string; confirmed: string | null; here: string }>(
+      'SELECT plugin, database, confirmed_flush_lsn::text AS confirmed, current_database() AS here FROM pg_replication_slots WHERE slot_name = $1',
+      [settings.slot],
+    );
   let { rows } = await find();
   if (rows.length === 0) {
     try {
@@ -86,7 +95,9 @@ async function ensureSlot(client: pg.Client, settings: ChangesSettings): Promise
   }
   const slot = rows[0];
   if (!slot || slot.plugin !== 'pgoutput' || slot.database !== slot.here || !slot.confirmed) {
-    throw new ConfigError(`CHANGES_SLOT: the slot "${settings.slot}" belongs to another database or plugin (${slot?.database}, ${slot?.plugin}). Choose another CHANGES_SLOT, or drop that slot if nothing uses it.`);
+    throw new ConfigError(
+      `CHANGES_SLOT: the slot "${settings.slot}" belongs to another database or plugin (${slot?.database}, ${slot?.plugin}). Choose another CHANGES_SLOT, or drop that slot if nothing uses it.`,
+    );
   }
   return slot.confirmed;
 }
@@ -99,7 +110,9 @@ async function identifySystem(settings: ChangesSettings): Promise<string> {
     return String(rows[0]?.systemid);
   } catch (error) {
     if (sqlState(error) === '28000') {
-      throw new ConfigError(`CHANGES_DATABASE_URL: PostgreSQL refused a replication connection (${(error as Error).message}). Allow it in pg_hba.conf ("host replication <user> <address> scram-sha-256") and reload.`);
+      throw new ConfigError(
+        `CHANGES_DATABASE_URL: PostgreSQL refused a replication connection (${(error as Error).message}). Allow it in pg_hba.conf ("host replication <user> <address> scram-sha-256") and reload.`,
+      );
     }
     throw error;
   } finally {
@@ -131,7 +144,10 @@ export async function prepareSource(settings: ChangesSettings, knownSystemId?: s
  * when it is a key (DEFAULT, USING INDEX), else the primary key (FULL,
  * NOTHING); undefined for a table with neither (its changes keep table order).
  */
-export async function rowKeyColumns(pool: pg.Pool, relation: { relationOid: number; replicaIdentity: string; keyColumns: string[] }): Promise<string[] | undefined> {
+export async function rowKeyColumns(
+  pool: pg.Pool,
+  relation: { relationOid: number; replicaIdentity: string; keyColumns: string[] },
+): Promise<string[] | undefined> {
   if ((relation.replicaIdentity === 'default' || relation.replicaIdentity === 'index') && relation.keyColumns.length > 0) return relation.keyColumns;
   const { rows } = await pool.query<{ name: string }>(
     `SELECT a.attname AS name FROM pg_index i JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, n) ON true

@@ -47,7 +47,10 @@ export class TransactionBuffer {
   /** Seconds from the commit of the newest transaction stored to its storing (replication lag as it was then). */
   lastStoreDelaySeconds: number | undefined;
 
-  constructor(private readonly deps: BufferDeps, confirmedAtStart: bigint) {
+  constructor(
+    private readonly deps: BufferDeps,
+    confirmedAtStart: bigint,
+  ) {
     this.confirmed = confirmedAtStart;
   }
 
@@ -55,7 +58,11 @@ export class TransactionBuffer {
   async onMessage(message: Pgoutput.Message): Promise<void> {
     switch (message.tag) {
       case 'begin':
-        this.open = { commit: { systemId: this.deps.systemId, commitLsn: normalLsn(message.commitLsn), commitTime: microsToIso(BigInt(message.commitTime as bigint)) }, position: 0, changes: [] };
+        this.open = {
+          commit: { systemId: this.deps.systemId, commitLsn: normalLsn(message.commitLsn), commitTime: microsToIso(BigInt(message.commitTime as bigint)) },
+          position: 0,
+          changes: [],
+        };
         return;
       case 'relation':
         this.keys.set(message.relationOid, await this.deps.keyColumns(message));

@@ -13,7 +13,11 @@ import { embeddedHolderPid, openCliDatabase } from './local-database.js';
 
 /** An admin API call that did not answer 2xx: its status and the error contract's code and message. */
 export class AdminRequestError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
     this.name = 'AdminRequestError';
   }
@@ -60,7 +64,9 @@ function remoteClient(config: Config, pid: number): AdminClient {
   const base = adminApiUrl(config);
   const holder = `hookrun is running on DATA_DIR ${config.dataDir} (pid ${pid})`;
   if (!config.adminToken) {
-    throw new ConfigError(`${holder}, and the embedded database serves one process. Set ADMIN_TOKEN (the server's) so this command can use its admin API at ${base}, or stop the server.`);
+    throw new ConfigError(
+      `${holder}, and the embedded database serves one process. Set ADMIN_TOKEN (the server's) so this command can use its admin API at ${base}, or stop the server.`,
+    );
   }
   return {
     mode: 'remote',
@@ -70,7 +76,11 @@ function remoteClient(config: Config, pid: number): AdminClient {
         response = await fetch(`${base}${path}`, { ...jsonInit(method, config.adminToken!, body), signal: AbortSignal.timeout(60_000) });
       } catch (error) {
         const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
-        throw new AdminRequestError(0, 'unreachable', `${holder} but its admin API does not answer at ${base} (${cause}). Is PORT the same as the server's? Or stop the server.`);
+        throw new AdminRequestError(
+          0,
+          'unreachable',
+          `${holder} but its admin API does not answer at ${base} (${cause}). Is PORT the same as the server's? Or stop the server.`,
+        );
       }
       try {
         return await decode<T>(response);
@@ -92,7 +102,16 @@ async function localClient(config: Config): Promise<AdminClient> {
     const cron = await createCronService({ config, stripe, db, log: silentLogger, metrics: new Metrics(), clock: systemClock });
     cron.validate(); // a bad platform.json is a ConfigError (exit 78), not a failed request
     const token = randomBytes(32).toString('base64url'); // in-process only: never leaves this process
-    const { app } = buildApp({ config: { ...config, adminToken: token }, db, clock: systemClock, log: silentLogger, metrics: new Metrics(), writer: new EventWriter(db), cron, stripe });
+    const { app } = buildApp({
+      config: { ...config, adminToken: token },
+      db,
+      clock: systemClock,
+      log: silentLogger,
+      metrics: new Metrics(),
+      writer: new EventWriter(db),
+      cron,
+      stripe,
+    });
     return {
       mode: 'local',
       request: async <T>(method: 'GET' | 'POST', path: string, body?: unknown) => decode<T>(await app.request(`/api${path}`, jsonInit(method, token, body))),

@@ -12,10 +12,16 @@ export function registerAlertCommand(program: Command): void {
     .command('test')
     .description('send one test message to ALERT_WEBHOOK_URL and report its answer')
     .option('--message <text>', 'the text to send', 'test alert: if you can read this, alerts reach you')
-    .addHelpText('after', '\nExamples:\n  ALERT_WEBHOOK_URL=https://hooks.slack.com/services/… hookrun alert test\n\nExit codes: 0 delivered (2xx), 1 not delivered, 78 ALERT_WEBHOOK_URL unset or invalid.')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  ALERT_WEBHOOK_URL=https://hooks.slack.com/services/… hookrun alert test\n\nExit codes: 0 delivered (2xx), 1 not delivered, 78 ALERT_WEBHOOK_URL unset or invalid.',
+    )
     .action(async (flags: { message: string }) => {
       const settings = loadConfig().alerts;
-      if (!settings) throw new ConfigError('ALERT_WEBHOOK_URL is not set: set it to a Slack incoming webhook (https://hooks.slack.com/services/…) or any URL that accepts POST {"text": "…"}.');
+      if (!settings)
+        throw new ConfigError(
+          'ALERT_WEBHOOK_URL is not set: set it to a Slack incoming webhook (https://hooks.slack.com/services/…) or any URL that accepts POST {"text": "…"}.',
+        );
       await postAlert(settings.webhookUrl, alertHeading(flags.message), TEST_TIMEOUT_MS);
       process.stdout.write('Test alert delivered: ALERT_WEBHOOK_URL answered 2xx.\n');
     });

@@ -12,7 +12,10 @@ function requireChanges(): ChangesSettings {
 }
 
 // pg and the slot queries load only when a changes command runs: every other command starts without them.
-async function withSource<T>(settings: ChangesSettings, fn: (client: pg.Client, readSlotStatus: typeof import('../changes/source-database.js').readSlotStatus) => Promise<T>): Promise<T> {
+async function withSource<T>(
+  settings: ChangesSettings,
+  fn: (client: pg.Client, readSlotStatus: typeof import('../changes/source-database.js').readSlotStatus) => Promise<T>,
+): Promise<T> {
   const [{ default: pgModule }, { readSlotStatus }] = await Promise.all([import('pg'), import('../changes/source-database.js')]);
   const client = new pgModule.Client({ connectionString: settings.databaseUrl });
   await client.connect();
@@ -49,7 +52,11 @@ export function registerChangesCommands(program: Command): void {
       const settings = requireChanges();
       const { slot, tables } = await withSource(settings, async (client, readSlotStatus) => ({
         slot: await readSlotStatus(client, settings.slot),
-        tables: (await client.query<{ name: string }>("SELECT schemaname || '.' || tablename AS name FROM pg_publication_tables WHERE pubname = $1 ORDER BY 1", [settings.publication])).rows.map((r) => r.name),
+        tables: (
+          await client.query<{ name: string }>("SELECT schemaname || '.' || tablename AS name FROM pg_publication_tables WHERE pubname = $1 ORDER BY 1", [
+            settings.publication,
+          ])
+        ).rows.map((r) => r.name),
       }));
       if (flags.json) printJson({ slot: slot ?? null, publication: settings.publication, tables });
       else process.stdout.write(`${describe(settings, slot, tables)}\n`);
@@ -57,14 +64,19 @@ export function registerChangesCommands(program: Command): void {
   changes
     .command('drop-slot')
     .description('drop the replication slot, so the database stops keeping WAL for hookrun (stop every hookrun first)')
-    .addHelpText('after', '\nChanges made after the slot is dropped and before hookrun creates a new one are not captured.\nExit codes: 0 dropped (or no slot), 1 in use or failed, 78 config.')
+    .addHelpText(
+      'after',
+      '\nChanges made after the slot is dropped and before hookrun creates a new one are not captured.\nExit codes: 0 dropped (or no slot), 1 in use or failed, 78 config.',
+    )
     .action(async () => {
       const settings = requireChanges();
       const message = await withSource(settings, async (client, readSlotStatus) => {
         const slot = await readSlotStatus(client, settings.slot);
         if (!slot) return `no slot "${settings.slot}": nothing to drop`;
         if (slot.active) {
-          throw new Error(`the slot "${settings.slot}" is in use by PID ${slot.activePid} (a running hookrun): stop every hookrun instance, or unset CHANGES_DATABASE_URL and restart them, then run this again`);
+          throw new Error(
+            `the slot "${settings.slot}" is in use by PID ${slot.activePid} (a running hookrun): stop every hookrun instance, or unset CHANGES_DATABASE_URL and restart them, then run this again`,
+          );
         }
         await client.query('SELECT pg_drop_replication_slot($1)', [settings.slot]);
         return `dropped slot "${settings.slot}": the database no longer keeps WAL for hookrun. The publication "${settings.publication}" is yours: DROP PUBLICATION ${settings.publication}; when nothing else uses it.`;

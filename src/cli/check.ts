@@ -33,11 +33,13 @@ export async function checkConfig(config: Config) {
     SOURCES.map((source) => {
       const setting = config.secrets[source];
       // The seed's receivers are expected; the other senders (GitHub, Shopify, …) are opt-in, shown as not configured.
-      if (!setting && SEED_SOURCES.includes(source)) warnings.push(`${config.secretEnvNames[source][0]} is not set: /webhooks/${source} answers 503 not_configured.`);
+      if (!setting && SEED_SOURCES.includes(source))
+        warnings.push(`${config.secretEnvNames[source][0]} is not set: /webhooks/${source} answers 503 not_configured.`);
       return [source, setting ? { provider: providerFor(config, source).title, envName: setting.envName, secrets: setting.values.length } : null];
     }),
   );
-  for (const w of config.customWebhooks) if (!w.secret) warnings.push(`${w.secretEnv} is not set: /webhooks/${w.route} (platform.json) answers 503 not_configured.`);
+  for (const w of config.customWebhooks)
+    if (!w.secret) warnings.push(`${w.secretEnv} is not set: /webhooks/${w.route} (platform.json) answers 503 not_configured.`);
   if (!config.cronSecret) warnings.push('CRON_SECRET is not set: /cron/* answers only callers on this machine.');
   if (!config.adminToken) warnings.push('ADMIN_TOKEN is not set: the admin API and the dashboard answer 503.');
   const now = Date.now();
@@ -55,11 +57,23 @@ export async function checkConfig(config: Config) {
     /** Where alerts go: the host only (the URL's path is Slack's credential), or null when ALERT_WEBHOOK_URL is unset. */
     alerts: config.alerts ? config.alerts.webhookUrl.host : null,
     /** The WAL capture: the product database (password masked), publication and slot; null when CHANGES_DATABASE_URL is unset. */
-    changes: config.changes ? { database: describeDatabase({ databaseUrl: config.changes.databaseUrl, dataDir: '' }).location, publication: config.changes.publication, slot: config.changes.slot } : null,
+    changes: config.changes
+      ? {
+          database: describeDatabase({ databaseUrl: config.changes.databaseUrl, dataDir: '' }).location,
+          publication: config.changes.publication,
+          slot: config.changes.slot,
+        }
+      : null,
     scheduler: config.scheduler,
     platformConfig: displayPath(config.platformConfigPath),
     jobs: crons.jobs,
-    crons: crons.scheduled.map((s) => ({ job: s.job, path: s.path, schedule: s.schedule.expression, timezone: s.schedule.timezone, nextRuns: s.schedule.nextRuns(3, now).map((d) => d.toISOString()) })),
+    crons: crons.scheduled.map((s) => ({
+      job: s.job,
+      path: s.path,
+      schedule: s.schedule.expression,
+      timezone: s.schedule.timezone,
+      nextRuns: s.schedule.nextRuns(3, now).map((d) => d.toISOString()),
+    })),
     warnings,
   };
 }
@@ -78,8 +92,13 @@ export function registerCheckCommand(program: Command): void {
         'configuration OK',
         `  database     ${report.database.kind === 'pglite' ? `embedded PGlite in ${report.database.location}` : `PostgreSQL ${report.database.location}`}`,
         `  port         ${report.port}`,
-        ...SOURCES.map((s) => `  ${`/webhooks/${s}`.padEnd(20)} ${report.sources[s] ? `${report.sources[s].provider}: ${report.sources[s].envName} (${report.sources[s].secrets} secret${report.sources[s].secrets > 1 ? 's' : ''})` : 'not configured'}`),
-        ...report.customWebhooks.map((w) => `  ${`/webhooks/${w.route}`.padEnd(20)} platform.json: ${w.configured ? w.secretEnv : `not configured (${w.secretEnv})`}`),
+        ...SOURCES.map(
+          (s) =>
+            `  ${`/webhooks/${s}`.padEnd(20)} ${report.sources[s] ? `${report.sources[s].provider}: ${report.sources[s].envName} (${report.sources[s].secrets} secret${report.sources[s].secrets > 1 ? 's' : ''})` : 'not configured'}`,
+        ),
+        ...report.customWebhooks.map(
+          (w) => `  ${`/webhooks/${w.route}`.padEnd(20)} platform.json: ${w.configured ? w.secretEnv : `not configured (${w.secretEnv})`}`,
+        ),
         `  CRON_SECRET  ${report.cronSecret ? 'set' : 'not set'}`,
         `  ADMIN_TOKEN  ${report.adminToken ? 'set' : 'not set'}`,
         `  Stripe API   ${report.stripeApi ? `STRIPE_SECRET_KEY set: payments synced from ${report.stripeApi}` : 'not set: payments ordered by event time (STRIPE_SECRET_KEY)'}`,
@@ -88,7 +107,9 @@ export function registerCheckCommand(program: Command): void {
         `  scheduler    ${report.scheduler ? 'on' : 'off (SCHEDULER=off)'}`,
         `  jobs         ${report.jobs.join(', ') || 'none'}`,
         `crons (${report.platformConfig}):`,
-        ...(report.crons.length === 0 ? ['  none'] : report.crons.map((c) => `  ${c.path}  "${c.schedule}" (${c.timezone})  next: ${c.nextRuns.map((r) => tickInZone(r, c.timezone)).join(', ')}`)),
+        ...(report.crons.length === 0
+          ? ['  none']
+          : report.crons.map((c) => `  ${c.path}  "${c.schedule}" (${c.timezone})  next: ${c.nextRuns.map((r) => tickInZone(r, c.timezone)).join(', ')}`)),
         ...(report.warnings.length ? ['warnings:', ...report.warnings.map((w) => `  - ${w}`)] : []),
       ];
       process.stdout.write(out.join('\n') + '\n');

@@ -21,7 +21,9 @@ export function registerCronControls(cron: Command): void {
         const job = jobName(jobArg);
         const state = await withAdminClient(loadConfig(), (client) => client.request<PauseState>('POST', `${jobPath(job)}/pause`, {}));
         if (flags.json) return printJson(state);
-        process.stdout.write(`${job} ${state.changed ? 'paused' : 'was already paused'}: its scheduled ticks are skipped on every instance until \`hookrun cron resume ${job}\`.\n`);
+        process.stdout.write(
+          `${job} ${state.changed ? 'paused' : 'was already paused'}: its scheduled ticks are skipped on every instance until \`hookrun cron resume ${job}\`.\n`,
+        );
       }),
     );
 
@@ -34,7 +36,9 @@ export function registerCronControls(cron: Command): void {
     .action(
       adminAction(async (jobArg: string, flags: { catchUp?: boolean; json?: boolean }) => {
         const job = jobName(jobArg);
-        const state = await withAdminClient(loadConfig(), (client) => client.request<PauseState>('POST', `${jobPath(job)}/resume`, { catchUp: flags.catchUp === true }));
+        const state = await withAdminClient(loadConfig(), (client) =>
+          client.request<PauseState>('POST', `${jobPath(job)}/resume`, { catchUp: flags.catchUp === true }),
+        );
         if (flags.json) return printJson(state);
         if (!state.changed) return void process.stdout.write(`${job} was not paused.\n`);
         process.stdout.write(`${job} resumed${state.caughtUp !== undefined ? `; ${state.caughtUp} tick(s) skipped while paused will run now` : ''}.\n`);
@@ -49,12 +53,19 @@ export function registerCronControls(cron: Command): void {
     .requiredOption('--to <date>', 'last tick time, ISO, not in the future')
     .option('--dry-run', 'only list the ticks and which already have a run')
     .option('--json', 'print JSON')
-    .addHelpText('after', '\nExamples:\n  hookrun cron backfill nightly-report --from 2026-11-01 --to 2026-11-07 --dry-run\n  hookrun cron backfill nightly-report --from 2026-11-01 --to 2026-11-07\n\nWith a running server the runs are queued for its scheduler; otherwise they run here.')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  hookrun cron backfill nightly-report --from 2026-11-01 --to 2026-11-07 --dry-run\n  hookrun cron backfill nightly-report --from 2026-11-01 --to 2026-11-07\n\nWith a running server the runs are queued for its scheduler; otherwise they run here.',
+    )
     .action(
       adminAction(async (jobArg: string, flags: { from: string; to: string; dryRun?: boolean; json?: boolean }) => {
         const job = jobName(jobArg);
         const result = await withAdminClient(loadConfig(), async (client) => {
-          const plan = await client.request<BackfillPlan>('POST', `${jobPath(job)}/backfill`, { from: flags.from, to: flags.to, dryRun: flags.dryRun === true });
+          const plan = await client.request<BackfillPlan>('POST', `${jobPath(job)}/backfill`, {
+            from: flags.from,
+            to: flags.to,
+            dryRun: flags.dryRun === true,
+          });
           if (plan.dryRun || plan.queued === 0 || !client.drainDue) return { plan, runs: undefined };
           await client.drainDue(job);
           const { runs } = await client.request<{ runs: CronRunRow[] }>('GET', `/cron/runs?job=${encodeURIComponent(job)}&limit=200`);

@@ -30,7 +30,11 @@ export async function explainUnknownJob(error: unknown, job: string, mode: 'loca
   const unbuilt = unbuiltJobHint(job);
   if (unbuilt) return new AdminRequestError(404, error.code, `${error.message} ${unbuilt}.`);
   if (mode === 'remote' && (await loadAllJobs(loadConfig().projectDir)).has(job)) {
-    return new AdminRequestError(404, error.code, `${error.message} This build has dist/cron/jobs/${job}.js, but the running hookrun loaded its jobs before it was built: restart the server.`);
+    return new AdminRequestError(
+      404,
+      error.code,
+      `${error.message} This build has dist/cron/jobs/${job}.js, but the running hookrun loaded its jobs before it was built: restart the server.`,
+    );
   }
   return error;
 }
@@ -63,9 +67,15 @@ export function registerCronCommands(program: Command): void {
           [
             { header: 'JOB', cell: (j) => j.path },
             { header: 'SCHEDULE', cell: (j) => (j.schedule ? `${j.schedule} (${j.timezone})` : 'not scheduled') },
-            { header: 'NEXT RUN', cell: (j) => (j.pausedAt ? `paused since ${shortTime(j.pausedAt)}` : j.nextRuns[0] ? tickInZone(j.nextRuns[0], j.timezone) : '-') },
+            {
+              header: 'NEXT RUN',
+              cell: (j) => (j.pausedAt ? `paused since ${shortTime(j.pausedAt)}` : j.nextRuns[0] ? tickInZone(j.nextRuns[0], j.timezone) : '-'),
+            },
             { header: 'LAST RUN', cell: (j) => shortTime(j.lastRun?.startedAt) },
-            { header: 'STATUS', cell: (j) => (j.lastRun ? `${j.lastRun.status}${j.attempts > 1 ? ` (attempt ${j.lastRun.attempt}/${j.attempts})` : ''}` : '-') },
+            {
+              header: 'STATUS',
+              cell: (j) => (j.lastRun ? `${j.lastRun.status}${j.attempts > 1 ? ` (attempt ${j.lastRun.attempt}/${j.attempts})` : ''}` : '-'),
+            },
             { header: 'TRIGGER', cell: (j) => j.lastRun?.trigger ?? '-' },
           ],
           { json: flags.json === true, jsonValue: jobs, empty: 'No cron jobs (add a file to src/cron/jobs/).' },
@@ -92,10 +102,14 @@ export function registerCronCommands(program: Command): void {
       const runs = entry ? entry.schedule.nextRuns(flags.count, Date.now()).map((d) => d.toISOString()) : [];
       if (flags.json) return printJson({ job, schedule: entry?.schedule.expression ?? null, timezone: entry?.schedule.timezone ?? null, nextRuns: runs });
       if (!entry) {
-        process.stdout.write(`${job} has no schedule in ${displayPath(config.platformConfigPath)}; it runs only when called (POST /cron/${job}, hookrun cron run ${job}).\n`);
+        process.stdout.write(
+          `${job} has no schedule in ${displayPath(config.platformConfigPath)}; it runs only when called (POST /cron/${job}, hookrun cron run ${job}).\n`,
+        );
         return;
       }
-      process.stdout.write(`${job}  "${entry.schedule.expression}" (${entry.schedule.timezone})\n${runs.map((r) => `  ${tickInZone(r, entry.schedule.timezone)}`).join('\n')}\n`);
+      process.stdout.write(
+        `${job}  "${entry.schedule.expression}" (${entry.schedule.timezone})\n${runs.map((r) => `  ${tickInZone(r, entry.schedule.timezone)}`).join('\n')}\n`,
+      );
     });
 
   registerCronControls(cron);
@@ -105,7 +119,10 @@ export function registerCronCommands(program: Command): void {
     .description('run a job once now, in this process (recorded in cron_runs with trigger "cli")')
     .argument('<job>', 'job name, e.g. keep-alive')
     .option('--json', 'print the run as JSON')
-    .addHelpText('after', '\nExit codes: 0 succeeded, 1 failed / already running / unknown job, 78 config.\nWhen a server holds the embedded DATA_DIR, the run goes through its admin API (ADMIN_TOKEN).')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 succeeded, 1 failed / already running / unknown job, 78 config.\nWhen a server holds the embedded DATA_DIR, the run goes through its admin API (ADMIN_TOKEN).',
+    )
     .action(
       adminAction(async (jobArg: string, flags: { json?: boolean }) => {
         const job = jobName(jobArg);
@@ -117,7 +134,8 @@ export function registerCronCommands(program: Command): void {
         if (!flags.json && run.output) process.stdout.write(indented(run.output));
         if (flags.json) printJson(run);
         else if (run.status === 'succeeded') process.stdout.write(`${job} succeeded in ${run.durationMs} ms (run ${run.id})\n`);
-        else if (run.status === 'queued') process.stdout.write(`${job} is running; this run waits behind it and starts when it ends (overlap "queue-one", run ${run.id})\n`);
+        else if (run.status === 'queued')
+          process.stdout.write(`${job} is running; this run waits behind it and starts when it ends (overlap "queue-one", run ${run.id})\n`);
         else process.stdout.write(`${job} ${run.status}: ${run.error ?? 'no message'} (run ${run.id})\n`);
         if (run.status !== 'succeeded' && run.status !== 'queued') process.exitCode = EXIT_CODES.failure;
       }),
@@ -137,7 +155,9 @@ export function registerCronCommands(program: Command): void {
         if (runs.length === 0) return void process.stdout.write('No runs yet.\n');
         for (const run of runs) {
           const took = run.durationMs === null ? '' : ` in ${run.durationMs} ms`;
-          process.stdout.write(`run ${run.id}  ${run.job}  ${run.trigger}  ${shortTime(String(run.startedAt))}  ${run.status}${took}${run.error ? `: ${run.error}` : ''}\n`);
+          process.stdout.write(
+            `run ${run.id}  ${run.job}  ${run.trigger}  ${shortTime(String(run.startedAt))}  ${run.status}${took}${run.error ? `: ${run.error}` : ''}\n`,
+          );
           if (run.output) process.stdout.write(indented(run.output));
         }
       }),
@@ -146,5 +166,8 @@ export function registerCronCommands(program: Command): void {
 
 /** A run's output under its summary line, each line indented. */
 function indented(output: string): string {
-  return `${output.split('\n').map((line) => `  | ${line}`).join('\n')}\n`;
+  return `${output
+    .split('\n')
+    .map((line) => `  | ${line}`)
+    .join('\n')}\n`;
 }

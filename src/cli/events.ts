@@ -76,7 +76,10 @@ export function registerEventsCommands(program: Command): void {
     .action(
       adminAction(async (flags: ListFlags) => {
         const page = await withAdminClient(loadConfig(), (client) =>
-          client.request<{ events: EventJson[]; nextCursor: string | null }>('GET', listPath({ source: flags.source, status: flags.status, type: flags.type, limit: flags.limit, cursor: flags.cursor })),
+          client.request<{ events: EventJson[]; nextCursor: string | null }>(
+            'GET',
+            listPath({ source: flags.source, status: flags.status, type: flags.type, limit: flags.limit, cursor: flags.cursor }),
+          ),
         );
         printListing(
           page.events,
@@ -127,40 +130,49 @@ export function registerEventsCommands(program: Command): void {
     .addOption(statusOption())
     .addOption(sourceOption())
     .option('--type <type>', 'with --status: only this event type')
-    .option('--handler <name>', 'with an id: run only this handler again (its file name), not the event\'s others')
+    .option('--handler <name>', "with an id: run only this handler again (its file name), not the event's others")
     .option('--json', 'print JSON')
-    .addHelpText('after', '\nExamples:\n  hookrun events replay 42\n  hookrun events replay 42 --handler send-welcome-email\n  hookrun events replay --status dead --source payments\n\nExit codes: 0 all replayed, 1 some could not be (unknown id, being processed), 2 usage.')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  hookrun events replay 42\n  hookrun events replay 42 --handler send-welcome-email\n  hookrun events replay --status dead --source payments\n\nExit codes: 0 all replayed, 1 some could not be (unknown id, being processed), 2 usage.',
+    )
     .action(
-      adminAction(async (id: number | undefined, flags: { status?: string; source?: string; type?: string; handler?: string; json?: boolean }, command: Command) => {
-        if ((id === undefined) === (flags.status === undefined)) command.error('Give an event id or --status (not both).', { exitCode: EXIT_CODES.usage });
-        if (flags.handler !== undefined && id === undefined) command.error('--handler replays one event: give its id.', { exitCode: EXIT_CODES.usage });
-        if (flags.status === 'processing') command.error('--status processing cannot be replayed: a worker owns those events.', { exitCode: EXIT_CODES.usage });
-        await withAdminClient(loadConfig(), async (client) => {
-          if (id !== undefined) {
-            const query = flags.handler === undefined ? '' : `?handler=${encodeURIComponent(flags.handler)}`;
-            const { event } = await client.request<{ event: EventJson }>('POST', `/events/${id}/replay${query}`);
-            if (flags.json) printJson({ replayed: 1, event });
-            else process.stdout.write(`event ${id} replayed: ${event.status}, attempts ${event.attempts}\n`);
-            return;
-          }
-          const ids = await matchingIds(client, { status: flags.status!, source: flags.source, type: flags.type });
-          const bar = new ProgressBar('replaying', ids.length);
-          const failed: Array<{ id: number; message: string }> = [];
-          for (const [index, eventId] of ids.entries()) {
-            try {
-              await client.request('POST', `/events/${eventId}/replay`);
-            } catch (error) {
-              if (!(error instanceof AdminRequestError) || error.status === 0) throw error;
-              failed.push({ id: eventId, message: error.message });
+      adminAction(
+        async (id: number | undefined, flags: { status?: string; source?: string; type?: string; handler?: string; json?: boolean }, command: Command) => {
+          if ((id === undefined) === (flags.status === undefined)) command.error('Give an event id or --status (not both).', { exitCode: EXIT_CODES.usage });
+          if (flags.handler !== undefined && id === undefined) command.error('--handler replays one event: give its id.', { exitCode: EXIT_CODES.usage });
+          if (flags.status === 'processing')
+            command.error('--status processing cannot be replayed: a worker owns those events.', { exitCode: EXIT_CODES.usage });
+          await withAdminClient(loadConfig(), async (client) => {
+            if (id !== undefined) {
+              const query = flags.handler === undefined ? '' : `?handler=${encodeURIComponent(flags.handler)}`;
+              const { event } = await client.request<{ event: EventJson }>('POST', `/events/${id}/replay${query}`);
+              if (flags.json) printJson({ replayed: 1, event });
+              else process.stdout.write(`event ${id} replayed: ${event.status}, attempts ${event.attempts}\n`);
+              return;
             }
-            if (ids.length > 1) bar.update(index + 1);
-          }
-          if (ids.length > 1) bar.finish();
-          if (flags.json) printJson({ replayed: ids.length - failed.length, failed });
-          else process.stdout.write(`replayed ${ids.length - failed.length} of ${ids.length} ${flags.status} event(s)\n${failed.map((f) => `  ${f.id}: ${f.message}`).join('\n')}${failed.length ? '\n' : ''}`);
-          if (failed.length > 0) process.exitCode = EXIT_CODES.failure;
-        });
-      }),
+            const ids = await matchingIds(client, { status: flags.status!, source: flags.source, type: flags.type });
+            const bar = new ProgressBar('replaying', ids.length);
+            const failed: Array<{ id: number; message: string }> = [];
+            for (const [index, eventId] of ids.entries()) {
+              try {
+                await client.request('POST', `/events/${eventId}/replay`);
+              } catch (error) {
+                if (!(error instanceof AdminRequestError) || error.status === 0) throw error;
+                failed.push({ id: eventId, message: error.message });
+              }
+              if (ids.length > 1) bar.update(index + 1);
+            }
+            if (ids.length > 1) bar.finish();
+            if (flags.json) printJson({ replayed: ids.length - failed.length, failed });
+            else
+              process.stdout.write(
+                `replayed ${ids.length - failed.length} of ${ids.length} ${flags.status} event(s)\n${failed.map((f) => `  ${f.id}: ${f.message}`).join('\n')}${failed.length ? '\n' : ''}`,
+              );
+            if (failed.length > 0) process.exitCode = EXIT_CODES.failure;
+          });
+        },
+      ),
     );
 
   registerPullCommand(events);

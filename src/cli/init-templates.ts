@@ -19,7 +19,15 @@ export function projectFiles(name: string, version: string): Record<string, stri
     'platform.json': `${JSON.stringify({ crons: [{ path: '/cron/keep-alive', schedule: '0 1 * * *' }] }, null, 2)}\n`,
     'tsconfig.json': `${JSON.stringify(
       {
-        compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: ['node'] },
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: ['node'],
+        },
         include: ['jobs', 'handlers'],
       },
       null,

@@ -8,14 +8,19 @@ import { projectFiles } from './init-templates.js';
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
 /** A package name npm accepts, made from the folder's name. */
-const packageName = (dir: string) => basename(dir).toLowerCase().replace(/[^a-z0-9-._]+/g, '-').replace(/^[-._]+/, '') || 'my-hookrun';
+const packageName = (dir: string) =>
+  basename(dir)
+    .toLowerCase()
+    .replace(/[^a-z0-9-._]+/g, '-')
+    .replace(/^[-._]+/, '') || 'my-hookrun';
 
 /**
  * Write a new project into `dir` (made if missing; refused when it has files,
  * so nothing of yours is overwritten). Returns the paths written.
  */
 export function initProject(dir: string): string[] {
-  if (existsSync(dir) && readdirSync(dir).length > 0) throw new ConfigError(`${dir} is not empty: hookrun init writes a new project; pick a new folder (npx hookrun init my-hookrun).`);
+  if (existsSync(dir) && readdirSync(dir).length > 0)
+    throw new ConfigError(`${dir} is not empty: hookrun init writes a new project; pick a new folder (npx hookrun init my-hookrun).`);
   const files = projectFiles(packageName(dir), version);
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, path)), { recursive: true });

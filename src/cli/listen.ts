@@ -64,12 +64,17 @@ export function registerListenCommand(program: Command): void {
     .addOption(new Option('--source <source>', 'only this source').choices(SOURCES))
     .option('--type <type>', 'only this event type')
     .option('--allow-remote-target', 'allow a --to that is not on this machine')
-    .addHelpText('after', '\nExample:\n  HOOKRUN_REMOTE_TOKEN=… hookrun listen --from https://api.example.com --source auth\n\nPayloads (which may hold personal data) reach this machine; secrets never do. Ctrl-C stops.')
+    .addHelpText(
+      'after',
+      '\nExample:\n  HOOKRUN_REMOTE_TOKEN=… hookrun listen --from https://api.example.com --source auth\n\nPayloads (which may hold personal data) reach this machine; secrets never do. Ctrl-C stops.',
+    )
     .action(async (flags: ListenFlags, command: Command) => {
       const config = loadConfig();
       const to = flags.to ?? `http://localhost:${config.port}`;
       if (!isLoopbackUrl(to) && !flags.allowRemoteTarget) {
-        command.error(`--to ${to} is not on this machine; listen forwards real payloads, so pass --allow-remote-target if you mean it.`, { exitCode: EXIT_CODES.usage });
+        command.error(`--to ${to} is not on this machine; listen forwards real payloads, so pass --allow-remote-target if you mean it.`, {
+          exitCode: EXIT_CODES.usage,
+        });
       }
       const token = remoteToken(flags.token);
       const query = new URLSearchParams({ ...(flags.source ? { source: flags.source } : {}), ...(flags.type ? { type: flags.type } : {}) });
@@ -112,7 +117,9 @@ export function registerListenCommand(program: Command): void {
           if (stop.signal.aborted) break;
           failures++;
           const delayMs = Math.min(MAX_BACKOFF_MS, 500 * 2 ** Math.min(failures - 1, 6));
-          process.stderr.write(`hookrun: stream interrupted (${(error as Error).message}); reconnecting in ${delayMs} ms${lastId ? ` from event ${lastId}` : ''}\n`);
+          process.stderr.write(
+            `hookrun: stream interrupted (${(error as Error).message}); reconnecting in ${delayMs} ms${lastId ? ` from event ${lastId}` : ''}\n`,
+          );
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, delayMs);
             stop.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });

@@ -46,7 +46,14 @@ async function warnIfServerUsesPostgres(config: Config): Promise<void> {
 /** Open and migrate the configured database for a one-shot CLI command. */
 export async function openCliDatabase(config: Config): Promise<Database> {
   await warnIfServerUsesPostgres(config);
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, schema: config.schema, namedStatements: config.preparedStatements, dataDir: config.dataDir, fsync: config.embeddedFsync, poolSize: 2 });
+  const db = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    schema: config.schema,
+    namedStatements: config.preparedStatements,
+    dataDir: config.dataDir,
+    fsync: config.embeddedFsync,
+    poolSize: 2,
+  });
   try {
     await db.migrate();
     return db;

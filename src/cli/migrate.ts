@@ -9,7 +9,7 @@ import { EXIT_CODES } from './output.js';
 export function registerMigrateCommand(program: Command): void {
   program
     .command('migrate')
-    .description('apply hookrun\'s migrations, then the project\'s migrations/*.sql, and exit (hookrun start also applies them)')
+    .description("apply hookrun's migrations, then the project's migrations/*.sql, and exit (hookrun start also applies them)")
     .addHelpText('after', '\nExit codes: 0 migrated, 1 failed (or the embedded DATA_DIR is in use), 78 config.')
     .action(async () => {
       const config = loadConfig();
@@ -22,7 +22,13 @@ export function registerMigrateCommand(program: Command): void {
         process.exitCode = EXIT_CODES.failure;
         return;
       }
-      const db = await openDatabase({ databaseUrl: config.databaseUrl, schema: config.schema, namedStatements: config.preparedStatements, dataDir: config.dataDir, poolSize: 1 });
+      const db = await openDatabase({
+        databaseUrl: config.databaseUrl,
+        schema: config.schema,
+        namedStatements: config.preparedStatements,
+        dataDir: config.dataDir,
+        poolSize: 1,
+      });
       try {
         const report = await db.migrate();
         const own = await applyProjectMigrations(db, config.projectDir);

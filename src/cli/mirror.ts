@@ -5,7 +5,8 @@ import { withAdminClient } from './admin-client.js';
 import { adminAction, positiveInt, printListing, shortTime } from './output.js';
 
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/;
-const cellText = (value: unknown) => (value === null || value === undefined ? '-' : typeof value === 'string' && TIME.test(value) ? shortTime(value) : String(value));
+const cellText = (value: unknown) =>
+  value === null || value === undefined ? '-' : typeof value === 'string' && TIME.test(value) ? shortTime(value) : String(value);
 
 /** `hookrun mirror users`: see what the handlers wrote, on any database, while the server runs or not. */
 export function registerMirrorCommand(program: Command): void {
@@ -20,9 +21,19 @@ export function registerMirrorCommand(program: Command): void {
     .action(
       adminAction(async (table: keyof typeof MIRROR_TABLES, flags: { search?: string; limit: number; json?: boolean }) => {
         const params = new URLSearchParams({ limit: String(flags.limit), ...(flags.search ? { search: flags.search } : {}) });
-        const { rows } = await withAdminClient(loadConfig(), (client) => client.request<{ rows: Array<Record<string, unknown>> }>('GET', `/mirror/${table}?${params}`));
-        const columns = MIRROR_TABLES[table].map((name) => ({ header: name.toUpperCase(), cell: (row: Record<string, unknown>) => cellText(row[name]), max: 40 }));
-        printListing(rows, columns, { json: flags.json === true, jsonValue: { table, rows }, empty: flags.search ? `No ${table} match "${flags.search}".` : `No ${table} yet. The handlers fill it as events arrive (hookrun send … to try).` });
+        const { rows } = await withAdminClient(loadConfig(), (client) =>
+          client.request<{ rows: Array<Record<string, unknown>> }>('GET', `/mirror/${table}?${params}`),
+        );
+        const columns = MIRROR_TABLES[table].map((name) => ({
+          header: name.toUpperCase(),
+          cell: (row: Record<string, unknown>) => cellText(row[name]),
+          max: 40,
+        }));
+        printListing(rows, columns, {
+          json: flags.json === true,
+          jsonValue: { table, rows },
+          empty: flags.search ? `No ${table} match "${flags.search}".` : `No ${table} yet. The handlers fill it as events arrive (hookrun send … to try).`,
+        });
       }),
     );
 }

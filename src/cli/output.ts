@@ -57,7 +57,10 @@ export class ProgressBar {
   private lastDecile = -1;
   private readonly tty = process.stderr.isTTY === true;
 
-  constructor(private readonly label: string, private readonly total: number) {}
+  constructor(
+    private readonly label: string,
+    private readonly total: number,
+  ) {}
 
   update(done: number): void {
     const fraction = this.total === 0 ? 1 : Math.min(1, done / this.total);

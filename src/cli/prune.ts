@@ -35,7 +35,10 @@ export function registerPruneCommand(program: Command): void {
     .description('delete what retention keeps no longer: finished events, their dedupe keys, cron runs (a running hookrun does it every hour)')
     .option('--dry-run', 'only count what would be deleted')
     .option('--json', 'print JSON')
-    .addHelpText('after', '\nExamples:\n  hookrun prune --dry-run\n  EVENT_RETENTION_DAYS=7 hookrun prune --json\n\nPending and failed events are never deleted. Exit codes: 0 done, 1 failed, 78 config.')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  hookrun prune --dry-run\n  EVENT_RETENTION_DAYS=7 hookrun prune --json\n\nPending and failed events are never deleted. Exit codes: 0 done, 1 failed, 78 config.',
+    )
     .action(
       adminAction(async (flags: { dryRun?: boolean; json?: boolean }) => {
         const config = loadConfig();

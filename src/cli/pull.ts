@@ -35,7 +35,13 @@ async function matchingIds(base: string, token: string, flags: PullFlags, since:
   const ids: number[] = [];
   let cursor: string | null = null;
   do {
-    const params = new URLSearchParams({ status: flags.status!, limit: String(PAGE), ...(flags.source ? { source: flags.source } : {}), ...(flags.type ? { type: flags.type } : {}), ...(cursor ? { cursor } : {}) });
+    const params = new URLSearchParams({
+      status: flags.status!,
+      limit: String(PAGE),
+      ...(flags.source ? { source: flags.source } : {}),
+      ...(flags.type ? { type: flags.type } : {}),
+      ...(cursor ? { cursor } : {}),
+    });
     const page: { events: Array<{ id: number; receivedAt: string }>; nextCursor: string | null } = await remoteGet(base, `/events?${params}`, token);
     for (const e of page.events) {
       if (Date.parse(e.receivedAt) < since.getTime()) return ids.reverse();
@@ -62,13 +68,17 @@ export function registerPullCommand(events: Command): void {
     .option('--type <type>', 'with --status: only this event type')
     .option('--allow-remote-target', 'allow a --to that is not on this machine')
     .option('--json', 'print JSON')
-    .addHelpText('after', `\nExamples:\n  hookrun events pull 4211 --from https://api.example.com\n  hookrun events pull --status dead --since 1h --from https://api.example.com\n\nAt most ${MAX_PULL} events per call. Exit codes: 0 all delivered, 1 some not, 2 usage, 78 no token.`)
+    .addHelpText(
+      'after',
+      `\nExamples:\n  hookrun events pull 4211 --from https://api.example.com\n  hookrun events pull --status dead --since 1h --from https://api.example.com\n\nAt most ${MAX_PULL} events per call. Exit codes: 0 all delivered, 1 some not, 2 usage, 78 no token.`,
+    )
     .action(async (id: string | undefined, flags: PullFlags, command: Command) => {
       if ((id === undefined) === (flags.status === undefined)) command.error('Give a remote event id or --status (not both).', { exitCode: EXIT_CODES.usage });
       if (id !== undefined && !/^\d{1,15}$/.test(id)) command.error(`The event id must be a whole number, not "${id}".`, { exitCode: EXIT_CODES.usage });
       const config = loadConfig();
       const to = flags.to ?? `http://localhost:${config.port}`;
-      if (!isLoopbackUrl(to) && !flags.allowRemoteTarget) command.error(`--to ${to} is not on this machine; pass --allow-remote-target if you mean it.`, { exitCode: EXIT_CODES.usage });
+      if (!isLoopbackUrl(to) && !flags.allowRemoteTarget)
+        command.error(`--to ${to} is not on this machine; pass --allow-remote-target if you mean it.`, { exitCode: EXIT_CODES.usage });
       let since = new Date(Date.now() - 86_400_000);
       try {
         if (flags.since) since = parseSince(flags.since, Date.now());
@@ -100,7 +110,11 @@ export function registerPullCommand(events: Command): void {
         if (!flags.json) process.stdout.write(`${relayLine(event, answer)}\n`);
         if (answer instanceof Error || answer.status >= 300) process.exitCode = EXIT_CODES.failure;
       }
-      if (flags.json) printJson({ pulled: results.length, results: results.map((r) => ({ id: r.event.id, source: r.event.source, type: r.event.type, key: r.event.key, answer: r.answer })) });
+      if (flags.json)
+        printJson({
+          pulled: results.length,
+          results: results.map((r) => ({ id: r.event.id, source: r.event.source, type: r.event.type, key: r.event.key, answer: r.answer })),
+        });
       else if (ids.length === 0) process.stdout.write(`No ${flags.status} events since ${since.toISOString()} on ${flags.from}.\n`);
     });
 }

@@ -51,7 +51,10 @@ export function registerReconcileCommand(program: Command): void {
     .argument('<source>', 'payments (Stripe)')
     .requiredOption('--since <when>', 'a duration back from now (90m, 12h, 3d, 1w) or an ISO date (2026-11-20)')
     .option('--json', 'print JSON')
-    .addHelpText('after', '\nExamples:\n  hookrun reconcile payments --since 3d\n  hookrun reconcile payments --since 2026-11-20T08:00:00Z --json\n\nNeeds STRIPE_SECRET_KEY. Running it twice adds nothing. Exit codes: 0 done, 1 failed, 2 usage, 78 config.')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  hookrun reconcile payments --since 3d\n  hookrun reconcile payments --since 2026-11-20T08:00:00Z --json\n\nNeeds STRIPE_SECRET_KEY. Running it twice adds nothing. Exit codes: 0 done, 1 failed, 2 usage, 78 config.',
+    )
     .action(
       adminAction(async (source: string, flags: { since: string; json?: boolean }, command: Command) => {
         if (source !== 'payments') command.error(`hookrun reconcile knows "payments" (Stripe's events API), not "${source}".`, { exitCode: EXIT_CODES.usage });
@@ -62,7 +65,10 @@ export function registerReconcileCommand(program: Command): void {
           return command.error((error as Error).message, { exitCode: EXIT_CODES.usage });
         }
         const config = loadConfig();
-        if (!config.stripe) throw new ConfigError('STRIPE_SECRET_KEY is not set: hookrun needs a Stripe secret or restricted key (read access to events) to list what was missed.');
+        if (!config.stripe)
+          throw new ConfigError(
+            'STRIPE_SECRET_KEY is not set: hookrun needs a Stripe secret or restricted key (read access to events) to list what was missed.',
+          );
         const summary =
           embeddedHolderPid(config) === undefined
             ? await reconcileHere(config, since)

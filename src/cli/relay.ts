@@ -30,9 +30,16 @@ export function remoteApiBase(from: string): string {
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`--from "${from}" must be http(s).`);
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
-    throw new Error(`--from ${url.origin} would send the admin token unencrypted: use https://, or http:// only to this machine (127.0.0.0/8, ::1, localhost).`);
+    throw new Error(
+      `--from ${url.origin} would send the admin token unencrypted: use https://, or http:// only to this machine (127.0.0.0/8, ::1, localhost).`,
+    );
   }
-  return url.toString().replace(/\/+$/, '').replace(/\/api$/, '') + '/api';
+  return (
+    url
+      .toString()
+      .replace(/\/+$/, '')
+      .replace(/\/api$/, '') + '/api'
+  );
 }
 
 /** Loopback hosts: where `listen` forwards without `--allow-remote-target`. */
@@ -47,7 +54,8 @@ export function isLoopbackUrl(url: string): boolean {
  * and the local handlers run on the real payload.
  */
 export async function deliverLocally(event: RemoteEvent, config: Config, to: string): Promise<LocalAnswer> {
-  if (!(SOURCES as readonly string[]).includes(event.source)) throw new Error(`event ${event.id} has source "${event.source}", which this hookrun does not receive.`);
+  if (!(SOURCES as readonly string[]).includes(event.source))
+    throw new Error(`event ${event.id} has source "${event.source}", which this hookrun does not receive.`);
   const source = event.source as Source;
   const [{ encodeSample, signSample }, { providerFor }] = await Promise.all([import('../webhooks/samples.js'), import('../webhooks/providers/index.js')]);
   const url = `${to.replace(/\/+$/, '')}/webhooks/${source}`;

@@ -26,7 +26,10 @@ function readOverrides(command: Command, data: string | undefined): unknown {
     try {
       text = readFileSync(data === '-' ? 0 : data, 'utf8');
     } catch (error) {
-      command.error(`--data ${data}: cannot be read (${(error as Error).message}). Pass inline JSON ('{"data":{"id":"user_123"}}'), a file path, or - for stdin.`, { exitCode: EXIT_CODES.usage });
+      command.error(
+        `--data ${data}: cannot be read (${(error as Error).message}). Pass inline JSON ('{"data":{"id":"user_123"}}'), a file path, or - for stdin.`,
+        { exitCode: EXIT_CODES.usage },
+      );
     }
   }
   try {
@@ -52,7 +55,10 @@ export function registerSendCommand(program: Command): void {
     .addArgument(new Argument('[source]', 'which receiver').choices(SOURCES))
     .argument('[type]', 'event type, e.g. user.created, checkout.session.completed, INSERT')
     .option('--data <json|file>', 'JSON deep-merged into the sample event: inline, a file, or "-" for stdin, e.g. \'{"data":{"id":"user_123"}}\'')
-    .option('--story', "instead of one event: one customer's life, linked by id (user.created → checkout.session.completed → customer.subscription.created → invoice.paid)")
+    .option(
+      '--story',
+      "instead of one event: one customer's life, linked by id (user.created → checkout.session.completed → customer.subscription.created → invoice.paid)",
+    )
     .option('--url <url>', 'server URL (default http://localhost:$PORT; a URL with a path is used as is)')
     .option('--json', 'print the request summary and answer as JSON')
     .option('--dry-run', 'print the signed request instead of sending it (the body as the exact signed string)')
@@ -65,17 +71,29 @@ export function registerSendCommand(program: Command): void {
     )
     .action(async (source: Source | undefined, type: string | undefined, flags: SendFlags, command: Command) => {
       if (flags.story ? source !== undefined || flags.data !== undefined : source === undefined || type === undefined) {
-        command.error(flags.story ? '--story sends its own four events: give no source, type or --data.' : 'Give a source and a type, e.g. hookrun send auth user.created (or --story).', { exitCode: EXIT_CODES.usage });
+        command.error(
+          flags.story
+            ? '--story sends its own four events: give no source, type or --data.'
+            : 'Give a source and a type, e.g. hookrun send auth user.created (or --story).',
+          { exitCode: EXIT_CODES.usage },
+        );
       }
       const config = loadConfig();
-      const [{ buildSample, encodeSample, normalizeSampleType, signSample, UnknownSampleTypeError }, { providerFor }] = await Promise.all([import('../webhooks/samples.js'), import('../webhooks/providers/index.js')]);
+      const [{ buildSample, encodeSample, normalizeSampleType, signSample, UnknownSampleTypeError }, { providerFor }] = await Promise.all([
+        import('../webhooks/samples.js'),
+        import('../webhooks/providers/index.js'),
+      ]);
       if (flags.story && (config.providers.payments !== 'stripe' || config.providers.auth !== 'clerk')) {
-        command.error('--story is a Clerk user and their Stripe purchase: it needs PAYMENTS_PROVIDER=stripe and AUTH_PROVIDER=clerk (the defaults).', { exitCode: EXIT_CODES.usage });
+        command.error('--story is a Clerk user and their Stripe purchase: it needs PAYMENTS_PROVIDER=stripe and AUTH_PROVIDER=clerk (the defaults).', {
+          exitCode: EXIT_CODES.usage,
+        });
       }
       let events: Array<{ source: Source; event: Record<string, unknown> }>;
       try {
         // The route's configured provider builds the sample (PAYMENTS_PROVIDER=paddle: a Paddle notification).
-        events = flags.story ? buildStory(buildSample) : [{ source: source!, event: buildSample(source!, type!, readOverrides(command, flags.data), Date.now(), providerFor(config, source!)) }];
+        events = flags.story
+          ? buildStory(buildSample)
+          : [{ source: source!, event: buildSample(source!, type!, readOverrides(command, flags.data), Date.now(), providerFor(config, source!)) }];
       } catch (error) {
         if (error instanceof UnknownSampleTypeError) command.error(error.message, { exitCode: EXIT_CODES.usage });
         throw error;
@@ -94,7 +112,14 @@ export function registerSendCommand(program: Command): void {
 }
 
 /** POST one signed event and print the answer; false when nothing answered (the exit code is set). */
-async function post(url: string, source: Source, event: Record<string, unknown>, headers: Record<string, string>, body: string, json: boolean): Promise<boolean> {
+async function post(
+  url: string,
+  source: Source,
+  event: Record<string, unknown>,
+  headers: Record<string, string>,
+  body: string,
+  json: boolean,
+): Promise<boolean> {
   let response: Response;
   try {
     response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(SEND_TIMEOUT_MS) });
@@ -112,7 +137,8 @@ async function post(url: string, source: Source, event: Record<string, unknown>,
     // not JSON: print as text
   }
   if (json) printJson({ url, source, type: event.type, status: response.status, answer, event });
-  else process.stdout.write(`POST ${url}  ${source} ${String(event.type)}\n${response.status} ${typeof answer === 'string' ? answer : JSON.stringify(answer)}\n`);
+  else
+    process.stdout.write(`POST ${url}  ${source} ${String(event.type)}\n${response.status} ${typeof answer === 'string' ? answer : JSON.stringify(answer)}\n`);
   if (!response.ok) process.exitCode = EXIT_CODES.failure;
   return true;
 }

@@ -16,7 +16,9 @@ interface StartFlags {
 /** Without the in-process worker, events are processed only by `hookrun worker` processes: PostgreSQL only. */
 function checkNoWorker(config: Config): void {
   if (!config.databaseUrl) {
-    throw new ConfigError('--no-worker needs DATABASE_URL: the embedded database (DATA_DIR) serves one process, so nothing else could process the events this one stores. Drop --no-worker, or use PostgreSQL and run `hookrun worker` beside it.');
+    throw new ConfigError(
+      '--no-worker needs DATABASE_URL: the embedded database (DATA_DIR) serves one process, so nothing else could process the events this one stores. Drop --no-worker, or use PostgreSQL and run `hookrun worker` beside it.',
+    );
   }
 }
 
@@ -35,7 +37,8 @@ const HEAP_GROWING_PERCENT = 100;
 
 async function runService(config: Config, parts: { http: boolean; scheduler: boolean; worker: boolean; devUrl?: string }): Promise<void> {
   // Read by V8 at each full GC, so setting it now works (measured); unlike the young generation's size, fixed at start.
-  if (config.databaseUrl && !process.execArgv.some((flag) => /^--heap[-_]growing[-_]percent\b/.test(flag))) setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+  if (config.databaseUrl && !process.execArgv.some((flag) => /^--heap[-_]growing[-_]percent\b/.test(flag)))
+    setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
   const log = createLogger(config.logLevel);
   const service = await startService(config, { log, ...parts });
   if (service.url) {
@@ -50,10 +53,14 @@ async function runService(config: Config, parts: { http: boolean; scheduler: boo
   }
   if (parts.http) {
     for (const custom of config.customWebhooks) {
-      if (!custom.secret) log.warn(`${custom.secretEnv} is not set: /webhooks/${custom.route} (platform.json webhooks) answers 503 not_configured until it is set and hookrun restarted.`);
+      if (!custom.secret)
+        log.warn(
+          `${custom.secretEnv} is not set: /webhooks/${custom.route} (platform.json webhooks) answers 503 not_configured until it is set and hookrun restarted.`,
+        );
     }
     for (const source of SEED_SOURCES) {
-      if (!config.secrets[source]) log.warn(`${config.secretEnvNames[source][0]} is not set: /webhooks/${source} answers 503 not_configured until it is set and hookrun restarted.`);
+      if (!config.secrets[source])
+        log.warn(`${config.secretEnvNames[source][0]} is not set: /webhooks/${source} answers 503 not_configured until it is set and hookrun restarted.`);
     }
   }
   if (parts.http && !config.cronSecret) {

@@ -19,10 +19,18 @@ export function buildStory(buildSample: BuildSample, nowMs: number = Date.now())
   return [
     { source: 'auth', event: buildSample('auth', 'user.created', { data: { id: user } }, at(0)) },
     { source: 'payments', event: buildSample('payments', 'checkout.session.completed', { data: { object: { customer, client_reference_id: user } } }, at(1)) },
-    { source: 'payments', event: buildSample('payments', 'customer.subscription.created', { data: { object: { id: subscription, customer, status: 'active' } } }, at(2)) },
     {
       source: 'payments',
-      event: buildSample('payments', 'invoice.paid', { data: { object: { customer, subscription, parent: { subscription_details: { subscription } } } } }, at(3)),
+      event: buildSample('payments', 'customer.subscription.created', { data: { object: { id: subscription, customer, status: 'active' } } }, at(2)),
+    },
+    {
+      source: 'payments',
+      event: buildSample(
+        'payments',
+        'invoice.paid',
+        { data: { object: { customer, subscription, parent: { subscription_details: { subscription } } } } },
+        at(3),
+      ),
     },
   ];
 }

@@ -53,7 +53,13 @@ export const MAX_BACKFILL_TICKS = 1000;
  * (of any status) is left alone, the others are queued as `pending` scheduled
  * runs (the scheduler runs them one after another, oldest first).
  */
-export async function backfill(db: Database, clock: Clock, entry: ScheduledJob | undefined, job: string, range: { from: Date; to: Date; dryRun: boolean }): Promise<BackfillPlan> {
+export async function backfill(
+  db: Database,
+  clock: Clock,
+  entry: ScheduledJob | undefined,
+  job: string,
+  range: { from: Date; to: Date; dryRun: boolean },
+): Promise<BackfillPlan> {
   if (!entry) throw new AppError('bad_request', `Job "${job}" has no schedule in platform.json, so it has no ticks to backfill.`);
   const now = clock.now();
   if (!(range.from.getTime() < range.to.getTime())) throw new AppError('bad_request', '--from must be before --to.');
@@ -61,10 +67,28 @@ export async function backfill(db: Database, clock: Clock, entry: ScheduledJob |
   const ticks: Date[] = [];
   for (let at = entry.schedule.next(range.from.getTime() - 1); at !== null && at <= range.to.getTime(); at = entry.schedule.next(at)) {
     ticks.push(new Date(at));
-    if (ticks.length > MAX_BACKFILL_TICKS) throw new AppError('bad_request', `The range has more than ${MAX_BACKFILL_TICKS} ticks of "${entry.schedule.expression}"; backfill a shorter range at a time.`);
+    if (ticks.length > MAX_BACKFILL_TICKS)
+      throw new AppError(
+        'bad_request',
+        `The range has more than ${MAX_BACKFILL_TICKS} ticks of "${entry.schedule.expression}"; backfill a shorter range at a time.`,
+      );
   }
   const done = await ticksWithRuns(db, job, ticks);
   const missing = ticks.filter((t) => !done.has(t.getTime()));
-  const queued = range.dryRun ? 0 : (await enqueueRuns(db, missing.map((at) => ({ job, trigger: 'schedule' as const, scheduledFor: at, attempt: 1, retryOf: null, dueAt: new Date(now) })))).length;
-  return { job, from: range.from.toISOString(), to: range.to.toISOString(), ticks: ticks.map((t) => ({ at: t.toISOString(), hasRun: done.has(t.getTime()) })), queued, dryRun: range.dryRun };
+  const queued = range.dryRun
+    ? 0
+    : (
+        await enqueueRuns(
+          db,
+          missing.map((at) => ({ job, trigger: 'schedule' as const, scheduledFor: at, attempt: 1, retryOf: null, dueAt: new Date(now) })),
+        )
+      ).length;
+  return {
+    job,
+    from: range.from.toISOString(),
+    to: range.to.toISOString(),
+    ticks: ticks.map((t) => ({ at: t.toISOString(), hasRun: done.has(t.getTime()) })),
+    queued,
+    dryRun: range.dryRun,
+  };
 }

@@ -113,7 +113,10 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
   const jobs = withHttpTargets(deps.jobs ?? (await loadAllJobs(config.projectDir)), config);
   const runner: JobRunner = new JobRunner({
     ...{ config, stripe: deps.stripe, db, jobs, clock, log, metrics, onRunFailed: deps.onRunFailed },
-    onRunEnded: (job) => (ticker && !stopping ? startDueRuns(pending, job) : Promise.resolve()).catch((error: unknown) => log.warn({ job, err: { message: messageOf(error) } }, 'could not start the run waiting behind this one; the scheduler tries again')),
+    onRunEnded: (job) =>
+      (ticker && !stopping ? startDueRuns(pending, job) : Promise.resolve()).catch((error: unknown) =>
+        log.warn({ job, err: { message: messageOf(error) } }, 'could not start the run waiting behind this one; the scheduler tries again'),
+      ),
   });
   const pending = { db, jobs, clock, runner, log };
   let validated: { scheduled: ScheduledJob[]; warnings: string[] } | undefined;
@@ -147,7 +150,10 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
     const schedule = scheduleOf(job)?.schedule;
     const tick = schedule?.latestBetween(Number.NEGATIVE_INFINITY, clock.now() + SCHEDULED_DELIVERY_EARLY_MS);
     if (tick === undefined || tick === null) {
-      log.warn({ job }, `scheduled delivery for a job with no ${displayPath(config.platformConfigPath)} entry: run as a manual call (add the entry so repeats of a tick run once)`);
+      log.warn(
+        { job },
+        `scheduled delivery for a job with no ${displayPath(config.platformConfigPath)} entry: run as a manual call (add the entry so repeats of a tick run once)`,
+      );
       return runner.run(job, 'http');
     }
     const started = await runner.start(job, 'schedule', { scheduledFor: new Date(tick) });
@@ -158,7 +164,13 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
     return started.done;
   };
 
-  const routes = createCronRoutes({ jobs, cronSecret: config.cronSecret, remoteAddress: deps.remoteAddress, run: (job) => runner.run(job, 'http'), runScheduled });
+  const routes = createCronRoutes({
+    jobs,
+    cronSecret: config.cronSecret,
+    remoteAddress: deps.remoteAddress,
+    run: (job) => runner.run(job, 'http'),
+    runScheduled,
+  });
 
   return {
     routes,
@@ -167,7 +179,10 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
     startScheduler() {
       if (stopping) return;
       const entries = validate().scheduled;
-      log.info({ jobs: entries.map((s) => `${s.job} "${s.schedule.expression}" (${s.schedule.timezone})`) }, entries.length ? 'scheduler started' : 'scheduler started with no crons in platform.json');
+      log.info(
+        { jobs: entries.map((s) => `${s.job} "${s.schedule.expression}" (${s.schedule.timezone})`) },
+        entries.length ? 'scheduler started' : 'scheduler started with no crons in platform.json',
+      );
       getTicker().start();
     },
     tick: () => getTicker().tick(),

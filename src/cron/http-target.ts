@@ -44,7 +44,9 @@ function httpTargetJob(entry: Required<Pick<CronEntry, 'name' | 'url'>> & CronEn
     timeoutMs: entry.timeoutMs ?? DEFAULT_JOB_TIMEOUT_MS,
     async run({ signal }) {
       if (entry.tokenEnv !== undefined && entry.token === undefined) {
-        throw new Error(`${entry.tokenEnv} is not set: set it to the token ${shownUrl(url)} expects, or remove "tokenEnv" from the entry to call it without one`);
+        throw new Error(
+          `${entry.tokenEnv} is not set: set it to the token ${shownUrl(url)} expects, or remove "tokenEnv" from the entry to call it without one`,
+        );
       }
       const headers: Record<string, string> = { 'user-agent': CRON_USER_AGENT };
       if (entry.token !== undefined) headers.authorization = `Bearer ${entry.token}`;
@@ -73,7 +75,8 @@ export function withHttpTargets(files: JobRegistry, config: Pick<Config, 'crons'
   config.crons.forEach((entry, index) => {
     if (entry.url === undefined || entry.name === undefined) return;
     const where = `${displayPath(config.platformConfigPath)} crons[${index}]`;
-    if (!JOB_NAME.test(entry.name)) throw new ConfigError(`${where}.name "${entry.name}": use lowercase letters, digits and dashes (it becomes /cron/${entry.name.toLowerCase()}).`);
+    if (!JOB_NAME.test(entry.name))
+      throw new ConfigError(`${where}.name "${entry.name}": use lowercase letters, digits and dashes (it becomes /cron/${entry.name.toLowerCase()}).`);
     if (files.has(entry.name)) throw new ConfigError(`${where}.name "${entry.name}": a job file src/cron/jobs/${entry.name}.ts has this name too; rename one.`);
     let url: URL | undefined;
     try {
@@ -81,12 +84,17 @@ export function withHttpTargets(files: JobRegistry, config: Pick<Config, 'crons'
     } catch {
       url = undefined;
     }
-    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new ConfigError(`${where}.url: must be an absolute http(s) URL like "https://billing.internal/cron/sync".`);
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+      throw new ConfigError(`${where}.url: must be an absolute http(s) URL like "https://billing.internal/cron/sync".`);
     if (url.protocol === 'http:' && !isLoopback(url) && entry.allowHttp !== true) {
-      throw new ConfigError(`${where}.url "${shownUrl(url)}": plain http:// to another machine sends each call${entry.tokenEnv ? ' and its token' : ''} unencrypted. Use https://, or add "allowHttp": true to this entry if that network path is trusted.`);
+      throw new ConfigError(
+        `${where}.url "${shownUrl(url)}": plain http:// to another machine sends each call${entry.tokenEnv ? ' and its token' : ''} unencrypted. Use https://, or add "allowHttp": true to this entry if that network path is trusted.`,
+      );
     }
     if (callsItself(url, config)) {
-      throw new ConfigError(`${where}.url "${shownUrl(url)}": calls this hookrun's own /cron/ routes, so each tick would run a job through itself. Schedule the job by "path" instead.`);
+      throw new ConfigError(
+        `${where}.url "${shownUrl(url)}": calls this hookrun's own /cron/ routes, so each tick would run a job through itself. Schedule the job by "path" instead.`,
+      );
     }
     try {
       jobs.set(entry.name, httpTargetJob({ ...entry, name: entry.name, url: entry.url }));

@@ -87,11 +87,13 @@ const NO_RETRIES: RetryPolicy = Object.freeze({ attempts: 1, backoff: 'exponenti
 function readRetries(spec: JobSpec['retries']): RetryPolicy {
   if (spec === undefined) return NO_RETRIES;
   const attempts = spec?.attempts;
-  if (!Number.isInteger(attempts) || attempts < 1 || attempts > 100) throw new TypeError('defineJob: retries.attempts must be a whole number from 1 to 100 (the first run included)');
+  if (!Number.isInteger(attempts) || attempts < 1 || attempts > 100)
+    throw new TypeError('defineJob: retries.attempts must be a whole number from 1 to 100 (the first run included)');
   const backoff = spec.backoff ?? 'exponential';
   if (backoff !== 'exponential' && backoff !== 'fixed') throw new TypeError('defineJob: retries.backoff must be "exponential" or "fixed"');
   const delayMs = spec.delayMs ?? NO_RETRIES.delayMs;
-  if (!Number.isInteger(delayMs) || delayMs < 0 || delayMs > 86_400_000) throw new TypeError('defineJob: retries.delayMs must be a whole number of ms from 0 to 86400000');
+  if (!Number.isInteger(delayMs) || delayMs < 0 || delayMs > 86_400_000)
+    throw new TypeError('defineJob: retries.delayMs must be a whole number of ms from 0 to 86400000');
   return Object.freeze({ attempts, backoff, delayMs });
 }
 
@@ -136,5 +138,15 @@ export function defineJob(spec: JobSpec): JobDefinition {
   if (spec.timezone !== undefined && (typeof spec.timezone !== 'string' || !isTimeZone(spec.timezone))) {
     throw new TypeError(`defineJob: timezone "${String(spec.timezone)}" is not an IANA time zone (use ${TIME_ZONE_EXAMPLES})`);
   }
-  return Object.freeze({ description: spec.description ?? '', timeoutMs, overlap, catchUp, catchUpWindowMs, catchUpMax, retries, timezone: spec.timezone, run: spec.run });
+  return Object.freeze({
+    description: spec.description ?? '',
+    timeoutMs,
+    overlap,
+    catchUp,
+    catchUpWindowMs,
+    catchUpMax,
+    retries,
+    timezone: spec.timezone,
+    run: spec.run,
+  });
 }

@@ -23,11 +23,19 @@ const minutes = (ms: number) => `${Math.round(ms / 60_000)} min`;
  */
 export async function findOverdueJobs(db: Database, scheduled: readonly ScheduledJob[], now: number, graceMs: number, sinceMs: number): Promise<OverdueJob[]> {
   const overdue: OverdueJob[] = [];
-  const last = await latestCronRuns(db, scheduled.map((s) => s.job));
+  const last = await latestCronRuns(
+    db,
+    scheduled.map((s) => s.job),
+  );
   for (const { job, schedule } of scheduled) {
     const tick = schedule.latestBetween(sinceMs, now - graceMs);
     if (tick !== null && !(await tickHasRun(db, job, new Date(tick)))) {
-      overdue.push({ kind: 'tick_late', job, key: `tick_late:${job}:${iso(tick)}`, line: `${job}: the ${iso(tick)} tick has not started (${minutes(now - tick)} late)` });
+      overdue.push({
+        kind: 'tick_late',
+        job,
+        key: `tick_late:${job}:${iso(tick)}`,
+        line: `${job}: the ${iso(tick)} tick has not started (${minutes(now - tick)} late)`,
+      });
     }
     const [next, after] = schedule.nextRuns(2, now);
     if (!next || !after) continue;
@@ -36,7 +44,12 @@ export async function findOverdueJobs(db: Database, scheduled: readonly Schedule
     const reference = Math.max(lastRun ? new Date(lastRun.startedAt).getTime() : Number.NEGATIVE_INFINITY, sinceMs);
     if (now - reference > 2 * interval) {
       const since = lastRun ? `last run ${iso(new Date(lastRun.startedAt).getTime())}` : 'never run';
-      overdue.push({ kind: 'job_stopped', job, key: `job_stopped:${job}:${lastRun?.id ?? 'never'}`, line: `${job}: ${since}, though it is scheduled every ${minutes(interval)}` });
+      overdue.push({
+        kind: 'job_stopped',
+        job,
+        key: `job_stopped:${job}:${lastRun?.id ?? 'never'}`,
+        line: `${job}: ${since}, though it is scheduled every ${minutes(interval)}`,
+      });
     }
   }
   return overdue;

@@ -30,7 +30,14 @@ export async function startDueRuns(deps: PendingDeps, only?: string): Promise<nu
     const definition = jobs.get(job);
     if (!definition) continue; // its file is gone: the rows wait until it comes back
     for (;;) {
-      const row = await startDueRun(db, { job, now, expiresAt: new Date(now.getTime() + definition.timeoutMs), allowOverlap: definition.overlap === 'allow', instance: INSTANCE, retry: retryRule(definition) });
+      const row = await startDueRun(db, {
+        job,
+        now,
+        expiresAt: new Date(now.getTime() + definition.timeoutMs),
+        allowOverlap: definition.overlap === 'allow',
+        instance: INSTANCE,
+        retry: retryRule(definition),
+      });
       if (!row) break;
       started += 1;
       runner.runClaimed({ ...row, startedAt: now, scheduledFor: row.scheduledFor && new Date(row.scheduledFor) }).catch((error: unknown) => {

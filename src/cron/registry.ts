@@ -45,7 +45,9 @@ export async function loadJobs(dir: URL = JOBS_DIR, extensions: readonly string[
   for (const { url, name, file } of listModuleFiles(dir, extensions) ?? []) {
     const where = displayPath(url);
     if (!JOB_NAME.test(name)) {
-      throw new ConfigError(`${where}: a job file name becomes its route /cron/<name>; rename it to lowercase letters, digits and dashes (e.g. keep-alive${extname(file)}).`);
+      throw new ConfigError(
+        `${where}: a job file name becomes its route /cron/<name>; rename it to lowercase letters, digits and dashes (e.g. keep-alive${extname(file)}).`,
+      );
     }
     if (jobs.has(name)) throw new ConfigError(`${where}: a second file for job "${name}"; keep one.`);
     let exported: unknown;

@@ -85,16 +85,25 @@ export function createCronRoutes(options: CronRoutesOptions): Hono {
 
   app.use('*', async (c, next) => {
     if (options.cronSecret === undefined && throughProxy(c)) {
-      throw new AppError('forbidden', 'CRON_SECRET is not set, so /cron routes answer only callers on this machine, and this request came through a proxy (Forwarded, X-Forwarded-*, Via), which could be relaying anyone. Set CRON_SECRET (32+ characters) and send Authorization: Bearer <CRON_SECRET>.');
+      throw new AppError(
+        'forbidden',
+        'CRON_SECRET is not set, so /cron routes answer only callers on this machine, and this request came through a proxy (Forwarded, X-Forwarded-*, Via), which could be relaying anyone. Set CRON_SECRET (32+ characters) and send Authorization: Bearer <CRON_SECRET>.',
+      );
     }
     if (options.cronSecret !== undefined) {
       if (!secureEqual(bearerToken(c.req.header('authorization')), options.cronSecret)) {
         throw new AppError('unauthorized', 'Send Authorization: Bearer <CRON_SECRET>; the token is missing or wrong.');
       }
     } else if (!isLoopbackAddress(remoteAddress(c))) {
-      throw new AppError('forbidden', 'CRON_SECRET is not set, so /cron routes answer only callers on this machine. Set CRON_SECRET and send Authorization: Bearer <CRON_SECRET>.');
+      throw new AppError(
+        'forbidden',
+        'CRON_SECRET is not set, so /cron routes answer only callers on this machine. Set CRON_SECRET and send Authorization: Bearer <CRON_SECRET>.',
+      );
     } else if (fromBrowserPage(c)) {
-      throw new AppError('forbidden', 'CRON_SECRET is not set, so /cron routes refuse requests a web page sends (Origin, Sec-Fetch-Site) or that name another host (DNS rebinding). Call it with curl, or set CRON_SECRET.');
+      throw new AppError(
+        'forbidden',
+        'CRON_SECRET is not set, so /cron routes refuse requests a web page sends (Origin, Sec-Fetch-Site) or that name another host (DNS rebinding). Call it with curl, or set CRON_SECRET.',
+      );
     }
     await next();
   });

@@ -171,13 +171,25 @@ export class JobRunner {
   }
 
   /** Run a row already made `running` for this instance (a pending run started by pending-runs.ts). */
-  runClaimed(row: { id: number; job: string; trigger: CronTrigger; scheduledFor: Date | null; startedAt: Date; attempt: number; retryOf: number | null }): Promise<CronRunResult> {
+  runClaimed(row: {
+    id: number;
+    job: string;
+    trigger: CronTrigger;
+    scheduledFor: Date | null;
+    startedAt: Date;
+    attempt: number;
+    retryOf: number | null;
+  }): Promise<CronRunResult> {
     const definition = this.deps.jobs.get(row.job);
     if (!definition) throw new AppError('not_found', unknownJobMessage(row.job, this.deps.jobs));
     return this.execute(definition, row);
   }
 
-  private execute(definition: JobDefinition, base: Omit<CronRunResult, 'status' | 'error' | 'finishedAt' | 'durationMs'> & { retryOf: number | null }, outer?: AbortSignal): Promise<CronRunResult> {
+  private execute(
+    definition: JobDefinition,
+    base: Omit<CronRunResult, 'status' | 'error' | 'finishedAt' | 'durationMs'> & { retryOf: number | null },
+    outer?: AbortSignal,
+  ): Promise<CronRunResult> {
     const { db, clock, log, metrics } = this.deps;
     const { job, trigger } = base;
     const controller = new AbortController();
@@ -192,16 +204,30 @@ export class JobRunner {
 
     this.busy.set(job, (this.busy.get(job) ?? 0) + 1);
     this.controllers.add(controller);
-    const execution = (async () => definition.run({ db, config: this.deps.config, stripe: this.deps.stripe, signal: controller.signal, log: captured.log, clock, now: base.startedAt, trigger, scheduledFor: base.scheduledFor, runId: base.id }))();
-    const returned = execution.then(
-      () => undefined,
-      () => undefined,
-    ).finally(() => {
-      this.busy.set(job, (this.busy.get(job) ?? 1) - 1);
-      this.controllers.delete(controller);
-      clearTimeout(timer);
-      outer?.removeEventListener('abort', onOuterAbort);
-    });
+    const execution = (async () =>
+      definition.run({
+        db,
+        config: this.deps.config,
+        stripe: this.deps.stripe,
+        signal: controller.signal,
+        log: captured.log,
+        clock,
+        now: base.startedAt,
+        trigger,
+        scheduledFor: base.scheduledFor,
+        runId: base.id,
+      }))();
+    const returned = execution
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => {
+        this.busy.set(job, (this.busy.get(job) ?? 1) - 1);
+        this.controllers.delete(controller);
+        clearTimeout(timer);
+        outer?.removeEventListener('abort', onOuterAbort);
+      });
     this.track(returned);
 
     const aborted = untilAborted(controller.signal);
@@ -224,7 +250,10 @@ export class JobRunner {
         await settleCronRun(db, base, { status, error, finishedAt, durationMs, output: captured.output() }, retry);
       } catch (writeError) {
         recorded = false;
-        runLog.error({ err: { message: messageOf(writeError) } }, 'cron run outcome not recorded: its row stays running until it expires, then the instance that sees it expire queues its retry (if it has attempts left)');
+        runLog.error(
+          { err: { message: messageOf(writeError) } },
+          'cron run outcome not recorded: its row stays running until it expires, then the instance that sees it expire queues its retry (if it has attempts left)',
+        );
       }
       metrics.cronRuns.inc({ job, trigger, status });
       const retryAt = recorded ? (retry?.dueAt ?? null) : null;
@@ -234,7 +263,20 @@ export class JobRunner {
         if (!retry) this.deps.onRunFailed?.({ job, trigger, error, runId: base.id });
       }
       await this.deps.onRunEnded?.(job); // before `done` settles, so drain() also waits for what it starts
-      return { id: base.id, job, trigger, scheduledFor: base.scheduledFor, startedAt: base.startedAt, attempt: base.attempt, status, error, finishedAt, durationMs, retryAt, output: captured.output() };
+      return {
+        id: base.id,
+        job,
+        trigger,
+        scheduledFor: base.scheduledFor,
+        startedAt: base.startedAt,
+        attempt: base.attempt,
+        status,
+        error,
+        finishedAt,
+        durationMs,
+        retryAt,
+        output: captured.output(),
+      };
     })();
     this.track(done);
     return done;

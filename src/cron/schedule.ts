@@ -154,7 +154,9 @@ export function validateCrons(entries: readonly CronEntry[], jobs: JobRegistry, 
     if (!path.startsWith('/cron/')) throw new ConfigError(`${where}.path "${path}": must be under /cron/ (jobs are served at /cron/<job>).`);
     const job = path.slice('/cron/'.length);
     if (!JOB_NAME.test(job)) {
-      throw new ConfigError(`${where}.${field} "${shown}": must be ${field === 'path' ? '/cron/<job> with a job name of ' : ''}lowercase letters, digits and dashes (no query string or trailing slash).`);
+      throw new ConfigError(
+        `${where}.${field} "${shown}": must be ${field === 'path' ? '/cron/<job> with a job name of ' : ''}lowercase letters, digits and dashes (no query string or trailing slash).`,
+      );
     }
     if (!jobs.has(job)) {
       const list = jobs.size > 0 ? [...jobs.keys()].sort().join(', ') : 'none';
@@ -175,9 +177,12 @@ export function validateCrons(entries: readonly CronEntry[], jobs: JobRegistry, 
     }
     const reasons = vercelIncompatibilities(entry.schedule);
     if (reasons.length > 0) {
-      warnings.push(`${where}.schedule "${entry.schedule}": Vercel Cron would refuse this (${reasons.join('; ')}). hookrun accepts it and runs it in ${timezone}.`);
+      warnings.push(
+        `${where}.schedule "${entry.schedule}": Vercel Cron would refuse this (${reasons.join('; ')}). hookrun accepts it and runs it in ${timezone}.`,
+      );
     }
-    if (entry.tokenEnv !== undefined && entry.token === undefined) warnings.push(`${where}.tokenEnv: ${entry.tokenEnv} is not set: each run of ${job} fails, saying so, until it is.`);
+    if (entry.tokenEnv !== undefined && entry.token === undefined)
+      warnings.push(`${where}.tokenEnv: ${entry.tokenEnv} is not set: each run of ${job} fails, saying so, until it is.`);
     scheduled.push({ job, path, index, schedule });
   });
   return { scheduled, warnings };

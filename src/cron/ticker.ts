@@ -57,7 +57,11 @@ export function delayToNextTick(entries: readonly Pick<TickerEntry, 'schedule'>[
 function missedTicks(entry: TickerEntry, cursor: number, now: number): Date[] {
   const max = entry.catchUpMax ?? 24;
   const ticks: number[] = [];
-  for (let at = entry.schedule.next(Math.max(cursor, now - (entry.catchUpWindowMs ?? 86_400_000) - 1)); at !== null && at <= now; at = entry.schedule.next(at)) {
+  for (
+    let at = entry.schedule.next(Math.max(cursor, now - (entry.catchUpWindowMs ?? 86_400_000) - 1));
+    at !== null && at <= now;
+    at = entry.schedule.next(at)
+  ) {
     ticks.push(at);
     if (ticks.length > max) ticks.shift();
   }
@@ -163,9 +167,15 @@ export class Ticker {
     }
     if (late && entry.catchUp === 'all') {
       const ticks = missedTicks(entry, cursor, now);
-      await enqueueRuns(this.deps.db, ticks.map((at) => ({ job: entry.job, trigger: 'schedule' as const, scheduledFor: at, attempt: 1, retryOf: null, dueAt: new Date(now) })));
+      await enqueueRuns(
+        this.deps.db,
+        ticks.map((at) => ({ job: entry.job, trigger: 'schedule' as const, scheduledFor: at, attempt: 1, retryOf: null, dueAt: new Date(now) })),
+      );
       this.cursors.set(entry.job, now);
-      log.info({ job: entry.job, ticks: ticks.length, from: ticks[0], to: ticks[ticks.length - 1] }, 'catching up: running every missed cron tick in the window, oldest first');
+      log.info(
+        { job: entry.job, ticks: ticks.length, from: ticks[0], to: ticks[ticks.length - 1] },
+        'catching up: running every missed cron tick in the window, oldest first',
+      );
       return { job: entry.job, kind: 'caught-up', ticks };
     }
     if (late) log.info({ job: entry.job, scheduledFor }, 'catching up: running the latest missed cron tick once');

@@ -21,7 +21,16 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 export function zonedTime(at: Date | number, zone: string): string {
   let format = formatters.get(zone);
   if (!format) {
-    format = new Intl.DateTimeFormat('sv-SE', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+    format = new Intl.DateTimeFormat('sv-SE', {
+      timeZone: zone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+    });
     formatters.set(zone, format);
   }
   const text = format.format(new Date(at));
@@ -31,7 +40,10 @@ export function zonedTime(at: Date | number, zone: string): string {
 /** A tick for a listing: `2026-11-24 08:00:00Z` in UTC, else `2026-11-24 09:00 Europe/Berlin (08:00Z)`. */
 export function tickInZone(at: Date | number | string, zone: string): string {
   const date = new Date(at);
-  const utc = date.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, 'Z');
+  const utc = date
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d{3}Z$/, 'Z');
   if (zone === 'UTC' || zone === 'Etc/UTC') return utc;
   return `${zonedTime(date, zone)} (${utc.slice(11, 16)}Z)`;
 }

@@ -7,7 +7,10 @@ import type { Queryable } from './database.js';
  */
 export async function revokeSession(db: Queryable, signature: string, expiresAt: Date, now: Date): Promise<void> {
   await db.query('DELETE FROM hookrun.admin_sessions_revoked WHERE expires_at <= $1', [now.toISOString()]);
-  await db.query('INSERT INTO hookrun.admin_sessions_revoked (signature, expires_at) VALUES ($1, $2) ON CONFLICT (signature) DO NOTHING', [signature, expiresAt.toISOString()]);
+  await db.query('INSERT INTO hookrun.admin_sessions_revoked (signature, expires_at) VALUES ($1, $2) ON CONFLICT (signature) DO NOTHING', [
+    signature,
+    expiresAt.toISOString(),
+  ]);
 }
 
 /** Whether a session was logged out (on any instance). */

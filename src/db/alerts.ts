@@ -10,7 +10,10 @@ const CLAIM_TTL_MS = 7 * 86_400_000;
  */
 export async function claimAlert(db: Queryable, key: string, now: number): Promise<boolean> {
   await db.query('DELETE FROM hookrun.alert_claims WHERE claimed_at < $1::timestamptz', [new Date(now - CLAIM_TTL_MS)]);
-  const rows = await db.query('INSERT INTO hookrun.alert_claims (key, claimed_at) VALUES ($1, $2::timestamptz) ON CONFLICT (key) DO NOTHING RETURNING key', [key, new Date(now)]);
+  const rows = await db.query('INSERT INTO hookrun.alert_claims (key, claimed_at) VALUES ($1, $2::timestamptz) ON CONFLICT (key) DO NOTHING RETURNING key', [
+    key,
+    new Date(now),
+  ]);
   return rows.length === 1;
 }
 

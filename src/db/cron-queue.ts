@@ -58,7 +58,10 @@ export async function pausedJobs(db: Queryable): Promise<Map<string, Date>> {
 /** Ticks of the job that have a run (any status) at or after `attempt` 1, among `ticks`. */
 export async function ticksWithRuns(db: Queryable, job: string, ticks: readonly Date[]): Promise<Set<number>> {
   if (ticks.length === 0) return new Set();
-  const rows = await db.query<{ at: Date | string }>(`SELECT DISTINCT scheduled_for AS at FROM hookrun.cron_runs WHERE job = $1 AND scheduled_for = ANY($2::timestamptz[])`, [job, ticks]);
+  const rows = await db.query<{ at: Date | string }>(
+    `SELECT DISTINCT scheduled_for AS at FROM hookrun.cron_runs WHERE job = $1 AND scheduled_for = ANY($2::timestamptz[])`,
+    [job, ticks],
+  );
   return new Set(rows.map((r) => new Date(r.at).getTime()));
 }
 

@@ -60,10 +60,7 @@ export interface ClaimInput {
 
 /** The outcome of a claim: we run it, it waits behind a running one, we recorded a skip, or another instance owns this tick. */
 export type ClaimResult =
-  | { kind: 'started'; id: number }
-  | { kind: 'queued'; id: number }
-  | { kind: 'skipped'; id: number; reason: string }
-  | { kind: 'taken' };
+  { kind: 'started'; id: number } | { kind: 'queued'; id: number } | { kind: 'skipped'; id: number; reason: string } | { kind: 'taken' };
 
 /** A job's retry policy as the database needs it: attempts in all (the first included), and the wait after failed attempt n. */
 export interface RetryRule {
@@ -95,13 +92,24 @@ export async function enqueueRuns(db: Queryable, runs: readonly PendingRun[]): P
        AS r(job, trigger, scheduled_for, attempt, retry_of, due_at)
      ON CONFLICT (job, scheduled_for, attempt) DO NOTHING
      RETURNING id`,
-    [runs.map((r) => r.job), runs.map((r) => r.trigger), runs.map((r) => r.scheduledFor), runs.map((r) => r.attempt), runs.map((r) => r.retryOf), runs.map((r) => r.dueAt)],
+    [
+      runs.map((r) => r.job),
+      runs.map((r) => r.trigger),
+      runs.map((r) => r.scheduledFor),
+      runs.map((r) => r.attempt),
+      runs.map((r) => r.retryOf),
+      runs.map((r) => r.dueAt),
+    ],
   );
   return rows.map((r) => Number(r.id));
 }
 
 /** The next attempt of a failed scheduled run, when its policy has one left; null otherwise. */
-export function retryOf(run: { id: number; job: string; trigger: CronTrigger; scheduledFor: Date | null; attempt: number; retryOf: number | null }, rule: RetryRule | undefined, failedAt: Date): PendingRun | null {
+export function retryOf(
+  run: { id: number; job: string; trigger: CronTrigger; scheduledFor: Date | null; attempt: number; retryOf: number | null },
+  rule: RetryRule | undefined,
+  failedAt: Date,
+): PendingRun | null {
   if (!rule || run.trigger !== 'schedule' || run.attempt >= rule.attempts) return null;
   const dueAt = new Date(failedAt.getTime() + rule.delayMs(run.attempt));
   return { job: run.job, trigger: run.trigger, scheduledFor: run.scheduledFor, attempt: run.attempt + 1, retryOf: run.retryOf ?? run.id, dueAt };
@@ -115,7 +123,14 @@ export function retryOf(run: { id: number; job: string; trigger: CronTrigger; sc
  */
 export async function lockJob(tx: Queryable, job: string, now: Date, retry?: RetryRule): Promise<void> {
   await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [CLAIM_LOCK_CLASS, job]);
-  const abandoned = await tx.query<{ id: string | number; trigger: CronTrigger; scheduledFor: Date | string | null; attempt: number; retryOf: string | number | null; expiresAt: Date | string }>(
+  const abandoned = await tx.query<{
+    id: string | number;
+    trigger: CronTrigger;
+    scheduledFor: Date | string | null;
+    attempt: number;
+    retryOf: string | number | null;
+    expiresAt: Date | string;
+  }>(
     `UPDATE hookrun.cron_runs SET status = 'failed', finished_at = expires_at,
        error = 'abandoned: the instance running it stopped before it finished (no result after its timeout)'
      WHERE job = $1 AND status = 'running' AND expires_at <= $2
@@ -123,7 +138,14 @@ export async function lockJob(tx: Queryable, job: string, now: Date, retry?: Ret
     [job, now],
   );
   const retries = abandoned.flatMap((r) => {
-    const run = { id: Number(r.id), job, trigger: r.trigger, scheduledFor: r.scheduledFor === null ? null : new Date(r.scheduledFor), attempt: Number(r.attempt), retryOf: r.retryOf === null ? null : Number(r.retryOf) };
+    const run = {
+      id: Number(r.id),
+      job,
+      trigger: r.trigger,
+      scheduledFor: r.scheduledFor === null ? null : new Date(r.scheduledFor),
+      attempt: Number(r.attempt),
+      retryOf: r.retryOf === null ? null : Number(r.retryOf),
+    };
     return retryOf(run, retry, new Date(r.expiresAt)) ?? [];
   });
   await enqueueRuns(tx, retries);
@@ -131,7 +153,10 @@ export async function lockJob(tx: Queryable, job: string, now: Date, retry?: Ret
 
 /** The id of a `running` run of the job, if any (call under `lockJob`). */
 export async function runningRunOf(tx: Queryable, job: string): Promise<number | undefined> {
-  const rows = await tx.query<{ id: string | number }>(`SELECT id FROM hookrun.cron_runs WHERE job = $1 AND status = 'running' ORDER BY started_at DESC LIMIT 1`, [job]);
+  const rows = await tx.query<{ id: string | number }>(
+    `SELECT id FROM hookrun.cron_runs WHERE job = $1 AND status = 'running' ORDER BY started_at DESC LIMIT 1`,
+    [job],
+  );
   return rows[0] ? Number(rows[0].id) : undefined;
 }
 
@@ -199,7 +224,11 @@ export async function settleCronRun(
     );
     if (retry) await enqueueRuns(tx, [retry]);
     else if (outcome.status === 'succeeded' && run.scheduledFor) {
-      await tx.query(`DELETE FROM hookrun.cron_runs WHERE job = $1 AND scheduled_for = $2 AND attempt = $3 AND status = 'pending'`, [run.job, run.scheduledFor, run.attempt + 1]);
+      await tx.query(`DELETE FROM hookrun.cron_runs WHERE job = $1 AND scheduled_for = $2 AND attempt = $3 AND status = 'pending'`, [
+        run.job,
+        run.scheduledFor,
+        run.attempt + 1,
+      ]);
     }
   });
 }
@@ -236,9 +265,9 @@ export async function listCronRuns(
 
 /** Whether the tick at `tick` has a run: claimed for that tick, or any run of the job started since (an outside scheduler's plain call). */
 export async function tickHasRun(db: Queryable, job: string, tick: Date): Promise<boolean> {
-  const rows = await db.query(
-    'SELECT 1 FROM hookrun.cron_runs WHERE job = $1 AND (scheduled_for = $2::timestamptz OR started_at >= $2::timestamptz) LIMIT 1',
-    [job, tick],
-  );
+  const rows = await db.query('SELECT 1 FROM hookrun.cron_runs WHERE job = $1 AND (scheduled_for = $2::timestamptz OR started_at >= $2::timestamptz) LIMIT 1', [
+    job,
+    tick,
+  ]);
   return rows.length > 0;
 }

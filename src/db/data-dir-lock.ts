@@ -83,7 +83,9 @@ async function tryLockDataDir(dataDir: string): Promise<DataDirLock> {
           'Stop that process, or give this one its own DATA_DIR; to run several instances, share a PostgreSQL database with DATABASE_URL.',
       );
     }
-    throw new ConfigError(`DATA_DIR ${dataDir}: could not lock ${lockPath} (flock exited ${code}: ${stderr.trim() || 'no message'}); check the folder's permissions.`);
+    throw new ConfigError(
+      `DATA_DIR ${dataDir}: could not lock ${lockPath} (flock exited ${code}: ${stderr.trim() || 'no message'}); check the folder's permissions.`,
+    );
   }
   child.unref();
   for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as unknown as { unref?: () => void }).unref?.();

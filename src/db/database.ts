@@ -73,4 +73,3 @@ export interface OpenOptions {
   /** Called when an idle pooled connection dies (the pool recovers by itself). */
   onPoolError?: (error: Error) => void;
 }
-

@@ -69,7 +69,9 @@ export async function listEvents(db: Database, query: ListEventsQuery = {}): Pro
   if (query.before !== undefined) conditions.push(`id < ${param(query.before)}`);
   if (query.search) conditions.push(searchCondition(query.search, param));
   const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-  const rows = (await db.query<SummaryRow>(`SELECT ${SUMMARY_COLUMNS} FROM hookrun.webhook_events ${where} ORDER BY id DESC LIMIT ${param(limit + 1)}`, params)).map(asSummary);
+  const rows = (
+    await db.query<SummaryRow>(`SELECT ${SUMMARY_COLUMNS} FROM hookrun.webhook_events ${where} ORDER BY id DESC LIMIT ${param(limit + 1)}`, params)
+  ).map(asSummary);
   const events = rows.slice(0, limit);
   return { events, nextCursor: rows.length > limit ? events[events.length - 1]!.id : undefined };
 }
@@ -114,7 +116,10 @@ const settledCounts = new WeakMap<Database, SettledCount>();
 
 async function countWhereStatusIn(db: Database, statuses: string[]): Promise<Map<string, number>> {
   // One index range per status: (status, id) and the partial due index hold them in order.
-  const rows = await db.query<{ status: string; count: number }>('SELECT status, count(*)::int AS count FROM hookrun.webhook_events WHERE status = ANY($1::text[]) GROUP BY status', [statuses]);
+  const rows = await db.query<{ status: string; count: number }>(
+    'SELECT status, count(*)::int AS count FROM hookrun.webhook_events WHERE status = ANY($1::text[]) GROUP BY status',
+    [statuses],
+  );
   return new Map(rows.map((r) => [r.status, Number(r.count)]));
 }
 

@@ -172,7 +172,8 @@ export const IDENTITY_MIRROR: WriteFamily<IdentityMirrorWrites> = { name: 'ident
 export const upsertUser = (db: Queryable, user: UserState) => writeNow(IDENTITY_MIRROR, db, (w) => w.user(user));
 
 /** Mark a user deleted at `at` now (tombstone if unknown); a repeat changes nothing. */
-export const markUserDeleted = (db: Queryable, id: string, at: Date, provider?: string) => writeNow(IDENTITY_MIRROR, db, (w) => w.userDeleted({ id, at, provider }));
+export const markUserDeleted = (db: Queryable, id: string, at: Date, provider?: string) =>
+  writeNow(IDENTITY_MIRROR, db, (w) => w.userDeleted({ id, at, provider }));
 
 /** Create or update an organization now unless newer (or deleting) state is already stored. */
 export const upsertOrganization = (db: Queryable, org: OrganizationState) => writeNow(IDENTITY_MIRROR, db, (w) => w.organization(org));

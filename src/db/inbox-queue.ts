@@ -134,11 +134,7 @@ interface ClaimRow {
 
 /** Claim up to `limit` due events for `leaseMs`, marking them `processing` and counting the attempt. */
 export async function claimDueEvents(db: Queryable, options: { now: number; leaseMs: number; limit: number }): Promise<ClaimedEvent[]> {
-  const rows = await db.query<ClaimRow>(CLAIM_SQL, [
-    new Date(options.now).toISOString(),
-    new Date(options.now + options.leaseMs).toISOString(),
-    options.limit,
-  ]);
+  const rows = await db.query<ClaimRow>(CLAIM_SQL, [new Date(options.now).toISOString(), new Date(options.now + options.leaseMs).toISOString(), options.limit]);
   return rows
     .map((row) => ({
       id: Number(row.id),

@@ -86,7 +86,17 @@ export async function settleEvents(db: Queryable, settlements: Settlement[], now
     const runs: Array<[number, HandlerRun]> = [];
     for (const s of settlements) {
       if (s.runs && s.runs.length > 0) for (const r of s.runs) runs.push([s.id, r]);
-      else runs.push([s.id, { handler: s.handler ?? null, outcome: s.status, error: 'error' in s ? s.error : undefined, startedAt: s.timing?.startedAt, durationMs: s.timing?.durationMs }]);
+      else
+        runs.push([
+          s.id,
+          {
+            handler: s.handler ?? null,
+            outcome: s.status,
+            error: 'error' in s ? s.error : undefined,
+            startedAt: s.timing?.startedAt,
+            durationMs: s.timing?.durationMs,
+          },
+        ]);
     }
     rows = await db.query<{ id: number }>(SETTLE_SQL, [
       ...event,

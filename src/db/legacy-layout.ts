@@ -42,7 +42,9 @@ export async function upgradeLegacyLayout(tx: Queryable, schema: string, folder:
   if (!found?.tables || !found.bookkeeping) return [];
   const legacy = readMigrations(folder);
   const hashes = legacy.map((migration) => migration.hash);
-  const recorded = new Set((await tx.query<{ hash: string }>('SELECT hash FROM drizzle.__drizzle_migrations WHERE hash = ANY($1::text[])', [hashes])).map((r) => r.hash));
+  const recorded = new Set(
+    (await tx.query<{ hash: string }>('SELECT hash FROM drizzle.__drizzle_migrations WHERE hash = ANY($1::text[])', [hashes])).map((r) => r.hash),
+  );
   if (recorded.size === 0) return [];
   await tx.query('SET LOCAL search_path TO public'); // the previous release's SQL names its tables unqualified
   for (const migration of legacy) {

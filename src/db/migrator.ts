@@ -28,7 +28,8 @@ export async function applyMigrations(db: Pick<Database, 'transaction'>, schema:
     await tx.query('CREATE TABLE IF NOT EXISTS hookrun.__drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)');
     const [row] = await tx.query<{ last: string | number | null }>('SELECT max(created_at) AS last FROM hookrun.__drizzle_migrations');
     let last = row?.last === null || row?.last === undefined ? undefined : Number(row.last);
-    const record = (migration: Migration) => tx.query('INSERT INTO hookrun.__drizzle_migrations (hash, created_at) VALUES ($1, $2)', [migration.hash, migration.when]);
+    const record = (migration: Migration) =>
+      tx.query('INSERT INTO hookrun.__drizzle_migrations (hash, created_at) VALUES ($1, $2)', [migration.hash, migration.when]);
     let movedFromPublic: string[] = [];
     if (last === undefined && migrations[0]) {
       movedFromPublic = await upgradeLegacyLayout(tx, schema);

@@ -18,11 +18,7 @@ export type MirrorTable = keyof typeof MIRROR_TABLES;
  * see "the user is in the users table" on the embedded database. The table
  * name comes from MIRROR_TABLES, never from the caller's text.
  */
-export async function listMirrorRows(
-  db: Queryable,
-  table: MirrorTable,
-  options: { limit: number; search?: string },
-): Promise<Array<Record<string, unknown>>> {
+export async function listMirrorRows(db: Queryable, table: MirrorTable, options: { limit: number; search?: string }): Promise<Array<Record<string, unknown>>> {
   const columns = MIRROR_TABLES[table];
   const searchable = columns.filter((c) => c === 'id' || c === 'email' || c === 'name' || c.endsWith('_id'));
   const where = options.search ? `WHERE ${searchable.map((c) => `${c} ILIKE $2`).join(' OR ')}` : '';

@@ -111,7 +111,15 @@ export class PaymentsMirrorWrites implements DeferredWrites {
     this.subscriptions = [];
     let written = 0;
     for (const round of rounds(customers, (c) => c.id)) {
-      written += (await db.query(UPSERT_CUSTOMERS_SQL, [round.map((c) => c.id), round.map((c) => c.email), round.map((c) => c.userId), round.map((c) => iso(c.at)), round.map((c) => c.provider ?? 'stripe')])).length;
+      written += (
+        await db.query(UPSERT_CUSTOMERS_SQL, [
+          round.map((c) => c.id),
+          round.map((c) => c.email),
+          round.map((c) => c.userId),
+          round.map((c) => iso(c.at)),
+          round.map((c) => c.provider ?? 'stripe'),
+        ])
+      ).length;
     }
     for (const round of rounds(subscriptions, (op) => (op.kind === 'upsert' ? op.s.id : op.t.id))) {
       const upserts = round.flatMap((op) => (op.kind === 'upsert' ? [op.s] : []));
@@ -130,7 +138,12 @@ export class PaymentsMirrorWrites implements DeferredWrites {
         written += (await db.query(UPSERT_SUBSCRIPTIONS_SQL, params)).length;
       }
       if (transitions.length > 0) {
-        const params = [transitions.map((t) => t.id), transitions.map((t) => t.fromStatuses.join(',')), transitions.map((t) => t.toStatus), transitions.map((t) => iso(t.at))];
+        const params = [
+          transitions.map((t) => t.id),
+          transitions.map((t) => t.fromStatuses.join(',')),
+          transitions.map((t) => t.toStatus),
+          transitions.map((t) => iso(t.at)),
+        ];
         written += (await db.query(TRANSITION_SUBSCRIPTIONS_SQL, params)).length;
       }
     }

@@ -11,8 +11,7 @@ import { DEFAULT_SCHEMA, schemaRewrite } from './schema-name.js';
  */
 export function wrapPglite(client: PGlite, schema: string = DEFAULT_SCHEMA): Database {
   const inSchema = schemaRewrite(schema);
-  const query = async <T>(text: string, params?: unknown[]): Promise<T[]> =>
-    (await client.query<T>(inSchema(text), params)).rows;
+  const query = async <T>(text: string, params?: unknown[]): Promise<T[]> => (await client.query<T>(inSchema(text), params)).rows;
   const db: Database = {
     kind: 'pglite',
     query,

@@ -131,7 +131,9 @@ function wrapThread(thread: ThreadConnection, release: () => Promise<void>, sche
       await thread.request({ op: 'begin', tx });
       let result;
       try {
-        result = await fn({ query: async <T>(text: string, params?: unknown[]) => (await thread.request({ op: 'query', text: inSchema(text), params, tx })) as T[] });
+        result = await fn({
+          query: async <T>(text: string, params?: unknown[]) => (await thread.request({ op: 'query', text: inSchema(text), params, tx })) as T[],
+        });
       } catch (error) {
         await thread.request({ op: 'rollback', tx });
         throw error;

@@ -38,8 +38,7 @@ export function openPostgres(url: string, options: OpenOptions): Database {
     const name = params && params.length > 0 ? names?.nameOf(text) : undefined;
     return name ? { name, text, values: params } : { text, values: params };
   };
-  const query = async <T>(text: string, params?: unknown[]): Promise<T[]> =>
-    (await pool.query(statement(text, params))).rows as T[];
+  const query = async <T>(text: string, params?: unknown[]): Promise<T[]> => (await pool.query(statement(text, params))).rows as T[];
   const db: Database = {
     kind: 'postgres',
     query,
@@ -86,7 +85,12 @@ const LISTEN_RETRY_MAX_MS = 30_000;
  * are gone, so listeners look for what they missed. The first connect throws;
  * later losses are reported to `onLost` and never thrown.
  */
-async function listenWithReconnect(url: string, channel: string, onNotify: (payload: string) => void, onLost?: (error: Error) => void): Promise<() => Promise<void>> {
+async function listenWithReconnect(
+  url: string,
+  channel: string,
+  onNotify: (payload: string) => void,
+  onLost?: (error: Error) => void,
+): Promise<() => Promise<void>> {
   let stopped = false;
   let current: pg.Client | undefined;
   let timer: NodeJS.Timeout | undefined;

@@ -49,12 +49,10 @@ export interface SavedSlice {
 
 /** Save the keys of one slice's old finished events; see SAVE_KEYS_SQL. */
 export async function saveKeysOfOldEvents(db: Queryable, options: { afterId: number; limit: number; before: Date; keepKeysFrom: Date }): Promise<SavedSlice> {
-  const [row] = await db.query<{ last_id: number | null; first_received_at: Date | string | null; ids: Array<number | string>; saved: number | string }>(SAVE_KEYS_SQL, [
-    options.afterId,
-    options.limit,
-    options.before.toISOString(),
-    options.keepKeysFrom.toISOString(),
-  ]);
+  const [row] = await db.query<{ last_id: number | null; first_received_at: Date | string | null; ids: Array<number | string>; saved: number | string }>(
+    SAVE_KEYS_SQL,
+    [options.afterId, options.limit, options.before.toISOString(), options.keepKeysFrom.toISOString()],
+  );
   return {
     lastId: row?.last_id == null ? undefined : Number(row.last_id),
     firstReceivedAt: row?.first_received_at ? new Date(row.first_received_at) : undefined,
@@ -83,9 +81,11 @@ export async function trimCronRuns(db: Queryable, before: Date, limit: number): 
 }
 
 /** What a prune would delete now (the dry run): full counts, so only for the CLI and the admin API. */
-export async function countPrunable(db: Queryable, cutoffs: { events?: Date; keys?: Date; cronRuns?: Date }): Promise<{ events: number; dedupeKeys: number; cronRuns: number }> {
-  const count = async (sql: string, cutoff: Date | undefined) =>
-    cutoff ? Number((await db.query<{ n: number }>(sql, [cutoff.toISOString()]))[0]?.n ?? 0) : 0;
+export async function countPrunable(
+  db: Queryable,
+  cutoffs: { events?: Date; keys?: Date; cronRuns?: Date },
+): Promise<{ events: number; dedupeKeys: number; cronRuns: number }> {
+  const count = async (sql: string, cutoff: Date | undefined) => (cutoff ? Number((await db.query<{ n: number }>(sql, [cutoff.toISOString()]))[0]?.n ?? 0) : 0);
   return {
     events: await count(`SELECT count(*) AS n FROM hookrun.webhook_events WHERE status IN ${FINISHED} AND received_at < $1::timestamptz`, cutoffs.events),
     dedupeKeys: await count(`SELECT count(*) AS n FROM hookrun.webhook_event_keys WHERE received_at < $1::timestamptz`, cutoffs.keys),

@@ -1,18 +1,5 @@
 import { sql } from 'drizzle-orm';
-import {
-  bigint,
-  bigserial,
-  boolean,
-  index,
-  integer,
-  jsonb,
-  pgSchema,
-  primaryKey,
-  text,
-  timestamp,
-  uniqueIndex,
-  uuid,
-} from 'drizzle-orm/pg-core';
+import { bigint, bigserial, boolean, index, integer, jsonb, pgSchema, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 
 /** hookrun's own PostgreSQL schema: its tables never meet a product's `public.users` (HOOKRUN_SCHEMA renames it at run time). */
 export const hookrun = pgSchema('hookrun');
@@ -106,9 +93,13 @@ export const cronRuns = hookrun.table(
   },
   (t) => [
     uniqueIndex('cron_runs_job_scheduled_for_attempt_uq').on(t.job, t.scheduledFor, t.attempt),
-    index('cron_runs_pending_idx').on(t.dueAt).where(sql`${t.status} = 'pending'`),
+    index('cron_runs_pending_idx')
+      .on(t.dueAt)
+      .where(sql`${t.status} = 'pending'`),
     index('cron_runs_job_started_idx').on(t.job, t.startedAt),
-    index('cron_runs_running_idx').on(t.job).where(sql`${t.status} = 'running'`),
+    index('cron_runs_running_idx')
+      .on(t.job)
+      .where(sql`${t.status} = 'running'`),
   ],
 );
 

@@ -72,7 +72,10 @@ export async function startReloader(options: ReloaderOptions): Promise<Reloader>
     const exited = new Promise<undefined>((resolve) => proc.once('exit', () => resolve(undefined)));
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const up = await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false);
+      const up = await fetch(`http://127.0.0.1:${port}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (up) return port;
       if (proc.exitCode !== null || Date.now() > deadline) {
         log.error('hookrun dev: the server did not start (see the error above); fix it and save again');
@@ -111,7 +114,10 @@ export async function startReloader(options: ReloaderOptions): Promise<Reloader>
       });
       upstream.once('error', (error: NodeJS.ErrnoException) => {
         if (!res.headersSent && (error.code === 'ECONNREFUSED' || error.code === 'ECONNRESET')) return resolve('retry');
-        if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'unavailable', message: `hookrun dev: ${error.message}` } }));
+        if (!res.headersSent)
+          res
+            .writeHead(502, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ error: { code: 'unavailable', message: `hookrun dev: ${error.message}` } }));
         else res.destroy();
         resolve('done');
       });
@@ -120,7 +126,10 @@ export async function startReloader(options: ReloaderOptions): Promise<Reloader>
 
   const forward = async (req: IncomingMessage, res: ServerResponse) => {
     const cronWithoutSecret = req.url?.startsWith('/cron/') && !options.cronSecretSet && !LOOPBACK.has(req.socket.remoteAddress ?? '');
-    if (cronWithoutSecret) return void res.writeHead(403, { 'content-type': 'application/json' }).end('{"error":{"code":"forbidden","message":"Set CRON_SECRET to call /cron/* from another machine."}}');
+    if (cronWithoutSecret)
+      return void res
+        .writeHead(403, { 'content-type': 'application/json' })
+        .end('{"error":{"code":"forbidden","message":"Set CRON_SECRET to call /cron/* from another machine."}}');
     // Dev only: the body is read whole first, so a request that meets a restart can be sent again.
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -129,7 +138,11 @@ export async function startReloader(options: ReloaderOptions): Promise<Reloader>
     for (;;) {
       const port = await Promise.race([ready, new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), Math.max(0, deadline - Date.now())))]);
       if (port === undefined || Date.now() > deadline) {
-        return void res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"code":"unavailable","message":"hookrun dev: the server is not running (a start-up error, shown in the terminal). Fix it and save; the provider retries."}}');
+        return void res
+          .writeHead(503, { 'content-type': 'application/json' })
+          .end(
+            '{"error":{"code":"unavailable","message":"hookrun dev: the server is not running (a start-up error, shown in the terminal). Fix it and save; the provider retries."}}',
+          );
       }
       if ((await sendOnce(port, req, body, res)) === 'done') return;
       await new Promise((resolve) => setTimeout(resolve, 20)); // the old child is stopping: wait for the new one

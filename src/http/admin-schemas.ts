@@ -11,7 +11,10 @@ import { EVENT_STATUSES } from '../db/events.js';
 
 /** The longest page any admin listing returns. */
 export const MAX_PAGE = 200;
-const cursor = z.string().regex(/^\d{1,15}$/, 'cursor must be the nextCursor of the previous page').describe('the `nextCursor` of the previous page');
+const cursor = z
+  .string()
+  .regex(/^\d{1,15}$/, 'cursor must be the nextCursor of the previous page')
+  .describe('the `nextCursor` of the previous page');
 const limit = z.coerce.number().int().min(1).max(MAX_PAGE).describe('page size');
 const eventType = z.string().min(1).max(255).describe('exact event type, e.g. user.created');
 
@@ -38,7 +41,7 @@ export const replayQuery = z.object({
     .regex(/^[a-z0-9][a-z0-9-]*$/, 'a handler name: lowercase letters, digits and dashes (its file name)')
     .max(100)
     .optional()
-    .describe('run only this handler again; the event\'s other handlers are not run'),
+    .describe("run only this handler again; the event's other handlers are not run"),
 });
 
 /** `GET /api/cron/runs` */
@@ -56,7 +59,7 @@ export const jobsQuery = z.object({ count: z.coerce.number().int().min(1).max(50
 export const runQuery = z.object({ trigger: z.enum(['http', 'cli']).default('http').describe('how the run is recorded') });
 
 /** `POST /api/cron/jobs/{job}/resume` */
-export const resumeBody = z.object({ catchUp: z.boolean().default(false).describe('also run the ticks skipped while paused (by the job\'s catch-up policy)') });
+export const resumeBody = z.object({ catchUp: z.boolean().default(false).describe("also run the ticks skipped while paused (by the job's catch-up policy)") });
 
 const isoDate = z.string().min(1).max(40);
 
@@ -68,10 +71,15 @@ export const backfillBody = z.object({
 });
 
 /** `GET /api/mirror/{table}` */
-export const mirrorQuery = z.object({ limit: limit.default(50), search: z.string().min(1).max(100).optional().describe('only rows whose id, email, name or *_id contains this') });
+export const mirrorQuery = z.object({
+  limit: limit.default(50),
+  search: z.string().min(1).max(100).optional().describe('only rows whose id, email, name or *_id contains this'),
+});
 
 /** `POST /api/payments/reconcile` */
-export const reconcileBody = z.object({ since: z.string().min(1).max(40).describe('a duration back from now (`3d`, `12h`) or an ISO date, at most 30 days back') });
+export const reconcileBody = z.object({
+  since: z.string().min(1).max(40).describe('a duration back from now (`3d`, `12h`) or an ISO date, at most 30 days back'),
+});
 
 /** `POST /api/retention/prune` */
 export const pruneBody = z.object({ dryRun: z.boolean().default(false).describe('only count what would be deleted') });
@@ -80,7 +88,11 @@ export const pruneBody = z.object({ dryRun: z.boolean().default(false).describe(
 export const streamQuery = z.object({
   source: z.enum(SOURCES).optional().describe('only this source'),
   type: eventType.optional(),
-  lastEventId: z.string().regex(/^\d{1,15}$/).optional().describe('resume after this inbox id (the `Last-Event-ID` header does the same)'),
+  lastEventId: z
+    .string()
+    .regex(/^\d{1,15}$/)
+    .optional()
+    .describe('resume after this inbox id (the `Last-Event-ID` header does the same)'),
 });
 
 /** Parse with zod; the first problem, named by its field, for a 400 `bad_request`. */

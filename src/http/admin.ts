@@ -1,6 +1,19 @@
 import { Hono, type Context } from 'hono';
 import type { z } from 'zod';
-import { backfillBody, eventListQuery, firstIssue, jobsQuery, mirrorQuery, pruneBody, reconcileBody, replayBody, replayQuery, resumeBody, runQuery, runsQuery } from './admin-schemas.js';
+import {
+  backfillBody,
+  eventListQuery,
+  firstIssue,
+  jobsQuery,
+  mirrorQuery,
+  pruneBody,
+  reconcileBody,
+  replayBody,
+  replayQuery,
+  resumeBody,
+  runQuery,
+  runsQuery,
+} from './admin-schemas.js';
 import type { ChangeCapture } from '../changes/capture.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
@@ -51,7 +64,8 @@ function eventId(c: Context): number {
 /** A date the caller wrote as ISO (`2026-11-20`, `2026-11-20T08:00:00Z`); a 400 naming it otherwise. */
 function isoDate(text: string, name: string): Date {
   const ms = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : NaN;
-  if (!Number.isFinite(ms)) throw new AppError('bad_request', `The range's ${name} "${text.slice(0, 40)}" is not an ISO date like 2026-11-20 or 2026-11-20T08:00:00Z.`);
+  if (!Number.isFinite(ms))
+    throw new AppError('bad_request', `The range's ${name} "${text.slice(0, 40)}" is not an ISO date like 2026-11-20 or 2026-11-20T08:00:00Z.`);
   return new Date(ms);
 }
 
@@ -105,7 +119,10 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
 
   app.post('/payments/reconcile', async (c) => {
     if (!deps.reconcilePayments) {
-      throw new AppError('not_configured', 'STRIPE_SECRET_KEY is not set, so hookrun cannot list Stripe events. Set it (Developers → API keys) and restart hookrun.');
+      throw new AppError(
+        'not_configured',
+        'STRIPE_SECRET_KEY is not set, so hookrun cannot list Stripe events. Set it (Developers → API keys) and restart hookrun.',
+      );
     }
     const body = parse(reconcileBody, await readJson(c));
     let since: Date;
@@ -134,7 +151,13 @@ function addEventRoutes(app: Hono, deps: AdminApiDeps): void {
   const { db, clock } = deps;
   app.get('/events', async (c) => {
     const q = parse(eventListQuery, c.req.query());
-    const page = await listEvents(db, { source: q.source, status: q.status, type: q.type, limit: q.limit, before: q.cursor === undefined ? undefined : Number(q.cursor) });
+    const page = await listEvents(db, {
+      source: q.source,
+      status: q.status,
+      type: q.type,
+      limit: q.limit,
+      before: q.cursor === undefined ? undefined : Number(q.cursor),
+    });
     return c.json({ events: page.events, nextCursor: page.nextCursor === undefined ? null : String(page.nextCursor) });
   });
 

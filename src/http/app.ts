@@ -73,7 +73,10 @@ export function createApp(deps: AppDeps): Hono {
       await withDeadline(probe(), deps.config.dbTimeoutMs, () => new Error('timeout'));
       return c.json({ status: 'ready', database: deps.db.kind, ...(deps.changes ? { changes: readyChanges(deps.changes.status()) } : {}) });
     } catch {
-      throw new AppError('unavailable', `An event would not be stored within ${deps.config.dbTimeoutMs} ms (DB_TIMEOUT_MS): the database does not answer, or the inbox is locked. hookrun is not ready.`);
+      throw new AppError(
+        'unavailable',
+        `An event would not be stored within ${deps.config.dbTimeoutMs} ms (DB_TIMEOUT_MS): the database does not answer, or the inbox is locked. hookrun is not ready.`,
+      );
     }
   });
 

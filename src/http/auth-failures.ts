@@ -67,7 +67,12 @@ export function createAuthFailureGuard(deps: AuthFailureGuardDeps): MiddlewareHa
     if (waitMs <= 0) return;
     const seconds = Math.max(1, Math.ceil(waitMs / 1000));
     c.res = undefined; // a fresh answer: keep none of the 401's headers
-    c.res = errorResponse(c, 429, 'too_many_requests', `Too many wrong or missing credentials from your address or from everyone; retry in ${seconds} s with the right one (a correct credential is always accepted).`);
+    c.res = errorResponse(
+      c,
+      429,
+      'too_many_requests',
+      `Too many wrong or missing credentials from your address or from everyone; retry in ${seconds} s with the right one (a correct credential is always accepted).`,
+    );
     c.res.headers.set('retry-after', String(seconds));
   };
 }

@@ -49,7 +49,12 @@ export interface BuiltApp {
 export function buildApp(parts: AppParts): BuiltApp {
   const { config, db, clock, log, metrics, writer, cron } = parts;
   const eventStream = createEventStream({ db, log });
-  const mounts = cron ? [{ prefix: '/cron', app: cron.routes }, ...createOperatorMounts({ config, db, clock, log, metrics, cron, writer, eventStream, changes: parts.changes, stripe: parts.stripe })] : [];
+  const mounts = cron
+    ? [
+        { prefix: '/cron', app: cron.routes },
+        ...createOperatorMounts({ config, db, clock, log, metrics, cron, writer, eventStream, changes: parts.changes, stripe: parts.stripe }),
+      ]
+    : [];
   const app = createApp({ config, db, writer, verifiers: parts.verifiers ?? createVerifiers(config), clock, log, metrics, mounts, changes: parts.changes });
   return { app, eventStream };
 }

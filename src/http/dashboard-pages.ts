@@ -32,13 +32,20 @@ export function layout(title: string, body: SafeHtml, csrf?: string, refreshSeco
 }
 
 const status = (value: string) => html`<span class="status s-${value}">${value}</span>`;
-const time = (value: Date | string | null | undefined) => (value ? new Date(value).toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, 'Z') : '-');
+const time = (value: Date | string | null | undefined) =>
+  value
+    ? new Date(value)
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d{3}Z$/, 'Z')
+    : '-';
 
 /** "3 min ago" / "in 2 h", from the server's clock, so a reader need not do UTC arithmetic. */
 export function relativeTime(value: Date | string, nowMs: number): string {
   const seconds = Math.round((new Date(value).getTime() - nowMs) / 1000);
   const abs = Math.abs(seconds);
-  const [n, unit] = abs < 60 ? [abs, 's'] : abs < 3600 ? [Math.round(abs / 60), 'min'] : abs < 172_800 ? [Math.round(abs / 3600), 'h'] : [Math.round(abs / 86_400), 'd'];
+  const [n, unit] =
+    abs < 60 ? [abs, 's'] : abs < 3600 ? [Math.round(abs / 60), 'min'] : abs < 172_800 ? [Math.round(abs / 3600), 'h'] : [Math.round(abs / 86_400), 'd'];
   if (abs < 5) return 'just now';
   return seconds < 0 ? `${n} ${unit} ago` : `in ${n} ${unit}`;
 }
@@ -87,7 +94,10 @@ function filterLink(filter: OverviewData['filter'], change: Partial<OverviewData
 }
 
 function eventsTable(events: EventSummary[], filtered: boolean, now: number): SafeHtml {
-  if (events.length === 0) return filtered ? html`<p>No events match these filters. <a href="/admin">Clear them</a>.</p>` : html`<p>No events yet. Send one with <code>hookrun send auth user.created</code>.</p>`;
+  if (events.length === 0)
+    return filtered
+      ? html`<p>No events match these filters. <a href="/admin">Clear them</a>.</p>`
+      : html`<p>No events yet. Send one with <code>hookrun send auth user.created</code>.</p>`;
   return html`<div class="scroll"><table id="events"><thead><tr><th>id</th><th>received (UTC)</th><th class="wide">source</th><th>type</th><th>status</th><th class="wide">attempts</th><th class="wide">last error</th></tr></thead><tbody>
 ${events.map((e) => html`<tr data-event-id="${e.id}"><td><a href="/admin/events/${e.id}">${e.id}</a></td><td>${when(e.receivedAt, now)}</td><td class="wide">${e.source}</td><td><a href="/admin/events/${e.id}">${e.type}</a></td><td>${status(e.status)}</td><td class="num wide">${e.attempts}</td><td class="wide">${e.lastError ? e.lastError.slice(0, 120) : ''}</td></tr>`)}
 </tbody></table></div>`;
@@ -109,7 +119,9 @@ function jobsTable(jobs: JobStatus[], csrf: string): SafeHtml {
   if (jobs.length === 0) return html`<p>No cron jobs.</p>`;
   return html`<div class="scroll"><table id="jobs"><thead><tr><th>job</th><th>schedule</th><th>next runs</th><th>last run</th><th></th></tr></thead><tbody>
 ${jobs.map(
-  (j) => html`<tr data-job="${j.name}"><td>${j.path}</td><td><code>${j.schedule ?? 'not scheduled'}</code>${j.schedule ? html` <small>${j.timezone}</small>` : ''}</td>
+  (
+    j,
+  ) => html`<tr data-job="${j.name}"><td>${j.path}</td><td><code>${j.schedule ?? 'not scheduled'}</code>${j.schedule ? html` <small>${j.timezone}</small>` : ''}</td>
 <td>${j.pausedAt ? html`<b>paused</b> since ${time(j.pausedAt)}` : j.nextRuns.map((d) => html`${time(d)}<br>`)}</td>
 <td>${j.lastRun ? html`${status(j.lastRun.status)} ${time(j.lastRun.startedAt)} (${j.lastRun.trigger}${j.attempts > 1 ? `, attempt ${j.lastRun.attempt}/${j.attempts}` : ''})` : 'never'}</td>
 <td>${jobAction(j.name, 'run', 'Run now', csrf)} ${j.schedule ? (j.pausedAt ? jobAction(j.name, 'resume', 'Resume', csrf) : jobAction(j.name, 'pause', 'Pause', csrf)) : ''}</td></tr>`,
@@ -170,9 +182,13 @@ export function mirrorPage(table: string, rows: Array<Record<string, unknown>>, 
   const cell = (value: unknown) => (value instanceof Date ? time(value) : value === null || value === undefined ? '' : String(value));
   const body = html`<p>${Object.keys(MIRROR_TABLES).map((t, i) => html`${i ? ' · ' : ''}${t === table ? html`<b>${t}</b>` : html`<a href="/admin/mirror/${t}">${t}</a>`}`)}</p>
 <form class="search" method="get" action="/admin/mirror/${table}" role="search"><input type="search" name="search" value="${search ?? ''}" placeholder="id, email, name or *_id contains" aria-label="search" size="32"><button type="submit">Search</button></form>
-${rows.length === 0 ? html`<p>No rows${search ? ' match' : html` yet. Send one with <code>hookrun send --story</code>`}.</p>` : html`<div class="scroll"><table id="mirror"><thead><tr>${columns.map((c) => html`<th>${c}</th>`)}</tr></thead><tbody>
+${
+  rows.length === 0
+    ? html`<p>No rows${search ? ' match' : html` yet. Send one with <code>hookrun send --story</code>`}.</p>`
+    : html`<div class="scroll"><table id="mirror"><thead><tr>${columns.map((c) => html`<th>${c}</th>`)}</tr></thead><tbody>
 ${rows.map((r) => html`<tr>${columns.map((c) => html`<td>${cell(r[c])}</td>`)}</tr>`)}
-</tbody></table></div>`}`;
+</tbody></table></div>`
+}`;
   return layout(`Mirror: ${table}`, body, csrf);
 }
 

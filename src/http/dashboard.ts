@@ -60,7 +60,8 @@ async function formField(c: Context, name: string): Promise<string | undefined> 
 export function createDashboard(deps: AdminApiDeps): Hono {
   const app = new Hono();
   app.use('*', async (c, next) => {
-    if (!deps.config.adminToken) return page(c, messagePage('Not configured', 'ADMIN_TOKEN is not set, so the dashboard is closed. Set ADMIN_TOKEN and restart hookrun.'), 503);
+    if (!deps.config.adminToken)
+      return page(c, messagePage('Not configured', 'ADMIN_TOKEN is not set, so the dashboard is closed. Set ADMIN_TOKEN and restart hookrun.'), 503);
     if (c.req.method === 'POST' && !sameOrigin(c)) return page(c, messagePage('Forbidden', 'Cross-site form posts are refused.'), 403);
     await next();
   });
@@ -151,7 +152,21 @@ async function overview(c: Context, deps: AdminApiDeps): Promise<Response> {
   ]);
   const replayed = c.req.query('replayed');
   const notice = replayed !== undefined && /^\d+$/.test(replayed) ? `Replayed ${replayed} event(s).` : cronNotice(c.req.query('job'), c.req.query('did'), jobs);
-  return page(c, overviewPage({ counts, events: page_.events, nextCursor: page_.nextCursor, filter, jobs, runs, notice, csrf: csrfOf(c, deps), now: clock.now(), perMinute }));
+  return page(
+    c,
+    overviewPage({
+      counts,
+      events: page_.events,
+      nextCursor: page_.nextCursor,
+      filter,
+      jobs,
+      runs,
+      notice,
+      csrf: csrfOf(c, deps),
+      now: clock.now(),
+      perMinute,
+    }),
+  );
 }
 
 const eventId = (c: Context) => (/^\d{1,15}$/.test(c.req.param('id') ?? '') ? Number(c.req.param('id')) : 0);
@@ -161,12 +176,20 @@ function addEventRoutes(app: Hono, deps: AdminApiDeps): void {
   app.get('/events/:id', async (c) => {
     const event = await getEvent(db, eventId(c));
     if (!event) return page(c, messagePage('Not found', `No event with id ${c.req.param('id')}.`, csrfOf(c, deps)), 404);
-    return page(c, eventPage(event, await listAttempts(db, event.id), csrfOf(c, deps), clock.now(), c.req.query('replayed') === '1' ? replayOutcome(event) : undefined));
+    return page(
+      c,
+      eventPage(event, await listAttempts(db, event.id), csrfOf(c, deps), clock.now(), c.req.query('replayed') === '1' ? replayOutcome(event) : undefined),
+    );
   });
 
   app.get('/mirror/:table', async (c) => {
     const table = c.req.param('table');
-    if (!Object.hasOwn(MIRROR_TABLES, table)) return page(c, messagePage('Not found', `No mirror table "${table.slice(0, 40)}". Tables: ${Object.keys(MIRROR_TABLES).join(', ')}.`, csrfOf(c, deps)), 404);
+    if (!Object.hasOwn(MIRROR_TABLES, table))
+      return page(
+        c,
+        messagePage('Not found', `No mirror table "${table.slice(0, 40)}". Tables: ${Object.keys(MIRROR_TABLES).join(', ')}.`, csrfOf(c, deps)),
+        404,
+      );
     const search = c.req.query('search')?.trim().slice(0, 100) || undefined;
     return page(c, mirrorPage(table, await listMirrorRows(db, table as MirrorTable, { limit: 100, search }), search, csrfOf(c, deps)));
   });
@@ -194,7 +217,8 @@ function addEventRoutes(app: Hono, deps: AdminApiDeps): void {
     const id = eventId(c);
     const handler = (await formField(c, 'handler')) || undefined; // one handler of the event, or all
     try {
-      if (handler !== undefined && !/^[a-z0-9][a-z0-9-]{0,99}$/.test(handler)) throw new AppError('bad_request', 'A handler name is lowercase letters, digits and dashes.');
+      if (handler !== undefined && !/^[a-z0-9][a-z0-9-]{0,99}$/.test(handler))
+        throw new AppError('bad_request', 'A handler name is lowercase letters, digits and dashes.');
       await replayEvent(db, clock, id, { handler });
     } catch (error) {
       if (error instanceof AppError) return page(c, messagePage('Not replayed', error.message, csrfOf(c, deps)), error.status);
@@ -210,7 +234,12 @@ function addCronRoutes(app: Hono, deps: AdminApiDeps): void {
     app.post(`/cron/:job/${action}`, async (c) => {
       const job = c.req.param('job');
       try {
-        const did = action === 'run' ? (await deps.cron.runJob(job, 'http')).status : action === 'pause' ? ((await deps.cron.pause(job)), 'paused') : ((await deps.cron.resume(job)), 'resumed');
+        const did =
+          action === 'run'
+            ? (await deps.cron.runJob(job, 'http')).status
+            : action === 'pause'
+              ? (await deps.cron.pause(job), 'paused')
+              : (await deps.cron.resume(job), 'resumed');
         deps.log.info({ job, action, did }, 'cron job controlled from the dashboard');
         return c.redirect(`/admin?job=${encodeURIComponent(job)}&did=${did}`, 303);
       } catch (error) {
@@ -221,7 +250,14 @@ function addCronRoutes(app: Hono, deps: AdminApiDeps): void {
   }
 }
 
-const CRON_NOTICES: Record<string, string> = { succeeded: 'ran and succeeded', failed: 'ran and failed', skipped: 'is already running (recorded as skipped)', queued: 'is running; this run waits behind it', paused: 'is paused on every instance', resumed: 'is resumed' };
+const CRON_NOTICES: Record<string, string> = {
+  succeeded: 'ran and succeeded',
+  failed: 'ran and failed',
+  skipped: 'is already running (recorded as skipped)',
+  queued: 'is running; this run waits behind it',
+  paused: 'is paused on every instance',
+  resumed: 'is resumed',
+};
 
 /** The line shown after a job button, for a job that exists. */
 function cronNotice(job: string | undefined, did: string | undefined, jobs: Array<{ name: string }>): string | undefined {

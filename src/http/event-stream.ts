@@ -66,7 +66,10 @@ export function createEventStream(deps: { db: Database; log: Logger }): EventStr
     listenWhileOpen();
     const late = db.kind === 'postgres' ? LATE_WINDOW_SECONDS : 0;
     const sent = new Map<number, number>(); // ids sent recently, for the late window
-    let cursor = (query.lastEventId === undefined ? undefined : Number(query.lastEventId)) ?? (await db.query<{ max: number | null }>('SELECT max(id)::bigint AS max FROM hookrun.webhook_events'))[0]?.max ?? 0;
+    let cursor =
+      (query.lastEventId === undefined ? undefined : Number(query.lastEventId)) ??
+      (await db.query<{ max: number | null }>('SELECT max(id)::bigint AS max FROM hookrun.webhook_events'))[0]?.max ??
+      0;
     cursor = Number(cursor);
     const lateFloorId = cursor; // the client has everything up to here (or the stream starts here)
     // Tell the client where it stands: from here on, every commit reaches it (no id, so Last-Event-ID stays).
@@ -74,7 +77,15 @@ export function createEventStream(deps: { db: Database; log: Logger }): EventStr
     let lastWrite = Date.now();
     try {
       while (!ended) {
-        const batch = await readEventFeed(db, { afterId: cursor, source: query.source, type: query.type, limit: BATCH, lateWindowSeconds: late, lateFloorId, alreadySent: [...sent.keys()] });
+        const batch = await readEventFeed(db, {
+          afterId: cursor,
+          source: query.source,
+          type: query.type,
+          limit: BATCH,
+          lateWindowSeconds: late,
+          lateFloorId,
+          alreadySent: [...sent.keys()],
+        });
         for (const event of batch) {
           await stream.writeSSE({ id: String(event.id), event: 'event', data: JSON.stringify(event) });
           cursor = Math.max(cursor, Number(event.id));

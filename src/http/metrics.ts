@@ -54,7 +54,9 @@ export function createMetricsRoute(deps: MetricsRouteDeps): Hono {
       try {
         const counts = await withDeadline(deps.countEventsByStatus(), deps.sampleTimeoutMs, () => new Error(`no answer within ${deps.sampleTimeoutMs} ms`));
         for (const status of new Set([...EVENT_STATUSES, ...Object.keys(counts)])) deps.metrics.eventsByStatus.set({ status }, counts[status] ?? 0);
-        const bytes = deps.tableBytes ? await withDeadline(deps.tableBytes(), deps.sampleTimeoutMs, () => new Error(`no answer within ${deps.sampleTimeoutMs} ms`)) : {};
+        const bytes = deps.tableBytes
+          ? await withDeadline(deps.tableBytes(), deps.sampleTimeoutMs, () => new Error(`no answer within ${deps.sampleTimeoutMs} ms`))
+          : {};
         for (const [table, value] of Object.entries(bytes)) deps.metrics.tableBytes.set({ table }, value);
       } catch (error) {
         deps.log.warn({ err: { message: (error as Error).message } }, 'metrics: could not count events by status; serving the last values');
@@ -78,7 +80,10 @@ export function createMetricsRoute(deps: MetricsRouteDeps): Hono {
     })());
   app.get('/metrics', async (c) => {
     if (deps.token !== undefined && !secureEqual(bearerToken(c.req.header('authorization')), deps.token)) {
-      throw new AppError('unauthorized', 'Send Authorization: Bearer <METRICS_TOKEN> (in Prometheus: authorization { credentials: … }); the token is missing or wrong.');
+      throw new AppError(
+        'unauthorized',
+        'Send Authorization: Bearer <METRICS_TOKEN> (in Prometheus: authorization { credentials: … }); the token is missing or wrong.',
+      );
     }
     const text = rendered && deps.now() - rendered.at < METRICS_RENDER_MS ? rendered.text : await render();
     return c.body(text, 200, { 'content-type': deps.metrics.registry.contentType, 'cache-control': 'no-store' });

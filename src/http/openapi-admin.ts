@@ -1,7 +1,20 @@
 import { z } from 'zod';
 import { MIRROR_TABLES } from '../db/mirror-read.js';
 import { MAX_EVENT_STREAMS } from './event-stream.js';
-import { backfillBody, eventListQuery, jobsQuery, mirrorQuery, pruneBody, reconcileBody, replayBody, replayQuery, resumeBody, runQuery, runsQuery, streamQuery } from './admin-schemas.js';
+import {
+  backfillBody,
+  eventListQuery,
+  jobsQuery,
+  mirrorQuery,
+  pruneBody,
+  reconcileBody,
+  replayBody,
+  replayQuery,
+  resumeBody,
+  runQuery,
+  runsQuery,
+  streamQuery,
+} from './admin-schemas.js';
 import { errors, header, json, path, type Json } from './openapi-parts.js';
 
 /** A zod schema as JSON Schema of what the caller sends (`io: 'input'`: before defaults and transforms). */
@@ -13,7 +26,13 @@ function inputSchema(schema: z.ZodType): Json & { properties?: Record<string, Js
 /** The query parameters of a route, one per field of its schema, with its bounds, enum, pattern and default. */
 function queryFrom(schema: z.ZodType): Json[] {
   const { properties = {}, required = [] } = inputSchema(schema);
-  return Object.entries(properties).map(([name, { description, ...rest }]) => ({ name, in: 'query', required: required.includes(name), description, schema: rest }));
+  return Object.entries(properties).map(([name, { description, ...rest }]) => ({
+    name,
+    in: 'query',
+    required: required.includes(name),
+    description,
+    schema: rest,
+  }));
 }
 
 /** A JSON request body described by its schema. */
@@ -46,13 +65,33 @@ export function adminPaths(): Record<string, Json> {
     ),
     '/api/events/counts': admin('get', 'Number of events by status'),
     '/api/events/{id}': admin('get', 'One event with its payload and attempts', { parameters: [eventId] }, notFound),
-    '/api/events/{id}/replay': admin('post', 'Put one event back in the queue (all its handlers, or `handler` only)', { parameters: [eventId, ...queryFrom(replayQuery)] }, { ...notFound, ...conflict }),
+    '/api/events/{id}/replay': admin(
+      'post',
+      'Put one event back in the queue (all its handlers, or `handler` only)',
+      { parameters: [eventId, ...queryFrom(replayQuery)] },
+      { ...notFound, ...conflict },
+    ),
     '/api/events/replay': admin('post', 'Replay every event of a status (and optionally a source and type)', { requestBody: bodyFrom(replayBody) }),
     '/api/cron/jobs': admin('get', 'Cron jobs with schedule, next runs and last run', { parameters: queryFrom(jobsQuery) }),
     '/api/cron/runs': admin('get', 'Cron runs, newest first', { parameters: queryFrom(runsQuery) }),
-    '/api/cron/jobs/{job}/run': admin('post', 'Run a job now; answers the run (status succeeded or failed)', { parameters: [path('job', 'job name'), ...queryFrom(runQuery)] }, { ...notFound, ...conflict }),
-    '/api/cron/jobs/{job}/pause': admin('post', 'Pause a job on every instance: its scheduled ticks are recorded skipped until resumed (manual runs still run)', { parameters: [path('job', 'job name')] }, notFound),
-    '/api/cron/jobs/{job}/resume': admin('post', 'Resume a paused job; `catchUp` also runs the ticks skipped while paused', { parameters: [path('job', 'job name')], requestBody: bodyFrom(resumeBody) }, notFound),
+    '/api/cron/jobs/{job}/run': admin(
+      'post',
+      'Run a job now; answers the run (status succeeded or failed)',
+      { parameters: [path('job', 'job name'), ...queryFrom(runQuery)] },
+      { ...notFound, ...conflict },
+    ),
+    '/api/cron/jobs/{job}/pause': admin(
+      'post',
+      'Pause a job on every instance: its scheduled ticks are recorded skipped until resumed (manual runs still run)',
+      { parameters: [path('job', 'job name')] },
+      notFound,
+    ),
+    '/api/cron/jobs/{job}/resume': admin(
+      'post',
+      'Resume a paused job; `catchUp` also runs the ticks skipped while paused',
+      { parameters: [path('job', 'job name')], requestBody: bodyFrom(resumeBody) },
+      notFound,
+    ),
     '/api/cron/jobs/{job}/backfill': admin(
       'post',
       'Queue the ticks of a past range that have no run yet (each once; the scheduler runs them oldest first); `dryRun` only lists them',
@@ -72,6 +111,8 @@ export function adminPaths(): Record<string, Json> {
       notFound,
     ),
     '/api/changes': admin('get', "The WAL capture's state on this instance, with its last error message (`/ready` shows only its code)", {}, notFound),
-    '/api/payments/reconcile': admin('post', 'Store the Stripe events the inbox is missing since `since`; needs STRIPE_SECRET_KEY', { requestBody: bodyFrom(reconcileBody) }),
+    '/api/payments/reconcile': admin('post', 'Store the Stripe events the inbox is missing since `since`; needs STRIPE_SECRET_KEY', {
+      requestBody: bodyFrom(reconcileBody),
+    }),
   };
 }

@@ -14,7 +14,8 @@ const received = json('Stored (or a duplicate of a stored delivery); the provide
 const nullableNumber = { type: ['number', 'null'] };
 const changesReadySchema: Json = {
   type: 'object',
-  description: 'Present when CHANGES_DATABASE_URL is set. consuming: this instance streams the slot; standby: another does; disconnected: retrying (last_error_code says why; the message is in the log and GET /api/changes).',
+  description:
+    'Present when CHANGES_DATABASE_URL is set. consuming: this instance streams the slot; standby: another does; disconnected: retrying (last_error_code says why; the message is in the log and GET /api/changes).',
   properties: {
     state: { enum: ['starting', 'consuming', 'standby', 'disconnected', 'stopped'] },
     slot: { type: 'string' },
@@ -44,7 +45,10 @@ function receiver(summary: string, description: string, headers: Json[], body: '
       summary,
       description: `${description} The body is verified over its raw bytes, committed to the inbox, then answered. Unhandled event types are stored as \`ignored\` and answered 200.`,
       parameters: headers,
-      requestBody: { required: true, content: { [body === 'form' ? 'application/x-www-form-urlencoded' : 'application/json']: { schema: { type: 'object' } } } },
+      requestBody: {
+        required: true,
+        content: { [body === 'form' ? 'application/x-www-form-urlencoded' : 'application/json']: { schema: { type: 'object' } } },
+      },
       responses: { 200: received, ...receiverErrors },
     },
   };
@@ -59,10 +63,21 @@ function choiceNote(source: Source): string {
 
 /** One entry per receiver, from each provider's definition (providers/index.ts), then platform.json's custom ones. */
 function receiverPaths(custom: readonly ProviderDefinition[]): Record<string, Json> {
-  const entries = [...SOURCES.map((source) => ({ route: source as string, provider: defaultProvider(source), choice: choiceNote(source) })), ...custom.map((provider) => ({ route: provider.route, provider, choice: '' }))];
+  const entries = [
+    ...SOURCES.map((source) => ({ route: source as string, provider: defaultProvider(source), choice: choiceNote(source) })),
+    ...custom.map((provider) => ({ route: provider.route, provider, choice: '' })),
+  ];
   return Object.fromEntries(
     entries.map(({ route, provider: { openapi, body }, choice }) => {
-      return [`/webhooks/${route}`, receiver(openapi.summary, `${openapi.description}${choice}`, openapi.headers.map((h) => header(h.name, h.description, h.required)), body)];
+      return [
+        `/webhooks/${route}`,
+        receiver(
+          openapi.summary,
+          `${openapi.description}${choice}`,
+          openapi.headers.map((h) => header(h.name, h.description, h.required)),
+          body,
+        ),
+      ];
     }),
   );
 }
@@ -72,21 +87,49 @@ function cronRoute(method: 'get' | 'post', note: string): Json {
     tags: ['cron'],
     summary: `Run the job once (${note})`,
     security: [{ cronSecret: [] }],
-    parameters: [path('job', 'the job file name in src/cron/jobs/, e.g. keep-alive'), header('Authorization', '`Bearer <CRON_SECRET>`; without CRON_SECRET only loopback callers are accepted')],
+    parameters: [
+      path('job', 'the job file name in src/cron/jobs/, e.g. keep-alive'),
+      header('Authorization', '`Bearer <CRON_SECRET>`; without CRON_SECRET only loopback callers are accepted'),
+    ],
     responses: {
-      200: { description: 'The job ran; body `OK`. A scheduled delivery (`User-Agent: vercel-cron/…`) whose tick already has its run answers `OK` with `X-Hookrun-Run: duplicate` and does not run it again', content: { 'text/plain': { schema: { type: 'string', example: 'OK' } } } },
+      200: {
+        description:
+          'The job ran; body `OK`. A scheduled delivery (`User-Agent: vercel-cron/…`) whose tick already has its run answers `OK` with `X-Hookrun-Run: duplicate` and does not run it again',
+        content: { 'text/plain': { schema: { type: 'string', example: 'OK' } } },
+      },
       401: { description: 'Missing or wrong bearer token (`unauthorized`)', content: { 'application/json': { schema: errorRef } } },
-      403: { description: 'CRON_SECRET is not set and the caller is not on this machine, or came through a proxy (`forbidden`)', content: { 'application/json': { schema: errorRef } } },
-      404: { description: 'No such job (`not_found`); the job names are listed only to a CRON_SECRET holder', content: { 'application/json': { schema: errorRef } } },
+      403: {
+        description: 'CRON_SECRET is not set and the caller is not on this machine, or came through a proxy (`forbidden`)',
+        content: { 'application/json': { schema: errorRef } },
+      },
+      404: {
+        description: 'No such job (`not_found`); the job names are listed only to a CRON_SECRET holder',
+        content: { 'application/json': { schema: errorRef } },
+      },
       409: { description: 'The job is already running; the call is recorded as `skipped` (`conflict`)', content: { 'application/json': { schema: errorRef } } },
-      429: { description: 'Too many wrong bearers from this address or from everyone (`too_many_requests`, `Retry-After`); a correct one is always accepted', content: { 'application/json': { schema: errorRef } } },
+      429: {
+        description: 'Too many wrong bearers from this address or from everyone (`too_many_requests`, `Retry-After`); a correct one is always accepted',
+        content: { 'application/json': { schema: errorRef } },
+      },
       500: { description: 'The job failed; body `Job failed: <message>`', content: { 'text/plain': { schema: { type: 'string' } } } },
     },
   };
 }
 
 function page(method: 'get' | 'post', summary: string, parameters: Json[] = []): Json {
-  return { [method]: { tags: ['dashboard'], summary, parameters, responses: { 200: { description: 'HTML page', content: { 'text/html': {} } }, 303: { description: 'Redirect after a form post or to the login page' }, 401: { description: 'Wrong token' }, 503: { description: 'ADMIN_TOKEN is not set' } } } };
+  return {
+    [method]: {
+      tags: ['dashboard'],
+      summary,
+      parameters,
+      responses: {
+        200: { description: 'HTML page', content: { 'text/html': {} } },
+        303: { description: 'Redirect after a form post or to the login page' },
+        401: { description: 'Wrong token' },
+        503: { description: 'ADMIN_TOKEN is not set' },
+      },
+    },
+  };
 }
 
 /**
@@ -100,8 +143,22 @@ export function buildOpenApiDocument(version: string = '0.1.0', custom: readonly
     openapi: '3.1.0',
     info: { title: 'hookrun', version, description: 'Verified, durable, exactly-once webhooks and scheduled jobs. Errors are `{"error":{"code","message"}}`.' },
     paths: {
-      '/health': { get: { tags: ['ops'], summary: 'The process is up', responses: { 200: json('Up', { type: 'object', properties: { status: { const: 'ok' } } }) } } },
-      '/ready': { get: { tags: ['ops'], summary: 'The database answers (and, with CHANGES_DATABASE_URL, how the change capture stands)', responses: { 200: json('Ready', { type: 'object', properties: { status: { const: 'ready' }, database: { enum: ['pglite', 'postgres'] }, changes: changesReadySchema } }), ...errors({ 503: ['unavailable'] }) } } },
+      '/health': {
+        get: { tags: ['ops'], summary: 'The process is up', responses: { 200: json('Up', { type: 'object', properties: { status: { const: 'ok' } } }) } },
+      },
+      '/ready': {
+        get: {
+          tags: ['ops'],
+          summary: 'The database answers (and, with CHANGES_DATABASE_URL, how the change capture stands)',
+          responses: {
+            200: json('Ready', {
+              type: 'object',
+              properties: { status: { const: 'ready' }, database: { enum: ['pglite', 'postgres'] }, changes: changesReadySchema },
+            }),
+            ...errors({ 503: ['unavailable'] }),
+          },
+        },
+      },
       '/metrics': {
         get: {
           tags: ['ops'],
@@ -111,7 +168,13 @@ export function buildOpenApiDocument(version: string = '0.1.0', custom: readonly
         },
       },
       '/openapi.json': { get: { tags: ['ops'], summary: 'This document', responses: { 200: json('OpenAPI 3.1') } } },
-      '/docs': { get: { tags: ['ops'], summary: 'This document as a page (no script, no external asset)', responses: { 200: { description: 'HTML', content: { 'text/html': {} } } } } },
+      '/docs': {
+        get: {
+          tags: ['ops'],
+          summary: 'This document as a page (no script, no external asset)',
+          responses: { 200: { description: 'HTML', content: { 'text/html': {} } } },
+        },
+      },
       ...receiverPaths(custom),
       '/cron/{job}': { get: cronRoute('get', 'what Vercel Cron sends'), post: cronRoute('post', 'the documented method') },
       ...adminPaths(),
@@ -127,7 +190,10 @@ export function buildOpenApiDocument(version: string = '0.1.0', custom: readonly
       '/admin/logout': page('post', 'Log out'),
       '/admin/events/{id}': page('get', "One event's payload and attempts", [id]),
       '/admin/events/{id}/replay': page('post', 'Replay one event (form with CSRF token)', [id]),
-      '/admin/mirror/{table}': page('get', 'A mirror table (users, organizations, memberships, customers, subscriptions), most recently changed first', [path('table', 'which mirror'), query('search', 'id, email, name or *_id contains')]),
+      '/admin/mirror/{table}': page('get', 'A mirror table (users, organizations, memberships, customers, subscriptions), most recently changed first', [
+        path('table', 'which mirror'),
+        query('search', 'id, email, name or *_id contains'),
+      ]),
       '/admin/events/{id}/payload.json': page('get', "One event's payload as raw JSON (to copy or save)", [id]),
       '/admin/events/replay': page('post', 'Replay all dead events (form with CSRF token)'),
       '/admin/cron/{job}/run': page('post', 'Run a cron job now (form with CSRF token)', [path('job', 'job name')]),

@@ -45,12 +45,31 @@ export interface OperatorRoutesDeps {
 export function createOperatorMounts(deps: OperatorRoutesDeps): Array<{ prefix: string; app: Hono }> {
   const { stripe } = deps;
   const reconcile = stripe && ((since: Date) => reconcilePayments({ api: stripe, writer: deps.writer, since }));
-  const runPrune = (dryRun: boolean) => prune(deps.db, deps.config.retention, deps.clock.now(), { dryRun, onDeleted: (table, rows) => deps.metrics.retentionDeleted.inc({ table }, rows) });
-  const adminDeps = { config: deps.config, db: deps.db, clock: deps.clock, cron: deps.cron, log: deps.log, reconcilePayments: reconcile, prune: runPrune, eventStream: deps.eventStream, changes: deps.changes };
+  const runPrune = (dryRun: boolean) =>
+    prune(deps.db, deps.config.retention, deps.clock.now(), { dryRun, onDeleted: (table, rows) => deps.metrics.retentionDeleted.inc({ table }, rows) });
+  const adminDeps = {
+    config: deps.config,
+    db: deps.db,
+    clock: deps.clock,
+    cron: deps.cron,
+    log: deps.log,
+    reconcilePayments: reconcile,
+    prune: runPrune,
+    eventStream: deps.eventStream,
+    changes: deps.changes,
+  };
   return [
     {
       prefix: '/',
-      app: createMetricsRoute({ metrics: deps.metrics, token: deps.config.metricsToken, log: deps.log, countEventsByStatus: () => countEventsByStatus(deps.db), tableBytes: () => retainedTableBytes(deps.db), sampleTimeoutMs: deps.config.dbTimeoutMs, now: () => deps.clock.now() }),
+      app: createMetricsRoute({
+        metrics: deps.metrics,
+        token: deps.config.metricsToken,
+        log: deps.log,
+        countEventsByStatus: () => countEventsByStatus(deps.db),
+        tableBytes: () => retainedTableBytes(deps.db),
+        sampleTimeoutMs: deps.config.dbTimeoutMs,
+        now: () => deps.clock.now(),
+      }),
     },
     { prefix: '/', app: createOpenApiRoute(undefined, deps.config.customWebhooks.map(customProvider)) },
     { prefix: '/api', app: createAdminApi(adminDeps) },

@@ -77,6 +77,11 @@ export function countRejections(rejections: RejectionLog): MiddlewareHandler {
     const reason = REASONS[c.res.status];
     if (reason === undefined || isReceiver(c)) return;
     const route = routeLabel(c.req.path);
-    rejections.rejected(route, reason, { method: c.req.method, status: c.res.status, client: socketAddress(c) }, `request refused: ${c.res.status} ${reason} on ${route}`);
+    rejections.rejected(
+      route,
+      reason,
+      { method: c.req.method, status: c.res.status, client: socketAddress(c) },
+      `request refused: ${c.res.status} ${reason} on ${route}`,
+    );
   };
 }

@@ -25,8 +25,12 @@ interface BatchState {
 type BatchResult = { kind: 'committed'; settlements: Settlement[]; owned: number[] } | { kind: 'fallback'; decided: Settlement[] };
 
 const typeKey = (event: ClaimedEvent) => `${event.source}\u0000${event.type}`;
-const outcome = (handler: RegisteredHandler, settlement: Settlement, startedAt: number, started: number): HandlerOutcome =>
-  ({ handler: handler.name, settlement, startedAt, durationMs: performance.now() - started });
+const outcome = (handler: RegisteredHandler, settlement: Settlement, startedAt: number, started: number): HandlerOutcome => ({
+  handler: handler.name,
+  settlement,
+  startedAt,
+  durationMs: performance.now() - started,
+});
 const processed = (event: ClaimedEvent): Settlement => ({ id: event.id, attempts: event.attempts, status: 'processed' });
 
 /**
@@ -69,7 +73,10 @@ class BatchRunner {
   private failure(event: ClaimedEvent, handler: string, error: unknown): Settlement {
     const settlement = settleFailure(event, error, this.deps.policy, this.deps.clock.now(), this.deps.random);
     const message = settlement.status === 'failed' || settlement.status === 'dead' ? settlement.error : messageOf(error);
-    this.deps.log[settlement.status === 'dead' ? 'error' : 'warn']({ ...eventFields(event), handler, attempts: event.attempts, err: { message } }, `event ${settlement.status}`);
+    this.deps.log[settlement.status === 'dead' ? 'error' : 'warn'](
+      { ...eventFields(event), handler, attempts: event.attempts, err: { message } },
+      `event ${settlement.status}`,
+    );
     return settlement;
   }
 
@@ -87,7 +94,8 @@ class BatchRunner {
       const startedAt = clock.now();
       try {
         // A project handler gets a transaction of its own where long ones are cheap (PostgreSQL); PGlite's one session cannot hold it.
-        if (handler.isolated && db.tuning.inTransactionBudgetMs === undefined) await db.transaction((tx) => runAndFlush(this.runDeps, handler, event, tx, handlerTimeoutMs));
+        if (handler.isolated && db.tuning.inTransactionBudgetMs === undefined)
+          await db.transaction((tx) => runAndFlush(this.runDeps, handler, event, tx, handlerTimeoutMs));
         else await runAndFlush(this.runDeps, handler, event, db, handlerTimeoutMs);
         outcomes.push(outcome(handler, processed(event), startedAt, started));
       } catch (error) {
@@ -106,7 +114,14 @@ class BatchRunner {
    * handler's timeout or broken statement abandons the batch (BATCH_ABANDONED),
    * keeping in `decided` the outcome of a lone handler that caused it.
    */
-  private async runEventInBatch(event: ClaimedEvent, tx: Queryable, q: Queryable, batch: WriteBatch, state: BatchState, decided: Settlement[]): Promise<Settlement> {
+  private async runEventInBatch(
+    event: ClaimedEvent,
+    tx: Queryable,
+    q: Queryable,
+    batch: WriteBatch,
+    state: BatchState,
+    decided: Settlement[],
+  ): Promise<Settlement> {
     const { clock, handlerTimeoutMs } = this.deps;
     const inTransactionBudgetMs = this.inTransactionBudgetMs;
     const all = this.handlersOf(event);
@@ -118,7 +133,9 @@ class BatchRunner {
       const startedAt = clock.now();
       // The savepoint is taken at an isolated handler's first query: one that never queries costs no round trip.
       let savepoint: Promise<unknown> | undefined;
-      const scoped: Queryable = handler.isolated ? { query: async (text, params) => (await (savepoint ??= tx.query(SAVEPOINT.take)), q.query(text, params)) } : q;
+      const scoped: Queryable = handler.isolated
+        ? { query: async (text, params) => (await (savepoint ??= tx.query(SAVEPOINT.take)), q.query(text, params)) }
+        : q;
       try {
         await runHandler(this.runDeps, handler, event, scoped, batch, inTransactionBudgetMs);
         if (savepoint) await tx.query(SAVEPOINT.release);
@@ -126,7 +143,10 @@ class BatchRunner {
       } catch (error) {
         if (error instanceof HandlerTimeout && inTransactionBudgetMs < handlerTimeoutMs) {
           this.slowTypes.add(typeKey(event));
-          this.deps.log.info({ source: event.source, type: event.type, handler: handler.name }, `handler took over ${inTransactionBudgetMs} ms inside a batch; it runs on its own from now on`);
+          this.deps.log.info(
+            { source: event.source, type: event.type, handler: handler.name },
+            `handler took over ${inTransactionBudgetMs} ms inside a batch; it runs on its own from now on`,
+          );
           throw BATCH_ABANDONED;
         }
         const failed = outcome(handler, this.failure(event, handler.name, error), startedAt, started);
@@ -179,7 +199,8 @@ class BatchRunner {
       });
     } catch (error) {
       state.abandoned = true; // a handler still running from a timed-out call must not write any more
-      if (error !== BATCH_ABANDONED) this.deps.log.warn({ err: { message: messageOf(error) } }, 'batch transaction failed; processing its events one at a time');
+      if (error !== BATCH_ABANDONED)
+        this.deps.log.warn({ err: { message: messageOf(error) } }, 'batch transaction failed; processing its events one at a time');
       return { kind: 'fallback', decided };
     }
   }

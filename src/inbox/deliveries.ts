@@ -63,7 +63,13 @@ export function settleHandlers(event: ClaimedEvent, outcomes: HandlerOutcome[], 
   if (failed.length > 0) {
     const nextAttemptAt = new Date(Math.min(...failed.map((f) => f.at.getTime())));
     const only = event.deliveries?.only;
-    return { ...base, status: 'failed', error: joined(failed.map((f) => `${f.handler}: ${f.error}`)), nextAttemptAt, deliveries: only ? { done, only } : { done } };
+    return {
+      ...base,
+      status: 'failed',
+      error: joined(failed.map((f) => `${f.handler}: ${f.error}`)),
+      nextAttemptAt,
+      deliveries: only ? { done, only } : { done },
+    };
   }
   const dead = Object.entries(done).filter(([, d]) => d.status === 'dead');
   if (dead.length > 0) return { ...base, status: 'dead', error: joined(dead.map(([name, d]) => `${name}: ${d.error ?? 'dead'}`)), deliveries: { done } };

@@ -33,7 +33,14 @@ export const eventFields = (e: ClaimedEvent) => ({ eventId: e.id, source: e.sour
  * waited for up to `abortGraceMs` more (the heartbeat keeps its claim), so its
  * retry never runs beside it unless it ignores the signal.
  */
-export async function runHandler(deps: HandlerRunDeps, handler: RegisteredHandler, event: ClaimedEvent, q: Queryable, batch: WriteBatch, timeoutMs: number): Promise<void> {
+export async function runHandler(
+  deps: HandlerRunDeps,
+  handler: RegisteredHandler,
+  event: ClaimedEvent,
+  q: Queryable,
+  batch: WriteBatch,
+  timeoutMs: number,
+): Promise<void> {
   // Made when the handler first reads them: most never log or look at the signal, and each costs per event.
   let handlerLog: Logger | undefined;
   let controller: AbortController | undefined;
@@ -56,14 +63,27 @@ export async function runHandler(deps: HandlerRunDeps, handler: RegisteredHandle
   } catch (error) {
     if (!(error instanceof HandlerTimeout)) throw error;
     (controller ??= new AbortController()).abort(error); // a signal read after this is aborted too
-    const ended = await withDeadline(running.then(() => true, () => true), deps.abortGraceMs, () => new Error('still running')).catch(() => false);
+    const ended = await withDeadline(
+      running.then(
+        () => true,
+        () => true,
+      ),
+      deps.abortGraceMs,
+      () => new Error('still running'),
+    ).catch(() => false);
     if (!ended) ctx.log.error({ graceMs: deps.abortGraceMs }, 'handler ignored its abort signal and is still running; its retry may overlap it');
     throw error;
   }
 }
 
 /** One handler on `q`, then its deferred writes (in a transaction of their own unless `q` is one): the one-at-a-time path. */
-export async function runAndFlush(deps: HandlerRunDeps, handler: RegisteredHandler, event: ClaimedEvent, q: Database | Queryable, timeoutMs: number): Promise<void> {
+export async function runAndFlush(
+  deps: HandlerRunDeps,
+  handler: RegisteredHandler,
+  event: ClaimedEvent,
+  q: Database | Queryable,
+  timeoutMs: number,
+): Promise<void> {
   const batch = new WriteBatch();
   await runHandler(deps, handler, event, q, batch, timeoutMs);
   await ('transaction' in q ? q.transaction((tx) => batch.flush(tx)) : batch.flush(q));

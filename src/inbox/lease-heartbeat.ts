@@ -27,9 +27,12 @@ export function startLeaseHeartbeat(db: Queryable, claims: ClaimedEvent[], deps:
       deps.log.warn({ events: held.length, err: { message: messageOf(error) } }, 'lease renewal failed; retrying at the next heartbeat');
     }
   };
-  const timer = setInterval(() => {
-    inFlight ??= renew().finally(() => (inFlight = undefined));
-  }, Math.max(50, Math.floor(deps.leaseMs / 3)));
+  const timer = setInterval(
+    () => {
+      inFlight ??= renew().finally(() => (inFlight = undefined));
+    },
+    Math.max(50, Math.floor(deps.leaseMs / 3)),
+  );
   timer.unref();
   return {
     async stop() {

@@ -15,7 +15,11 @@ export function settleWithoutHandler(event: ClaimedEvent, hasHandler: boolean, p
   const base = { id: event.id, attempts: event.attempts };
   if (!hasHandler) return { ...base, status: 'ignored' };
   if (event.attempts > policy.maxAttempts) {
-    return { ...base, status: 'dead', error: `Claimed ${event.attempts} times without finishing (the worker crashed or stopped each time). Fix the cause, then replay it.` };
+    return {
+      ...base,
+      status: 'dead',
+      error: `Claimed ${event.attempts} times without finishing (the worker crashed or stopped each time). Fix the cause, then replay it.`,
+    };
   }
   return undefined;
 }
@@ -29,7 +33,8 @@ export function settleFailure(event: ClaimedEvent, error: unknown, policy: Retry
   const base = { id: event.id, attempts: event.attempts };
   const message = messageOf(error).slice(0, MAX_ERROR_CHARS);
   // By name too: a project's copy of hookrun (its import of 'hookrun') may not be the engine's module.
-  if (error instanceof MalformedPayloadError || (error as Error | undefined)?.name === 'MalformedPayloadError') return { ...base, status: 'dead', error: message };
+  if (error instanceof MalformedPayloadError || (error as Error | undefined)?.name === 'MalformedPayloadError')
+    return { ...base, status: 'dead', error: message };
   if (!hasAttemptsLeft(event.attempts, policy)) return { ...base, status: 'dead', error: `${message} (gave up after ${event.attempts} attempts)` };
   return { ...base, status: 'failed', error: message, nextAttemptAt: new Date(nowMs + computeBackoffMs(event.attempts, policy, random)) };
 }

@@ -140,7 +140,9 @@ export function createWorker(deps: WorkerDeps): Worker {
         await yieldToIngest();
         wakePending = false;
         const lanes: number = backlog ? tuning.lanes : 1;
-        const claimed: number = await track(Promise.all(Array.from({ length: lanes }, () => batches.run())).then((counts) => counts.reduce((a, b) => a + b, 0)));
+        const claimed: number = await track(
+          Promise.all(Array.from({ length: lanes }, () => batches.run())).then((counts) => counts.reduce((a, b) => a + b, 0)),
+        );
         backlog = claimed >= batchSize;
         if (failures > 0) log.info({ failures }, 'database reachable again; processing resumed');
         failures = 0;
@@ -156,7 +158,10 @@ export function createWorker(deps: WorkerDeps): Worker {
       } catch (error) {
         failures += 1;
         delayMs = backoffMs(failures, DB_BACKOFF, random);
-        log[failures === 1 ? 'error' : 'warn']({ failures, retryInMs: delayMs, err: { message: messageOf(error) } }, 'inbox worker cannot reach the database; backing off');
+        log[failures === 1 ? 'error' : 'warn'](
+          { failures, retryInMs: delayMs, err: { message: messageOf(error) } },
+          'inbox worker cannot reach the database; backing off',
+        );
       }
       await sleep(delayMs);
     }

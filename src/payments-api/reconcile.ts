@@ -80,7 +80,9 @@ export async function reconcilePayments(input: ReconcileInput): Promise<Reconcil
 export function parseReconcileSince(text: string, nowMs: number): Date {
   const since = parseSince(text, nowMs);
   if (nowMs - since.getTime() > STRIPE_EVENT_RETENTION_DAYS * 86_400_000 + 60_000) {
-    throw new Error(`--since "${text}" is more than ${STRIPE_EVENT_RETENTION_DAYS} days ago: Stripe keeps events for ${STRIPE_EVENT_RETENTION_DAYS} days, so the API cannot list older ones. Use --since 30d at most.`);
+    throw new Error(
+      `--since "${text}" is more than ${STRIPE_EVENT_RETENTION_DAYS} days ago: Stripe keeps events for ${STRIPE_EVENT_RETENTION_DAYS} days, so the API cannot list older ones. Use --since 30d at most.`,
+    );
   }
   return since;
 }

@@ -58,7 +58,10 @@ async function orNull<T extends object>(request: Promise<T>, what: string, apiBa
     const e = error as { statusCode?: number; code?: string; message?: string } | undefined;
     if (e?.statusCode === 404 && e.code === 'resource_missing') throw new StripeObjectMissing(what);
     if (e?.statusCode === 404) {
-      throw new Error(`${apiBase ? `STRIPE_API_BASE (${apiBase.origin})` : 'The Stripe API'} answered 404 without resource_missing for ${what}: not Stripe's "no such object". Check STRIPE_API_BASE; the event is retried.`, { cause: error });
+      throw new Error(
+        `${apiBase ? `STRIPE_API_BASE (${apiBase.origin})` : 'The Stripe API'} answered 404 without resource_missing for ${what}: not Stripe's "no such object". Check STRIPE_API_BASE; the event is retried.`,
+        { cause: error },
+      );
     }
     throw error;
   }
@@ -79,7 +82,9 @@ export function createStripeApi(settings: StripeApiSettings): StripeApi {
         maxNetworkRetries: 1,
         telemetry: false,
         appInfo: { name: 'hookrun' },
-        ...(base ? { protocol: base.protocol.replace(':', '') as 'http' | 'https', host: base.hostname, port: base.port || (base.protocol === 'https:' ? 443 : 80) } : {}),
+        ...(base
+          ? { protocol: base.protocol.replace(':', '') as 'http' | 'https', host: base.hostname, port: base.port || (base.protocol === 'https:' ? 443 : 80) }
+          : {}),
       });
     }));
   return {

@@ -40,7 +40,8 @@ export async function loadProjectHandlers(
   const handlers: ProjectHandler[] = [];
   for (const { url, name, file } of files) {
     const where = displayPath(url);
-    if (!HANDLER_NAME.test(name)) throw new ConfigError(`${where}: a handler's file name is its name; rename it to lowercase letters, digits and dashes (e.g. send-welcome-email.ts).`);
+    if (!HANDLER_NAME.test(name))
+      throw new ConfigError(`${where}: a handler's file name is its name; rename it to lowercase letters, digits and dashes (e.g. send-welcome-email.ts).`);
     const twin = handlers.find((h) => h.name === name);
     if (twin) throw new ConfigError(`${where}: a second file for handler "${name}" (${twin.file}); keep one.`);
     if (reserved.includes(name)) throw new ConfigError(`${where}: "${name}" is the name of a shipped handler; rename the file.`);
@@ -51,7 +52,9 @@ export async function loadProjectHandlers(
       throw new ConfigError(`${where}: cannot be loaded (${messageOf(error)}).`);
     }
     if (!isHandlerDefinition(exported)) {
-      throw new ConfigError(`${where}: must \`export default defineHandler({ on: ['<provider>:<type>'], run(event, ctx) { … } })\` (import { defineHandler } from 'hookrun').`);
+      throw new ConfigError(
+        `${where}: must \`export default defineHandler({ on: ['<provider>:<type>'], run(event, ctx) { … } })\` (import { defineHandler } from 'hookrun').`,
+      );
     }
     let selectors: EventSelector[];
     try {

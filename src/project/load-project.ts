@@ -42,11 +42,17 @@ function isDeclaredProject(projectDir: string, env: Readonly<Record<string, stri
  * platform.json switches them off) and the project's `handlers/` files;
  * the payments mirror asks `services.stripe` (the service's one client) when given.
  */
-export async function loadHandlers(config: Config, services: { stripe?: StripeApi } = {}, env: Readonly<Record<string, string | undefined>> = config.environment): Promise<{ registry: HandlerRegistry; project: ProjectHandler[] }> {
+export async function loadHandlers(
+  config: Config,
+  services: { stripe?: StripeApi } = {},
+  env: Readonly<Record<string, string | undefined>> = config.environment,
+): Promise<{ registry: HandlerRegistry; project: ProjectHandler[] }> {
   const registry = createDefaultHandlers({ stripe: services.stripe, providers: config.providers, enabled: config.builtInHandlers });
   const project = await loadProjectHandlers(handlersDir(config.projectDir), receivingSetup(config), env, BUILT_IN_HANDLER_NAMES);
   if (project === undefined && !existsSync(join(config.projectDir, 'jobs')) && isDeclaredProject(config.projectDir, env)) {
-    throw new ConfigError(`${displayPath(config.projectDir) || '.'}: no jobs/ or handlers/ folder. Add handlers/<name>.ts (export default defineHandler(…)) or jobs/<name>.ts, or run \`npx hookrun init\` to make a project.`);
+    throw new ConfigError(
+      `${displayPath(config.projectDir) || '.'}: no jobs/ or handlers/ folder. Add handlers/<name>.ts (export default defineHandler(…)) or jobs/<name>.ts, or run \`npx hookrun init\` to make a project.`,
+    );
   }
   registerProjectHandlers(registry, project ?? []);
   return { registry, project: project ?? [] };

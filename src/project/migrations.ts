@@ -19,7 +19,9 @@ interface ProjectMigration {
 function readProjectMigrations(dir: string): ProjectMigration[] {
   let files: string[];
   try {
-    files = readdirSync(dir).filter((f) => f.endsWith('.sql')).sort();
+    files = readdirSync(dir)
+      .filter((f) => f.endsWith('.sql'))
+      .sort();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
@@ -50,7 +52,8 @@ export async function applyProjectMigrations(db: Pick<Database, 'transaction'>, 
     for (const migration of migrations) {
       const hash = done.get(migration.name);
       if (hash === migration.hash) continue;
-      if (hash !== undefined) throw new ConfigError(`${displayPath(migration.path)} changed after it was applied; leave applied migrations as they are and add a new file.`);
+      if (hash !== undefined)
+        throw new ConfigError(`${displayPath(migration.path)} changed after it was applied; leave applied migrations as they are and add a new file.`);
       for (const statement of migration.statements) {
         try {
           await tx.query(statement);

@@ -73,7 +73,12 @@ async function pruneEvents(db: Database, before: Date, keepKeysFrom: Date, onDel
  * Pending, failed and processing events are never deleted, however old.
  * `signal` ends a pass early (shutdown); saved keys without deletions are harmless.
  */
-export async function prune(db: Database, days: RetentionDays, now: number, options: { dryRun?: boolean; onDeleted?: OnDeleted; signal?: AbortSignal } = {}): Promise<PruneReport> {
+export async function prune(
+  db: Database,
+  days: RetentionDays,
+  now: number,
+  options: { dryRun?: boolean; onDeleted?: OnDeleted; signal?: AbortSignal } = {},
+): Promise<PruneReport> {
   const events = cutoff(now, days.events);
   const keys = cutoff(now, days.dedupeKeys);
   const cronRuns = cutoff(now, days.cronRuns);

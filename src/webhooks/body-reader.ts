@@ -47,8 +47,14 @@ export function tooLarge(limit: Pick<BodyLimit, 'maxBytes' | 'setting'>): AppErr
 function overBudget(budget: BodyBudget, why: 'total' | 'address'): AppError {
   const mib = (bytes: number) => Math.round((bytes / 1048576) * 10) / 10;
   return why === 'address'
-    ? new AppError('unavailable', `Too many uploads in flight from your address (over ${mib(budget.perAddressBytes)} MiB of bodies at once, MAX_INFLIGHT_BODY_BYTES_PER_ADDRESS). Retry shortly; the provider retries by itself.`)
-    : new AppError('unavailable', `Too many uploads in flight (over ${mib(budget.maxBytes)} MiB of bodies at once, MAX_INFLIGHT_BODY_BYTES). Retry shortly; the provider retries by itself.`);
+    ? new AppError(
+        'unavailable',
+        `Too many uploads in flight from your address (over ${mib(budget.perAddressBytes)} MiB of bodies at once, MAX_INFLIGHT_BODY_BYTES_PER_ADDRESS). Retry shortly; the provider retries by itself.`,
+      )
+    : new AppError(
+        'unavailable',
+        `Too many uploads in flight (over ${mib(budget.maxBytes)} MiB of bodies at once, MAX_INFLIGHT_BODY_BYTES). Retry shortly; the provider retries by itself.`,
+      );
 }
 
 /**

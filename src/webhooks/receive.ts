@@ -73,10 +73,16 @@ export function createReceiver(source: string, verifier: SourceVerifier, deps: R
         if (error instanceof RejectedPayloadError) throw new AppError('invalid_payload', error.message, { cause: error });
         if (!(error instanceof NotConfirmedError)) {
           deps.log.error({ source, key: delivery.key, err: { message: (error as Error).message } }, 'event not stored: database unavailable');
-          throw new AppError('unavailable', 'The database is unavailable, so the event was not stored. Retry later; the provider retries by itself.', { cause: error });
+          throw new AppError('unavailable', 'The database is unavailable, so the event was not stored. Retry later; the provider retries by itself.', {
+            cause: error,
+          });
         }
         deps.log.error({ source, key: delivery.key, err: { message: (error as Error).message } }, 'event not confirmed in time: its insert was already sent');
-        throw new AppError('unavailable', 'The database did not confirm the event in time; it may have been stored. Retry: a retry of a stored event is answered as a duplicate.', { cause: error });
+        throw new AppError(
+          'unavailable',
+          'The database did not confirm the event in time; it may have been stored. Retry: a retry of a stored event is answered as a duplicate.',
+          { cause: error },
+        );
       }
       (stored.duplicate ? duplicate : accepted).inc();
       if (stored.duplicate) deps.log.debug({ source, key: delivery.key, id: stored.id }, 'duplicate delivery');

@@ -8,12 +8,17 @@ import { deepMerge, providerId } from './sample-events/ids.js';
  * Every event type `hookrun send` can build a full sample of, per source
  * (the types the shipped handlers know), from each provider's definition.
  */
-export const SAMPLE_TYPES = Object.fromEntries(SOURCES.map((source) => [source, defaultProvider(source).sampleTypes ?? []])) as Record<Source, readonly string[]>;
+export const SAMPLE_TYPES = Object.fromEntries(SOURCES.map((source) => [source, defaultProvider(source).sampleTypes ?? []])) as Record<
+  Source,
+  readonly string[]
+>;
 
 /** Thrown for a type with no sample and no overrides to build one from; the CLI turns it into a usage error. */
 export class UnknownSampleTypeError extends Error {
   constructor(source: Source, type: string, provider: ProviderDefinition = defaultProvider(source)) {
-    super(`No sample for ${source} (${provider.title}) event type "${type}". Known types: ${provider.sampleTypes?.join(', ') || 'none'} (or pass --data with the event's fields).`);
+    super(
+      `No sample for ${source} (${provider.title}) event type "${type}". Known types: ${provider.sampleTypes?.join(', ') || 'none'} (or pass --data with the event's fields).`,
+    );
     this.name = 'UnknownSampleTypeError';
   }
 }
@@ -31,7 +36,13 @@ export function normalizeSampleType(source: Source, type: string, provider: Prov
  * { customer: "cus_…" } } }` for Stripe, `{ table: "orders" }` for Supabase.
  * A type with no sample is accepted only with overrides (an envelope + them).
  */
-export function buildSample(source: Source, type: string, overrides?: unknown, nowMs: number = Date.now(), provider: ProviderDefinition = defaultProvider(source)): Record<string, unknown> {
+export function buildSample(
+  source: Source,
+  type: string,
+  overrides?: unknown,
+  nowMs: number = Date.now(),
+  provider: ProviderDefinition = defaultProvider(source),
+): Record<string, unknown> {
   const normalized = normalizeSampleType(source, type, provider);
   let event: Record<string, unknown>;
   const sample = provider.sampleTypes?.includes(normalized) ? provider.buildSample?.(normalized, nowMs) : undefined;
@@ -89,7 +100,14 @@ export function signSample(source: Source, body: string, config: Config, options
   const path = `/webhooks/${source}`;
   const url = config.publicUrl ? new URL(path, config.publicUrl).toString() : (options.url ?? `http://localhost:${config.port}${path}`);
   const type = options.type ?? bodyType(body);
-  const signed = provider.sign({ body, secret: activeSecret(config, source, provider), nowMs: options.nowMs ?? Date.now(), messageId: options.messageId ?? providerId('msg', 27), url, type });
+  const signed = provider.sign({
+    body,
+    secret: activeSecret(config, source, provider),
+    nowMs: options.nowMs ?? Date.now(),
+    messageId: options.messageId ?? providerId('msg', 27),
+    url,
+    type,
+  });
   const contentType = provider.body === 'form' ? 'application/x-www-form-urlencoded' : 'application/json';
   return { 'content-type': contentType, 'user-agent': 'hookrun-send', ...signed };
 }

@@ -16,7 +16,11 @@ export function createVerifiers(config: Config): Record<Source, SourceVerifier> 
     if (!setting) {
       const [first, ...aliases] = config.secretEnvNames[source];
       const alias = aliases.length > 0 ? ` (or ${aliases.join(' or ')})` : '';
-      return { ok: false, provider, message: `Missing ${first}${alias}: set the signing secret to accept /webhooks/${source}, then restart hookrun (it reads its settings once, at start-up).` };
+      return {
+        ok: false,
+        provider,
+        message: `Missing ${first}${alias}: set the signing secret to accept /webhooks/${source}, then restart hookrun (it reads its settings once, at start-up).`,
+      };
     }
     return { ok: true, provider, verify: provider.createVerifier(setting, { publicUrl: config.publicUrl }) };
   };
@@ -40,7 +44,11 @@ export function createCustomVerifiers(config: Pick<Config, 'customWebhooks' | 'p
     const provider = customProvider(scheme);
     const verifier: SourceVerifier = scheme.secret
       ? { ok: true, provider, verify: provider.createVerifier(scheme.secret, { publicUrl: config.publicUrl }) }
-      : { ok: false, provider, message: `Missing ${scheme.secretEnv}: set the secret platform.json names for /webhooks/${scheme.route}, then restart hookrun.` };
+      : {
+          ok: false,
+          provider,
+          message: `Missing ${scheme.secretEnv}: set the secret platform.json names for /webhooks/${scheme.route}, then restart hookrun.`,
+        };
     return { route: scheme.route, verifier };
   });
 }

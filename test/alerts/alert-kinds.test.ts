@@ -29,7 +29,10 @@ describe.each(databaseKinds())('each alert kind reaches a local receiver, on $na
 
   /** One instance's alerts, as service.ts wires them, with a short window so a second message of a kind comes quickly. */
   function instanceAlerts(env: Record<string, string> = {}): ServiceAlerts {
-    const alerts = createServiceAlerts(testConfig({ ALERT_WEBHOOK_URL: receiver.url, ...env }), silentLogger, new Metrics(), { windowMs: 100, retryDelaysMs: [50] });
+    const alerts = createServiceAlerts(testConfig({ ALERT_WEBHOOK_URL: receiver.url, ...env }), silentLogger, new Metrics(), {
+      windowMs: 100,
+      retryDelaysMs: [50],
+    });
     instances.push(alerts);
     return alerts;
   }
@@ -85,7 +88,14 @@ describe.each(databaseKinds())('each alert kind reaches a local receiver, on $na
   it('a tick that did not start within ALERT_LATE_TICK_SECONDS, and a job silent for twice its interval: once each, whichever of two instances sees it', async () => {
     const clock = new ManualClock(at(10, 0, 30));
     const config = { ...testConfig(), crons: [{ path: '/cron/hourly', schedule: '0 * * * *' }] };
-    const cron = await createCronService({ config, db: testDb.db, clock, log: silentLogger, metrics: new Metrics(), jobs: jobsOf({ hourly: { run: () => undefined } }) });
+    const cron = await createCronService({
+      config,
+      db: testDb.db,
+      clock,
+      log: silentLogger,
+      metrics: new Metrics(),
+      jobs: jobsOf({ hourly: { run: () => undefined } }),
+    });
     const [a, b] = [instanceAlerts({ ALERT_LATE_TICK_SECONDS: '300' }), instanceAlerts({ ALERT_LATE_TICK_SECONDS: '300' })];
     for (const alerts of [a, b]) alerts.start({ db: testDb.db, clock, overdue: (grace, since) => cron.overdue(grace, since) });
     const checkBoth = () => Promise.all([a.check(), b.check()]);

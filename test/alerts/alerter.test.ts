@@ -11,7 +11,8 @@ function listLogger() {
   return { log: pino({ level: 'debug' }, { write: (l: string) => void lines.push(l) }), lines };
 }
 
-const outcomes = async (metrics: Metrics) => Object.fromEntries((await metrics.alerts.get()).values.map((v) => [`${v.labels.kind}/${v.labels.outcome}`, v.value]));
+const outcomes = async (metrics: Metrics) =>
+  Object.fromEntries((await metrics.alerts.get()).values.map((v) => [`${v.labels.kind}/${v.labels.outcome}`, v.value]));
 
 describe('Alerter: coalesced, rate-limited, retried, never blocking', () => {
   let receiver: AlertReceiver;
@@ -75,7 +76,15 @@ describe('Alerter: coalesced, rate-limited, retried, never blocking', () => {
     const hung = await import('node:http').then(({ createServer }) => createServer(() => undefined));
     await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
     const metrics = new Metrics();
-    alerter = new Alerter({ url: new URL(`http://127.0.0.1:${(hung.address() as { port: number }).port}/hook`), log: listLogger().log, metrics, timeoutMs: 2000, retryDelaysMs: [], maxQueued: 2, windowMs: 0 });
+    alerter = new Alerter({
+      url: new URL(`http://127.0.0.1:${(hung.address() as { port: number }).port}/hook`),
+      log: listLogger().log,
+      metrics,
+      timeoutMs: 2000,
+      retryDelaysMs: [],
+      maxQueued: 2,
+      windowMs: 0,
+    });
     for (const kind of ['event_dead', 'job_failed', 'tick_late', 'job_stopped', 'backlog'] as const) alerter.notify(kind, 'x');
     // the first is in flight, two wait, two did not fit
     expect(await outcomes(metrics)).toEqual({ 'job_stopped/dropped': 1, 'backlog/dropped': 1 });

@@ -14,7 +14,11 @@ describe('the event names a handler may take', () => {
   });
 
   it('reads each provider, type and table, and says why one cannot be received', () => {
-    expect(parseEventName('stripe:customer.subscription.updated', setup)).toEqual({ name: 'stripe:customer.subscription.updated', route: 'payments', type: 'customer.subscription.updated' });
+    expect(parseEventName('stripe:customer.subscription.updated', setup)).toEqual({
+      name: 'stripe:customer.subscription.updated',
+      route: 'payments',
+      type: 'customer.subscription.updated',
+    });
     expect(parseEventName('github:issues.opened', setup)).toMatchObject({ route: 'github', type: 'issues.opened' });
     expect(parseEventName('database:DELETE:public.orders', setup)).toMatchObject({ route: 'database', type: 'DELETE', table: 'public.orders' });
     expect(parseEventName('orders:order.shipped', setup)).toMatchObject({ route: 'orders', type: 'order.shipped' });

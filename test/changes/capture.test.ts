@@ -94,7 +94,15 @@ describe.skipIf(!available).each(databaseKinds())('change capture into $name', (
       schema: 'public',
       table: 'profiles',
       old_record: null,
-      record: { id: 1, name: 'Ada', active: true, score: 12.5, big: '9007199254740993', data: { plan: 'pro', tags: [1, 2] }, seen_at: '2026-05-01T10:00:00.123456+00:00' },
+      record: {
+        id: 1,
+        name: 'Ada',
+        active: true,
+        score: 12.5,
+        big: '9007199254740993',
+        data: { plan: 'pro', tags: [1, 2] },
+        seen_at: '2026-05-01T10:00:00.123456+00:00',
+      },
     });
     expect(insert!.payload.record.bio).toHaveLength(96_000);
     expect(insert!.payload.commit_lsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
@@ -195,7 +203,14 @@ describe.skipIf(!available).each(databaseKinds())('change capture into $name', (
 });
 
 describe.skipIf(!available)('change capture start-up checks', () => {
-  const preflight = (env: Record<string, string>) => createChangeCapture({ settings: testConfig(env).changes!, db: undefined as never, log: silentLogger, metrics: new Metrics(), onStored: () => undefined }).preflight();
+  const preflight = (env: Record<string, string>) =>
+    createChangeCapture({
+      settings: testConfig(env).changes!,
+      db: undefined as never,
+      log: silentLogger,
+      metrics: new Metrics(),
+      onStored: () => undefined,
+    }).preflight();
   let source: SourceDatabase;
   beforeAll(async () => {
     source = await createSourceDatabase('CREATE TABLE t (id int PRIMARY KEY)', ['t']);
@@ -206,7 +221,9 @@ describe.skipIf(!available)('change capture start-up checks', () => {
   it('refuses a database whose wal_level is not logical, naming the fix', async () => {
     const url = process.env.TEST_DATABASE_URL;
     if (!url) return; // the main cluster (wal_level=replica) is what this checks against
-    await expect(preflight({ CHANGES_DATABASE_URL: url, CHANGES_SLOT: source.slot })).rejects.toThrow(/wal_level is "replica", not "logical".*ALTER SYSTEM SET wal_level = logical/);
+    await expect(preflight({ CHANGES_DATABASE_URL: url, CHANGES_SLOT: source.slot })).rejects.toThrow(
+      /wal_level is "replica", not "logical".*ALTER SYSTEM SET wal_level = logical/,
+    );
   });
 
   it('refuses a missing publication and a user without REPLICATION', async () => {
@@ -220,7 +237,14 @@ describe.skipIf(!available)('change capture start-up checks', () => {
 
   it('warns (and alerts) once when the slot holds back more WAL than CHANGES_MAX_RETAINED_WAL_MB', async () => {
     const lines: string[] = [];
-    const idle = createChangeCapture({ settings: testConfig({ ...source.env, CHANGES_MAX_RETAINED_WAL_MB: '1' }).changes!, db: undefined as never, log: silentLogger, metrics: new Metrics(), onStored: () => undefined, onWalRetained: (line) => lines.push(line) });
+    const idle = createChangeCapture({
+      settings: testConfig({ ...source.env, CHANGES_MAX_RETAINED_WAL_MB: '1' }).changes!,
+      db: undefined as never,
+      log: silentLogger,
+      metrics: new Metrics(),
+      onStored: () => undefined,
+      onWalRetained: (line) => lines.push(line),
+    });
     await idle.preflight(); // creates the slot; nothing streams it
     await idle.refresh();
     expect(lines).toEqual([]);

@@ -15,7 +15,13 @@ const relation = {
 } as Pgoutput.MessageRelation;
 
 const begin = (lsn: string): Pgoutput.Message => ({ tag: 'begin', commitLsn: lsn, commitTime: 1_795_000_000_000_000n, xid: 1 });
-const commit = (lsn: string, end: string): Pgoutput.Message => ({ tag: 'commit', flags: 0, commitLsn: lsn, commitEndLsn: end, commitTime: 1_795_000_000_000_000n });
+const commit = (lsn: string, end: string): Pgoutput.Message => ({
+  tag: 'commit',
+  flags: 0,
+  commitLsn: lsn,
+  commitEndLsn: end,
+  commitTime: 1_795_000_000_000_000n,
+});
 const insert = (id: number): Pgoutput.Message => ({ tag: 'insert', relation, new: { id } });
 
 function recorder(options: { failStore?: boolean } = {}) {
@@ -67,7 +73,8 @@ describe('WAL text', () => {
 describe('TransactionBuffer', () => {
   it('confirms a transaction only after its changes are stored, and groups transactions into one write', async () => {
     const { buffer, log, stored } = recorder();
-    for (const m of [relation, begin('0/200'), insert(1), insert(2), commit('0/200', '0/250'), begin('0/300'), insert(1), commit('0/300', '0/350')]) await buffer.onMessage(m);
+    for (const m of [relation, begin('0/200'), insert(1), insert(2), commit('0/200', '0/250'), begin('0/300'), insert(1), commit('0/300', '0/350')])
+      await buffer.onMessage(m);
     expect(log).toEqual([]); // nothing written, nothing confirmed until the stream pauses
     await buffer.flush();
     expect(log).toEqual(['store 3', 'confirm 0/350']);

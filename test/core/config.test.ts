@@ -11,7 +11,10 @@ const base = { PLATFORM_CONFIG: '/nonexistent/platform.json' };
 
 describe('hookrun check shows the database without its password', () => {
   it('masks the password in the URL and in a password-like query parameter', () => {
-    const shown = describeDatabase({ databaseUrl: 'postgres://app:hunter22@db.example:5432/app?sslmode=require&password=hunter33&sslpassword=k3y', dataDir: '' });
+    const shown = describeDatabase({
+      databaseUrl: 'postgres://app:hunter22@db.example:5432/app?sslmode=require&password=hunter33&sslpassword=k3y',
+      dataDir: '',
+    });
     expect(shown.location).not.toMatch(/hunter22|hunter33|k3y/);
     expect(shown.location).toContain('sslmode=require');
   });
@@ -58,7 +61,10 @@ describe('loadConfig', () => {
     [{ STRIPE_API_BASE: 'http://127.0.0.1:12111' }, /STRIPE_API_BASE is set but STRIPE_SECRET_KEY is not/],
     [{ STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_API_BASE: 'http://127.0.0.1:12111/v1' }, /STRIPE_API_BASE=.* use an origin/],
     [{ STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_API_BASE: 'ftp://stripe' }, /STRIPE_API_BASE=/],
-    [{ STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_API_BASE: 'http://stripe-proxy.internal:8080' }, /STRIPE_API_BASE=http:\/\/stripe-proxy\.internal:8080 would send STRIPE_SECRET_KEY unencrypted: use https:\/\//],
+    [
+      { STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_API_BASE: 'http://stripe-proxy.internal:8080' },
+      /STRIPE_API_BASE=http:\/\/stripe-proxy\.internal:8080 would send STRIPE_SECRET_KEY unencrypted: use https:\/\//,
+    ],
     [{ STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_API_BASE: 'http://10.0.0.7' }, /would send STRIPE_SECRET_KEY unencrypted/],
     [{ STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_API_BASE: 'http://127.0.0.1.example.com' }, /would send STRIPE_SECRET_KEY unencrypted/],
     [{ CHANGES_DATABASE_URL: 'mysql://shop' }, /CHANGES_DATABASE_URL must start with postgres/],
@@ -92,9 +98,15 @@ describe('loadConfig', () => {
 
   it.each([
     [{ cron: [] }, /platform\.json: "cron" is not a platform\.json key; did you mean "crons"\?/],
-    [{ crons: [{ path: '/cron/keep-alive', schedule: '0 1 * * *', every: 'day' }] }, /platform\.json crons\[0\]\.every: not a cron entry field \(use path, name/],
+    [
+      { crons: [{ path: '/cron/keep-alive', schedule: '0 1 * * *', every: 'day' }] },
+      /platform\.json crons\[0\]\.every: not a cron entry field \(use path, name/,
+    ],
     [{ crons: [{ path: '/cron/keep-alive', schedule: '0 1 * * *', retries: 2 }] }, /crons\[0\]\.retries: a job file sets its policies in defineJob/],
-    [{ webhooks: [{ route: 'acme', secretEnv: 'ACME_SECRET', header: 'X-Sig', keyPath: 'id', typePath: 'type', toleranceSeconds: 0 }] }, /webhooks\[0\]\.toleranceSeconds: must be a whole number of seconds from 1 to 86400/],
+    [
+      { webhooks: [{ route: 'acme', secretEnv: 'ACME_SECRET', header: 'X-Sig', keyPath: 'id', typePath: 'type', toleranceSeconds: 0 }] },
+      /webhooks\[0\]\.toleranceSeconds: must be a whole number of seconds from 1 to 86400/,
+    ],
     [{ builtInHandlers: { 'stripe-mirror': 'no' } }, /builtInHandlers\.stripe-mirror: must be an object of handler names to true or false/],
   ])('platform.json %j stops start-up with a message naming the key', (file, message) => {
     const path = join(mkdtempSync(join(tmpdir(), 'hookrun-config-')), 'platform.json');

@@ -19,32 +19,36 @@ async function startHolder(dir: string) {
 }
 
 describe('embedded data dir lock', () => {
-  it('refuses a live holder with a message naming DATA_DIR; after the holder is killed with -9 the kernel frees the lock; release frees it', { timeout: 30_000 }, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'hookrun-lock-'));
-    const holder = await startHolder(dir);
-    try {
-      expect(readFileSync(join(dir, LOCK_FILE_NAME), 'utf8')).toBe(String(holder.pid));
-      await expect(lockDataDir(dir)).rejects.toThrow(ConfigError);
-      await expect(lockDataDir(dir)).rejects.toThrow(new RegExp(`DATA_DIR ${dir} is in use by another hookrun process \\(pid ${holder.pid}`));
-    } finally {
-      holder.kill('SIGKILL');
-    }
-    await new Promise((resolve) => holder.once('exit', resolve));
-    // Its flock child sees its pipe close and ends: the lock is free within moments (bounded wait, no fixed sleep).
-    let lock;
-    for (let attempt = 0; !lock; attempt++) {
+  it(
+    'refuses a live holder with a message naming DATA_DIR; after the holder is killed with -9 the kernel frees the lock; release frees it',
+    { timeout: 30_000 },
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'hookrun-lock-'));
+      const holder = await startHolder(dir);
       try {
-        lock = await lockDataDir(dir);
-      } catch (error) {
-        if (attempt >= 100 || !(error instanceof ConfigError)) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(readFileSync(join(dir, LOCK_FILE_NAME), 'utf8')).toBe(String(holder.pid));
+        await expect(lockDataDir(dir)).rejects.toThrow(ConfigError);
+        await expect(lockDataDir(dir)).rejects.toThrow(new RegExp(`DATA_DIR ${dir} is in use by another hookrun process \\(pid ${holder.pid}`));
+      } finally {
+        holder.kill('SIGKILL');
       }
-    }
-    expect(readFileSync(join(dir, LOCK_FILE_NAME), 'utf8')).toBe(String(process.pid));
-    await expect(lockDataDir(dir)).rejects.toThrow(/is in use/);
-    await lock.release();
-    expect(readFileSync(join(dir, LOCK_FILE_NAME), 'utf8')).toBe('');
-    const again = await lockDataDir(dir); // free at once after release
-    await again.release();
-  });
+      await new Promise((resolve) => holder.once('exit', resolve));
+      // Its flock child sees its pipe close and ends: the lock is free within moments (bounded wait, no fixed sleep).
+      let lock;
+      for (let attempt = 0; !lock; attempt++) {
+        try {
+          lock = await lockDataDir(dir);
+        } catch (error) {
+          if (attempt >= 100 || !(error instanceof ConfigError)) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
+      expect(readFileSync(join(dir, LOCK_FILE_NAME), 'utf8')).toBe(String(process.pid));
+      await expect(lockDataDir(dir)).rejects.toThrow(/is in use/);
+      await lock.release();
+      expect(readFileSync(join(dir, LOCK_FILE_NAME), 'utf8')).toBe('');
+      const again = await lockDataDir(dir); // free at once after release
+      await again.release();
+    },
+  );
 });

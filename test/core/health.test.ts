@@ -58,7 +58,10 @@ describe('database unavailable', () => {
     const res = await app.request('/webhooks/payments', {
       method: 'POST',
       body,
-      headers: { 'content-type': 'application/json', 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRETS.payments }) },
+      headers: {
+        'content-type': 'application/json',
+        'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRETS.payments }),
+      },
     });
     expect(res.status).toBe(503);
     const { error } = await res.json();

@@ -20,7 +20,11 @@ describe('RejectionLog', () => {
     now += 61_000;
     rejections.rejected('/webhooks/payments', 'invalid_signature', { source: 'payments' }, 'webhook rejected');
     expect(lines).toHaveLength(REJECTIONS_LOGGED_PER_WINDOW + 2);
-    expect(lines[REJECTIONS_LOGGED_PER_WINDOW]).toMatchObject({ route: '/webhooks/payments', reason: 'invalid_signature', suppressed: 1000 - REJECTIONS_LOGGED_PER_WINDOW });
+    expect(lines[REJECTIONS_LOGGED_PER_WINDOW]).toMatchObject({
+      route: '/webhooks/payments',
+      reason: 'invalid_signature',
+      suppressed: 1000 - REJECTIONS_LOGGED_PER_WINDOW,
+    });
     for (let i = 0; i < 50; i++) rejections.rejected('/webhooks/payments', 'invalid_signature', {}, 'webhook rejected');
     now += 61_000;
     rejections.flush();

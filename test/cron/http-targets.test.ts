@@ -55,7 +55,12 @@ describe.each(databaseKinds())('HTTP targets: a job in any runtime, on $name', (
   });
   afterEach(() => target.close());
 
-  const entry = (extra: Partial<CronEntry> = {}): CronEntry => ({ name: 'billing-sync', url: `${target.url}/sync?token=query-secret`, schedule: '*/5 * * * *', ...extra });
+  const entry = (extra: Partial<CronEntry> = {}): CronEntry => ({
+    name: 'billing-sync',
+    url: `${target.url}/sync?token=query-secret`,
+    schedule: '*/5 * * * *',
+    ...extra,
+  });
   /** The crons as `loadConfig` reads them from a platform.json and the env (tokens resolved from `tokenEnv`). */
   const cronsFrom = (crons: CronEntry[], env: Record<string, string> = {}): CronEntry[] => {
     const dir = mkdtempSync(join(tmpdir(), 'hookrun-targets-'));
@@ -76,7 +81,9 @@ describe.each(databaseKinds())('HTTP targets: a job in any runtime, on $name', (
     clock.set(Date.UTC(2026, 10, 23, 10, 5, 0));
     await Promise.all([a.cron.tick(), b.cron.tick()]);
     await Promise.all([a.cron.idle(5000), b.cron.idle(5000)]);
-    expect(target.calls).toEqual([{ method: 'POST', path: '/sync?token=query-secret', authorization: 'Bearer billing-target-token', userAgent: CRON_USER_AGENT }]);
+    expect(target.calls).toEqual([
+      { method: 'POST', path: '/sync?token=query-secret', authorization: 'Bearer billing-target-token', userAgent: CRON_USER_AGENT },
+    ]);
     expect(CRON_USER_AGENT).toMatch(/^hookrun-cron\/\d+\.\d+\.\d+$/);
     const runs = await allRuns(testDb.db);
     expect(runs).toMatchObject([{ job: 'billing-sync', trigger: 'schedule', status: 'succeeded', scheduledFor: new Date(Date.UTC(2026, 10, 23, 10, 5)) }]);
@@ -85,7 +92,7 @@ describe.each(databaseKinds())('HTTP targets: a job in any runtime, on $name', (
     await Promise.all([a.cron.stop(), b.cron.stop()]);
   });
 
-  it('a target with no tokenEnv gets no Authorization header (CRON_SECRET is hookrun\'s own); one whose tokenEnv is unset is not called, and the run says why', async () => {
+  it("a target with no tokenEnv gets no Authorization header (CRON_SECRET is hookrun's own); one whose tokenEnv is unset is not called, and the run says why", async () => {
     const h = await createHarness(testDb.db, { jobs: jobsOf({}), crons: cronsFrom([entry(), entry({ name: 'unset-token', tokenEnv: 'UNSET_CRON_TOKEN' })]) });
     expect((await h.cron.runJob('billing-sync', 'cli')).status).toBe('succeeded');
     expect(target.calls).toEqual([{ method: 'GET', path: '/sync?token=query-secret', authorization: undefined, userAgent: CRON_USER_AGENT }]);
@@ -129,14 +136,22 @@ describe('HTTP targets: what platform.json may not say', () => {
     const entry = (url: string, extra: Partial<CronEntry> = {}): CronEntry => ({ name: 'billing-sync', url, schedule: '* * * * *', ...extra });
     const refused = () => withHttpTargets(files, config([entry('http://billing.example.com/cron/sync?key=q', { tokenEnv: 'BILLING_CRON_TOKEN' })]));
     expect(refused).toThrow(ConfigError);
-    expect(refused).toThrow(/crons\[0\]\.url "http:\/\/billing\.example\.com\/cron\/sync": plain http:\/\/ to another machine sends each call and its token unencrypted\. Use https:\/\/, or add "allowHttp": true/);
+    expect(refused).toThrow(
+      /crons\[0\]\.url "http:\/\/billing\.example\.com\/cron\/sync": plain http:\/\/ to another machine sends each call and its token unencrypted\. Use https:\/\/, or add "allowHttp": true/,
+    );
     expect(() => withHttpTargets(files, config([entry('http://10.0.0.7:8080/sync')]))).toThrow(/allowHttp/);
-    for (const ok of [entry('https://billing.example.com/sync'), entry('http://billing.internal/sync', { allowHttp: true }), entry('http://127.0.0.2:8080/sync'), entry('http://localhost:8080/sync'), entry('http://[::1]:8080/sync')]) {
+    for (const ok of [
+      entry('https://billing.example.com/sync'),
+      entry('http://billing.internal/sync', { allowHttp: true }),
+      entry('http://127.0.0.2:8080/sync'),
+      entry('http://localhost:8080/sync'),
+      entry('http://[::1]:8080/sync'),
+    ]) {
       expect(withHttpTargets(files, config([ok])).has('billing-sync')).toBe(true);
     }
   });
 
-  it('tokenEnv and allowHttp belong to HTTP targets; hookrun\'s own credentials are refused as a target token', () => {
+  it("tokenEnv and allowHttp belong to HTTP targets; hookrun's own credentials are refused as a target token", () => {
     const dir = mkdtempSync(join(tmpdir(), 'hookrun-targets-'));
     const read = (crons: unknown[]) => {
       writeFileSync(join(dir, 'platform.json'), JSON.stringify({ crons }));
@@ -144,8 +159,12 @@ describe('HTTP targets: what platform.json may not say', () => {
     };
     try {
       const target = { name: 'billing-sync', url: 'https://billing.example.com/sync', schedule: '* * * * *' };
-      expect(read([{ ...target, tokenEnv: 'BILLING_CRON_TOKEN', allowHttp: false }])()).toMatchObject([{ tokenEnv: 'BILLING_CRON_TOKEN', token: 'x', allowHttp: false }]);
-      expect(read([{ ...target, tokenEnv: 'CRON_SECRET' }])).toThrow(/crons\[0\]\.tokenEnv: "CRON_SECRET" is hookrun's own credential; give the target a token of its own/);
+      expect(read([{ ...target, tokenEnv: 'BILLING_CRON_TOKEN', allowHttp: false }])()).toMatchObject([
+        { tokenEnv: 'BILLING_CRON_TOKEN', token: 'x', allowHttp: false },
+      ]);
+      expect(read([{ ...target, tokenEnv: 'CRON_SECRET' }])).toThrow(
+        /crons\[0\]\.tokenEnv: "CRON_SECRET" is hookrun's own credential; give the target a token of its own/,
+      );
       expect(read([{ ...target, tokenEnv: 'ADMIN_TOKEN' }])).toThrow(/hookrun's own credential/);
       expect(read([{ ...target, tokenEnv: 'lower case' }])).toThrow(/tokenEnv: only an HTTP target has one/);
       expect(read([{ path: '/cron/keep-alive', schedule: '* * * * *', tokenEnv: 'BILLING_CRON_TOKEN' }])).toThrow(/tokenEnv: only an HTTP target/);
@@ -156,7 +175,9 @@ describe('HTTP targets: what platform.json may not say', () => {
   });
 
   it('a name a job file has, a relative or non-http URL, and a bad name are refused with the entry named', () => {
-    expect(() => withHttpTargets(files, config([{ name: 'keep-alive', url: 'https://a.example/x', schedule: '* * * * *' }]))).toThrow(/crons\[0\]\.name "keep-alive": a job file/);
+    expect(() => withHttpTargets(files, config([{ name: 'keep-alive', url: 'https://a.example/x', schedule: '* * * * *' }]))).toThrow(
+      /crons\[0\]\.name "keep-alive": a job file/,
+    );
     expect(() => withHttpTargets(files, config([{ name: 'x', url: '/relative', schedule: '* * * * *' }]))).toThrow(ConfigError);
     expect(() => withHttpTargets(files, config([{ name: 'x', url: 'ftp://a.example/x', schedule: '* * * * *' }]))).toThrow(/must be an absolute http\(s\) URL/);
     expect(() => withHttpTargets(files, config([{ name: 'Billing', url: 'https://a.example/x', schedule: '* * * * *' }]))).toThrow(/lowercase letters/);

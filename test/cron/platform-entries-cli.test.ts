@@ -46,8 +46,13 @@ describe('platform.json with a time zone and an HTTP target (spawned hookrun)', 
     expect(check.code, check.stderr).toBe(0);
     expect(check.stdout).toMatch(/\/cron\/keep-alive {2}"0 9 \* \* \*" \(Europe\/Berlin\) {2}next: \d{4}-\d\d-\d\d 09:00 Europe\/Berlin \(0[78]:00Z\)/);
     const next = await runCli(['cron', 'next', 'keep-alive', '-n', '2'], { PLATFORM_CONFIG: file });
-    expect(next.stdout).toMatch(/^keep-alive {2}"0 9 \* \* \*" \(Europe\/Berlin\)\n {2}\d{4}-\d\d-\d\d 09:00 Europe\/Berlin \(0[78]:00Z\)\n {2}\d{4}-\d\d-\d\d 09:00 Europe\/Berlin/);
-    const json = JSON.parse((await runCli(['cron', 'next', 'keep-alive', '-n', '1', '--json'], { PLATFORM_CONFIG: file })).stdout) as { timezone: string; nextRuns: string[] };
+    expect(next.stdout).toMatch(
+      /^keep-alive {2}"0 9 \* \* \*" \(Europe\/Berlin\)\n {2}\d{4}-\d\d-\d\d 09:00 Europe\/Berlin \(0[78]:00Z\)\n {2}\d{4}-\d\d-\d\d 09:00 Europe\/Berlin/,
+    );
+    const json = JSON.parse((await runCli(['cron', 'next', 'keep-alive', '-n', '1', '--json'], { PLATFORM_CONFIG: file })).stdout) as {
+      timezone: string;
+      nextRuns: string[];
+    };
     expect(json.timezone).toBe('Europe/Berlin');
     expect(json.nextRuns[0]).toMatch(/T0[78]:00:00\.000Z$/);
 
@@ -55,9 +60,13 @@ describe('platform.json with a time zone and an HTTP target (spawned hookrun)', 
     expect(bad.code).toBe(78);
     expect(bad.stderr).toContain('crons[0].timezone "Europe/Berlim": not an IANA time zone');
 
-    const plain = await runCli(['check'], { PLATFORM_CONFIG: platform([{ name: 'billing-sync', url: 'http://billing.example.com/sync', schedule: '0 9 * * *' }]) });
+    const plain = await runCli(['check'], {
+      PLATFORM_CONFIG: platform([{ name: 'billing-sync', url: 'http://billing.example.com/sync', schedule: '0 9 * * *' }]),
+    });
     expect(plain.code).toBe(78);
-    expect(plain.stderr).toContain('crons[0].url "http://billing.example.com/sync": plain http:// to another machine sends each call unencrypted. Use https://, or add "allowHttp": true');
+    expect(plain.stderr).toContain(
+      'crons[0].url "http://billing.example.com/sync": plain http:// to another machine sends each call unencrypted. Use https://, or add "allowHttp": true',
+    );
   });
 
   it('cron pause, resume and backfill from the CLI (no server: the runs happen here)', async () => {
@@ -80,7 +89,10 @@ describe('platform.json with a time zone and an HTTP target (spawned hookrun)', 
     expect(real.code, real.stderr).toBe(0);
     expect(real.stdout).toContain('Ran 3 tick(s) here: 3 succeeded, 0 did not.');
     const again = await runCli(['cron', 'backfill', 'keep-alive', '--from', from, '--to', to, '--json'], env);
-    expect((JSON.parse(again.stdout) as { plan: { queued: number; ticks: Array<{ hasRun: boolean }> } }).plan).toMatchObject({ queued: 0, ticks: [{ hasRun: true }, { hasRun: true }, { hasRun: true }] });
+    expect((JSON.parse(again.stdout) as { plan: { queued: number; ticks: Array<{ hasRun: boolean }> } }).plan).toMatchObject({
+      queued: 0,
+      ticks: [{ hasRun: true }, { hasRun: true }, { hasRun: true }],
+    });
     const future = await runCli(['cron', 'backfill', 'keep-alive', '--from', from, '--to', '2999-01-01'], env);
     expect(future.code).toBe(2);
     expect(future.stderr).toContain('--to is in the future');
@@ -94,7 +106,15 @@ describe('platform.json with a time zone and an HTTP target (spawned hookrun)', 
     ]);
     server = await spawnHookrun({ dataDir: join(dir, 'data'), env: { PLATFORM_CONFIG: file, PINGER_CRON_TOKEN: 'pinger-target-token' } });
     const auth = { headers: { authorization: `Bearer ${SECRETS.admin}` } };
-    type Run = { job: string; status: string; attempt: number; scheduledFor: string | null; dueAt: string | null; retryOf: number | null; error: string | null };
+    type Run = {
+      job: string;
+      status: string;
+      attempt: number;
+      scheduledFor: string | null;
+      dueAt: string | null;
+      retryOf: number | null;
+      error: string | null;
+    };
     const runsOf = async (job: string) => ((await (await fetch(`${server!.url}/api/cron/runs?job=${job}&limit=200`, auth)).json()) as { runs: Run[] }).runs;
     await pollUntil('two ticks of the pinger', 10_000, async () => (calls.filter((c) => c.path === '/ping').length >= 2 ? true : undefined));
     expect(calls[0]).toEqual({ path: '/ping', authorization: 'Bearer pinger-target-token', userAgent: expect.stringMatching(/^hookrun-cron\//) });
@@ -104,10 +124,14 @@ describe('platform.json with a time zone and an HTTP target (spawned hookrun)', 
     const first = (await runsOf('flaky')).find((r) => r.attempt === 1 && r.scheduledFor === retried.scheduledFor);
     expect(first).toMatchObject({ status: 'failed', error: expect.stringContaining('answered 500') });
     // slow (2.5 s a call, every second, queue-one): ticks during a call wait and run right after it; later ones are skipped
-    const queued = await pollUntil('a queued tick that ran', 15_000, async () => (await runsOf('slow')).find((r) => r.dueAt !== null && r.status === 'succeeded'));
+    const queued = await pollUntil('a queued tick that ran', 15_000, async () =>
+      (await runsOf('slow')).find((r) => r.dueAt !== null && r.status === 'succeeded'),
+    );
     expect(queued.attempt).toBe(1);
     expect((await runsOf('slow')).some((r) => r.status === 'skipped' && /already waits behind it/.test(r.error ?? ''))).toBe(true);
-    const jobs = (await (await fetch(`${server.url}/api/cron/jobs`, auth)).json()) as { jobs: Array<{ name: string; attempts: number; lastRun: { status: string } | null }> };
+    const jobs = (await (await fetch(`${server.url}/api/cron/jobs`, auth)).json()) as {
+      jobs: Array<{ name: string; attempts: number; lastRun: { status: string } | null }>;
+    };
     expect(jobs.jobs.find((j) => j.name === 'pinger')?.lastRun?.status).toMatch(/succeeded|running/);
     expect(jobs.jobs.find((j) => j.name === 'flaky')?.attempts).toBe(2);
   });

@@ -15,8 +15,12 @@ describe.each(databaseKinds())('cron policies (injected clock) on $name', (kind)
     let calls = 0;
     const finalFailures: string[] = [];
     const clock = new ManualClock(at(9, 59, 59));
-    const jobs = jobsOf({ job: { retries: { attempts: 3, delayMs: 60_000 }, run: () => (++calls < 3 ? Promise.reject(new Error(`boom ${calls}`)) : undefined) } });
-    const [a, b] = await Promise.all([0, 1].map(() => createHarness(testDb.db, { clock, jobs, crons: hourly(), onRunFailed: (r) => void finalFailures.push(r.error) })));
+    const jobs = jobsOf({
+      job: { retries: { attempts: 3, delayMs: 60_000 }, run: () => (++calls < 3 ? Promise.reject(new Error(`boom ${calls}`)) : undefined) },
+    });
+    const [a, b] = await Promise.all(
+      [0, 1].map(() => createHarness(testDb.db, { clock, jobs, crons: hourly(), onRunFailed: (r) => void finalFailures.push(r.error) })),
+    );
     const tickBoth = async (ms: number) => {
       clock.set(ms);
       await Promise.all([a!.cron.tick(), b!.cron.tick()]);
@@ -33,7 +37,9 @@ describe.each(databaseKinds())('cron policies (injected clock) on $name', (kind)
     await tickBoth(at(10, 2, 59));
     expect((await runs()).map((r) => r.status)).toEqual(['failed', 'failed', 'pending']);
     await tickBoth(at(10, 3)); // attempt 3 succeeds
-    expect(await runs()).toEqual([1, 2, 3].map((attempt) => ({ tick: iso(at(10)), attempt, status: attempt === 3 ? 'succeeded' : 'failed', trigger: 'schedule' })));
+    expect(await runs()).toEqual(
+      [1, 2, 3].map((attempt) => ({ tick: iso(at(10)), attempt, status: attempt === 3 ? 'succeeded' : 'failed', trigger: 'schedule' })),
+    );
     expect(calls).toBe(3);
     const all = await allRuns(testDb.db);
     expect(all.slice(1).map((r) => Number(r.retryOf))).toEqual([Number(all[0]!.id), Number(all[0]!.id)]);
@@ -46,7 +52,12 @@ describe.each(databaseKinds())('cron policies (injected clock) on $name', (kind)
   it('retries: out of attempts the tick stays failed (and that is alerted); manual runs are not retried', async () => {
     const finalFailures: string[] = [];
     const clock = new ManualClock(at(9, 59, 59));
-    const h = await createHarness(testDb.db, { clock, jobs: jobsOf({ job: { retries: { attempts: 2, delayMs: 1000, backoff: 'fixed' }, run: () => Promise.reject(new Error('always')) } }), crons: hourly(), onRunFailed: (r) => void finalFailures.push(r.error) });
+    const h = await createHarness(testDb.db, {
+      clock,
+      jobs: jobsOf({ job: { retries: { attempts: 2, delayMs: 1000, backoff: 'fixed' }, run: () => Promise.reject(new Error('always')) } }),
+      crons: hourly(),
+      onRunFailed: (r) => void finalFailures.push(r.error),
+    });
     for (const ms of [at(9, 59, 59), at(10), at(10, 0, 1), at(10, 0, 2), at(10, 0, 3)]) {
       clock.set(ms);
       await h.cron.tick();
@@ -64,7 +75,8 @@ describe.each(databaseKinds())('cron policies (injected clock) on $name', (kind)
 
   it("catchUp 'all': after 6 hours down, an hourly job with a 12 h window runs its 6 missed ticks once each, in order; the window and the cap bound it", async () => {
     const order: string[] = [];
-    const jobs = (window: string, max: number) => jobsOf({ job: { catchUp: 'all', catchUpWindow: window, catchUpMax: max, run: ({ scheduledFor }) => void order.push(iso(scheduledFor)!) } });
+    const jobs = (window: string, max: number) =>
+      jobsOf({ job: { catchUp: 'all', catchUpWindow: window, catchUpMax: max, run: ({ scheduledFor }) => void order.push(iso(scheduledFor)!) } });
     const clock = new ManualClock(at(2, 59, 59));
     const before = await createHarness(testDb.db, { clock, jobs: jobs('12h', 24), crons: hourly() });
     await before.cron.tick();
@@ -160,7 +172,11 @@ describe.each(databaseKinds())('cron policies (injected clock) on $name', (kind)
   it('resume --catch-up runs the ticks skipped while paused by the catch-up policy (latest: the last one)', async () => {
     const ticks: string[] = [];
     const clock = new ManualClock(at(9, 59, 59));
-    const h = await createHarness(testDb.db, { clock, jobs: jobsOf({ job: { run: ({ scheduledFor }) => void ticks.push(iso(scheduledFor)!) } }), crons: hourly() });
+    const h = await createHarness(testDb.db, {
+      clock,
+      jobs: jobsOf({ job: { run: ({ scheduledFor }) => void ticks.push(iso(scheduledFor)!) } }),
+      crons: hourly(),
+    });
     await h.cron.tick();
     await h.cron.pause('job');
     for (const hh of [10, 11]) {
@@ -182,7 +198,11 @@ describe.each(databaseKinds())('cron policies (injected clock) on $name', (kind)
   it('backfill: a dry run lists the ticks; then each tick without a run runs once, oldest first; again, nothing runs twice', async () => {
     const ticks: string[] = [];
     const clock = new ManualClock(at(4, 59, 59));
-    const h = await createHarness(testDb.db, { clock, jobs: jobsOf({ job: { run: ({ scheduledFor }) => void ticks.push(iso(scheduledFor)!) } }), crons: hourly() });
+    const h = await createHarness(testDb.db, {
+      clock,
+      jobs: jobsOf({ job: { run: ({ scheduledFor }) => void ticks.push(iso(scheduledFor)!) } }),
+      crons: hourly(),
+    });
     await h.cron.tick();
     clock.set(at(5));
     await h.cron.tick(); // 05:00 has a run already
@@ -201,7 +221,9 @@ describe.each(databaseKinds())('cron policies (injected clock) on $name', (kind)
     await expect(h.cron.backfill('job', { from: new Date(at(3)), to: new Date(at(13)), dryRun: true })).rejects.toThrow(/in the future/);
     // a typo in --from must not queue a year of ticks: past 1,000 the range is refused, nothing queued
     const before = (await runs()).length;
-    await expect(h.cron.backfill('job', { from: new Date(at(12) - 1001 * 3_600_000), to: new Date(at(12)), dryRun: false })).rejects.toThrow(/more than 1000 ticks/);
+    await expect(h.cron.backfill('job', { from: new Date(at(12) - 1001 * 3_600_000), to: new Date(at(12)), dryRun: false })).rejects.toThrow(
+      /more than 1000 ticks/,
+    );
     expect((await runs()).length).toBe(before);
     await h.cron.stop();
   });

@@ -23,7 +23,13 @@ describe.each(databaseKinds())('cron retries survive faults (injected clock) on 
     const alerted: string[] = [];
     const fault: { failOn?: RegExp } = {};
     const clock = new ManualClock(at(9, 59, 59));
-    const jobs = jobsOf({ job: { timeoutMs: 5 * 60_000, retries: { attempts: 2, delayMs: 60_000, backoff: 'fixed' }, run: () => (++calls === 1 ? Promise.reject(new Error('boom')) : undefined) } });
+    const jobs = jobsOf({
+      job: {
+        timeoutMs: 5 * 60_000,
+        retries: { attempts: 2, delayMs: 60_000, backoff: 'fixed' },
+        run: () => (++calls === 1 ? Promise.reject(new Error('boom')) : undefined),
+      },
+    });
     const a = await createHarness(faultyDatabase(testDb.db, fault), { clock, jobs, crons: hourly('job'), onRunFailed: (r) => void alerted.push(r.error) });
     const b = await createHarness(testDb.db, { clock, jobs, crons: hourly('job'), onRunFailed: (r) => void alerted.push(r.error) });
     await tickAll(clock, [a, b], at(9, 59, 59));

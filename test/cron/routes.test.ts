@@ -77,7 +77,7 @@ describe.each(databaseKinds())('/cron routes on $name', (kind) => {
 
   it('already running: 409 conflict, recorded skipped; the first call still answers OK', async () => {
     const first = h.app.request('/cron/slow', { method: 'POST', headers: auth });
-    await pollUntil('a running run', 5000, async () => ((await allRuns(testDb.db)).some((r) => r.status === 'running')) || undefined, 5);
+    await pollUntil('a running run', 5000, async () => (await allRuns(testDb.db)).some((r) => r.status === 'running') || undefined, 5);
     const second = await h.app.request('/cron/slow', { method: 'POST', headers: auth });
     expect(second.status).toBe(409);
     expect(((await second.json()) as { error: { code: string } }).error.code).toBe('conflict');

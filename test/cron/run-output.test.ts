@@ -42,7 +42,11 @@ describe.each(databaseKinds())('a run keeps what its job logged ($name)', (kind)
     const listed = (await (await app.request('/api/cron/runs?job=chatty', { headers: auth })).json()) as { runs: Array<{ output: string | null }> };
     expect(listed.runs[0]!.output).toBe(run.output);
 
-    const login = await app.request('/admin/login', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'http://localhost' }, body: `token=${SECRETS.admin}` });
+    const login = await app.request('/admin/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'http://localhost' },
+      body: `token=${SECRETS.admin}`,
+    });
     const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
     const page = await (await app.request('/admin', { headers: { cookie } })).text();
     expect(page).toContain('&lt;script&gt;alert(1)&lt;/script&gt; skipped one');

@@ -71,7 +71,7 @@ describe.each(databaseKinds())('cron runs on $name', (kind) => {
     const a = await createHarness(testDb.db, { jobs });
     const b = await createHarness(testDb.db, { jobs });
     const first = a.cron.runJob('slow', 'cli');
-    await pollUntil('a running run', 5000, async () => ((await allRuns(testDb.db)).some((r) => r.status === 'running')) || undefined, 5);
+    await pollUntil('a running run', 5000, async () => (await allRuns(testDb.db)).some((r) => r.status === 'running') || undefined, 5);
     const res = await b.app.request('/cron/slow', { method: 'POST', headers: { Authorization: `Bearer ${SECRETS.cron}` } });
     expect(res.status).toBe(409);
     gate.resolve();
@@ -83,9 +83,9 @@ describe.each(databaseKinds())('cron runs on $name', (kind) => {
     const gate = deferred();
     const h = await createHarness(testDb.db, { jobs: jobsOf({ wide: { overlap: 'allow', run: () => gate.promise } }) });
     const first = h.cron.runJob('wide', 'cli');
-    await pollUntil('a running run', 5000, async () => ((await allRuns(testDb.db)).some((r) => r.status === 'running')) || undefined, 5);
+    await pollUntil('a running run', 5000, async () => (await allRuns(testDb.db)).some((r) => r.status === 'running') || undefined, 5);
     const second = h.cron.runJob('wide', 'cli');
-    await pollUntil('two running runs', 5000, async () => ((await allRuns(testDb.db)).filter((r) => r.status === 'running').length === 2) || undefined, 5);
+    await pollUntil('two running runs', 5000, async () => (await allRuns(testDb.db)).filter((r) => r.status === 'running').length === 2 || undefined, 5);
     gate.resolve();
     expect([(await first).status, (await second).status]).toEqual(['succeeded', 'succeeded']);
   });
@@ -93,10 +93,10 @@ describe.each(databaseKinds())('cron runs on $name', (kind) => {
   it("a crashed instance's running row stops blocking after its expires_at and is marked abandoned", async () => {
     const h = await createHarness(testDb.db, { jobs: jobsOf({ nightly: { timeoutMs: 60_000, run() {} } }) });
     const now = h.clock.now();
-    await testDb.db.query(
-      `INSERT INTO hookrun.cron_runs (job, trigger, started_at, status, expires_at) VALUES ('nightly', 'schedule', $1, 'running', $2)`,
-      [new Date(now - 30_000), new Date(now + 30_000)],
-    );
+    await testDb.db.query(`INSERT INTO hookrun.cron_runs (job, trigger, started_at, status, expires_at) VALUES ('nightly', 'schedule', $1, 'running', $2)`, [
+      new Date(now - 30_000),
+      new Date(now + 30_000),
+    ]);
     expect((await h.cron.runJob('nightly', 'cli')).status).toBe('skipped');
     h.clock.advance(30_000);
     expect((await h.cron.runJob('nightly', 'cli')).status).toBe('succeeded');
@@ -156,7 +156,7 @@ describe.each(databaseKinds())('cron runs on $name', (kind) => {
       }),
     });
     const run = h.cron.runJob('long', 'cli');
-    await pollUntil('a running run', 5000, async () => ((await allRuns(testDb.db)).some((r) => r.status === 'running')) || undefined, 5);
+    await pollUntil('a running run', 5000, async () => (await allRuns(testDb.db)).some((r) => r.status === 'running') || undefined, 5);
     await h.cron.stop();
     expect(sawAbort).toBe(true);
     expect(await run).toMatchObject({ status: 'failed', error: 'aborted: hookrun is shutting down' });

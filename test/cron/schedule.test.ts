@@ -36,7 +36,7 @@ describe('platform.json validation', () => {
     ['0 0 * * 8', 'platform.json crons[0].schedule "0 0 * * 8": day-of-week must be 0-7 (0 or 7 is Sunday, or SUN-SAT)'],
     ['* * *', 'platform.json crons[0].schedule "* * *": needs 5 fields (minute hour day-of-month month day-of-week), got 3'],
     ['*/0 * * * *', 'platform.json crons[0].schedule "*/0 * * * *": minute step "/0" must be a positive whole number'],
-    ['5-1 * * * *', "platform.json crons[0].schedule \"5-1 * * * *\": From value is larger than to value: '5-1'"],
+    ['5-1 * * * *', 'platform.json crons[0].schedule "5-1 * * * *": From value is larger than to value: \'5-1\''],
     ['a b c d e', 'platform.json crons[0].schedule "a b c d e": configuration entry 1 (a) contains illegal characters.'],
     ['0 0 30 2 *', 'platform.json crons[0].schedule "0 0 30 2 *": never matches a date (check day-of-month against month)'],
   ])('rejects the expression %j', (schedule, message) => {
@@ -44,9 +44,7 @@ describe('platform.json validation', () => {
   });
 
   it('rejects a path outside /cron/', () => {
-    expect(() => validate([{ path: '/api/keep-alive', schedule: '0 1 * * *' }])).toThrow(
-      'platform.json crons[0].path "/api/keep-alive": must be under /cron/',
-    );
+    expect(() => validate([{ path: '/api/keep-alive', schedule: '0 1 * * *' }])).toThrow('platform.json crons[0].path "/api/keep-alive": must be under /cron/');
   });
 
   it.each(['/cron/', '/cron/keep-alive/', '/cron/keep-alive?x=1', '/cron/Keep_Alive'])('rejects the malformed job path %j', (path) => {
@@ -54,15 +52,21 @@ describe('platform.json validation', () => {
   });
 
   it('rejects a path with no job file, listing the jobs there are', () => {
-    expect(() => validate([{ path: '/cron/keep-alive', schedule: '0 1 * * *' }, { path: '/cron/nope', schedule: '0 1 * * *' }])).toThrow(
-      'platform.json crons[1].path "/cron/nope": no job file src/cron/jobs/nope.ts (jobs: keep-alive, report). Add the file or fix the path.',
-    );
+    expect(() =>
+      validate([
+        { path: '/cron/keep-alive', schedule: '0 1 * * *' },
+        { path: '/cron/nope', schedule: '0 1 * * *' },
+      ]),
+    ).toThrow('platform.json crons[1].path "/cron/nope": no job file src/cron/jobs/nope.ts (jobs: keep-alive, report). Add the file or fix the path.');
   });
 
   it('rejects a duplicate path, naming both entries', () => {
-    expect(() => validate([{ path: '/cron/keep-alive', schedule: '0 1 * * *' }, { path: '/cron/keep-alive', schedule: '0 2 * * *' }])).toThrow(
-      'platform.json crons[1].path "/cron/keep-alive": duplicate of crons[0]; give each job one entry.',
-    );
+    expect(() =>
+      validate([
+        { path: '/cron/keep-alive', schedule: '0 1 * * *' },
+        { path: '/cron/keep-alive', schedule: '0 2 * * *' },
+      ]),
+    ).toThrow('platform.json crons[1].path "/cron/keep-alive": duplicate of crons[0]; give each job one entry.');
   });
 
   it('rejects bad JSON and a wrong shape with the file named (config.ts reads the file)', () => {

@@ -76,7 +76,6 @@ export async function allRuns(db: Queryable): Promise<CronRunRow[]> {
   return db.query<CronRunRow>(`SELECT ${COLUMNS} FROM hookrun.cron_runs ORDER BY id`);
 }
 
-
 /** A Database whose queries fail while `down` is set, or when `failOn` matches the SQL. */
 export function faultyDatabase(db: Database, options: { failOn?: RegExp } = {}): Database & { down: boolean } {
   const state = { down: false };

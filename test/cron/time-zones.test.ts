@@ -27,7 +27,11 @@ describe('time zones: the expression is read on the wall clock of its zone', () 
       '2026-03-09T06:30:00.000Z', // 02:30 EDT
     ]);
     // an hourly schedule that night: 01:00, then 03:00 once (not twice)
-    expect(ticks('0 * * * *', 'America/New_York', '2026-03-08T05:30:00Z', 3)).toEqual(['2026-03-08T06:00:00.000Z', '2026-03-08T07:00:00.000Z', '2026-03-08T08:00:00.000Z']);
+    expect(ticks('0 * * * *', 'America/New_York', '2026-03-08T05:30:00Z', 3)).toEqual([
+      '2026-03-08T06:00:00.000Z',
+      '2026-03-08T07:00:00.000Z',
+      '2026-03-08T08:00:00.000Z',
+    ]);
   });
 
   it('a 01:30 tick on the night it happens twice (clocks fall back at 02:00) runs once, at the first 01:30', () => {
@@ -63,7 +67,15 @@ describe('time zones: the expression is read on the wall clock of its zone', () 
 
   it('an unknown zone stops start-up, naming the entry (or the job file)', () => {
     const jobs = new Map([['plain', defineJob({ run() {} })]]);
-    const bad = () => validateCrons([{ path: '/cron/plain', schedule: '0 9 * * *' }, { path: '/cron/plain2', schedule: '0 9 * * *', timezone: 'Europe/Berlim' }], new Map([...jobs, ['plain2', defineJob({ run() {} })]]), 'platform.json');
+    const bad = () =>
+      validateCrons(
+        [
+          { path: '/cron/plain', schedule: '0 9 * * *' },
+          { path: '/cron/plain2', schedule: '0 9 * * *', timezone: 'Europe/Berlim' },
+        ],
+        new Map([...jobs, ['plain2', defineJob({ run() {} })]]),
+        'platform.json',
+      );
     expect(bad).toThrow(ConfigError);
     expect(bad).toThrow('platform.json crons[1].timezone "Europe/Berlim": not an IANA time zone');
     expect(() => defineJob({ timezone: 'Mars/Olympus', run() {} })).toThrow('defineJob: timezone "Mars/Olympus" is not an IANA time zone');
@@ -76,7 +88,11 @@ describe.each(databaseKinds())('the scheduler across daylight-saving nights (inj
   /** Tick every 5 minutes of injected time from `from` to `to`; the scheduled ticks that ran. */
   async function runNights(expression: string, from: string, to: string): Promise<string[]> {
     const clock = new ManualClock(Date.parse(from));
-    const h = await createHarness(testDb.db, { clock, jobs: jobsOf({ report: { run() {} } }), crons: [{ path: '/cron/report', schedule: expression, timezone: 'America/New_York' }] });
+    const h = await createHarness(testDb.db, {
+      clock,
+      jobs: jobsOf({ report: { run() {} } }),
+      crons: [{ path: '/cron/report', schedule: expression, timezone: 'America/New_York' }],
+    });
     for (; clock.now() <= Date.parse(to); clock.advance(5 * 60_000)) await h.cron.tick();
     expect(await h.cron.idle(5000)).toBe(true);
     await h.cron.stop();

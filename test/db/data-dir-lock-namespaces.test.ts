@@ -10,7 +10,11 @@ import { runHookrun, seedDataDir, spawnHookrun, type HookrunProcess } from '../h
 const OWN_PID_NAMESPACE = ['unshare', '--pid', '--fork', '--kill-child=SIGKILL'];
 const canUnshare = (() => {
   try {
-    return execFileSync(OWN_PID_NAMESPACE[0]!, [...OWN_PID_NAMESPACE.slice(1), 'sh', '-c', 'echo $$']).toString().trim() === '1';
+    return (
+      execFileSync(OWN_PID_NAMESPACE[0]!, [...OWN_PID_NAMESPACE.slice(1), 'sh', '-c', 'echo $$'])
+        .toString()
+        .trim() === '1'
+    );
   } catch {
     return false;
   }

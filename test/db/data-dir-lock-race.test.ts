@@ -38,21 +38,28 @@ describe('taking over a stale DATA_DIR lock when many processes start at once', 
       const startAt = Date.now() + 1500; // after every process has booted (a late one still finds the winner holding)
       const children: ChildProcess[] = [];
       const outcomes = await Promise.all(
-        Array.from({ length: PROCESSES }, () =>
-          new Promise<string>((resolve) => {
-            const child = spawn(process.execPath, ['--input-type=module', '-e', script, dataDir, String(startAt)]);
-            children.push(child);
-            let out = '';
-            child.stdout.on('data', (d) => {
-              out += d;
-              if (out.includes('\n')) resolve(out.trim());
-            });
-            child.once('exit', () => resolve(out.trim()));
-          }),
+        Array.from(
+          { length: PROCESSES },
+          () =>
+            new Promise<string>((resolve) => {
+              const child = spawn(process.execPath, ['--input-type=module', '-e', script, dataDir, String(startAt)]);
+              children.push(child);
+              let out = '';
+              child.stdout.on('data', (d) => {
+                out += d;
+                if (out.includes('\n')) resolve(out.trim());
+              });
+              child.once('exit', () => resolve(out.trim()));
+            }),
         ),
       );
-      await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : (child.once('exit', resolve), child.kill())))));
-      expect(outcomes.filter((o) => o === 'locked'), `round ${round}: ${outcomes.join(',')}`).toHaveLength(1);
+      await Promise.all(
+        children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : (child.once('exit', resolve), child.kill())))),
+      );
+      expect(
+        outcomes.filter((o) => o === 'locked'),
+        `round ${round}: ${outcomes.join(',')}`,
+      ).toHaveLength(1);
       expect(outcomes.filter((o) => o === 'refused')).toHaveLength(PROCESSES - 1);
     }
   });

@@ -41,13 +41,21 @@ async function ageWal(pgdata: string): Promise<{ current: string; newest: string
   await db.query('TRUNCATE wal_filler');
   const current = (await db.query<{ name: string }>('SELECT pg_walfile_name(pg_current_wal_insert_lsn()) AS name')).rows[0]!.name;
   await db.close();
-  const newest = readdirSync(join(pgdata, 'pg_wal')).filter((name) => SEGMENTS.test(name)).sort().at(-1)!;
+  const newest = readdirSync(join(pgdata, 'pg_wal'))
+    .filter((name) => SEGMENTS.test(name))
+    .sort()
+    .at(-1)!;
   return { current, newest };
 }
 
 /** A signed Stripe delivery carrying ~600 kB of random (incompressible) text. */
 const bigDelivery = (i: number) =>
-  stripeDelivery({ id: `evt_wal_${i}_${randomBytes(4).toString('hex')}`, object: 'event', type: 'test.wal_volume', data: { object: { blob: randomBytes(450_000).toString('base64') } } });
+  stripeDelivery({
+    id: `evt_wal_${i}_${randomBytes(4).toString('hex')}`,
+    object: 'event',
+    type: 'test.wal_volume',
+    data: { object: { blob: randomBytes(450_000).toString('base64') } },
+  });
 
 describe.skipIf(!STRACE)('an acknowledged event is on disk before its 2xx, after a checkpoint and across a segment switch', { timeout: 240_000 }, () => {
   const root = mkdtempSync(join(tmpdir(), 'hookrun-fsync-'));
@@ -83,7 +91,11 @@ describe.skipIf(!STRACE)('an acknowledged event is on disk before its 2xx, after
     expect(written.size, `the deliveries' WAL crossed a segment boundary (${[...written].join(', ')})`).toBeGreaterThanOrEqual(2);
     expect(written.has(wal.current), `the first delivery went to ${wal.current}`).toBe(true);
 
-    const unsynced = answers.flatMap((answer, n) => walSyncedBefore(calls, answer).filter((s) => !s.synced).map((s) => `2xx #${n + 1}: ${s.segment} written, not fsynced`));
+    const unsynced = answers.flatMap((answer, n) =>
+      walSyncedBefore(calls, answer)
+        .filter((s) => !s.synced)
+        .map((s) => `2xx #${n + 1}: ${s.segment} written, not fsynced`),
+    );
     const fsynced = [...new Set(calls.filter((c) => c.entry > start.entry && isWalSync(c)).map((c) => c.file))];
     expect(unsynced, `fsynced after the marker: ${fsynced.join(', ')}`).toEqual([]);
     // The stop's checkpoint made its data files and pg_control durable before old WAL could be reused.

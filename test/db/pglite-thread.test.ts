@@ -25,7 +25,14 @@ vi.mock('node:worker_threads', async (importOriginal) => {
 
 const root = mkdtempSync(join(tmpdir(), 'hookrun-pglite-thread-'));
 const TYPES_SQL = `SELECT $1::timestamptz AS at, $2::jsonb AS doc, $3::int8 AS big, $4::bytea AS bytes, $5::text[] AS list, NULL::text AS nothing, $6::numeric AS amount`;
-const TYPES_PARAMS = () => [new Date('2024-05-01T12:34:56.789Z'), { a: [1, 'two', { three: null }] }, '9007199254740993', new Uint8Array([0, 1, 254, 255]), ['x', 'y'], '12.50'];
+const TYPES_PARAMS = () => [
+  new Date('2024-05-01T12:34:56.789Z'),
+  { a: [1, 'two', { three: null }] },
+  '9007199254740993',
+  new Uint8Array([0, 1, 254, 255]),
+  ['x', 'y'],
+  '12.50',
+];
 
 /**
  * Seed a data dir named `name` and run a script in a fresh Node process (tsx):
@@ -52,7 +59,13 @@ async function seedEvents(db: Database): Promise<void> {
     await db.query(
       `INSERT INTO hookrun.webhook_events (source, key, type, payload, status, received_at, next_attempt_at, locked_until)
        VALUES ('thread-test', $1, 'invoice.paid', $2::jsonb, $3, $4::timestamptz, $4::timestamptz, $5::timestamptz)`,
-      [`k${i}`, JSON.stringify({ n: i, nested: { ok: true } }), i === 2 ? 'failed' : 'pending', `2024-01-0${i}T00:00:0${i}.123Z`, i === 3 ? '2024-02-01T00:00:00Z' : null],
+      [
+        `k${i}`,
+        JSON.stringify({ n: i, nested: { ok: true } }),
+        i === 2 ? 'failed' : 'pending',
+        `2024-01-0${i}T00:00:0${i}.123Z`,
+        i === 3 ? '2024-02-01T00:00:00Z' : null,
+      ],
     );
   }
 }
@@ -93,7 +106,9 @@ describe('the embedded database on its own thread', { timeout: 60_000 }, () => {
 
   it('keeps the PostgreSQL error fields callers branch on (code, detail, constraint)', async () => {
     await db.query(`INSERT INTO hookrun.webhook_events (source, key, type, payload) VALUES ('thread-test', 'dup', 't', '{}')`);
-    const error = await db.query(`INSERT INTO hookrun.webhook_events (source, key, type, payload) VALUES ('thread-test', 'dup', 't', '{}')`).catch((e: unknown) => e);
+    const error = await db
+      .query(`INSERT INTO hookrun.webhook_events (source, key, type, payload) VALUES ('thread-test', 'dup', 't', '{}')`)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Error);
     expect(error).toMatchObject({
       code: '23505',

@@ -34,7 +34,14 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('prepared statements on PostgreS
     const writer = new EventWriter(db);
     for (const size of [1, 3, 40, 3]) {
       const stored = await Promise.all(
-        Array.from({ length: size }, (_, i) => writer.write({ source: 'database', key: `k_${size}_${i}_${Math.random()}`, type: 'INSERT', payloadJson: JSON.stringify({ type: 'INSERT', table: 'orders', schema: 'public', record: { id: i }, old_record: null }) })),
+        Array.from({ length: size }, (_, i) =>
+          writer.write({
+            source: 'database',
+            key: `k_${size}_${i}_${Math.random()}`,
+            type: 'INSERT',
+            payloadJson: JSON.stringify({ type: 'INSERT', table: 'orders', schema: 'public', record: { id: i }, old_record: null }),
+          }),
+        ),
       );
       expect(stored.every((s) => !s.duplicate && s.id > 0)).toBe(true);
     }

@@ -43,15 +43,26 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('a locked or stalled PostgreSQL'
   it('"503, not stored" is true: deliveries still queued when the receiver gives up are dropped, not written later', async () => {
     const { app, clock } = createTestApp(handle.db, { DB_TIMEOUT_MS: '300' });
     const unlock = await lockInbox(handle.url!);
-    const deliveries = Array.from({ length: 5 }, (_, i) => stripeDelivery({ id: `evt_stall_${i}`, object: 'event', type: 'invoice.paid', created: 1, data: { object: {} } }));
-    const post = (d: (typeof deliveries)[number]) => Promise.resolve(app.request('/webhooks/payments', { method: 'POST', body: d.body, headers: d.sign(clock.now()) }));
+    const deliveries = Array.from({ length: 5 }, (_, i) =>
+      stripeDelivery({ id: `evt_stall_${i}`, object: 'event', type: 'invoice.paid', created: 1, data: { object: {} } }),
+    );
+    const post = (d: (typeof deliveries)[number]) =>
+      Promise.resolve(app.request('/webhooks/payments', { method: 'POST', body: d.body, headers: d.sign(clock.now()) }));
     const first = post(deliveries[0]!);
     // Its INSERT is sent and waits on the lock; the next deliveries queue behind it in the writer.
     await pollUntil('the first insert waiting on the lock', 5_000, async () =>
-      (await handle.db.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO hookrun.webhook_events%'`)).length > 0 ? true : undefined,
+      (
+        await handle.db.query(
+          `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO hookrun.webhook_events%'`,
+        )
+      ).length > 0
+        ? true
+        : undefined,
     );
     const answers = [await first, ...(await Promise.all(deliveries.slice(1).map(post)))];
-    const bodies = await Promise.all(answers.map(async (r) => ({ status: r.status, message: ((await r.json()) as { error: { message: string } }).error.message })));
+    const bodies = await Promise.all(
+      answers.map(async (r) => ({ status: r.status, message: ((await r.json()) as { error: { message: string } }).error.message })),
+    );
     await unlock();
     expect(bodies.every((b) => b.status === 503)).toBe(true);
     const notStored = bodies.filter((b) => b.message.includes('was not stored')).length;

@@ -52,7 +52,8 @@ export async function startAlertReceiver(): Promise<AlertReceiver> {
     requests,
     delivered,
     answer: (...next) => void statuses.push(...next),
-    waitForDelivered: (n, timeoutMs = 10_000) => pollUntil(`${n} alert(s) delivered`, timeoutMs, async () => (delivered().length >= n ? delivered() : undefined)),
+    waitForDelivered: (n, timeoutMs = 10_000) =>
+      pollUntil(`${n} alert(s) delivered`, timeoutMs, async () => (delivered().length >= n ? delivered() : undefined)),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

@@ -40,7 +40,9 @@ async function buildAndSwap(): Promise<void> {
   const old = join(ROOT, `dist.old-${process.pid}`);
   rmSync(next, { recursive: true, force: true });
   const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  await promisify(execFile)(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', next], { cwd: ROOT, timeout: BUILD_TIMEOUT_MS }).catch(() => undefined);
+  await promisify(execFile)(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', next], { cwd: ROOT, timeout: BUILD_TIMEOUT_MS }).catch(
+    () => undefined,
+  );
   if (!existsSync(join(next, 'main.js'))) throw new Error('the build of dist/ emitted no main.js: run `npm run build` to see why');
   chmodSync(join(next, 'main.js'), 0o755);
   if (existsSync(join(ROOT, 'dist'))) renameSync(join(ROOT, 'dist'), old);

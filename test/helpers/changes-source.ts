@@ -17,7 +17,9 @@ export async function changesClusterAvailable(): Promise<boolean> {
     console.warn(`\n  CHANGE CAPTURE TESTS SKIPPED: ${new URL(CHANGES_BASE_URL).host} has wal_level=${rows[0]?.wal_level}, not logical.\n`);
     return false;
   } catch (error) {
-    console.warn(`\n  CHANGE CAPTURE TESTS SKIPPED: no PostgreSQL at ${new URL(CHANGES_BASE_URL).host} (${(error as Error).message}). Make one: sudo bash test/helpers/changes-cluster.sh\n`);
+    console.warn(
+      `\n  CHANGE CAPTURE TESTS SKIPPED: no PostgreSQL at ${new URL(CHANGES_BASE_URL).host} (${(error as Error).message}). Make one: sudo bash test/helpers/changes-cluster.sh\n`,
+    );
     return false;
   } finally {
     await client.end().catch(() => undefined);

@@ -20,7 +20,9 @@ declare module 'vitest' {
 export default async function setup(project: TestProject): Promise<void> {
   if (!process.env.TEST_DATABASE_URL && !process.env.HOOKRUN_TEST_WARNED_NO_POSTGRES) {
     process.env.HOOKRUN_TEST_WARNED_NO_POSTGRES = '1'; // once per run, not once per vitest project
-    console.warn('\n  PostgreSQL tests SKIPPED: TEST_DATABASE_URL is not set, so every test runs on the embedded PGlite only. Enable them with TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test\n');
+    console.warn(
+      '\n  PostgreSQL tests SKIPPED: TEST_DATABASE_URL is not set, so every test runs on the embedded PGlite only. Enable them with TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test\n',
+    );
   }
   await ensureDistBuilt();
   const pglite = new PGlite();

@@ -3,7 +3,10 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 
 /** Run read-only checks against the database a spawned hookrun used, after it has stopped (embedded) or while it runs (PostgreSQL). */
-export async function withDatabase<T>(target: { dataDir?: string; url?: string }, fn: (query: <R = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<R[]>) => Promise<T>): Promise<T> {
+export async function withDatabase<T>(
+  target: { dataDir?: string; url?: string },
+  fn: (query: <R = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<R[]>) => Promise<T>,
+): Promise<T> {
   if (target.url) {
     const client = new pg.Client({ connectionString: target.url });
     await client.connect();
@@ -64,7 +67,9 @@ export async function installEffectCounter(query: Query): Promise<void> {
     await query(`DROP TRIGGER IF EXISTS reliability_insert ON hookrun.${table}`);
     await query(`DROP TRIGGER IF EXISTS reliability_update ON hookrun.${table}`);
     await query(`CREATE TRIGGER reliability_insert AFTER INSERT ON hookrun.${table} FOR EACH ROW EXECUTE FUNCTION reliability_log_effect()`);
-    await query(`CREATE TRIGGER reliability_update AFTER UPDATE ON hookrun.${table} FOR EACH ROW WHEN (OLD.* IS DISTINCT FROM NEW.*) EXECUTE FUNCTION reliability_log_effect()`);
+    await query(
+      `CREATE TRIGGER reliability_update AFTER UPDATE ON hookrun.${table} FOR EACH ROW WHEN (OLD.* IS DISTINCT FROM NEW.*) EXECUTE FUNCTION reliability_log_effect()`,
+    );
   }
 }
 

@@ -49,7 +49,9 @@ export async function makeLegacyDataDir(dataDir: string, count?: number): Promis
 async function seedLegacyRows(db: Queryable): Promise<void> {
   await db.query(`INSERT INTO public.webhook_events (source, key, type, payload, status) VALUES
     ('auth', 'old_1', 'user.created', '{"n":1}', 'processed'), ('payments', 'old_2', 'customer.created', '{"n":2}', 'pending'), ('auth', 'old_3', 'user.deleted', '{"n":3}', 'dead')`);
-  await db.query(`INSERT INTO public.cron_runs (job, trigger, status, scheduled_for) VALUES ('nightly', 'schedule', 'succeeded', '2026-01-01T00:00:00Z'), ('nightly', 'manual', 'failed', NULL)`);
+  await db.query(
+    `INSERT INTO public.cron_runs (job, trigger, status, scheduled_for) VALUES ('nightly', 'schedule', 'succeeded', '2026-01-01T00:00:00Z'), ('nightly', 'manual', 'failed', NULL)`,
+  );
   await db.query(`INSERT INTO public.users (id, email, source_updated_at) VALUES ('user_old', 'old@example.com', now())`);
   await db.query(`INSERT INTO public.customers (id, email, source_updated_at) VALUES ('cus_old', 'old@example.com', now())`);
   await db.query(`INSERT INTO public.subscriptions (id, customer_id, status, source_updated_at) VALUES ('sub_old', 'cus_old', 'active', now())`);

@@ -77,22 +77,27 @@ export function checkoutCompleted(tag: string, createdSeconds: number = Math.flo
 /** A Clerk `user.created` (Svix-signed) that mirrors user `user_<tag>`. */
 export function clerkUserCreated(tag: string, atMs: number = Date.now()): Delivery {
   const emailId = `idn_${tag}`;
-  return svixDelivery('auth', `msg_${tag}`, {
-    object: 'event',
-    type: 'user.created',
-    timestamp: atMs,
-    instance_id: 'ins_reliability',
-    data: {
-      id: `user_${tag}`,
-      object: 'user',
-      first_name: 'Test',
-      last_name: tag,
-      primary_email_address_id: emailId,
-      email_addresses: [{ id: emailId, object: 'email_address', email_address: `${tag}@example.com`, verification: { status: 'verified' } }],
-      created_at: atMs,
-      updated_at: atMs,
+  return svixDelivery(
+    'auth',
+    `msg_${tag}`,
+    {
+      object: 'event',
+      type: 'user.created',
+      timestamp: atMs,
+      instance_id: 'ins_reliability',
+      data: {
+        id: `user_${tag}`,
+        object: 'user',
+        first_name: 'Test',
+        last_name: tag,
+        primary_email_address_id: emailId,
+        email_addresses: [{ id: emailId, object: 'email_address', email_address: `${tag}@example.com`, verification: { status: 'verified' } }],
+        created_at: atMs,
+        updated_at: atMs,
+      },
     },
-  }, SECRETS.auth);
+    SECRETS.auth,
+  );
 }
 
 /** A Supabase Database Webhook INSERT, authenticated by the bearer secret (key = SHA-256 of the body). */
@@ -116,7 +121,12 @@ export function sendDelivery(baseUrl: string, delivery: Delivery, options: { age
   return new Promise((resolve) => {
     const req = request(
       `${baseUrl}/webhooks/${delivery.source}`,
-      { method: 'POST', agent: options.agent, headers: { ...headers, 'content-length': Buffer.byteLength(delivery.body) }, timeout: options.timeoutMs ?? 10_000 },
+      {
+        method: 'POST',
+        agent: options.agent,
+        headers: { ...headers, 'content-length': Buffer.byteLength(delivery.body) },
+        timeout: options.timeoutMs ?? 10_000,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

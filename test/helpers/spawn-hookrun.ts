@@ -72,7 +72,6 @@ export function baseEnv(): Record<string, string> {
   };
 }
 
-
 /**
  * Start `node dist/main.js start` (or `args`) as a child process on a free
  * port, capture its output (also for the secret scan), and by default wait,
@@ -108,7 +107,10 @@ export async function spawnHookrun(options: SpawnOptions = {}): Promise<HookrunP
       Promise.race([
         exitPromise,
         new Promise<never>((_, reject) =>
-          setTimeout(() => reject(new Error(`hookrun pid ${child.pid} still running after ${timeoutMs} ms\n--- its output ---\n${proc.output().slice(-3000)}`)), timeoutMs).unref(),
+          setTimeout(
+            () => reject(new Error(`hookrun pid ${child.pid} still running after ${timeoutMs} ms\n--- its output ---\n${proc.output().slice(-3000)}`)),
+            timeoutMs,
+          ).unref(),
         ),
       ]),
     kill: (signal = 'SIGTERM') => {
@@ -173,7 +175,8 @@ export async function seedDataDir(dataDir: string): Promise<void> {
 
 /** A copy of the project in `dir` to edit as a newcomer would (the docs' recipes), sharing this checkout's node_modules. */
 export function copyProject(dir: string): void {
-  for (const entry of ['src', 'drizzle', 'package.json', 'tsconfig.json', 'drizzle.config.ts', 'platform.json']) cpSync(join(REPO_ROOT, entry), join(dir, entry), { recursive: true });
+  for (const entry of ['src', 'drizzle', 'package.json', 'tsconfig.json', 'drizzle.config.ts', 'platform.json'])
+    cpSync(join(REPO_ROOT, entry), join(dir, entry), { recursive: true });
   symlinkSync(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
 }
 

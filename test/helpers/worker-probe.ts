@@ -30,7 +30,12 @@ export async function waitForInboxSettled(
   const settled = async (): Promise<Record<string, number> | undefined> => {
     if (target.url) {
       last = await withDatabase(target, async (query) =>
-        Object.fromEntries((await query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM hookrun.webhook_events GROUP BY status')).map((r) => [r.status, r.n])),
+        Object.fromEntries(
+          (await query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM hookrun.webhook_events GROUP BY status')).map((r) => [
+            r.status,
+            r.n,
+          ]),
+        ),
       );
     } else {
       const res = await fetch(`${baseUrl}/metrics`);

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
-import { PaymentsMirrorWrites, transitionSubscription, upsertCustomer, upsertSubscription, type CustomerState, type SubscriptionState, type TransitionState } from '../../src/db/payments-mirror.js';
+import {
+  PaymentsMirrorWrites,
+  transitionSubscription,
+  upsertCustomer,
+  upsertSubscription,
+  type CustomerState,
+  type SubscriptionState,
+  type TransitionState,
+} from '../../src/db/payments-mirror.js';
 import { createDefaultHandlers } from '../../src/inbox/handlers/defaults.js';
 import { databaseKinds, truncateAll, useTestDatabase } from '../helpers/db.js';
 import { drain, eventRow, storeEvent, testWorker } from './fixtures.js';
@@ -8,7 +16,16 @@ import { drain, eventRow, storeEvent, testWorker } from './fixtures.js';
 const sub = (type: string, created: number, status: string, extra: Record<string, unknown> = {}) => ({
   type,
   created,
-  data: { object: { id: 'sub_1', customer: 'cus_1', status, cancel_at_period_end: false, items: { data: [{ price: { id: 'price_1' }, current_period_end: created + 100 }] }, ...extra } },
+  data: {
+    object: {
+      id: 'sub_1',
+      customer: 'cus_1',
+      status,
+      cancel_at_period_end: false,
+      items: { data: [{ price: { id: 'price_1' }, current_period_end: created + 100 }] },
+      ...extra,
+    },
+  },
 });
 const invoice = (type: string, created: number, email: string | null) => ({
   type,
@@ -38,7 +55,9 @@ const SEQUENCE = [
 async function mirrorState(db: Database) {
   return {
     customers: await db.query(`SELECT id, email, user_id, source_updated_at FROM hookrun.customers ORDER BY id`),
-    subscriptions: await db.query(`SELECT id, customer_id, status, price_id, current_period_end, cancel_at_period_end, source_updated_at FROM hookrun.subscriptions ORDER BY id`),
+    subscriptions: await db.query(
+      `SELECT id, customer_id, status, price_id, current_period_end, cancel_at_period_end, source_updated_at FROM hookrun.subscriptions ORDER BY id`,
+    ),
   };
 }
 
@@ -64,7 +83,15 @@ describe.each(databaseKinds())('batched processing on $name', (kind) => {
 
   it('the payments mirror queue applies as the same writes one by one do; a single write is a batch of one and says when it was stale', async () => {
     const at = (s: number) => new Date(s * 1000);
-    const subscription = (s: number, status: string): SubscriptionState => ({ id: 'sub_1', customerId: 'cus_1', status, priceId: null, currentPeriodEnd: null, cancelAtPeriodEnd: null, at: at(s) });
+    const subscription = (s: number, status: string): SubscriptionState => ({
+      id: 'sub_1',
+      customerId: 'cus_1',
+      status,
+      priceId: null,
+      currentPeriodEnd: null,
+      cancelAtPeriodEnd: null,
+      at: at(s),
+    });
     const writes: Array<['customer', CustomerState] | ['subscription', SubscriptionState] | ['transition', TransitionState]> = [
       ['customer', { id: 'cus_1', email: 'a@example.com', userId: null, at: at(10) }],
       ['subscription', subscription(10, 'active')],

@@ -81,7 +81,9 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('two workers on one PostgreSQL',
   let handle: TestDatabase;
   let second: Database;
   beforeAll(async () => {
-    handle = await databaseKinds().find((k) => k.name === 'postgres')!.create();
+    handle = await databaseKinds()
+      .find((k) => k.name === 'postgres')!
+      .create();
     second = await openDatabase({ databaseUrl: handle.url! });
   });
   afterAll(async () => {

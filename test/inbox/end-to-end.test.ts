@@ -19,7 +19,9 @@ describe.each(databaseKinds())('receive → process on $name', (kind) => {
       }
     }
     await drain(testWorker(testDb.db).worker);
-    const rows = await testDb.db.query<{ id: number; status: string; last_error: string | null }>('SELECT id, status, last_error FROM hookrun.webhook_events ORDER BY id');
+    const rows = await testDb.db.query<{ id: number; status: string; last_error: string | null }>(
+      'SELECT id, status, last_error FROM hookrun.webhook_events ORDER BY id',
+    );
     const outcomes = rows.map((row) => `${stored.find((s) => s.id === Number(row.id))!.what}: ${row.status}${row.last_error ? ` (${row.last_error})` : ''}`);
     expect(outcomes).toEqual(stored.map((s) => `${s.what}: processed`));
   });

@@ -52,15 +52,24 @@ export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs
 
 /** The stored row of one event. */
 export async function eventRow(db: Database, id: number) {
-  const [row] = await db.query<{ status: string; attempts: number; last_error: string | null; next_attempt_at: Date; processed_at: Date | null; locked_until: Date | null }>(
-    'SELECT status, attempts, last_error, next_attempt_at, processed_at, locked_until FROM hookrun.webhook_events WHERE id = $1',
-    [id],
-  );
+  const [row] = await db.query<{
+    status: string;
+    attempts: number;
+    last_error: string | null;
+    next_attempt_at: Date;
+    processed_at: Date | null;
+    locked_until: Date | null;
+  }>('SELECT status, attempts, last_error, next_attempt_at, processed_at, locked_until FROM hookrun.webhook_events WHERE id = $1', [id]);
   return row!;
 }
 
 /** Clerk `user.*` event (created/updated), the shape Clerk sends. */
-export function clerkUser(type: 'user.created' | 'user.updated', id: string, updatedAt: number, fields: { email?: string; first?: string; last?: string } = {}) {
+export function clerkUser(
+  type: 'user.created' | 'user.updated',
+  id: string,
+  updatedAt: number,
+  fields: { email?: string; first?: string; last?: string } = {},
+) {
   return {
     data: {
       id,
@@ -88,7 +97,12 @@ export function clerkDeleted(type: string, object: string, id: string, timestamp
 
 /** Clerk `organization.*` event. */
 export function clerkOrganization(type: string, id: string, updatedAt: number, name = 'Acme') {
-  return { data: { id, object: 'organization', name, slug: name.toLowerCase(), created_at: updatedAt - 1000, updated_at: updatedAt }, object: 'event', type, timestamp: updatedAt };
+  return {
+    data: { id, object: 'organization', name, slug: name.toLowerCase(), created_at: updatedAt - 1000, updated_at: updatedAt },
+    object: 'event',
+    type,
+    timestamp: updatedAt,
+  };
 }
 
 /** Clerk `organizationMembership.*` event. */
@@ -115,7 +129,11 @@ export function stripeEvent(type: string, created: number, object: Record<string
 }
 
 /** A Stripe subscription object; `periodOn` picks the newer (item) or older (subscription) API shape. */
-export function stripeSubscription(id: string, status: string, opts: { price?: string; periodEnd?: number; periodOn?: 'item' | 'subscription'; cancelAtPeriodEnd?: boolean } = {}) {
+export function stripeSubscription(
+  id: string,
+  status: string,
+  opts: { price?: string; periodEnd?: number; periodOn?: 'item' | 'subscription'; cancelAtPeriodEnd?: boolean } = {},
+) {
   const periodEnd = opts.periodEnd ?? 1_800_000_000;
   const onItem = (opts.periodOn ?? 'item') === 'item';
   return {

@@ -42,7 +42,11 @@ describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
       ['auth', clerkUser('user.updated', 'user_1', T + 1000, { email: 'new@example.com', first: 'Grace' })],
     );
     expect(await one('SELECT id, email, first_name, last_name, deleted_at FROM hookrun.users')).toEqual({
-      id: 'user_1', email: 'new@example.com', first_name: 'Grace', last_name: 'Lovelace', deleted_at: null,
+      id: 'user_1',
+      email: 'new@example.com',
+      first_name: 'Grace',
+      last_name: 'Lovelace',
+      deleted_at: null,
     });
     for (const id of ids) expect(await eventRow(db, id)).toMatchObject({ status: 'processed', attempts: 1, last_error: null });
   });
@@ -110,7 +114,10 @@ describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
       ['auth', clerkOrganization('organization.updated', 'org_1', T + 1000, 'Acme Two')],
     );
     expect(await one('SELECT name, slug, deleted_at FROM hookrun.organizations')).toEqual({ name: 'Acme Two', slug: 'acme two', deleted_at: null });
-    await process(['auth', clerkDeleted('organization.deleted', 'organization', 'org_1', T + 2000)], ['auth', clerkOrganization('organization.updated', 'org_1', T + 1500, 'Stale')]);
+    await process(
+      ['auth', clerkDeleted('organization.deleted', 'organization', 'org_1', T + 2000)],
+      ['auth', clerkOrganization('organization.updated', 'org_1', T + 1500, 'Stale')],
+    );
     const row = await one<{ name: string; deleted_at: Date }>('SELECT name, deleted_at FROM hookrun.organizations');
     expect(row!.name).toBe('Acme Two');
     expect(new Date(row!.deleted_at).getTime()).toBe(T + 2000);
@@ -122,7 +129,10 @@ describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
       ['auth', clerkMembership('organizationMembership.created', 'orgmem_1', T, 'org:member')],
     );
     expect(await one('SELECT organization_id, user_id, role, deleted_at FROM hookrun.memberships')).toEqual({
-      organization_id: 'org_1', user_id: 'user_1', role: 'org:admin', deleted_at: null,
+      organization_id: 'org_1',
+      user_id: 'user_1',
+      role: 'org:admin',
+      deleted_at: null,
     });
     const deleted = clerkMembership('organizationMembership.deleted', 'orgmem_1', T + 1000);
     deleted.timestamp = T + 3000;
@@ -132,9 +142,17 @@ describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
   });
 
   it('checkout.session.completed links the customer to client_reference_id; a later event without it keeps the link', async () => {
-    await process(['payments', stripeEvent('checkout.session.completed', S, {
-      id: 'cs_1', object: 'checkout.session', customer: 'cus_1', client_reference_id: 'user_1', customer_details: { email: 'ada@example.com' }, mode: 'subscription',
-    })]);
+    await process([
+      'payments',
+      stripeEvent('checkout.session.completed', S, {
+        id: 'cs_1',
+        object: 'checkout.session',
+        customer: 'cus_1',
+        client_reference_id: 'user_1',
+        customer_details: { email: 'ada@example.com' },
+        mode: 'subscription',
+      }),
+    ]);
     expect(await one('SELECT id, email, user_id FROM hookrun.customers')).toEqual({ id: 'cus_1', email: 'ada@example.com', user_id: 'user_1' });
     await process(['payments', stripeEvent('invoice.paid', S + 10, { id: 'in_1', object: 'invoice', customer: 'cus_1', customer_email: 'new@example.com' })]);
     expect(await one('SELECT id, email, user_id FROM hookrun.customers')).toEqual({ id: 'cus_1', email: 'new@example.com', user_id: 'user_1' });
@@ -142,14 +160,27 @@ describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
 
   it('customer.subscription.created/updated: both API shapes of current_period_end; an older update does not win', async () => {
     await process(
-      ['payments', stripeEvent('customer.subscription.created', S, stripeSubscription('sub_1', 'incomplete', { periodOn: 'subscription', periodEnd: S + 100 }))],
-      ['payments', stripeEvent('customer.subscription.updated', S + 60, stripeSubscription('sub_1', 'active', { price: 'price_pro', periodEnd: S + 200, cancelAtPeriodEnd: true }))],
+      [
+        'payments',
+        stripeEvent('customer.subscription.created', S, stripeSubscription('sub_1', 'incomplete', { periodOn: 'subscription', periodEnd: S + 100 })),
+      ],
+      [
+        'payments',
+        stripeEvent(
+          'customer.subscription.updated',
+          S + 60,
+          stripeSubscription('sub_1', 'active', { price: 'price_pro', periodEnd: S + 200, cancelAtPeriodEnd: true }),
+        ),
+      ],
       ['payments', stripeEvent('customer.subscription.updated', S + 30, stripeSubscription('sub_1', 'past_due', { price: 'price_stale' }))],
     );
     const row = await one<Record<string, unknown>>('SELECT customer_id, status, price_id, current_period_end, cancel_at_period_end FROM hookrun.subscriptions');
     expect(row).toMatchObject({ customer_id: 'cus_1', status: 'active', price_id: 'price_pro', cancel_at_period_end: true });
     expect(new Date(row!.current_period_end as Date).getTime()).toBe((S + 200) * 1000);
-    await process(['payments', stripeEvent('customer.subscription.created', S + 500, stripeSubscription('sub_2', 'trialing', { periodOn: 'subscription', periodEnd: S + 900 }))]);
+    await process([
+      'payments',
+      stripeEvent('customer.subscription.created', S + 500, stripeSubscription('sub_2', 'trialing', { periodOn: 'subscription', periodEnd: S + 900 })),
+    ]);
     const old = await one<{ current_period_end: Date }>(`SELECT current_period_end FROM hookrun.subscriptions WHERE id = 'sub_2'`);
     expect(new Date(old!.current_period_end).getTime()).toBe((S + 900) * 1000);
   });
@@ -165,11 +196,26 @@ describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
 
   it('invoice.payment_failed makes an active subscription past_due; invoice.paid makes it active again (newer API parent shape)', async () => {
     await process(['payments', stripeEvent('customer.subscription.created', S, stripeSubscription('sub_1', 'active'))]);
-    await process(['payments', stripeEvent('invoice.payment_failed', S + 10, { id: 'in_1', object: 'invoice', customer: 'cus_1', subscription: 'sub_1', customer_email: 'a@example.com' })]);
+    await process([
+      'payments',
+      stripeEvent('invoice.payment_failed', S + 10, {
+        id: 'in_1',
+        object: 'invoice',
+        customer: 'cus_1',
+        subscription: 'sub_1',
+        customer_email: 'a@example.com',
+      }),
+    ]);
     expect(await one('SELECT status FROM hookrun.subscriptions')).toEqual({ status: 'past_due' });
-    await process(['payments', stripeEvent('invoice.paid', S + 20, {
-      id: 'in_1', object: 'invoice', customer: 'cus_1', parent: { type: 'subscription_details', subscription_details: { subscription: 'sub_1' } },
-    })]);
+    await process([
+      'payments',
+      stripeEvent('invoice.paid', S + 20, {
+        id: 'in_1',
+        object: 'invoice',
+        customer: 'cus_1',
+        parent: { type: 'subscription_details', subscription_details: { subscription: 'sub_1' } },
+      }),
+    ]);
     expect(await one('SELECT status FROM hookrun.subscriptions')).toEqual({ status: 'active' });
     // A stale failure (older than the stored state) is ignored.
     await process(['payments', stripeEvent('invoice.payment_failed', S + 15, { id: 'in_1', object: 'invoice', customer: 'cus_1', subscription: 'sub_1' })]);
@@ -183,7 +229,10 @@ describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
     const { createDatabaseChangesHandlers } = await import('../../src/inbox/handlers/database-changes.js');
     const { HandlerRegistry } = await import('../../src/inbox/handlers/registry.js');
     const seen: string[] = [];
-    const handlers = new HandlerRegistry().onTable('database', createDatabaseChangesHandlers({ 'public.orders': async (change) => void seen.push(`${change.type}:${change.table}:${String(change.oldRecord?.id)}`) }));
+    const handlers = new HandlerRegistry().onTable(
+      'database',
+      createDatabaseChangesHandlers({ 'public.orders': async (change) => void seen.push(`${change.type}:${change.table}:${String(change.oldRecord?.id)}`) }),
+    );
     await storeEvent(db, 'database', 'DELETE', { type: 'DELETE', table: 'orders', schema: 'public', record: null, old_record: { id: 7 } });
     await drain(testWorker(db, { handlers }).worker);
     expect(seen).toEqual(['DELETE:orders:7']);

@@ -117,15 +117,25 @@ function randomWrites(random: () => number, count: number): Write[] {
     if (table === 'users') {
       const id = pick(['user_1', 'user_2', 'user_3', 'user_4']);
       const provider = pick([undefined, 'clerk', 'workos']);
-      writes.push(deleting ? ['userDeleted', { id, at: at(), provider }] : ['user', { id, at: at(), email: maybe(`${id}+${i}@example.com`), firstName: maybe(pick(['Ada', 'Grace'])), lastName: maybe(`L${i}`), provider }]);
+      writes.push(
+        deleting
+          ? ['userDeleted', { id, at: at(), provider }]
+          : ['user', { id, at: at(), email: maybe(`${id}+${i}@example.com`), firstName: maybe(pick(['Ada', 'Grace'])), lastName: maybe(`L${i}`), provider }],
+      );
     } else if (table === 'organizations') {
       const id = pick(['org_1', 'org_2', 'org_3']);
-      writes.push(deleting ? ['organizationDeleted', { id, at: at() }] : ['organization', { id, at: at(), name: maybe(`Acme ${i}`), slug: maybe(`acme-${i}`) }]);
+      writes.push(
+        deleting ? ['organizationDeleted', { id, at: at() }] : ['organization', { id, at: at(), name: maybe(`Acme ${i}`), slug: maybe(`acme-${i}`) }],
+      );
     } else {
       const id = pick(['orgmem_1', 'orgmem_2', 'orgmem_3', 'orgmem_4']);
       const organizationId = maybe(pick(['org_1', 'org_2']));
       const userId = maybe(pick(['user_1', 'user_2']));
-      writes.push(deleting ? ['membershipDeleted', { id, at: at(), organizationId, userId }] : ['membership', { id, at: at(), organizationId, userId, role: maybe(pick(['org:admin', 'org:member'])) }]);
+      writes.push(
+        deleting
+          ? ['membershipDeleted', { id, at: at(), organizationId, userId }]
+          : ['membership', { id, at: at(), organizationId, userId, role: maybe(pick(['org:admin', 'org:member'])) }],
+      );
     }
   }
   return writes;
@@ -176,7 +186,11 @@ function shuffledClerkEvents(random: () => number): Array<{ type: string; payloa
     const org = `org_${n}`;
     const membership = `orgmem_${n}`;
     add('user.created', clerkUser('user.created', user, t0 + n * 1000, { email: `${user}@example.com` }));
-    for (let u = 1; u <= 4; u++) add('user.updated', clerkUser('user.updated', user, t0 + n * 1000 + u * 10_000 + Math.floor(random() * 3) * 1000, { first: `First ${u}`, last: `Last ${n}` }));
+    for (let u = 1; u <= 4; u++)
+      add(
+        'user.updated',
+        clerkUser('user.updated', user, t0 + n * 1000 + u * 10_000 + Math.floor(random() * 3) * 1000, { first: `First ${u}`, last: `Last ${n}` }),
+      );
     add('organization.created', clerkOrganization('organization.created', org, t0 + n * 1000, `Acme ${n}`));
     add('organization.updated', clerkOrganization('organization.updated', org, t0 + n * 1000 + 20_000, `Acme ${n} Renamed`));
     add('organizationMembership.created', clerkMembership('organizationMembership.created', membership, t0 + n * 1000));
@@ -193,7 +207,10 @@ function shuffledClerkEvents(random: () => number): Array<{ type: string; payloa
   // Deletes of objects never seen (tombstones), one with the membership's organization and user.
   add('user.deleted', clerkDeleted('user.deleted', 'user', 'user_gone', t0 + 5000));
   add('organization.deleted', clerkDeleted('organization.deleted', 'organization', 'org_gone', t0 + 5000));
-  add('organizationMembership.deleted', { ...clerkDeleted('organizationMembership.deleted', 'organization_membership', 'orgmem_gone', t0 + 5000), data: { deleted: true, id: 'orgmem_gone', object: 'organization_membership', organization: { id: 'org_9' }, public_user_data: { user_id: 'user_9' } } });
+  add('organizationMembership.deleted', {
+    ...clerkDeleted('organizationMembership.deleted', 'organization_membership', 'orgmem_gone', t0 + 5000),
+    data: { deleted: true, id: 'orgmem_gone', object: 'organization_membership', organization: { id: 'org_9' }, public_user_data: { user_id: 'user_9' } },
+  });
   add('user.created', clerkUser('user.created', 'user_gone', t0 + 1000));
   for (const e of events.slice(0, 10)) add(e.type, e.payload); // delivered twice
   for (let i = events.length - 1; i > 0; i--) {
@@ -206,47 +223,51 @@ function shuffledClerkEvents(random: () => number): Array<{ type: string; payloa
 describe.each(databaseKinds())('identity mirror writes batched on $name', (kind) => {
   const testDb = useTestDatabase(kind);
 
-  it.each([1, 2, 3, 4])('random writes (seed %i) queued and flushed at once end as the old one-statement-per-write SQL and the single writes leave them', async (seed) => {
-    const writes = randomWrites(seeded(seed), 300);
-    const cases = new Map<string, number>();
-    const expected: boolean[] = [];
-    for (const write of writes) {
-      const found = await classify(testDb.db, write, async () => {
-        const written = await referenceWrite(testDb.db, write);
-        expected.push(written);
-        return written;
+  it.each([1, 2, 3, 4])(
+    'random writes (seed %i) queued and flushed at once end as the old one-statement-per-write SQL and the single writes leave them',
+    async (seed) => {
+      const writes = randomWrites(seeded(seed), 300);
+      const cases = new Map<string, number>();
+      const expected: boolean[] = [];
+      for (const write of writes) {
+        const found = await classify(testDb.db, write, async () => {
+          const written = await referenceWrite(testDb.db, write);
+          expected.push(written);
+          return written;
+        });
+        cases.set(found, (cases.get(found) ?? 0) + 1);
+      }
+      // The sequence exercises every rule: creates, updates, stale ones, deletes, tombstones, repeats, updates after deletes.
+      for (const name of ['create', 'update', 'stale update', 'tombstone', 'delete', 'repeated delete', 'update after delete'])
+        expect(cases.get(name), name).toBeGreaterThan(0);
+      const reference = await mirrorState(testDb.db);
+
+      await truncateAll(testDb.db);
+      const single: boolean[] = [];
+      for (const write of writes) single.push(await singleWrite(testDb.db, write));
+      expect(single).toEqual(expected);
+      expect(await mirrorState(testDb.db)).toEqual(reference);
+
+      await truncateAll(testDb.db);
+      const flushed = await testDb.db.transaction(async (tx) => {
+        const queue = new IdentityMirrorWrites();
+        for (const write of writes) enqueue(queue, write);
+        expect(await mirrorState(tx)).toEqual({ users: [], organizations: [], memberships: [] }); // nothing written before the flush
+        const counted = counting(tx);
+        const result = await queue.flush(counted);
+        return { ...result, statements: counted.statements };
       });
-      cases.set(found, (cases.get(found) ?? 0) + 1);
-    }
-    // The sequence exercises every rule: creates, updates, stale ones, deletes, tombstones, repeats, updates after deletes.
-    for (const name of ['create', 'update', 'stale update', 'tombstone', 'delete', 'repeated delete', 'update after delete']) expect(cases.get(name), name).toBeGreaterThan(0);
-    const reference = await mirrorState(testDb.db);
-
-    await truncateAll(testDb.db);
-    const single: boolean[] = [];
-    for (const write of writes) single.push(await singleWrite(testDb.db, write));
-    expect(single).toEqual(expected);
-    expect(await mirrorState(testDb.db)).toEqual(reference);
-
-    await truncateAll(testDb.db);
-    const flushed = await testDb.db.transaction(async (tx) => {
-      const queue = new IdentityMirrorWrites();
-      for (const write of writes) enqueue(queue, write);
-      expect(await mirrorState(tx)).toEqual({ users: [], organizations: [], memberships: [] }); // nothing written before the flush
-      const counted = counting(tx);
-      const result = await queue.flush(counted);
-      return { ...result, statements: counted.statements };
-    });
-    expect(flushed.written).toBe(expected.filter(Boolean).length);
-    // Per table, one upsert and one delete statement at most per round; as many rounds as the most writes to one row.
-    const rounds = (['users', 'organizations', 'memberships'] as const).map((table) => {
-      const perRow = new Map<string, number>();
-      for (const [kind, w] of writes) if (TABLE[kind] === table) perRow.set(w.id, (perRow.get(w.id) ?? 0) + 1);
-      return Math.max(...perRow.values());
-    });
-    expect(flushed.statements).toBeLessThanOrEqual(2 * rounds.reduce((a, b) => a + b));
-    expect(await mirrorState(testDb.db)).toEqual(reference);
-  });
+      expect(flushed.written).toBe(expected.filter(Boolean).length);
+      // Per table, one upsert and one delete statement at most per round; as many rounds as the most writes to one row.
+      const rounds = (['users', 'organizations', 'memberships'] as const).map((table) => {
+        const perRow = new Map<string, number>();
+        for (const [kind, w] of writes) if (TABLE[kind] === table) perRow.set(w.id, (perRow.get(w.id) ?? 0) + 1);
+        return Math.max(...perRow.values());
+      });
+      expect(flushed.statements).toBeLessThanOrEqual(2 * rounds.reduce((a, b) => a + b));
+      expect(await mirrorState(testDb.db)).toEqual(reference);
+    },
+  );
 
   it.each([11, 12, 13])('shuffled Clerk events (seed %i) through the worker: one batch leaves the mirror as one event per batch does', async (seed) => {
     const events = shuffledClerkEvents(seeded(seed));

@@ -15,7 +15,13 @@ function paddle(type: string, id: string, status: string, minutes: number, extra
 }
 
 function lemon(type: string, id: string, status: string, minutes: number) {
-  return buildSample('payments', type, { data: { id, attributes: { status, customer_id: 77, user_email: 'ada@example.com', variant_id: 5, updated_at: at(minutes) } } }, T0, PAYMENTS_PROVIDERS.lemonsqueezy);
+  return buildSample(
+    'payments',
+    type,
+    { data: { id, attributes: { status, customer_id: 77, user_email: 'ada@example.com', variant_id: 5, updated_at: at(minutes) } } },
+    T0,
+    PAYMENTS_PROVIDERS.lemonsqueezy,
+  );
 }
 
 function workos(type: string, id: string, email: string, minutes: number) {
@@ -25,7 +31,12 @@ function workos(type: string, id: string, email: string, minutes: number) {
 describe.each(databaseKinds())('provider mirrors on $name', (kind) => {
   const tdb = useTestDatabase(kind);
 
-  async function process(providers: ProviderChoice, source: 'payments' | 'auth', events: Array<Record<string, unknown>>, typeOf: (e: Record<string, unknown>) => string) {
+  async function process(
+    providers: ProviderChoice,
+    source: 'payments' | 'auth',
+    events: Array<Record<string, unknown>>,
+    typeOf: (e: Record<string, unknown>) => string,
+  ) {
     for (const [i, event] of events.entries()) await storeEvent(tdb.db, source, typeOf(event), event, `k${i}_${Math.random()}`);
     await drain(testWorker(tdb.db, { handlers: createDefaultHandlers({ providers }) }).worker);
     const statuses = await tdb.db.query<{ status: string }>('SELECT status FROM hookrun.webhook_events');
@@ -33,10 +44,16 @@ describe.each(databaseKinds())('provider mirrors on $name', (kind) => {
   }
 
   it('Paddle subscriptions: newest updated_at wins whatever the order, canceled stays canceled, provider paddle', async () => {
-    const events = [paddle('subscription.updated', 'sub_01', 'past_due', 20), paddle('subscription.created', 'sub_01', 'active', 0), paddle('subscription.updated', 'sub_01', 'active', 10)];
+    const events = [
+      paddle('subscription.updated', 'sub_01', 'past_due', 20),
+      paddle('subscription.created', 'sub_01', 'active', 0),
+      paddle('subscription.updated', 'sub_01', 'active', 10),
+    ];
     events.push(paddle('subscription.canceled', 'sub_02', 'canceled', 5), paddle('subscription.updated', 'sub_02', 'active', 5));
     await process({ payments: 'paddle', auth: 'clerk' }, 'payments', events, (e) => String(e.event_type));
-    const rows = await tdb.db.query<{ id: string; status: string; customer_id: string; provider: string }>('SELECT id, status, customer_id, provider FROM hookrun.subscriptions ORDER BY id');
+    const rows = await tdb.db.query<{ id: string; status: string; customer_id: string; provider: string }>(
+      'SELECT id, status, customer_id, provider FROM hookrun.subscriptions ORDER BY id',
+    );
     expect(rows).toEqual([
       { id: 'sub_01', status: 'past_due', customer_id: 'ctm_01', provider: 'paddle' },
       { id: 'sub_02', status: 'canceled', customer_id: 'ctm_01', provider: 'paddle' },
@@ -44,16 +61,29 @@ describe.each(databaseKinds())('provider mirrors on $name', (kind) => {
   });
 
   it('Lemon Squeezy subscriptions and their customer, order-safe, provider lemonsqueezy; cancelled can be resumed', async () => {
-    const events = [lemon('subscription_resumed', '9', 'active', 30), lemon('subscription_cancelled', '9', 'cancelled', 20), lemon('subscription_created', '9', 'active', 0)];
+    const events = [
+      lemon('subscription_resumed', '9', 'active', 30),
+      lemon('subscription_cancelled', '9', 'cancelled', 20),
+      lemon('subscription_created', '9', 'active', 0),
+    ];
     await process({ payments: 'lemonsqueezy', auth: 'clerk' }, 'payments', events, (e) => String((e.meta as { event_name: string }).event_name));
-    expect(await tdb.db.query('SELECT id, status, customer_id, price_id, provider FROM hookrun.subscriptions')).toEqual([{ id: '9', status: 'active', customer_id: '77', price_id: '5', provider: 'lemonsqueezy' }]);
+    expect(await tdb.db.query('SELECT id, status, customer_id, price_id, provider FROM hookrun.subscriptions')).toEqual([
+      { id: '9', status: 'active', customer_id: '77', price_id: '5', provider: 'lemonsqueezy' },
+    ]);
     expect(await tdb.db.query('SELECT id, email, provider FROM hookrun.customers')).toEqual([{ id: '77', email: 'ada@example.com', provider: 'lemonsqueezy' }]);
   });
 
   it('WorkOS users: newest update wins, a delete is final, provider workos', async () => {
-    const events = [workos('user.updated', 'user_01', 'new@example.com', 10), workos('user.created', 'user_01', 'old@example.com', 0), workos('user.deleted', 'user_02', 'gone@example.com', 5), workos('user.created', 'user_02', 'gone@example.com', 1)];
+    const events = [
+      workos('user.updated', 'user_01', 'new@example.com', 10),
+      workos('user.created', 'user_01', 'old@example.com', 0),
+      workos('user.deleted', 'user_02', 'gone@example.com', 5),
+      workos('user.created', 'user_02', 'gone@example.com', 1),
+    ];
     await process({ payments: 'stripe', auth: 'workos' }, 'auth', events, (e) => String(e.event));
-    const rows = await tdb.db.query<{ id: string; email: string | null; deleted: boolean; provider: string }>('SELECT id, email, deleted_at IS NOT NULL AS deleted, provider FROM hookrun.users ORDER BY id');
+    const rows = await tdb.db.query<{ id: string; email: string | null; deleted: boolean; provider: string }>(
+      'SELECT id, email, deleted_at IS NOT NULL AS deleted, provider FROM hookrun.users ORDER BY id',
+    );
     expect(rows).toEqual([
       { id: 'user_01', email: 'new@example.com', deleted: false, provider: 'workos' },
       // The delete came first: a tombstone; the older create cannot fill it in or bring it back.

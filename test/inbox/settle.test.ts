@@ -4,7 +4,17 @@ import { MalformedPayloadError } from '../../src/inbox/handlers/registry.js';
 import { MAX_ERROR_CHARS, settleFailure, settleWithoutHandler } from '../../src/inbox/settle.js';
 
 const policy = { maxAttempts: 3, baseDelayMs: 1000, maxDelayMs: 60_000 };
-const event = (attempts: number): ClaimedEvent => ({ id: 7, source: 'auth', key: 'msg_1', type: 'user.created', payload: {}, attempts, receivedAt: new Date(0), lockedUntil: new Date(0), deliveries: null });
+const event = (attempts: number): ClaimedEvent => ({
+  id: 7,
+  source: 'auth',
+  key: 'msg_1',
+  type: 'user.created',
+  payload: {},
+  attempts,
+  receivedAt: new Date(0),
+  lockedUntil: new Date(0),
+  deliveries: null,
+});
 const NOW = 1_000_000;
 
 describe('settle decisions (no database)', () => {
@@ -15,9 +25,20 @@ describe('settle decisions (no database)', () => {
   });
 
   it('a thrown error: failed and due after the jittered backoff, dead when out of attempts, dead at once when malformed', () => {
-    expect(settleFailure(event(1), new Error('boom'), policy, NOW, () => 0)).toEqual({ id: 7, attempts: 1, status: 'failed', error: 'boom', nextAttemptAt: new Date(NOW + 500) });
+    expect(settleFailure(event(1), new Error('boom'), policy, NOW, () => 0)).toEqual({
+      id: 7,
+      attempts: 1,
+      status: 'failed',
+      error: 'boom',
+      nextAttemptAt: new Date(NOW + 500),
+    });
     expect(settleFailure(event(2), new Error('boom'), policy, NOW, () => 0.999)).toMatchObject({ status: 'failed', nextAttemptAt: new Date(NOW + 1999) });
-    expect(settleFailure(event(3), new Error('boom'), policy, NOW, () => 0)).toEqual({ id: 7, attempts: 3, status: 'dead', error: 'boom (gave up after 3 attempts)' });
+    expect(settleFailure(event(3), new Error('boom'), policy, NOW, () => 0)).toEqual({
+      id: 7,
+      attempts: 3,
+      status: 'dead',
+      error: 'boom (gave up after 3 attempts)',
+    });
     expect(settleFailure(event(1), new MalformedPayloadError('no id'), policy, NOW, () => 0)).toEqual({ id: 7, attempts: 1, status: 'dead', error: 'no id' });
     const long = settleFailure(event(1), new Error('x'.repeat(5000)), policy, NOW, () => 0);
     expect(long.status === 'failed' && long.error.length).toBe(MAX_ERROR_CHARS);

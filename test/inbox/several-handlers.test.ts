@@ -25,7 +25,9 @@ function twoHandlers(fail: (name: string, call: number) => boolean, isolated = t
 describe.each(databaseKinds())('several handlers per event on $name', (kind) => {
   const testDb = useTestDatabase(kind);
   const marks = async () =>
-    (await testDb.db.query<{ handler: string; call: number }>('SELECT handler, call FROM fan_out_marks ORDER BY handler, call')).map((r) => `${r.handler}#${r.call}`);
+    (await testDb.db.query<{ handler: string; call: number }>('SELECT handler, call FROM fan_out_marks ORDER BY handler, call')).map(
+      (r) => `${r.handler}#${r.call}`,
+    );
 
   it('each handler runs once per event; a failing one is retried alone, and its rolled-back writes are not kept', async () => {
     await testDb.db.query('CREATE TABLE IF NOT EXISTS fan_out_marks (handler text, event_id bigint, call int)');
@@ -117,24 +119,31 @@ describe.each(databaseKinds())('several handlers per event on $name', (kind) => 
     expect(seen).toEqual(ids); // each ran once, in the shared transaction (no fallback re-run)
   });
 
-  it.runIf(kind.name === 'postgres')('one at a time after a shared handler broke the batch, a project handler still gets a transaction of its own: its throw keeps none of its writes', async () => {
-    await testDb.db.query('CREATE TABLE IF NOT EXISTS fan_out_marks (handler text, event_id bigint, call int)');
-    await testDb.db.query('TRUNCATE fan_out_marks');
-    let calls = 0;
-    const handlers = new HandlerRegistry()
-      .on('test', 'breaks.batch', async ({ db }) => void (await db.query('SELECT * FROM no_such_table')), { name: 'shared-broken' })
-      .on('test', 'writes.then.throws', async ({ db, event }) => {
-        calls++;
-        await db.query('INSERT INTO fan_out_marks VALUES ($1, $2, $3)', ['project', event.id, calls]);
-        throw new Error('after writing');
-      }, { name: 'project', isolated: true });
-    const { worker } = testWorker(testDb.db, { handlers });
-    await storeEvent(testDb.db, 'test', 'breaks.batch', {});
-    const id = await storeEvent(testDb.db, 'test', 'writes.then.throws', {});
-    expect(await worker.runOnce()).toBe(2);
-    expect((await eventRow(testDb.db, id)).status).toBe('failed');
-    expect(calls).toBeGreaterThanOrEqual(1);
-    expect(await marks()).toEqual([]);
-  });
+  it.runIf(kind.name === 'postgres')(
+    'one at a time after a shared handler broke the batch, a project handler still gets a transaction of its own: its throw keeps none of its writes',
+    async () => {
+      await testDb.db.query('CREATE TABLE IF NOT EXISTS fan_out_marks (handler text, event_id bigint, call int)');
+      await testDb.db.query('TRUNCATE fan_out_marks');
+      let calls = 0;
+      const handlers = new HandlerRegistry()
+        .on('test', 'breaks.batch', async ({ db }) => void (await db.query('SELECT * FROM no_such_table')), { name: 'shared-broken' })
+        .on(
+          'test',
+          'writes.then.throws',
+          async ({ db, event }) => {
+            calls++;
+            await db.query('INSERT INTO fan_out_marks VALUES ($1, $2, $3)', ['project', event.id, calls]);
+            throw new Error('after writing');
+          },
+          { name: 'project', isolated: true },
+        );
+      const { worker } = testWorker(testDb.db, { handlers });
+      await storeEvent(testDb.db, 'test', 'breaks.batch', {});
+      const id = await storeEvent(testDb.db, 'test', 'writes.then.throws', {});
+      expect(await worker.runOnce()).toBe(2);
+      expect((await eventRow(testDb.db, id)).status).toBe('failed');
+      expect(calls).toBeGreaterThanOrEqual(1);
+      expect(await marks()).toEqual([]);
+    },
+  );
 });
-

@@ -101,7 +101,11 @@ describe.each(databaseKinds())('inbox worker on $name', (kind) => {
   it('replay one event, and replay all dead: back to pending with attempts reset, then processed', async () => {
     const { handlers, calls } = flakyHandlers(1);
     const { worker, clock } = testWorker(testDb.db, { handlers, env: { MAX_ATTEMPTS: '1' } });
-    const ids = [await storeEvent(testDb.db, 'test', 'flaky', {}), await storeEvent(testDb.db, 'test', 'flaky', {}), await storeEvent(testDb.db, 'test', 'flaky', {})];
+    const ids = [
+      await storeEvent(testDb.db, 'test', 'flaky', {}),
+      await storeEvent(testDb.db, 'test', 'flaky', {}),
+      await storeEvent(testDb.db, 'test', 'flaky', {}),
+    ];
     await drain(worker);
     for (const id of ids) expect(await eventRow(testDb.db, id)).toMatchObject({ status: 'dead', attempts: 1 });
 
@@ -153,7 +157,11 @@ describe.each(databaseKinds())('inbox worker on $name', (kind) => {
 
   it('a handler that hangs is aborted at its time limit and retried later', async () => {
     let aborted: unknown;
-    const handlers = new HandlerRegistry().on('test', 'hang', ({ signal }) => new Promise<void>(() => signal.addEventListener('abort', () => (aborted = signal.reason))));
+    const handlers = new HandlerRegistry().on(
+      'test',
+      'hang',
+      ({ signal }) => new Promise<void>(() => signal.addEventListener('abort', () => (aborted = signal.reason))),
+    );
     const { worker } = testWorker(testDb.db, { handlers, env: { HANDLER_TIMEOUT_SECONDS: '1' }, options: { abortGraceMs: 50 } });
     const id = await storeEvent(testDb.db, 'test', 'hang', {});
     expect(await worker.runOnce()).toBe(1);
@@ -193,7 +201,10 @@ describe.each(databaseKinds())('inbox worker on $name', (kind) => {
     });
     const env = { LEASE_SECONDS: '1' };
     const clock = { now: () => Date.now() } as ManualClock;
-    const workers = [testWorker(testDb.db, { handlers, env, clock, options: { pollIntervalMs: 100 } }), testWorker(testDb.db, { handlers, env, clock, options: { pollIntervalMs: 100 } })];
+    const workers = [
+      testWorker(testDb.db, { handlers, env, clock, options: { pollIntervalMs: 100 } }),
+      testWorker(testDb.db, { handlers, env, clock, options: { pollIntervalMs: 100 } }),
+    ];
     const id = await storeEvent(testDb.db, 'test', 'slow', {});
     for (const { worker } of workers) worker.start();
     try {

@@ -18,7 +18,11 @@ describe('hookrun reconcile payments (spawned, embedded database)', { timeout: 1
     await ensureDistBuilt();
     await seedDataDir(join(dir, 'data'));
     const now = Math.floor(Date.now() / 1000);
-    for (let i = 0; i < 3; i++) api.events.push({ ...stripeEvent('customer.subscription.created', now - 3600 * (i + 1), stripeSubscription(`sub_cli${i}`, 'active')), id: `evt_cli${i}` });
+    for (let i = 0; i < 3; i++)
+      api.events.push({
+        ...stripeEvent('customer.subscription.created', now - 3600 * (i + 1), stripeSubscription(`sub_cli${i}`, 'active')),
+        id: `evt_cli${i}`,
+      });
     env = { DATA_DIR: join(dir, 'data'), LOG_LEVEL: 'warn', SCHEDULER: 'off', STRIPE_SECRET_KEY: TEST_STRIPE_KEY, STRIPE_API_BASE: await api.start() };
   }, 180_000);
 

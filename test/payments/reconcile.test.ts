@@ -49,7 +49,8 @@ describe.each(databaseKinds())('reconcile payments on $name', (kind) => {
   });
   afterAll(() => api.close());
   beforeEach(() => api.reset());
-  const keys = async () => (await testDb.db.query<{ key: string }>(`SELECT key FROM hookrun.webhook_events WHERE source = 'payments' ORDER BY key`)).map((r) => r.key);
+  const keys = async () =>
+    (await testDb.db.query<{ key: string }>(`SELECT key FROM hookrun.webhook_events WHERE source = 'payments' ORDER BY key`)).map((r) => r.key);
 
   it('stores exactly the missing events of the window (paged past 100), and a second run adds nothing', async () => {
     const events = accountEvents(260); // 260 hours back: the last 72 h hold 72 of them

@@ -15,7 +15,10 @@ describe.each(databaseKinds())("a project's migrations/ folder on $name", (kind)
 
   it('applies each file once, in name order, several statements split as drizzle-kit writes them; a changed or failing file applies nothing', async () => {
     await testDb.db.query('DROP TABLE IF EXISTS public.order_status');
-    write('0001_order_status.sql', 'CREATE TABLE order_status (order_id text PRIMARY KEY, status text NOT NULL);\n--> statement-breakpoint\nCREATE INDEX order_status_status_idx ON order_status (status);\n');
+    write(
+      '0001_order_status.sql',
+      'CREATE TABLE order_status (order_id text PRIMARY KEY, status text NOT NULL);\n--> statement-breakpoint\nCREATE INDEX order_status_status_idx ON order_status (status);\n',
+    );
     write('0002_seed.sql', "-- a comment\nINSERT INTO order_status VALUES ('7', 'paid');\n");
     expect(await applyProjectMigrations(testDb.db, dir)).toEqual(['0001_order_status.sql', '0002_seed.sql']);
     expect(await applyProjectMigrations(testDb.db, dir)).toEqual([]);

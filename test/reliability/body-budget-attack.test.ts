@@ -100,8 +100,17 @@ describe('request bodies under attack (spawned, embedded database)', { timeout: 
     await pollUntil('the idle sockets connected', 10_000, async () => (clients.every((c) => c.socket.readyState === 'open') ? true : undefined));
     await new Promise((r) => setTimeout(r, 300)); // the server has parsed their headers and waits for their bodies
     const answers = await sendReal(server.url, 'idle');
-    expect(clients.every((c) => c.status() === undefined), 'the idle sockets are still open, unanswered').toBe(true);
-    reportFigures('idle declared bodies', { idleSockets: SLOTS, declaredBytesEach: MAX_BODY, attackerBytes: SLOTS * webhookHead(MAX_BODY).length, realDeliveries: REAL, answers });
+    expect(
+      clients.every((c) => c.status() === undefined),
+      'the idle sockets are still open, unanswered',
+    ).toBe(true);
+    reportFigures('idle declared bodies', {
+      idleSockets: SLOTS,
+      declaredBytesEach: MAX_BODY,
+      attackerBytes: SLOTS * webhookHead(MAX_BODY).length,
+      realDeliveries: REAL,
+      answers,
+    });
   });
 
   it(`one address stalling ${SLOTS + 16} near-complete uploads gets at most a quarter of the budget: another address's deliveries are accepted`, async () => {
@@ -134,7 +143,14 @@ describe('request bodies under attack (spawned, embedded database)', { timeout: 
     ['/cron/keep-alive', { authorization: `Bearer ${SECRETS.cron}` }],
   ] as const) {
     it(`POST ${path} declaring 256 MB is 413 before a byte of the body is sent`, async () => {
-      const headers = Object.entries({ host: '127.0.0.1', 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(256 * 1024 * 1024), ...auth }).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+      const headers = Object.entries({
+        host: '127.0.0.1',
+        'content-type': 'application/x-www-form-urlencoded',
+        'content-length': String(256 * 1024 * 1024),
+        ...auth,
+      })
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('');
       const client = rawClient(port, `POST ${path} HTTP/1.1\r\n${headers}\r\n`);
       clients.push(client);
       const status = await pollUntil(`an answer from ${path}`, 5_000, async () => client.status());
@@ -147,7 +163,11 @@ describe('request bodies under attack (spawned, embedded database)', { timeout: 
     const before = rssMb(server.pid);
     const chunk = Buffer.from(`${(1024 * 1024).toString(16)}\r\n${'token='.padEnd(1024 * 1024, 'a')}\r\n`);
     const body = Buffer.concat(Array.from({ length: 64 }, () => chunk));
-    const client = rawClient(port, 'POST /admin/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n', body);
+    const client = rawClient(
+      port,
+      'POST /admin/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n',
+      body,
+    );
     clients.push(client);
     const status = await pollUntil('an answer to the chunked login', 20_000, async () => client.status());
     const after = rssMb(server.pid);

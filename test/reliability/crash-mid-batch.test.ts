@@ -85,13 +85,17 @@ const kinds = [
           name: 'postgres',
           make: async (): Promise<Target> => {
             const test = await createPostgresDatabase();
-            return { spawnEnv: { databaseUrl: test.url! }, inspect: { url: test.url! }, killMidBatch: (victim) => killWhenClaimsAreHeld(test.url!, victim), cleanup: () => test.close().catch(() => undefined) };
+            return {
+              spawnEnv: { databaseUrl: test.url! },
+              inspect: { url: test.url! },
+              killMidBatch: (victim) => killWhenClaimsAreHeld(test.url!, victim),
+              cleanup: () => test.close().catch(() => undefined),
+            };
           },
         },
       ]
     : []),
 ];
-
 
 // Guarantee 1b: kill -9 while the worker holds claims; the claims are taken again after their lease, and no state changes twice.
 describe.each(kinds)('crash while the worker is mid-batch ($name)', ({ name, make }) => {

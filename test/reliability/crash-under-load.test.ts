@@ -55,7 +55,9 @@ describe.each(kinds)('crash under load ($name)', ({ name, make }) => {
     try {
       await withDatabase(target.inspect, installEffectCounter);
       const tag = `${name}${Date.now().toString(36)}`;
-      const deliveries: Delivery[] = Array.from({ length: EVENTS }, (_, i) => (i % 2 === 0 ? clerkUserCreated(`${tag}_${i}`) : checkoutCompleted(`${tag}_${i}`)));
+      const deliveries: Delivery[] = Array.from({ length: EVENTS }, (_, i) =>
+        i % 2 === 0 ? clerkUserCreated(`${tag}_${i}`) : checkoutCompleted(`${tag}_${i}`),
+      );
 
       const first = await spawnHookrun({ ...target.spawnEnv, env: { LEASE_SECONDS: '2' } });
       started.push(first);
@@ -79,7 +81,11 @@ describe.each(kinds)('crash under load ($name)', ({ name, make }) => {
       const second = await spawnHookrun({ ...target.spawnEnv, env: { LEASE_SECONDS: '2' } });
       started.push(second);
       const retryIndexes = deliveries.map((_, i) => i).filter((i) => !acked1[i]);
-      const round2 = await sendAll(second.url, retryIndexes.map((i) => deliveries[i]!), { concurrency: CONCURRENCY });
+      const round2 = await sendAll(
+        second.url,
+        retryIndexes.map((i) => deliveries[i]!),
+        { concurrency: CONCURRENCY },
+      );
       expect(round2.filter((r) => !acknowledged(r))).toEqual([]);
       const storedButUnacknowledged = round2.filter(isDuplicate).length;
 

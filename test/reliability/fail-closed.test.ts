@@ -64,7 +64,10 @@ describe('nothing let in (spawned hookrun)', () => {
     [secured, open] = await Promise.all([
       spawnHookrun({ dataDir: dataDirs[0], env: { HOST: '0.0.0.0', SCHEDULER: 'off', LOG_LEVEL: 'debug' } }),
       // Nothing configured: no CRON_SECRET, no ADMIN_TOKEN, no payments secret.
-      spawnHookrun({ dataDir: dataDirs[1], env: { HOST: '0.0.0.0', SCHEDULER: 'off', LOG_LEVEL: 'debug', CRON_SECRET: undefined, ADMIN_TOKEN: undefined, PAYMENTS_WEBHOOK_SECRET: undefined } }),
+      spawnHookrun({
+        dataDir: dataDirs[1],
+        env: { HOST: '0.0.0.0', SCHEDULER: 'off', LOG_LEVEL: 'debug', CRON_SECRET: undefined, ADMIN_TOKEN: undefined, PAYMENTS_WEBHOOK_SECRET: undefined },
+      }),
     ]);
   });
 
@@ -96,7 +99,11 @@ describe('nothing let in (spawned hookrun)', () => {
   it('cron routes without CRON_SECRET: loopback only; a spoofed X-Forwarded-For does not help a remote caller', async ({ skip }) => {
     expect((await call(`${at(open, '127.0.0.1')}/cron/keep-alive`, { method: 'POST' })).status).toBe(200);
     if (!external) skip('no non-loopback interface on this machine');
-    const attempts: Array<Record<string, string>> = [{}, bearer('anything'), { 'x-forwarded-for': '127.0.0.1', 'x-real-ip': '127.0.0.1', forwarded: 'for=127.0.0.1' }];
+    const attempts: Array<Record<string, string>> = [
+      {},
+      bearer('anything'),
+      { 'x-forwarded-for': '127.0.0.1', 'x-real-ip': '127.0.0.1', forwarded: 'for=127.0.0.1' },
+    ];
     for (const headers of attempts) {
       const res = await call(`${at(open, external!)}/cron/keep-alive`, { method: 'POST', headers });
       expect(res.status).toBe(403);
@@ -133,25 +140,49 @@ describe('nothing let in (spawned hookrun)', () => {
       }
     }
     for (const token of ['', 'wrong', SECRETS.cron, `${SECRETS.admin} `.trim() + 'x']) {
-      const res = await call(`${base}/admin/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token }) });
+      const res = await call(`${base}/admin/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token }),
+      });
       expect(res.status).toBe(401);
       expect(res.headers.get('set-cookie')).toBeNull();
     }
     // State-changing posts without a session do nothing.
     for (const path of ['/admin/events/replay', '/admin/events/1/replay', '/admin/logout']) {
-      const res = await call(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' }, body: 'status=dead' });
+      const res = await call(`${base}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
+        body: 'status=dead',
+      });
       expect([303, 403]).toContain(res.status);
     }
     // The right token gets a session, and the page it opens does not contain the token.
-    const login = await call(`${base}/admin/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: SECRETS.admin }) });
+    const login = await call(`${base}/admin/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: SECRETS.admin }),
+    });
     expect(login.status).toBe(303);
     const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
     const page = await call(`${base}/admin`, { headers: { cookie } });
     expect(page.status).toBe(200);
     expect(secretHits(page.body)).toEqual([]);
 
-    for (const [method, path] of [['GET', '/admin'], ['GET', '/admin/login'], ['POST', '/admin/login']] as const) {
-      expect((await call(`${at(open, '127.0.0.1')}${path}`, { method, body: method === 'POST' ? 'token=x' : undefined, headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status).toBe(503);
+    for (const [method, path] of [
+      ['GET', '/admin'],
+      ['GET', '/admin/login'],
+      ['POST', '/admin/login'],
+    ] as const) {
+      expect(
+        (
+          await call(`${at(open, '127.0.0.1')}${path}`, {
+            method,
+            body: method === 'POST' ? 'token=x' : undefined,
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          })
+        ).status,
+      ).toBe(503);
     }
   });
 

@@ -22,11 +22,15 @@ function startSlowUpload(baseUrl: string, delivery: Delivery): { finish: () => v
   const half = Math.floor(bytes.length / 2);
   let finish: () => void = () => undefined;
   const result = new Promise<SendResult>((resolve) => {
-    const req = request(`${baseUrl}/webhooks/${delivery.source}`, { method: 'POST', headers: { ...delivery.sign(Date.now()), 'content-length': bytes.length } }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, ms: Date.now() - started }));
-    });
+    const req = request(
+      `${baseUrl}/webhooks/${delivery.source}`,
+      { method: 'POST', headers: { ...delivery.sign(Date.now()), 'content-length': bytes.length } },
+      (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, ms: Date.now() - started }));
+      },
+    );
     req.on('error', (error) => resolve({ error: (error as NodeJS.ErrnoException).code ?? error.message, ms: Date.now() - started }));
     req.flushHeaders();
     req.write(bytes.subarray(0, half));
@@ -96,10 +100,13 @@ describe('graceful stop (SIGTERM under load, PGlite)', () => {
     });
     const exitMs = Date.now() - sigtermAt;
     const times = Object.fromEntries(
-      hookrun.output().split('\n').flatMap((line) => {
-        const m = /"time":(\d+).*"msg":"(shutdown requested|stopped)"/.exec(line);
-        return m ? [[m[2]!, Number(m[1])]] : [];
-      }),
+      hookrun
+        .output()
+        .split('\n')
+        .flatMap((line) => {
+          const m = /"time":(\d+).*"msg":"(shutdown requested|stopped)"/.exec(line);
+          return m ? [[m[2]!, Number(m[1])]] : [];
+        }),
     );
     const stopMsInProcess = times.stopped! - times['shutdown requested']!;
     const results = await load;

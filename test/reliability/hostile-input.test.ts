@@ -38,7 +38,8 @@ const headerValue = fc
   .array(fc.oneof(fc.integer({ min: 0x20, max: 0x7e }), fc.integer({ min: 0x80, max: 0xff }), fc.constant(0x09)), { maxLength: 80 })
   .map((codes) => String.fromCharCode(...codes).trim());
 const headerName = fc.stringMatching(/^[a-z][a-z0-9-]{0,20}$/);
-const hex = (length: number) => fc.array(fc.integer({ min: 0, max: 15 }), { minLength: length, maxLength: length }).map((d) => d.map((x) => x.toString(16)).join(''));
+const hex = (length: number) =>
+  fc.array(fc.integer({ min: 0, max: 15 }), { minLength: length, maxLength: length }).map((d) => d.map((x) => x.toString(16)).join(''));
 const base64 = fc.uint8Array({ minLength: 0, maxLength: 48 }).map((b) => Buffer.from(b).toString('base64'));
 const timestamp = fc.oneof(
   fc.constant(String(NOW_S)),
@@ -48,7 +49,17 @@ const timestamp = fc.oneof(
 );
 const contentType = fc.oneof(
   { arbitrary: fc.constant('application/json'), weight: 4 },
-  fc.constantFrom('application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'application/vnd.api+json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonp', ''),
+  fc.constantFrom(
+    'application/json',
+    'application/json; charset=utf-8',
+    'APPLICATION/JSON',
+    'application/vnd.api+json',
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'application/jsonp',
+    '',
+  ),
   headerValue,
 );
 const realisticObject = fc.record({
@@ -64,7 +75,17 @@ const hostileBody = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 300 }).map((t) => encoder.encode(t)),
   realisticObject.map((o) => encoder.encode(JSON.stringify(o))),
   fc.integer({ min: 1, max: 200 }).map((n) => encoder.encode('['.repeat(n) + ']'.repeat(n))),
-  fc.constantFrom('\uFEFF{"id":"evt_1","type":"x"}', '{"id":"evt_1","type":"x"', 'null', '[]', '"x"', '1e999', '{"__proto__":{"polluted":1},"id":"e","type":"t"}').map((t) => encoder.encode(t)),
+  fc
+    .constantFrom(
+      '\uFEFF{"id":"evt_1","type":"x"}',
+      '{"id":"evt_1","type":"x"',
+      'null',
+      '[]',
+      '"x"',
+      '1e999',
+      '{"__proto__":{"polluted":1},"id":"e","type":"t"}',
+    )
+    .map((t) => encoder.encode(t)),
   fc.constantFrom(FUZZ_MAX_BODY_BYTES + 1, FUZZ_MAX_BODY_BYTES * 2).map((n) => new Uint8Array(n).fill(0x7b)),
   fc.string({ maxLength: 100 }).map((t) => new Uint8Array(Buffer.from(`{"id":"evt_1","type":"${t}"}`, 'utf16le'))),
 );
@@ -80,20 +101,41 @@ const randomSignatureHeaders: Record<Source, fc.Arbitrary<Headers>> = {
       'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret: `whsec_${secret}`, timestamp: NOW_S }),
     })),
   ),
-  auth: fc.tuple(fc.constantFrom('svix', 'webhook'), fc.option(headerValue), fc.option(timestamp), fc.option(fc.oneof(headerValue, base64.map((b) => `v1,${b}`), fc.array(base64, { maxLength: 4 }).map((l) => l.map((b) => `v1,${b}`).join(' '))))).map(
-    ([prefix, id, ts, sig]) => {
+  auth: fc
+    .tuple(
+      fc.constantFrom('svix', 'webhook'),
+      fc.option(headerValue),
+      fc.option(timestamp),
+      fc.option(
+        fc.oneof(
+          headerValue,
+          base64.map((b) => `v1,${b}`),
+          fc.array(base64, { maxLength: 4 }).map((l) => l.map((b) => `v1,${b}`).join(' ')),
+        ),
+      ),
+    )
+    .map(([prefix, id, ts, sig]) => {
       const h: Headers = {};
       if (id !== null) h[`${prefix}-id`] = id;
       if (ts !== null) h[`${prefix}-timestamp`] = ts;
       if (sig !== null) h[`${prefix}-signature`] = sig;
       return h;
-    },
-  ),
+    }),
   database: fc.oneof(
     fc.constant({}),
     headerValue.map((v) => ({ authorization: v })),
     headerValue.map((v) => ({ authorization: `Bearer ${v}` })),
-    fc.constantFrom('Bearer', 'Bearer ', `Basic ${SECRETS.database}`, `Bearer ${SECRETS.database.slice(0, -1)}`, `Bearer ${SECRETS.database}x`, `Bearer x${SECRETS.database}`, `Bearer ${SECRETS.database.toUpperCase()}`).map((v) => ({ authorization: v })),
+    fc
+      .constantFrom(
+        'Bearer',
+        'Bearer ',
+        `Basic ${SECRETS.database}`,
+        `Bearer ${SECRETS.database.slice(0, -1)}`,
+        `Bearer ${SECRETS.database}x`,
+        `Bearer x${SECRETS.database}`,
+        `Bearer ${SECRETS.database.toUpperCase()}`,
+      )
+      .map((v) => ({ authorization: v })),
     fc.tuple(headerValue, base64).map(([id, sig]) => ({ 'webhook-id': id, 'webhook-timestamp': String(NOW_S), 'webhook-signature': `v1,${sig}` })),
   ),
 };
@@ -101,13 +143,24 @@ const randomSignatureHeaders: Record<Source, fc.Arbitrary<Headers>> = {
 // ---- valid deliveries and tampering ---------------------------------------
 
 function signValid(source: Source, body: string, id: string, atSeconds = NOW_S): Headers {
-  if (source === 'payments') return { 'content-type': 'application/json', 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRETS.payments, timestamp: atSeconds }) };
-  if (source === 'auth') return { 'content-type': 'application/json', 'svix-id': id, 'svix-timestamp': String(atSeconds), 'svix-signature': new Webhook(SECRETS.auth).sign(id, new Date(atSeconds * 1000), body) };
+  if (source === 'payments')
+    return {
+      'content-type': 'application/json',
+      'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: body, secret: SECRETS.payments, timestamp: atSeconds }),
+    };
+  if (source === 'auth')
+    return {
+      'content-type': 'application/json',
+      'svix-id': id,
+      'svix-timestamp': String(atSeconds),
+      'svix-signature': new Webhook(SECRETS.auth).sign(id, new Date(atSeconds * 1000), body),
+    };
   return { 'content-type': 'application/json', authorization: `Bearer ${SECRETS.database}` };
 }
 
 function validBody(source: Source, id: string): string {
-  if (source === 'payments') return JSON.stringify({ id: `evt_${id}`, object: 'event', type: 'invoice.paid', created: NOW_S, data: { object: { id: `in_${id}` } } });
+  if (source === 'payments')
+    return JSON.stringify({ id: `evt_${id}`, object: 'event', type: 'invoice.paid', created: NOW_S, data: { object: { id: `in_${id}` } } });
   if (source === 'auth') return JSON.stringify({ object: 'event', type: 'user.updated', data: { id: `user_${id}`, updated_at: NOW_MS } });
   return JSON.stringify({ type: 'UPDATE', table: 'profiles', schema: 'public', record: { id }, old_record: { id } });
 }
@@ -122,10 +175,26 @@ const signedTampers: fc.Arbitrary<Tamper> = fc.oneof(
     bytes[at % bytes.length]! ^= xor;
     return asCase(signValid(s, body, id), bytes);
   }),
-  fc.string({ minLength: 1, maxLength: 10 }).map((extra): Tamper => (s, body, id) => asCase(signValid(s, body, id), body + extra)),
-  fc.nat().map((cut): Tamper => (s, body, id) => asCase(signValid(s, body, id), body.slice(0, cut % body.length))),
-  fc.oneof(fc.integer({ min: TOLERANCE_S + 1, max: 1e9 }), fc.integer({ min: -1e9, max: -(TOLERANCE_S + 1) })).map((shift): Tamper => (s, body, id) => asCase(signValid(s, body, id, NOW_S + shift), body)),
-  fc.string({ minLength: 1, maxLength: 40 }).map((other): Tamper => (s, body, id) => asCase(signValid(s, `${body} `.replace(' ', other), id), body)),
+  fc.string({ minLength: 1, maxLength: 10 }).map(
+    (extra): Tamper =>
+      (s, body, id) =>
+        asCase(signValid(s, body, id), body + extra),
+  ),
+  fc.nat().map(
+    (cut): Tamper =>
+      (s, body, id) =>
+        asCase(signValid(s, body, id), body.slice(0, cut % body.length)),
+  ),
+  fc.oneof(fc.integer({ min: TOLERANCE_S + 1, max: 1e9 }), fc.integer({ min: -1e9, max: -(TOLERANCE_S + 1) })).map(
+    (shift): Tamper =>
+      (s, body, id) =>
+        asCase(signValid(s, body, id, NOW_S + shift), body),
+  ),
+  fc.string({ minLength: 1, maxLength: 40 }).map(
+    (other): Tamper =>
+      (s, body, id) =>
+        asCase(signValid(s, `${body} `.replace(' ', other), id), body),
+  ),
   fc.tuple(fc.nat(), fc.integer({ min: 1, max: 25 })).map(([at, delta]): Tamper => (s, body, id) => {
     const headers = signValid(s, body, id);
     const name = s === 'payments' ? 'stripe-signature' : 'svix-signature';
@@ -143,13 +212,21 @@ const signedTampers: fc.Arbitrary<Tamper> = fc.oneof(
     return asCase(headers, body);
   }),
   // A suffix of HTTP whitespace only is no tampering: header values are trimmed on the wire (Fetch spec).
-  fc.string({ minLength: 1, maxLength: 10 }).filter((suffix) => !/^[\t\n\r ]*$/.test(suffix)).map((suffix): Tamper => (s, body, id) => {
-    const headers = signValid(s, body, id);
-    if (s === 'payments') headers['stripe-signature'] = Stripe.webhooks.generateTestHeaderString({ payload: body, secret: `${SECRETS.payments}${suffix}`, timestamp: NOW_S });
-    else headers['svix-id'] = `${id}${suffix}`;
-    return asCase(headers, body);
-  }),
-  fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data', '').map((type): Tamper => (s, body, id) => asCase({ ...signValid(s, body, id), 'content-type': type }, body)),
+  fc
+    .string({ minLength: 1, maxLength: 10 })
+    .filter((suffix) => !/^[\t\n\r ]*$/.test(suffix))
+    .map((suffix): Tamper => (s, body, id) => {
+      const headers = signValid(s, body, id);
+      if (s === 'payments')
+        headers['stripe-signature'] = Stripe.webhooks.generateTestHeaderString({ payload: body, secret: `${SECRETS.payments}${suffix}`, timestamp: NOW_S });
+      else headers['svix-id'] = `${id}${suffix}`;
+      return asCase(headers, body);
+    }),
+  fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data', '').map(
+    (type): Tamper =>
+      (s, body, id) =>
+        asCase({ ...signValid(s, body, id), 'content-type': type }, body),
+  ),
 );
 
 /** The database receiver's bearer covers no bytes: only the token can be tampered with. */
@@ -179,7 +256,15 @@ describe('hostile input (fast-check, in-process)', () => {
     clock = new ManualClock(NOW_MS);
     const build = (env: Record<string, string>) => {
       const config = testConfig({ LOG_LEVEL: 'debug', ...env });
-      return createApp({ config, db: database.db, writer: new EventWriter(database.db), verifiers: createVerifiers(config), clock, log: capture.log, metrics: new Metrics() });
+      return createApp({
+        config,
+        db: database.db,
+        writer: new EventWriter(database.db),
+        verifiers: createVerifiers(config),
+        clock,
+        log: capture.log,
+        metrics: new Metrics(),
+      });
     };
     fuzzApp = build({ MAX_BODY_BYTES: String(FUZZ_MAX_BODY_BYTES) });
     fullApp = build({});
@@ -230,7 +315,13 @@ describe('hostile input (fast-check, in-process)', () => {
       source === 'database'
         ? fc.asyncProperty(bearerTampers, async (authorization) => {
             const body = validBody(source, `t${counter++}`);
-            expectRefused(await post(fuzzApp, source, { headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) }, body: encoder.encode(body) }), source);
+            expectRefused(
+              await post(fuzzApp, source, {
+                headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+                body: encoder.encode(body),
+              }),
+              source,
+            );
           })
         : fc.asyncProperty(signedTampers, async (tamper) => {
             const id = `msg_t${counter++}`;
@@ -245,29 +336,33 @@ describe('hostile input (fast-check, in-process)', () => {
     expect(await storedCount()).toBe(1);
   });
 
-  it.each(SOURCES)('%s: hostile bodies behind a VALID signature answer 200 or 400, never 5xx; only accepted ones are stored', { timeout: 120_000 }, async (source) => {
-    let counter = 0;
-    const accepted = new Set<string>();
-    const bodies = fc.oneof(
-      fc.json({ maxDepth: 5 }),
-      fc.string({ unit: 'binary', maxLength: 300 }),
-      realisticObject.map((o) => JSON.stringify(o)),
-      fc.integer({ min: 60, max: 2000 }).map((n) => '['.repeat(n) + ']'.repeat(n)),
-      fc.integer({ min: 60, max: 500 }).map((n) => '{"type":"INSERT","table":"t","schema":"s","id":"x","r":' + '{"a":'.repeat(n) + '1' + '}'.repeat(n) + '}'),
-    );
-    await fc.assert(
-      fc.asyncProperty(bodies, async (body) => {
-        const id = `msg_h${counter++}`;
-        const result = await post(fuzzApp, source, asCase(signValid(source, body, id), body));
-        expect([200, 400, 413]).toContain(result.status);
-        // An unsigned database delivery has no idempotency key: each accepted one is its own event.
-        if (result.status === 200) accepted.add(source === 'payments' ? (JSON.parse(body) as { id: string }).id : source === 'auth' ? id : `${id} ${body}`);
-      }),
-      { numRuns: RUNS.signedHostileBody, seed: Number(process.env.FC_SEED) || undefined },
-    );
-    tried[`${source} signed hostile body`] = RUNS.signedHostileBody;
-    expect(await storedCount()).toBe(accepted.size);
-  });
+  it.each(SOURCES)(
+    '%s: hostile bodies behind a VALID signature answer 200 or 400, never 5xx; only accepted ones are stored',
+    { timeout: 120_000 },
+    async (source) => {
+      let counter = 0;
+      const accepted = new Set<string>();
+      const bodies = fc.oneof(
+        fc.json({ maxDepth: 5 }),
+        fc.string({ unit: 'binary', maxLength: 300 }),
+        realisticObject.map((o) => JSON.stringify(o)),
+        fc.integer({ min: 60, max: 2000 }).map((n) => '['.repeat(n) + ']'.repeat(n)),
+        fc.integer({ min: 60, max: 500 }).map((n) => '{"type":"INSERT","table":"t","schema":"s","id":"x","r":' + '{"a":'.repeat(n) + '1' + '}'.repeat(n) + '}'),
+      );
+      await fc.assert(
+        fc.asyncProperty(bodies, async (body) => {
+          const id = `msg_h${counter++}`;
+          const result = await post(fuzzApp, source, asCase(signValid(source, body, id), body));
+          expect([200, 400, 413]).toContain(result.status);
+          // An unsigned database delivery has no idempotency key: each accepted one is its own event.
+          if (result.status === 200) accepted.add(source === 'payments' ? (JSON.parse(body) as { id: string }).id : source === 'auth' ? id : `${id} ${body}`);
+        }),
+        { numRuns: RUNS.signedHostileBody, seed: Number(process.env.FC_SEED) || undefined },
+      );
+      tried[`${source} signed hostile body`] = RUNS.signedHostileBody;
+      expect(await storedCount()).toBe(accepted.size);
+    },
+  );
 
   it.each(SOURCES)('%s: deeply nested JSON (1 MB) behind a valid signature answers 400 quickly', { timeout: 30_000 }, async (source) => {
     const depth = 300_000;

@@ -72,7 +72,11 @@ beforeAll(async () => {
   // A file a build from older sources left in dist/: the tarball must not carry it (it would be a live /cron/ghost-job).
   mkdirSync(join(checkout, 'dist', 'cron', 'jobs'), { recursive: true });
   writeFileSync(join(checkout, 'dist', 'cron', 'jobs', 'ghost-job.js'), 'export default { run() {} };\n');
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work, '--loglevel=error'], { cwd: checkout, timeout: 180_000, maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work, '--loglevel=error'], {
+    cwd: checkout,
+    timeout: 180_000,
+    maxBuffer: 16 * 1024 * 1024,
+  });
   const [pack] = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>;
   packed = pack!.files.map((f) => f.path);
   const tarball = join(work, pack!.filename);
@@ -100,7 +104,17 @@ const subscriptionUpdated = (tag: string) =>
     type: 'customer.subscription.updated',
     created: Math.floor(Date.now() / 1000),
     livemode: false,
-    data: { object: { id: `sub_${tag}`, object: 'subscription', customer: `cus_${tag}`, status: 'active', created: 1, cancel_at_period_end: false, items: { data: [] } } },
+    data: {
+      object: {
+        id: `sub_${tag}`,
+        object: 'subscription',
+        customer: `cus_${tag}`,
+        status: 'active',
+        created: 1,
+        cancel_at_period_end: false,
+        items: { data: [] },
+      },
+    },
   });
 
 async function admin<T>(server: HookrunProcess, path: string, init: RequestInit = {}): Promise<T> {
@@ -122,7 +136,16 @@ async function waitForStatus(server: HookrunProcess, id: number, status: string,
 
 describe('the published package', () => {
   it('holds the built code, its declarations and the migrations, and nothing of the repository tooling', () => {
-    for (const needed of ['package.json', 'README.md', 'docs/getting-started.md', 'dist/main.js', 'dist/index.js', 'dist/index.d.ts', 'dist/cron/jobs/keep-alive.js', 'drizzle/meta/_journal.json']) {
+    for (const needed of [
+      'package.json',
+      'README.md',
+      'docs/getting-started.md',
+      'dist/main.js',
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/cron/jobs/keep-alive.js',
+      'drizzle/meta/_journal.json',
+    ]) {
       expect(packed, needed).toContain(needed);
     }
     expect(packed.some((f) => /^drizzle\/0000_.*\.sql$/.test(f))).toBe(true);
@@ -133,7 +156,11 @@ describe('the published package', () => {
   });
 
   it('installs into an empty folder: its public entry imports, its bin answers --help', async () => {
-    const api = await run(process.execPath, ['--input-type=module', '-e', "const m = await import('hookrun'); console.log(typeof m.defineJob, typeof m.defineHandler)"], { cwd: tool, timeout: 30_000 });
+    const api = await run(
+      process.execPath,
+      ['--input-type=module', '-e', "const m = await import('hookrun'); console.log(typeof m.defineJob, typeof m.defineHandler)"],
+      { cwd: tool, timeout: 30_000 },
+    );
     expect(api.stdout.trim()).toBe('function function');
     expect(readFileSync(join(tool, 'node_modules', 'hookrun', 'dist', 'index.d.ts'), 'utf8')).toContain('defineHandler');
     const help = await run('npx', ['hookrun', '--help'], { cwd: tool, timeout: 60_000 });
@@ -142,7 +169,7 @@ describe('the published package', () => {
 });
 
 describe('a project made by hookrun init, on the installed tarball', () => {
-  it('type-checks its handlers against the providers\' own types, and refuses a field the type lacks', async () => {
+  it("type-checks its handlers against the providers' own types, and refuses a field the type lacks", async () => {
     await run('npx', ['tsc', '--noEmit'], { cwd: project, timeout: 120_000 });
     writeFileSync(join(project, 'handlers', 'wrong-field.ts'), WRONG_FIELD);
     const failed = await run('npx', ['tsc', '--noEmit'], { cwd: project, timeout: 120_000 }).then(
@@ -181,37 +208,46 @@ describe('a project made by hookrun init, on the installed tarball', () => {
     ]);
   }
 
-  it.each(databases)('serves its handlers and jobs on %s: each handler runs, the failing one is retried alone', async (_name, database) => {
-    const { env, drop } = await database();
-    const server = await spawnHookrun({ mainJs: join(project, 'node_modules', 'hookrun', 'dist', 'main.js'), cwd: project, env, readyTimeoutMs: 60_000 });
-    try {
-      const sent = await sendDelivery(server.url, subscriptionUpdated(`installed_${Date.now()}`));
-      expect(acknowledged(sent), JSON.stringify(sent)).toBe(true);
-      const id = (JSON.parse((sent as { body: string }).body) as { id: number }).id;
-      const done = await waitForStatus(server, id, 'processed', 45_000);
-      expect(done.event.status).toBe('processed');
-      const runs = done.history.map((a) => `${a.attempt}:${a.handler}:${a.outcome}`).sort();
-      expect(runs).toEqual(['1:notify-sales:processed', '1:stripe-mirror:processed', '1:sync-crm:failed', '2:sync-crm:failed', '3:sync-crm:processed']);
+  it.each(databases)(
+    'serves its handlers and jobs on %s: each handler runs, the failing one is retried alone',
+    async (_name, database) => {
+      const { env, drop } = await database();
+      const server = await spawnHookrun({ mainJs: join(project, 'node_modules', 'hookrun', 'dist', 'main.js'), cwd: project, env, readyTimeoutMs: 60_000 });
+      try {
+        const sent = await sendDelivery(server.url, subscriptionUpdated(`installed_${Date.now()}`));
+        expect(acknowledged(sent), JSON.stringify(sent)).toBe(true);
+        const id = (JSON.parse((sent as { body: string }).body) as { id: number }).id;
+        const done = await waitForStatus(server, id, 'processed', 45_000);
+        expect(done.event.status).toBe('processed');
+        const runs = done.history.map((a) => `${a.attempt}:${a.handler}:${a.outcome}`).sort();
+        expect(runs).toEqual(['1:notify-sales:processed', '1:stripe-mirror:processed', '1:sync-crm:failed', '2:sync-crm:failed', '3:sync-crm:processed']);
 
-      const change = await sendDelivery(server.url, supabaseInsert(`p_${Date.now()}`));
-      const changeId = (JSON.parse((change as { body: string }).body) as { id: number }).id;
-      const changed = await waitForStatus(server, changeId, 'processed', 15_000);
-      expect(changed.history.map((a) => a.handler).sort()).toEqual(['database-changes', 'new-profile']);
+        const change = await sendDelivery(server.url, supabaseInsert(`p_${Date.now()}`));
+        const changeId = (JSON.parse((change as { body: string }).body) as { id: number }).id;
+        const changed = await waitForStatus(server, changeId, 'processed', 15_000);
+        expect(changed.history.map((a) => a.handler).sort()).toEqual(['database-changes', 'new-profile']);
 
-      const cron = await fetch(`${server.url}/cron/nightly-report`, { method: 'POST', headers: { authorization: `Bearer ${SECRETS.cron}` } });
-      expect(cron.status).toBe(200);
-      expect(server.output()).toContain('nightly report ran');
-      expect(server.output()).toContain('profile created');
-    } finally {
-      await server.stop();
-      await drop();
-    }
-  }, 120_000);
+        const cron = await fetch(`${server.url}/cron/nightly-report`, { method: 'POST', headers: { authorization: `Bearer ${SECRETS.cron}` } });
+        expect(cron.status).toBe(200);
+        expect(server.output()).toContain('nightly report ran');
+        expect(server.output()).toContain('profile created');
+      } finally {
+        await server.stop();
+        await drop();
+      }
+    },
+    120_000,
+  );
 
   it('starts on a data dir the previous release made (tables in public) and finds every old event', async () => {
     const dataDir = mkdtempSync(join(work, 'legacy-'));
     await makeLegacyDataDir(dataDir);
-    const server = await spawnHookrun({ mainJs: join(project, 'node_modules', 'hookrun', 'dist', 'main.js'), cwd: project, env: { DATA_DIR: dataDir }, readyTimeoutMs: 60_000 });
+    const server = await spawnHookrun({
+      mainJs: join(project, 'node_modules', 'hookrun', 'dist', 'main.js'),
+      cwd: project,
+      env: { DATA_DIR: dataDir },
+      readyTimeoutMs: 60_000,
+    });
     try {
       const { events } = await admin<{ events: Array<{ key: string }> }>(server, '/events?limit=10');
       expect(events.map((e) => e.key).sort()).toEqual(['old_1', 'old_2', 'old_3']);

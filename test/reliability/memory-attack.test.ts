@@ -122,7 +122,9 @@ describe('memory under thousands of stalled signed uploads (spawned, embedded da
     expect(server.exited).toBeUndefined();
 
     // The stalled uploads are cut at REQUEST_TIMEOUT_MS (15 s): their budget comes back and real deliveries are taken again.
-    const cut = await pollUntil('the stalled uploads cut by the request time-out', REQUEST_TIMEOUT_MS + 10_000, async () => (uploads.every((u) => u.status() !== undefined || u.socket.destroyed || u.socket.readableEnded) ? true : undefined));
+    const cut = await pollUntil('the stalled uploads cut by the request time-out', REQUEST_TIMEOUT_MS + 10_000, async () =>
+      uploads.every((u) => u.status() !== undefined || u.socket.destroyed || u.socket.readableEnded) ? true : undefined,
+    );
     expect(cut).toBe(true);
     const real = await sendDelivery(server.url, checkoutCompleted('after_attack'));
     expect(real).toMatchObject({ status: 200 });

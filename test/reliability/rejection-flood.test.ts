@@ -50,11 +50,28 @@ describe('a flood of refused requests', () => {
       const cron = await createCronService({ config, db: db.db, log: silentLogger, metrics, clock, jobs: TEST_JOBS });
       const { app } = buildApp({ config, db: db.db, clock, log, metrics, writer: new EventWriter(db.db), cron });
       const floods: Array<[string, number, () => Request]> = [
-        ['bad Stripe signatures', 400, () => new Request('http://h/webhooks/payments', { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' }, body: '{"id":"evt_x"}' })],
-        ['no Stripe signature', 200, () => new Request('http://h/webhooks/payments', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })],
+        [
+          'bad Stripe signatures',
+          400,
+          () =>
+            new Request('http://h/webhooks/payments', {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' },
+              body: '{"id":"evt_x"}',
+            }),
+        ],
+        [
+          'no Stripe signature',
+          200,
+          () => new Request('http://h/webhooks/payments', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }),
+        ],
         ['wrong admin token', 200, () => new Request('http://h/api/events', { headers: { authorization: 'Bearer wrong-token-wrong-token' } })],
         ['wrong cron secret', 200, () => new Request('http://h/cron/tick', { method: 'POST', headers: { authorization: 'Bearer nope' } })],
-        ['wrong dashboard login', 200, () => new Request('http://h/admin/login', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'token=wrong' })],
+        [
+          'wrong dashboard login',
+          200,
+          () => new Request('http://h/admin/login', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'token=wrong' }),
+        ],
       ];
       const statuses: Record<string, number> = {};
       let sent = 0;
@@ -68,7 +85,10 @@ describe('a flood of refused requests', () => {
       const counted = await total(metrics);
       const keys = 6; // (route, reason) pairs this flood makes
       reportFigures('rejection flood', { requests: sent, statuses, logLines: lines.length, counters: counted });
-      expect(Object.keys(statuses).every((s) => Number(s) >= 400 && Number(s) < 500), JSON.stringify(statuses)).toBe(true);
+      expect(
+        Object.keys(statuses).every((s) => Number(s) >= 400 && Number(s) < 500),
+        JSON.stringify(statuses),
+      ).toBe(true);
       expect(Object.values(counted).reduce((a, b) => a + b, 0)).toBe(sent);
       expect(counted['/webhooks/payments invalid_signature']).toBe(400);
       expect(counted['/webhooks/payments missing_signature']).toBe(200);

@@ -92,14 +92,23 @@ describe('slow and oversized clients (spawned hookrun)', () => {
     const idle = await openRaw(hookrun.url);
     idle.socket.write('GET /health HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n');
 
-    const [slowMs, idleMs] = await Promise.all([slow.closed(HEADERS_TIMEOUT_MS + CHECK_SLACK_MS + 30_000), idle.closed(KEEP_ALIVE_TIMEOUT_MS + CHECK_SLACK_MS + 30_000)]);
+    const [slowMs, idleMs] = await Promise.all([
+      slow.closed(HEADERS_TIMEOUT_MS + CHECK_SLACK_MS + 30_000),
+      idle.closed(KEEP_ALIVE_TIMEOUT_MS + CHECK_SLACK_MS + 30_000),
+    ]);
     clearInterval(drip);
     slow.socket.destroy();
     idle.socket.destroy();
 
     expect(idle.received()).toMatch(/^HTTP\/1\.1 200 /);
     expect(hookrun.exited).toBeUndefined();
-    reportFigures('4 slow and oversized clients', { oversizedHeaderStatus: 431, oversizedClosedMs: bigClosedMs, slowlorisHeldMs: slowMs, slowlorisLinesSent: lines, idleKeepAliveHeldMs: idleMs });
+    reportFigures('4 slow and oversized clients', {
+      oversizedHeaderStatus: 431,
+      oversizedClosedMs: bigClosedMs,
+      slowlorisHeldMs: slowMs,
+      slowlorisLinesSent: lines,
+      idleKeepAliveHeldMs: idleMs,
+    });
     expect(slowMs).toBeLessThanOrEqual(HEADERS_TIMEOUT_MS + CHECK_SLACK_MS);
     expect(idleMs).toBeLessThanOrEqual(KEEP_ALIVE_TIMEOUT_MS + CHECK_SLACK_MS);
     // The server still serves others.

@@ -42,7 +42,9 @@ describe('hookrun prune (spawned, embedded database)', { timeout: 120_000 }, () 
     const real = await runCli(['prune', '--json'], env);
     expect(real.code, real.stderr).toBe(0);
     expect(JSON.parse(real.stdout)).toMatchObject({ dryRun: false, events: 40, dedupeKeys: 0, cronRuns: 0 });
-    expect((await runCli(['prune', '--json'], { ...env, DEDUPE_RETENTION_DAYS: '7' })).stderr).toMatch(/DEDUPE_RETENTION_DAYS=7 is shorter than EVENT_RETENTION_DAYS=30/);
+    expect((await runCli(['prune', '--json'], { ...env, DEDUPE_RETENTION_DAYS: '7' })).stderr).toMatch(
+      /DEDUPE_RETENTION_DAYS=7 is shorter than EVENT_RETENTION_DAYS=30/,
+    );
 
     server = await spawnHookrun({ dataDir: env.DATA_DIR, env: { ...env, LOG_LEVEL: 'info' } });
     // Stripe resends evt_old7 (deleted above): a duplicate, not a new event.

@@ -66,14 +66,20 @@ describe.each(databaseKinds())('retention on $name', (kind) => {
   it('trims finished cron runs past CRON_RUN_RETENTION_DAYS, never a running one; 0 days keeps everything', async () => {
     const db = withoutSettleWait(testDb.db);
     const run = (startedDaysAgo: number, status: string) =>
-      db.query(`INSERT INTO hookrun.cron_runs (job, trigger, started_at, status) VALUES ('nightly', 'schedule', now() - make_interval(days => $1), $2)`, [startedDaysAgo, status]);
+      db.query(`INSERT INTO hookrun.cron_runs (job, trigger, started_at, status) VALUES ('nightly', 'schedule', now() - make_interval(days => $1), $2)`, [
+        startedDaysAgo,
+        status,
+      ]);
     await run(91, 'succeeded');
     await run(120, 'failed');
     await run(100, 'running');
     await run(10, 'succeeded');
     expect(await prune(db, { events: 0, dedupeKeys: 0, cronRuns: 0 }, Date.now())).toMatchObject({ events: 0, dedupeKeys: 0, cronRuns: 0, cutoffs: {} });
     expect(await prune(db, DAYS, Date.now())).toMatchObject({ cronRuns: 2 });
-    expect((await db.query<{ status: string }>(`SELECT status FROM hookrun.cron_runs ORDER BY started_at`)).map((r) => r.status)).toEqual(['running', 'succeeded']);
+    expect((await db.query<{ status: string }>(`SELECT status FROM hookrun.cron_runs ORDER BY started_at`)).map((r) => r.status)).toEqual([
+      'running',
+      'succeeded',
+    ]);
   });
 
   it('deletes a backlog larger than one chunk, and the inbox shrinks on disk', async () => {

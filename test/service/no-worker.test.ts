@@ -26,22 +26,29 @@ describe('hookrun start --no-worker', () => {
     expect(result.output).toContain('--no-worker needs DATABASE_URL');
   });
 
-  it.skipIf(!process.env.TEST_DATABASE_URL)('on PostgreSQL stores and answers 200, leaves the event pending, and a separate `hookrun worker` processes it', { timeout: 60_000 }, async () => {
-    database = await createPostgresDatabase();
-    const receiver = await spawnHookrun({ databaseUrl: database.url, args: ['start', '--no-worker'] });
-    started.push(receiver);
-    const delivery = checkoutCompleted('no_worker');
-    const answer = await sendDelivery(receiver.url, delivery);
-    expect('status' in answer && answer.status, JSON.stringify(answer)).toBe(200);
-    const statusOf = () => withDatabase({ url: database!.url }, async (query) => (await query<{ status: string }>(`SELECT status FROM hookrun.webhook_events WHERE source = 'payments'`)).map((r) => r.status));
-    // Nothing in the receiver processes it: still pending after well past the worker's 1 s poll.
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
-    expect(await statusOf()).toEqual(['pending']);
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    'on PostgreSQL stores and answers 200, leaves the event pending, and a separate `hookrun worker` processes it',
+    { timeout: 60_000 },
+    async () => {
+      database = await createPostgresDatabase();
+      const receiver = await spawnHookrun({ databaseUrl: database.url, args: ['start', '--no-worker'] });
+      started.push(receiver);
+      const delivery = checkoutCompleted('no_worker');
+      const answer = await sendDelivery(receiver.url, delivery);
+      expect('status' in answer && answer.status, JSON.stringify(answer)).toBe(200);
+      const statusOf = () =>
+        withDatabase({ url: database!.url }, async (query) =>
+          (await query<{ status: string }>(`SELECT status FROM hookrun.webhook_events WHERE source = 'payments'`)).map((r) => r.status),
+        );
+      // Nothing in the receiver processes it: still pending after well past the worker's 1 s poll.
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      expect(await statusOf()).toEqual(['pending']);
 
-    const worker = await spawnHookrun({ databaseUrl: database.url, args: ['worker'], waitReady: false });
-    started.push(worker);
-    await pollUntil('the worker to process the event', 30_000, async () => ((await statusOf())[0] === 'processed' ? true : undefined));
-    const customers = await withDatabase({ url: database.url }, (query) => query<{ id: string }>('SELECT id FROM hookrun.customers'));
-    expect(customers).toHaveLength(1);
-  });
+      const worker = await spawnHookrun({ databaseUrl: database.url, args: ['worker'], waitReady: false });
+      started.push(worker);
+      await pollUntil('the worker to process the event', 30_000, async () => ((await statusOf())[0] === 'processed' ? true : undefined));
+      const customers = await withDatabase({ url: database.url }, (query) => query<{ id: string }>('SELECT id FROM hookrun.customers'));
+      expect(customers).toHaveLength(1);
+    },
+  );
 });

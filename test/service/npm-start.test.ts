@@ -57,11 +57,20 @@ function outputClosed(child: ChildProcess): Promise<void> {
   });
 }
 
-const stripePayload = JSON.stringify({ id: 'evt_spawned_1', object: 'event', type: 'invoice.paid', created: Math.floor(Date.now() / 1000), data: { object: {} } });
+const stripePayload = JSON.stringify({
+  id: 'evt_spawned_1',
+  object: 'event',
+  type: 'invoice.paid',
+  created: Math.floor(Date.now() / 1000),
+  data: { object: {} },
+});
 const postStripe = (url: string) =>
   fetch(`${url}/webhooks/payments`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: stripePayload, secret: SECRETS.payments }) },
+    headers: {
+      'content-type': 'application/json',
+      'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: stripePayload, secret: SECRETS.payments }),
+    },
     body: stripePayload,
   });
 
@@ -89,7 +98,9 @@ describe('npm start (the real process, embedded database)', () => {
     expect(first.status).toBe(200);
     expect(await first.json()).toMatchObject({ received: true, duplicate: false });
     expect(await (await postStripe(url)).json()).toMatchObject({ received: true, duplicate: true });
-    const closed = (await (await fetch(`${url}/webhooks/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as { error: { code: string; message: string } };
+    const closed = (await (await fetch(`${url}/webhooks/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as {
+      error: { code: string; message: string };
+    };
     expect(closed.error).toMatchObject({ code: 'not_configured', message: expect.stringContaining('then restart hookrun') });
 
     process.kill(-child.pid!, 'SIGTERM'); // the whole group, as Ctrl-C in a terminal

@@ -10,7 +10,15 @@ describe('hookrun start refuses a broken configuration', () => {
   it.each([
     [{ crons: [{ path: '/cron/keep-alive', schedule: '61 * * * *' }] }, /crons\[0\]\.schedule "61 \* \* \* \*": minute must be 0-59/],
     [{ crons: [{ path: '/cron/no-such-job', schedule: '0 1 * * *' }] }, /crons\[0\]\.path "\/cron\/no-such-job".*no job file/i],
-    [{ crons: [{ path: '/cron/keep-alive', schedule: '0 1 * * *' }, { path: '/cron/keep-alive', schedule: '0 2 * * *' }] }, /crons\[1\].*duplicate/i],
+    [
+      {
+        crons: [
+          { path: '/cron/keep-alive', schedule: '0 1 * * *' },
+          { path: '/cron/keep-alive', schedule: '0 2 * * *' },
+        ],
+      },
+      /crons\[1\].*duplicate/i,
+    ],
   ])('platform.json %j → exit 78 naming the entry', async (platform, message) => {
     const dataDir = mkdtempSync(join(dir, 'data-'));
     await seedDataDir(dataDir);

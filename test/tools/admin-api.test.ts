@@ -14,7 +14,11 @@ describe.each(databaseKinds())('admin API ($name)', (kind) => {
 
   const get = (path: string, headers: Record<string, string> = auth) => tools.app.request(path, { headers });
   const post = (path: string, body?: unknown) =>
-    tools.app.request(path, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    tools.app.request(path, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
 
   it('refuses a missing or wrong token with 401 unauthorized', async () => {
     for (const headers of [{} as Record<string, string>, { authorization: 'Bearer nope' }, { authorization: SECRETS.admin }, { authorization: 'Bearer ' }]) {
@@ -98,7 +102,9 @@ describe.each(databaseKinds())('admin API ($name)', (kind) => {
 
   it('lists cron jobs with schedule, next runs (UTC) and last run', async () => {
     await post('/api/cron/jobs/tick/run');
-    const { jobs } = (await (await get('/api/cron/jobs')).json()) as { jobs: Array<{ name: string; schedule: string | null; nextRuns: string[]; lastRun: { status: string } | null }> };
+    const { jobs } = (await (await get('/api/cron/jobs')).json()) as {
+      jobs: Array<{ name: string; schedule: string | null; nextRuns: string[]; lastRun: { status: string } | null }>;
+    };
     const tick = jobs.find((j) => j.name === 'tick')!;
     expect(tick.schedule).toBe('0 1 * * *');
     expect(tick.nextRuns).toEqual(['2026-06-02T01:00:00.000Z', '2026-06-03T01:00:00.000Z', '2026-06-04T01:00:00.000Z']);

@@ -41,30 +41,33 @@ describe('authenticated routes: throttled, logged failures; /ready and /metrics 
     { route: '/cron/tick', method: 'POST', right: SECRETS.cron },
     { route: '/metrics', method: 'GET', right: METRICS_TOKEN },
     { route: '/webhooks/database', method: 'POST', right: SECRETS.database, body: databaseBody },
-  ])('$route: 10 wrong bearers are 401, the next 290 are 429 with Retry-After; the right bearer still works; the log has a bounded number of lines, without the bearers', async ({ route, method, right, body }) => {
-    const { app, clock, lines } = await appWith();
-    const send = (token: string) => app.request(route, { method, body, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } });
-    const statuses: number[] = [];
-    let last: Response | undefined;
-    for (let i = 0; i < 300; i++) {
-      last = await send(`${WRONG}${i}`);
-      statuses.push(last.status);
-    }
-    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
-    expect(statuses.slice(10)).toEqual(Array(290).fill(429));
-    expect(Number(last!.headers.get('retry-after'))).toBe(60);
-    const { error } = (await last!.json()) as { error: { code: string; message: string } };
-    expect(error.code).toBe('too_many_requests');
-    expect(error.message).toMatch(/retry in 60 s/);
-    expect((await send(right)).status).toBe(200); // a correct credential is never locked out
-    const failures = () => lines.filter((line) => line.includes('authentication failed'));
-    expect(failures().length).toBeGreaterThanOrEqual(10);
-    expect(failures().length).toBeLessThanOrEqual(20);
-    expect(lines.join('\n')).not.toContain(WRONG);
-    clock.advance(LOGIN_WINDOW_MS);
-    expect((await send('wrong-again')).status).toBe(401);
-    expect(failures().at(-1)).toMatch(/"suppressed":2\d\d/); // the lines left out are counted on the next one
-  });
+  ])(
+    '$route: 10 wrong bearers are 401, the next 290 are 429 with Retry-After; the right bearer still works; the log has a bounded number of lines, without the bearers',
+    async ({ route, method, right, body }) => {
+      const { app, clock, lines } = await appWith();
+      const send = (token: string) => app.request(route, { method, body, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } });
+      const statuses: number[] = [];
+      let last: Response | undefined;
+      for (let i = 0; i < 300; i++) {
+        last = await send(`${WRONG}${i}`);
+        statuses.push(last.status);
+      }
+      expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
+      expect(statuses.slice(10)).toEqual(Array(290).fill(429));
+      expect(Number(last!.headers.get('retry-after'))).toBe(60);
+      const { error } = (await last!.json()) as { error: { code: string; message: string } };
+      expect(error.code).toBe('too_many_requests');
+      expect(error.message).toMatch(/retry in 60 s/);
+      expect((await send(right)).status).toBe(200); // a correct credential is never locked out
+      const failures = () => lines.filter((line) => line.includes('authentication failed'));
+      expect(failures().length).toBeGreaterThanOrEqual(10);
+      expect(failures().length).toBeLessThanOrEqual(20);
+      expect(lines.join('\n')).not.toContain(WRONG);
+      clock.advance(LOGIN_WINDOW_MS);
+      expect((await send('wrong-again')).status).toBe(401);
+      expect(failures().at(-1)).toMatch(/"suppressed":2\d\d/); // the lines left out are counted on the next one
+    },
+  );
 
   it('the throttle counts all clients together too: past 100 wrong credentials a minute, a new address gets 429 at once', () => {
     const throttle = new LoginThrottle();
@@ -105,7 +108,17 @@ describe('authenticated routes: throttled, logged failures; /ready and /metrics 
 
   it("/ready shows the change capture's failure as a code, never its message; GET /api/changes (admin) has the message", async () => {
     const secret = 'could not connect to shop-db.internal:5432 as role replicator';
-    const status: CaptureStatus = { state: 'disconnected', slot: 'hookrun_changes', publication: 'hookrun_changes', lagBytes: null, lagSeconds: null, retainedWalBytes: null, changesPerSecond: 0, lastError: secret, lastErrorCode: 'source_unreachable' };
+    const status: CaptureStatus = {
+      state: 'disconnected',
+      slot: 'hookrun_changes',
+      publication: 'hookrun_changes',
+      lagBytes: null,
+      lagSeconds: null,
+      retainedWalBytes: null,
+      changesPerSecond: 0,
+      lastError: secret,
+      lastErrorCode: 'source_unreachable',
+    };
     const { app } = await appWith({}, () => status);
     const ready = await app.request('/ready');
     expect(ready.status).toBe(200);

@@ -27,6 +27,8 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('a second terminal without DATAB
       );
     });
     expect(result.code).toBe(0);
-    expect(result.stderr).toMatch(/the hookrun on port \d+ uses PostgreSQL, but this command has no DATABASE_URL and reads the embedded database in .*\. Set DATABASE_URL/);
+    expect(result.stderr).toMatch(
+      /the hookrun on port \d+ uses PostgreSQL, but this command has no DATABASE_URL and reads the embedded database in .*\. Set DATABASE_URL/,
+    );
   });
 });

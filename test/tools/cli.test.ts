@@ -58,7 +58,11 @@ describe('hookrun CLI (spawned)', { timeout: 120_000 }, () => {
     for (const run of keepAlive.nextRuns) expect(run).toMatch(/T01:00:00\.000Z$/);
     expect(report).toMatchObject({ changes: null });
 
-    const capturing = await hookrun(['check'], { ...env, CHANGES_DATABASE_URL: 'postgres://capture:pw-not-shown@db.example:5432/shop', CHANGES_SLOT: 'shop_slot' });
+    const capturing = await hookrun(['check'], {
+      ...env,
+      CHANGES_DATABASE_URL: 'postgres://capture:pw-not-shown@db.example:5432/shop',
+      CHANGES_SLOT: 'shop_slot',
+    });
     expect(capturing.stdout).toContain('changes      capturing postgres://capture:***@db.example:5432/shop: publication hookrun_changes, slot shop_slot');
     expect(capturing.stdout).not.toContain('pw-not-shown');
     const badSlot = await hookrun(['check'], { ...env, CHANGES_DATABASE_URL: 'postgres://db.example/shop', CHANGES_SLOT: 'Bad-Slot' });
@@ -128,12 +132,21 @@ describe('hookrun CLI (spawned)', { timeout: 120_000 }, () => {
 
   it('send --curl prints a command that, pasted into a fresh shell, is accepted by the server (signed bytes, bearer from the env)', async () => {
     const port = new URL(server!.url).port;
-    for (const [source, type] of [['payments', 'invoice.paid'], ['auth', 'user.created'], ['database', 'INSERT']]) {
+    for (const [source, type] of [
+      ['payments', 'invoice.paid'],
+      ['auth', 'user.created'],
+      ['database', 'INSERT'],
+    ]) {
       const printed = await hookrun(['send', source!, type!, '--curl', '--data', `{"note":"it's ${source}"}`], { ...env, PORT: port });
       expect(printed.code, printed.stderr).toBe(0);
       expect(printed.stdout).not.toContain(SECRETS.database);
       const pasted = await new Promise<string>((resolve) =>
-        execFile('bash', ['-c', printed.stdout], { cwd: dir, env: { PATH: process.env.PATH, DATABASE_WEBHOOK_SECRET: SECRETS.database }, timeout: 30_000 }, (_e, stdout) => resolve(stdout)),
+        execFile(
+          'bash',
+          ['-c', printed.stdout],
+          { cwd: dir, env: { PATH: process.env.PATH, DATABASE_WEBHOOK_SECRET: SECRETS.database }, timeout: 30_000 },
+          (_e, stdout) => resolve(stdout),
+        ),
       );
       expect(pasted, `${source}: ${printed.stdout}`).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*"duplicate":false/);
     }
@@ -145,8 +158,12 @@ describe('hookrun CLI (spawned)', { timeout: 120_000 }, () => {
     expect(story.code, story.stderr).toBe(0);
     expect(story.stdout.match(/^200 /gm)).toHaveLength(4);
     await pollUntil('the story in the mirrors', 20_000, async () => {
-      const customers = JSON.parse((await hookrun(['mirror', 'customers', '--search', 'cus_story_', '--json'], remote)).stdout) as { rows: Array<{ id: string; user_id: string | null }> };
-      const subscriptions = JSON.parse((await hookrun(['mirror', 'subscriptions', '--search', 'cus_story_', '--json'], remote)).stdout) as { rows: Array<{ customer_id: string; status: string }> };
+      const customers = JSON.parse((await hookrun(['mirror', 'customers', '--search', 'cus_story_', '--json'], remote)).stdout) as {
+        rows: Array<{ id: string; user_id: string | null }>;
+      };
+      const subscriptions = JSON.parse((await hookrun(['mirror', 'subscriptions', '--search', 'cus_story_', '--json'], remote)).stdout) as {
+        rows: Array<{ customer_id: string; status: string }>;
+      };
       const customer = customers.rows[0];
       if (!customer?.user_id?.startsWith('user_story_') || subscriptions.rows[0]?.status !== 'active') return undefined;
       expect(customer.id.slice('cus_story_'.length)).toBe(customer.user_id.slice('user_story_'.length));
@@ -160,7 +177,10 @@ describe('hookrun CLI (spawned)', { timeout: 120_000 }, () => {
     expect([version.code, version.stdout.trim()]).toEqual([0, '0.1.0']);
     const usage = await hookrun(['send', 'auth'], env);
     expect(usage.code).toBe(2);
-    expect(usage.stderr.trim().split('\n')).toEqual(['Give a source and a type, e.g. hookrun send auth user.created (or --story).', '(hookrun <command> --help shows how to use it)']);
+    expect(usage.stderr.trim().split('\n')).toEqual([
+      'Give a source and a type, e.g. hookrun send auth user.created (or --story).',
+      '(hookrun <command> --help shows how to use it)',
+    ]);
     const inline = await hookrun(['send', 'auth', 'user.created', '--dry-run', '--json', '--data', '{"data":{"id":"user_inline"}}'], env);
     expect(inline.code, inline.stderr).toBe(0);
     expect(JSON.parse(JSON.parse(inline.stdout).body).data.id).toBe('user_inline'); // body: the exact signed string
@@ -175,7 +195,22 @@ describe('hookrun CLI (spawned)', { timeout: 120_000 }, () => {
   it('help lists every command group; a command loads its own group only; a mistyped command is told the right one', async () => {
     const help = await hookrun(['--help'], env);
     expect(help.code).toBe(0);
-    for (const command of ['start', 'worker', 'dev', 'migrate', 'check', 'send', 'cron', 'events', 'reconcile', 'prune', 'alert', 'mirror', 'listen', 'changes']) {
+    for (const command of [
+      'start',
+      'worker',
+      'dev',
+      'migrate',
+      'check',
+      'send',
+      'cron',
+      'events',
+      'reconcile',
+      'prune',
+      'alert',
+      'mirror',
+      'listen',
+      'changes',
+    ]) {
       expect(help.stdout).toMatch(new RegExp(`^\\s+${command}\\b`, 'm'));
     }
     const startHelp = await hookrun(['start', '--help'], env);
@@ -190,7 +225,11 @@ describe('hookrun CLI (spawned)', { timeout: 120_000 }, () => {
 
   it('exit codes: 1 when the server answers non-2xx or nothing answers, 2 for usage', async () => {
     const port = server ? new URL(server.url).port : '9';
-    const refused = await hookrun(['send', 'auth', 'user.created'], { ...env, PORT: port, AUTH_WEBHOOK_SECRET: 'whsec_' + Buffer.from('a-different-secret-of-32-bytes!!').toString('base64') });
+    const refused = await hookrun(['send', 'auth', 'user.created'], {
+      ...env,
+      PORT: port,
+      AUTH_WEBHOOK_SECRET: 'whsec_' + Buffer.from('a-different-secret-of-32-bytes!!').toString('base64'),
+    });
     expect(refused.code).toBe(1);
     expect(refused.stdout).toMatch(/^400 .*invalid_signature/m);
     const nobody = await hookrun(['send', 'payments', 'invoice.paid', '--url', 'http://127.0.0.1:9'], env);

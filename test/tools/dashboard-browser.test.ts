@@ -14,7 +14,16 @@ import { createToolsApp, type ToolsApp } from './tools-app.js';
 
 /** Debian's chromium package; `.ci/run` installs it with apt-get when missing. */
 const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 const CHROMIUM_PRESENT = existsSync(CHROMIUM);
 if (!CHROMIUM_PRESENT) {
@@ -50,7 +59,11 @@ describe.skipIf(!CHROMIUM_PRESENT)('dashboard in headless Chromium', () => {
   it('logs in with the token, shows an event that was just posted, and replays it', async () => {
     const event = buildSample('auth', 'user.created', undefined, tools.clock.now()) as { data: { id: string } };
     const body = JSON.stringify(event);
-    const posted = await fetch(`${base}/webhooks/auth`, { method: 'POST', body, headers: signSample('auth', body, tools.config, { nowMs: tools.clock.now() }) });
+    const posted = await fetch(`${base}/webhooks/auth`, {
+      method: 'POST',
+      body,
+      headers: signSample('auth', body, tools.config, { nowMs: tools.clock.now() }),
+    });
     expect(posted.status).toBe(200);
     const { id } = (await posted.json()) as { id: number };
     // No worker runs here: make it dead, as if its handler had failed for good.

@@ -77,14 +77,30 @@ describe('dashboard over HTTP', () => {
 
     const csrf = await csrfOf(cookie, `/admin/events/${id}`);
     const noToken = form({});
-    expect((await tools.app.request(`/admin/events/${id}/replay`, { method: 'POST', headers: { cookie, 'content-type': noToken['content-type'] }, body: noToken.body })).status).toBe(403);
+    expect(
+      (
+        await tools.app.request(`/admin/events/${id}/replay`, {
+          method: 'POST',
+          headers: { cookie, 'content-type': noToken['content-type'] },
+          body: noToken.body,
+        })
+      ).status,
+    ).toBe(403);
     const good = form({ csrf });
-    const crossSite = await tools.app.request(`/admin/events/${id}/replay`, { method: 'POST', headers: { cookie, origin: 'https://evil.example', 'content-type': good['content-type'] }, body: good.body });
+    const crossSite = await tools.app.request(`/admin/events/${id}/replay`, {
+      method: 'POST',
+      headers: { cookie, origin: 'https://evil.example', 'content-type': good['content-type'] },
+      body: good.body,
+    });
     expect(crossSite.status).toBe(403);
     const rows = await testDb.db.query<{ status: string }>('SELECT status FROM hookrun.webhook_events WHERE id = $1', [id]);
     expect(rows[0]?.status).toBe('dead');
 
-    const replay = await tools.app.request(`/admin/events/${id}/replay`, { method: 'POST', headers: { cookie, origin: 'http://localhost', 'content-type': good['content-type'] }, body: good.body });
+    const replay = await tools.app.request(`/admin/events/${id}/replay`, {
+      method: 'POST',
+      headers: { cookie, origin: 'http://localhost', 'content-type': good['content-type'] },
+      body: good.body,
+    });
     expect(replay.status).toBe(303);
     expect(replay.headers.get('location')).toBe(`/admin/events/${id}?replayed=1`);
     const after = await testDb.db.query<{ status: string }>('SELECT status FROM hookrun.webhook_events WHERE id = $1', [id]);
@@ -129,7 +145,9 @@ describe('dashboard over HTTP', () => {
     await post('/admin/cron/tick/resume');
     expect((await testDb.db.query('SELECT job FROM hookrun.cron_pauses')).length).toBe(0);
     expect((await post('/admin/cron/nope/pause')).status).toBe(404);
-    expect(await testDb.db.query<{ trigger: string; instance: string }>('SELECT trigger, instance FROM hookrun.cron_runs')).toEqual([{ trigger: 'http', instance: expect.stringMatching(/:\d+$/) }]);
+    expect(await testDb.db.query<{ trigger: string; instance: string }>('SELECT trigger, instance FROM hookrun.cron_runs')).toEqual([
+      { trigger: 'http', instance: expect.stringMatching(/:\d+$/) },
+    ]);
   });
 
   it('replay feedback says what happened: still queued, processed, or dead again with the error', async () => {
@@ -150,20 +168,27 @@ describe('dashboard over HTTP', () => {
     expect(await read()).toContain('Replayed: it ran again and is processed.');
   });
 
-  it('charts the last hour per minute and lists an event\'s attempts (also in the admin API)', async () => {
+  it("charts the last hour per minute and lists an event's attempts (also in the admin API)", async () => {
     const before = tools.clock.now();
     tools.clock.set(Date.now()); // received_at is the database's clock
     onTestFinished(() => tools.clock.set(before));
     const id = await postSample(tools, 'payments', 'invoice.paid');
     const at = new Date(tools.clock.now() - 120_000);
-    await testDb.db.query(`INSERT INTO hookrun.event_attempts (event_id, attempt, started_at, duration_ms, outcome, error) VALUES ($1, 1, $2, 12, 'failed', 'card store down'), ($1, 2, $3, 7, 'processed', NULL)`, [id, at, new Date(tools.clock.now() - 60_000)]);
+    await testDb.db.query(
+      `INSERT INTO hookrun.event_attempts (event_id, attempt, started_at, duration_ms, outcome, error) VALUES ($1, 1, $2, 12, 'failed', 'card store down'), ($1, 2, $3, 7, 'processed', NULL)`,
+      [id, at, new Date(tools.clock.now() - 60_000)],
+    );
     const cookie = await login();
     const overview = await (await tools.app.request('/admin', { headers: { cookie } })).text();
     expect(overview).toMatch(/<svg [^>]*role="img" aria-label="events per minute, last hour: 1 received, 1 processed, 1 failed, 0 dead"/);
     expect(overview.match(/<polyline data-series=/g)).toHaveLength(4);
     const page = await (await tools.app.request(`/admin/events/${id}`, { headers: { cookie } })).text();
-    expect(page).toMatch(/<table id="attempts">[\s\S]*<td class="num">1<\/td>[\s\S]*<td class="num">12<\/td><td><span class="status s-failed">failed<\/span><\/td><td>card store down<\/td>/);
-    const api = (await (await tools.app.request(`/api/events/${id}`, { headers: { authorization: `Bearer ${SECRETS.admin}` } })).json()) as { history: Array<{ attempt: number; outcome: string }> };
+    expect(page).toMatch(
+      /<table id="attempts">[\s\S]*<td class="num">1<\/td>[\s\S]*<td class="num">12<\/td><td><span class="status s-failed">failed<\/span><\/td><td>card store down<\/td>/,
+    );
+    const api = (await (await tools.app.request(`/api/events/${id}`, { headers: { authorization: `Bearer ${SECRETS.admin}` } })).json()) as {
+      history: Array<{ attempt: number; outcome: string }>;
+    };
     expect(api.history.map((a) => [a.attempt, a.outcome])).toEqual([
       [1, 'failed'],
       [2, 'processed'],
@@ -175,7 +200,9 @@ describe('dashboard over HTTP', () => {
     expect(await (await tools.app.request('/admin', { headers: { cookie } })).text()).toContain('<a href="/admin/mirror/users">users</a>');
     const empty = await (await tools.app.request('/admin/mirror/users', { headers: { cookie } })).text();
     expect(empty).toContain('No rows yet. Send one with <code>hookrun send --story</code>');
-    await testDb.db.query(`INSERT INTO hookrun.users (id, email, first_name, last_name, source_updated_at) VALUES ('user_a', 'ada@example.com', 'Ada', 'L', now()), ('user_b', 'bob@example.com', 'Bob', '<b>x</b>', now() - interval '1 day')`);
+    await testDb.db.query(
+      `INSERT INTO hookrun.users (id, email, first_name, last_name, source_updated_at) VALUES ('user_a', 'ada@example.com', 'Ada', 'L', now()), ('user_b', 'bob@example.com', 'Bob', '<b>x</b>', now() - interval '1 day')`,
+    );
     const page = await (await tools.app.request('/admin/mirror/users', { headers: { cookie } })).text();
     expect(page.indexOf('user_a')).toBeLessThan(page.indexOf('user_b')); // most recently changed first
     expect(page).toContain('&lt;b&gt;x&lt;/b&gt;');
@@ -188,7 +215,11 @@ describe('dashboard over HTTP', () => {
   it('escapes everything that came from outside', async () => {
     const event = buildSample('auth', '<img src=x onerror=alert(1)>', { data: { first_name: '</pre><script>alert(2)</script>' } }, tools.clock.now());
     const body = JSON.stringify(event);
-    const res = await tools.app.request('/webhooks/auth', { method: 'POST', body, headers: signSample('auth', body, tools.config, { nowMs: tools.clock.now() }) });
+    const res = await tools.app.request('/webhooks/auth', {
+      method: 'POST',
+      body,
+      headers: signSample('auth', body, tools.config, { nowMs: tools.clock.now() }),
+    });
     const { id } = (await res.json()) as { id: number };
     const cookie = await login();
     const list = await (await tools.app.request('/admin', { headers: { cookie } })).text();
@@ -223,7 +254,9 @@ describe('dashboard over HTTP', () => {
     expect(second).not.toBe(first);
     const csrf = await csrfOf(first, '/admin');
     const { body, ...headers } = form({ csrf });
-    expect((await tools.app.request('/admin/logout', { method: 'POST', headers: { ...headers, cookie: first, origin: 'http://localhost' }, body })).status).toBe(303);
+    expect(
+      (await tools.app.request('/admin/logout', { method: 'POST', headers: { ...headers, cookie: first, origin: 'http://localhost' }, body })).status,
+    ).toBe(303);
     expect((await tools.app.request('/admin', { headers: { cookie: first } })).status).toBe(303);
     expect((await tools.app.request('/admin', { headers: { cookie: second } })).status).toBe(200);
   });

@@ -19,11 +19,19 @@ describe('npm run dev (hookrun dev) on a copy of the project: edits take effect 
   let output = '';
 
   beforeAll(async () => {
-    for (const entry of ['src', 'drizzle', 'package.json', 'tsconfig.json', 'platform.json']) cpSync(join(REPO_ROOT, entry), join(copy, entry), { recursive: true });
+    for (const entry of ['src', 'drizzle', 'package.json', 'tsconfig.json', 'platform.json'])
+      cpSync(join(REPO_ROOT, entry), join(copy, entry), { recursive: true });
     symlinkSync(join(REPO_ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
     await seedDataDir(join(copy, '.data'));
     writeFileSync(join(copy, '.env'), 'GITHUB_WEBHOOK_SECRET=first-secret\n');
-    const env: Record<string, string | undefined> = { ...process.env, ...baseEnv(), PORT: String(port), DATA_DIR: join(copy, '.data'), PLATFORM_CONFIG: join(copy, 'platform.json'), LOG_LEVEL: 'info' };
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      ...baseEnv(),
+      PORT: String(port),
+      DATA_DIR: join(copy, '.data'),
+      PLATFORM_CONFIG: join(copy, 'platform.json'),
+      LOG_LEVEL: 'info',
+    };
     delete env.GITHUB_WEBHOOK_SECRET; // from .env, so the test can change it there
     dev = spawn(process.execPath, [TSX, 'src/main.ts', 'dev', '--no-scheduler'], {
       cwd: copy,
@@ -67,9 +75,19 @@ describe('npm run dev (hookrun dev) on a copy of the project: edits take effect 
 
     // 2. a handler edit: orders changes now fail with a message only the new code has
     const handlersPath = join(copy, 'src/inbox/handlers/database-changes.ts');
-    writeFileSync(handlersPath, readFileSync(handlersPath, 'utf8').replace('export const databaseTableHandlers: Record<string, TableHandler> = {};', `export const databaseTableHandlers: Record<string, TableHandler> = { orders: async () => { throw new Error('orders handler v2'); } };`));
+    writeFileSync(
+      handlersPath,
+      readFileSync(handlersPath, 'utf8').replace(
+        'export const databaseTableHandlers: Record<string, TableHandler> = {};',
+        `export const databaseTableHandlers: Record<string, TableHandler> = { orders: async () => { throw new Error('orders handler v2'); } };`,
+      ),
+    );
     const sendOrder = () =>
-      fetch(`${base}/webhooks/database`, { method: 'POST', headers: { authorization: `Bearer ${SECRETS.database}`, 'content-type': 'application/json' }, body: JSON.stringify({ type: 'INSERT', table: 'orders', schema: 'public', record: { id: 1 }, old_record: null }) });
+      fetch(`${base}/webhooks/database`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${SECRETS.database}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ type: 'INSERT', table: 'orders', schema: 'public', record: { id: 1 }, old_record: null }),
+      });
     await pollUntil('the edited handler running', 60_000, async () => {
       const answer = (await (await sendOrder()).json()) as { id: number };
       const event = await pollUntil('processed once', 10_000, async () => {
@@ -82,7 +100,10 @@ describe('npm run dev (hookrun dev) on a copy of the project: edits take effect 
     sending = false;
     await load;
     const statuses = results.map((r) => ('status' in r ? r.status : r.error));
-    expect(statuses.filter((s) => s !== 200), `answers other than 200 around the reloads:\n${output.slice(-3000)}`).toEqual([]);
+    expect(
+      statuses.filter((s) => s !== 200),
+      `answers other than 200 around the reloads:\n${output.slice(-3000)}`,
+    ).toEqual([]);
     expect(output).toMatch(/restarting the server/);
     // nothing lost: every acknowledged checkout stored and processed
     const { counts } = (await (await fetch(`${base}/api/events/counts`, auth)).json()) as { counts: Record<string, number> };
@@ -90,7 +111,7 @@ describe('npm run dev (hookrun dev) on a copy of the project: edits take effect 
       const now = ((await (await fetch(`${base}/api/events/counts`, auth)).json()) as { counts: Record<string, number> }).counts;
       return now.pending === 0 && now.processing === 0 ? true : undefined;
     });
-    const stored = await (await fetch(`${base}/api/events?source=payments&limit=200`, auth)).json() as { events: unknown[] };
+    const stored = (await (await fetch(`${base}/api/events?source=payments&limit=200`, auth)).json()) as { events: unknown[] };
     expect(stored.events.length).toBe(Math.min(200, results.length));
     expect(counts.dead ?? 0).toBe(0);
   });
@@ -103,7 +124,12 @@ describe('npm run dev (hookrun dev) on a copy of the project: edits take effect 
     const github = (secret: string) => {
       const body = JSON.stringify({ zen: 'Keep it logically awesome.' });
       const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
-      const headers = { 'content-type': 'application/json', 'x-hub-signature-256': signature, 'x-github-event': 'ping', 'x-github-delivery': `d-${Math.random()}` };
+      const headers = {
+        'content-type': 'application/json',
+        'x-hub-signature-256': signature,
+        'x-github-event': 'ping',
+        'x-github-delivery': `d-${Math.random()}`,
+      };
       return fetch(`${base}/webhooks/github`, { method: 'POST', headers, body }).then(async (r) => (await r.arrayBuffer(), r.status));
     };
     expect(await github('first-secret')).toBe(200);

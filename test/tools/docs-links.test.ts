@@ -12,7 +12,10 @@ const GENERATED_PAGES = new Set(['docs/configuration.md']);
 const README_MAX_BYTES = 12_500;
 
 const DOCS = join(REPO_ROOT, 'docs');
-const docPages = readdirSync(DOCS).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`);
+const docPages = readdirSync(DOCS)
+  .filter((f) => f.endsWith('.md'))
+  .sort()
+  .map((f) => `docs/${f}`);
 const pages = ['README.md', ...docPages];
 
 /** Every *.md file of the repository (not node_modules, not .git): the reference checks cover them all. */
@@ -101,7 +104,9 @@ describe('the documentation', () => {
   });
 
   it('every test file README.md and docs/*.md name exists', () => {
-    const named = pages.flatMap((page) => [...readFileSync(join(REPO_ROOT, page), 'utf8').matchAll(/\btest\/[\w./-]+\.(?:ts|sh)\b/g)].map((m) => `${page}: ${m[0]}`));
+    const named = pages.flatMap((page) =>
+      [...readFileSync(join(REPO_ROOT, page), 'utf8').matchAll(/\btest\/[\w./-]+\.(?:ts|sh)\b/g)].map((m) => `${page}: ${m[0]}`),
+    );
     expect(named.filter((entry) => !existsSync(join(REPO_ROOT, entry.split(': ')[1]!)))).toEqual([]);
   });
 });

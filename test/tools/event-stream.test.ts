@@ -66,7 +66,7 @@ describe.each(databaseKinds())('GET /api/events/stream ($name)', (kind) => {
     expect(got.map((g) => g.event.id)).toEqual([ids[2], ids[3]]);
   });
 
-  it.skipIf(kind.name !== 'postgres')('an id committed after a higher one (another instance\'s slower transaction) is still sent', async () => {
+  it.skipIf(kind.name !== 'postgres')("an id committed after a higher one (another instance's slower transaction) is still sent", async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     let inserted!: () => void;
@@ -115,9 +115,6 @@ describe('readServerSentEvents', () => {
     });
     const out = [];
     for await (const m of readServerSentEvents(body)) out.push(m);
-    expect(out).toEqual([
-      { id: '7', event: 'event', data: '{"a":\n1}' },
-      { data: 'x' },
-    ]);
+    expect(out).toEqual([{ id: '7', event: 'event', data: '{"a":\n1}' }, { data: 'x' }]);
   });
 });

@@ -16,7 +16,9 @@ describe('a new job file that hookrun does not see yet', () => {
   const distJobs = new URL(`${pathToFileURL(join(root, 'dist', 'cron', 'jobs')).href}/`);
 
   it('running from dist/ with src/cron/jobs/<job>.ts present: says to build, not that the file is missing', () => {
-    expect(unbuiltJobHint('hello', distJobs, '.js')).toMatch(/src\/cron\/jobs\/hello\.ts exists but is not built yet: run `npm run build` \(and restart a running hookrun\)/);
+    expect(unbuiltJobHint('hello', distJobs, '.js')).toMatch(
+      /src\/cron\/jobs\/hello\.ts exists but is not built yet: run `npm run build` \(and restart a running hookrun\)/,
+    );
     expect(unbuiltJobHint('nope', distJobs, '.js')).toBeUndefined();
     expect(unbuiltJobHint('hello', distJobs, '.ts')).toBeUndefined(); // npm run dev runs the source: nothing to build
   });

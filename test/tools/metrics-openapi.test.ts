@@ -82,9 +82,20 @@ describe('GET /metrics and GET /openapi.json', () => {
   });
 
   it('lists every error code a receiver can answer', async () => {
-    const doc = (await (await tools.app.request('/openapi.json')).json()) as { paths: Record<string, { post?: { responses: Record<string, { description: string }> } }> };
+    const doc = (await (await tools.app.request('/openapi.json')).json()) as {
+      paths: Record<string, { post?: { responses: Record<string, { description: string }> } }>;
+    };
     const responses = JSON.stringify(doc.paths['/webhooks/payments']!.post!.responses);
-    for (const code of ['missing_signature', 'invalid_signature', 'timestamp_out_of_tolerance', 'invalid_payload', 'payload_too_large', 'unsupported_media_type', 'not_configured', 'unavailable']) {
+    for (const code of [
+      'missing_signature',
+      'invalid_signature',
+      'timestamp_out_of_tolerance',
+      'invalid_payload',
+      'payload_too_large',
+      'unsupported_media_type',
+      'not_configured',
+      'unavailable',
+    ]) {
       expect(responses).toContain(code);
     }
   });

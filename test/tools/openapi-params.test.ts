@@ -20,7 +20,8 @@ function probes(schema: Schema): Array<{ ok: unknown; bad: unknown; what: string
   const out = [];
   if (schema.maximum !== undefined) out.push({ ok: schema.maximum, bad: schema.maximum + 1, what: `maximum ${schema.maximum}` });
   if (schema.minimum !== undefined) out.push({ ok: schema.minimum, bad: schema.minimum - 1, what: `minimum ${schema.minimum}` });
-  if (schema.maxLength !== undefined) out.push({ ok: 'a'.repeat(schema.maxLength), bad: 'a'.repeat(schema.maxLength + 1), what: `maxLength ${schema.maxLength}` });
+  if (schema.maxLength !== undefined)
+    out.push({ ok: 'a'.repeat(schema.maxLength), bad: 'a'.repeat(schema.maxLength + 1), what: `maxLength ${schema.maxLength}` });
   if (schema.enum) out.push({ ok: schema.enum[0], bad: 'not-one-of-them', what: `enum ${schema.enum.join('|')}` });
   return out;
 }
@@ -59,7 +60,8 @@ describe('every documented admin parameter is enforced as documented (GET /opena
       for (const [method, op] of Object.entries(operations)) {
         for (const param of (op.parameters ?? []).filter((p) => p.in === 'query')) {
           for (const probe of probes(param.schema)) {
-            const send = (value: unknown) => tools.app.request(`${url(template)}?${new URLSearchParams({ [param.name]: String(value) })}`, { method: method.toUpperCase(), headers: auth });
+            const send = (value: unknown) =>
+              tools.app.request(`${url(template)}?${new URLSearchParams({ [param.name]: String(value) })}`, { method: method.toUpperCase(), headers: auth });
             expect(await refusedFor(await send(probe.ok), param.name), `${method} ${template} ${param.name} at ${probe.what}`).toBe(false);
             expect(await refusedFor(await send(probe.bad), param.name), `${method} ${template} ${param.name} past ${probe.what}`).toBe(true);
             checked++;
@@ -80,7 +82,11 @@ describe('every documented admin parameter is enforced as documented (GET /opena
         for (const [field, fieldSchema] of Object.entries(schema.properties)) {
           for (const probe of probes(fieldSchema)) {
             const send = (value: unknown) =>
-              tools.app.request(url(template), { method: method.toUpperCase(), headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ ...valid, [field]: value }) });
+              tools.app.request(url(template), {
+                method: method.toUpperCase(),
+                headers: { ...auth, 'content-type': 'application/json' },
+                body: JSON.stringify({ ...valid, [field]: value }),
+              });
             expect(await refusedFor(await send(probe.ok), field), `${template} ${field} at ${probe.what}`).toBe(false);
             expect(await refusedFor(await send(probe.bad), field), `${template} ${field} past ${probe.what}`).toBe(true);
             checked++;

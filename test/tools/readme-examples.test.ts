@@ -8,14 +8,27 @@ import { ensureDistBuilt } from '../helpers/build-dist.js';
 import { REPO_ROOT, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
 
 /** The pages whose ```sh runnable blocks run here: the README and every docs/*.md page, in name order. */
-const PAGES = ['README.md', ...readdirSync(join(REPO_ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+const PAGES = [
+  'README.md',
+  ...readdirSync(join(REPO_ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
 
 /** Every ```sh runnable block of those pages, with the page and the heading it sits under (for messages). */
 function runnableBlocks(): Array<{ heading: string; script: string }> {
   return PAGES.flatMap((page) => {
     const text = readFileSync(join(REPO_ROOT, page), 'utf8');
     return [...text.matchAll(/```sh runnable\n([\s\S]*?)```/g)].map((m) => ({
-      heading: `${page}: ${[...text.slice(0, m.index).replace(/```[\s\S]*?```/g, '').matchAll(/^#{1,6} (.*)$/gm)].at(-1)?.[1] ?? '?'}`,
+      heading: `${page}: ${
+        [
+          ...text
+            .slice(0, m.index)
+            .replace(/```[\s\S]*?```/g, '')
+            .matchAll(/^#{1,6} (.*)$/gm),
+        ].at(-1)?.[1] ?? '?'
+      }`,
       script: m[1]!,
     }));
   });
@@ -59,8 +72,11 @@ describe('the documentation examples marked runnable, pasted into a shell agains
         .replace(/^curl /gm, 'curl --fail-with-body -sS ')
         .replace(/\bnpx hookrun\b/g, `node ${JSON.stringify(join(REPO_ROOT, 'dist', 'main.js'))}`);
       const result = await new Promise<{ code: number; out: string }>((resolve) => {
-        execFile('bash', ['-e', '-o', 'pipefail', '-c', pasted], { cwd: REPO_ROOT, env: { ...process.env, ...dotEnv, PORT: port, DATA_DIR: join(dir, 'data') }, timeout: 60_000 }, (error, stdout, stderr) =>
-          resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, out: stdout + stderr }),
+        execFile(
+          'bash',
+          ['-e', '-o', 'pipefail', '-c', pasted],
+          { cwd: REPO_ROOT, env: { ...process.env, ...dotEnv, PORT: port, DATA_DIR: join(dir, 'data') }, timeout: 60_000 },
+          (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, out: stdout + stderr }),
         );
       });
       expect(result.code, `${heading}:\n${pasted}\n--- output ---\n${result.out}`).toBe(0);
@@ -68,6 +84,7 @@ describe('the documentation examples marked runnable, pasted into a shell agains
     }
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
     // payments (send --curl | sh), auth (send), database (curl): one accepted delivery each
-    for (const source of ['payments', 'auth', 'database']) expect(metrics).toMatch(new RegExp(`hookrun_events_received_total\\{source="${source}",outcome="accepted",reason=""\\} 1`));
+    for (const source of ['payments', 'auth', 'database'])
+      expect(metrics).toMatch(new RegExp(`hookrun_events_received_total\\{source="${source}",outcome="accepted",reason=""\\} 1`));
   });
 });

@@ -26,7 +26,12 @@ function recipes(): { files: Array<{ marker: string; code: string }>; commands: 
   const commands = blocks
     .filter((b) => b.lang === 'sh')
     .slice(1)
-    .flatMap((b) => b.body.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter(Boolean));
+    .flatMap((b) =>
+      b.body
+        .split('\n')
+        .map((l) => l.replace(/\s+#.*$/, '').trim())
+        .filter(Boolean),
+    );
   return { files, commands };
 }
 
@@ -43,7 +48,7 @@ function run(line: string, cwd: string, env: Record<string, string>): Promise<{ 
   });
 }
 
-describe("the getting-started recipes, followed as written on a project made by hookrun init", { timeout: 240_000 }, () => {
+describe('the getting-started recipes, followed as written on a project made by hookrun init', { timeout: 240_000 }, () => {
   const project = join(mkdtempSync(join(tmpdir(), 'hookrun-recipes-')), 'my-hookrun');
   const dataDir = join(project, '.data');
   let server: ChildProcess | undefined;
@@ -82,7 +87,9 @@ describe("the getting-started recipes, followed as written on a project made by 
     // the server, then the recipe's send line
     const port = 30_000 + Math.floor(Math.random() * 20_000);
     server = spawn(process.execPath, [MAIN_JS, 'start'], { cwd: project, env: { ...process.env, ...env, PORT: String(port) }, stdio: 'ignore' });
-    await pollUntil('the server ready', 60_000, async () => ((await fetch(`http://127.0.0.1:${port}/ready`).catch(() => undefined))?.status === 200 ? true : undefined));
+    await pollUntil('the server ready', 60_000, async () =>
+      (await fetch(`http://127.0.0.1:${port}/ready`).catch(() => undefined))?.status === 200 ? true : undefined,
+    );
     const send = await run(commands[1]!, project, { ...env, PORT: String(port) });
     expect(send.code, send.stderr).toBe(0);
     const auth = { headers: { authorization: `Bearer ${SECRETS.admin}` } };

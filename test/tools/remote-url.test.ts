@@ -3,9 +3,12 @@ import { isLoopbackUrl, remoteApiBase } from '../../src/cli/relay.js';
 
 /** `listen --from` and `events pull --from` send the remote's ADMIN_TOKEN: never in clear text off this machine. */
 describe('the --from of listen and events pull', () => {
-  it.each(['http://api.example.com', 'http://10.0.0.7:3000', 'http://127.0.0.1.example.com', 'http://[::ffff:10.0.0.1]'])('refuses %s: the token would travel unencrypted', (from) => {
-    expect(() => remoteApiBase(from)).toThrow(/would send the admin token unencrypted: use https:\/\//);
-  });
+  it.each(['http://api.example.com', 'http://10.0.0.7:3000', 'http://127.0.0.1.example.com', 'http://[::ffff:10.0.0.1]'])(
+    'refuses %s: the token would travel unencrypted',
+    (from) => {
+      expect(() => remoteApiBase(from)).toThrow(/would send the admin token unencrypted: use https:\/\//);
+    },
+  );
 
   it.each([
     ['https://api.example.com', 'https://api.example.com/api'],

@@ -18,7 +18,15 @@ describe.each(databaseKinds())('samples verified by our receivers ($name)', (kin
   function appFor(env: Record<string, string> = {}) {
     const config = testConfig(env);
     const clock = new ManualClock(Date.UTC(2026, 5, 1, 12));
-    const app = createApp({ config, db: testDb.db, writer: new EventWriter(testDb.db), verifiers: createVerifiers(config), clock, log: silentLogger, metrics: new Metrics() });
+    const app = createApp({
+      config,
+      db: testDb.db,
+      writer: new EventWriter(testDb.db),
+      verifiers: createVerifiers(config),
+      clock,
+      log: silentLogger,
+      metrics: new Metrics(),
+    });
     return { app, config, clock };
   }
 
@@ -28,7 +36,11 @@ describe.each(databaseKinds())('samples verified by our receivers ($name)', (kin
     const { app, config, clock } = appFor();
     // The body as the provider posts it (a form for Twilio), signed with the type (GitHub and Shopify send it in a header).
     const body = encodeSample(source, buildSample(source, type, undefined, clock.now()));
-    const res = await app.request(`/webhooks/${source}`, { method: 'POST', body, headers: signSample(source, body, config, { nowMs: clock.now(), type, url: `http://localhost/webhooks/${source}` }) });
+    const res = await app.request(`/webhooks/${source}`, {
+      method: 'POST',
+      body,
+      headers: signSample(source, body, config, { nowMs: clock.now(), type, url: `http://localhost/webhooks/${source}` }),
+    });
     expect(res.status).toBe(200);
     const answer = (await res.json()) as { id: number; duplicate: boolean };
     expect(answer.duplicate).toBe(false);
@@ -65,7 +77,10 @@ describe('buildSample', () => {
 
   it('builds Clerk users whose primary email is one of their addresses, timestamps in ms', () => {
     const now = Date.UTC(2026, 0, 2);
-    const event = buildSample('auth', 'user.updated', undefined, now) as { timestamp: number; data: { id: string; updated_at: number; created_at: number; email_addresses: { id: string }[]; primary_email_address_id: string } };
+    const event = buildSample('auth', 'user.updated', undefined, now) as {
+      timestamp: number;
+      data: { id: string; updated_at: number; created_at: number; email_addresses: { id: string }[]; primary_email_address_id: string };
+    };
     expect(event.timestamp).toBe(now);
     expect(event.data.id).toMatch(/^user_/);
     expect(event.data.updated_at).toBe(now);
@@ -76,7 +91,10 @@ describe('buildSample', () => {
 
   it('builds Stripe subscriptions with a price, a period end and seconds timestamps', () => {
     const now = Date.UTC(2026, 0, 2);
-    const event = buildSample('payments', 'customer.subscription.deleted', undefined, now) as { created: number; data: { object: { status: string; items: { data: { price: { id: string } }[] }; current_period_end: number; customer: string } } };
+    const event = buildSample('payments', 'customer.subscription.deleted', undefined, now) as {
+      created: number;
+      data: { object: { status: string; items: { data: { price: { id: string } }[] }; current_period_end: number; customer: string } };
+    };
     expect(event.created).toBe(now / 1000);
     const sub = event.data.object;
     expect(sub.status).toBe('canceled');

@@ -28,7 +28,11 @@ export const TEST_JOBS = new Map([
 ]);
 
 /** The app as service.ts builds it (buildApp), with test jobs and a test clock. */
-export async function createToolsApp(db: Database, env: Record<string, string | undefined> = {}, clock = new ManualClock(Date.UTC(2026, 5, 1, 12))): Promise<ToolsApp> {
+export async function createToolsApp(
+  db: Database,
+  env: Record<string, string | undefined> = {},
+  clock = new ManualClock(Date.UTC(2026, 5, 1, 12)),
+): Promise<ToolsApp> {
   const config: Config = { ...testConfig(env), crons: [{ path: '/cron/tick', schedule: '0 1 * * *' }] };
   const metrics = new Metrics();
   const stripe = config.stripe && createStripeApi(config.stripe); // as service-assembly.ts builds it: once
@@ -40,7 +44,11 @@ export async function createToolsApp(db: Database, env: Record<string, string | 
 /** Post a signed sample through the real receiver; returns the stored event id. */
 export async function postSample(tools: ToolsApp, source: 'payments' | 'auth' | 'database', type: string): Promise<number> {
   const body = JSON.stringify(buildSample(source, type, undefined, tools.clock.now()));
-  const res = await tools.app.request(`/webhooks/${source}`, { method: 'POST', body, headers: signSample(source, body, tools.config, { nowMs: tools.clock.now() }) });
+  const res = await tools.app.request(`/webhooks/${source}`, {
+    method: 'POST',
+    body,
+    headers: signSample(source, body, tools.config, { nowMs: tools.clock.now() }),
+  });
   if (res.status !== 200) throw new Error(`sample not accepted: ${res.status} ${await res.text()}`);
   return ((await res.json()) as { id: number }).id;
 }

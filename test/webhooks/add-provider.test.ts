@@ -124,7 +124,9 @@ describe('adding a provider is its file and one line in PROVIDERS (the docs/prov
     const port = 30_000 + Math.floor(Math.random() * 20_000);
     const { LINEAR_WEBHOOK_SECRET: _unset, ...withoutSecret } = env;
     server = spawn(process.execPath, START, { cwd: copy, env: { ...process.env, ...withoutSecret, PORT: String(port) }, stdio: 'ignore' });
-    await pollUntil('the server ready', 60_000, async () => ((await fetch(`http://127.0.0.1:${port}/ready`).catch(() => undefined))?.status === 200 ? true : undefined));
+    await pollUntil('the server ready', 60_000, async () =>
+      (await fetch(`http://127.0.0.1:${port}/ready`).catch(() => undefined))?.status === 200 ? true : undefined,
+    );
     const body = JSON.stringify({ type: 'Issue', action: 'create', webhookTimestamp: Date.now(), data: {} });
     const answer = await fetch(`http://127.0.0.1:${port}/webhooks/linear`, { method: 'POST', headers: linearDelivery(body), body });
     const error = ((await answer.json()) as { error: { code: string; message: string } }).error;

@@ -17,16 +17,39 @@ const platform = (webhooks: unknown) => {
   return file;
 };
 
-const ACME = { route: 'acme', secretEnv: 'ACME_WEBHOOK_SECRET', algorithm: 'sha256', header: 'X-Acme-Signature', encoding: 'hex', prefix: 'v1=', timestampHeader: 'X-Acme-Timestamp', toleranceSeconds: 60, keyPath: 'event.id', typePath: 'event.kind' };
-const PLAIN = { route: 'ledger', secretEnv: 'LEDGER_SECRET', algorithm: 'sha512', header: 'X-Ledger-Hmac', encoding: 'base64', keyPath: 'id', typePath: 'type' };
+const ACME = {
+  route: 'acme',
+  secretEnv: 'ACME_WEBHOOK_SECRET',
+  algorithm: 'sha256',
+  header: 'X-Acme-Signature',
+  encoding: 'hex',
+  prefix: 'v1=',
+  timestampHeader: 'X-Acme-Timestamp',
+  toleranceSeconds: 60,
+  keyPath: 'event.id',
+  typePath: 'event.kind',
+};
+const PLAIN = {
+  route: 'ledger',
+  secretEnv: 'LEDGER_SECRET',
+  algorithm: 'sha512',
+  header: 'X-Ledger-Hmac',
+  encoding: 'base64',
+  keyPath: 'id',
+  typePath: 'type',
+};
 const FILE = platform([ACME, PLAIN]);
 
 describe.each(databaseKinds())('platform.json webhooks (a custom scheme) on $name', (kind) => {
   const tdb = useTestDatabase(kind);
   let t: TestApp;
-  const post = (route: string, body: string, headers: Record<string, string>) => t.app.request(`/webhooks/${route}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+  const post = (route: string, body: string, headers: Record<string, string>) =>
+    t.app.request(`/webhooks/${route}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
   const code = async (res: Response) => ((await res.json()) as { error: { code: string } }).error.code;
-  const acmeSign = (body: string, at: number, secret = 'acme-secret') => ({ 'x-acme-timestamp': String(at), 'x-acme-signature': `v1=${createHmac('sha256', secret).update(`${at}.${body}`).digest('hex')}` });
+  const acmeSign = (body: string, at: number, secret = 'acme-secret') => ({
+    'x-acme-timestamp': String(at),
+    'x-acme-signature': `v1=${createHmac('sha256', secret).update(`${at}.${body}`).digest('hex')}`,
+  });
 
   beforeEach(() => {
     t = createTestApp(tdb.db, { PLATFORM_CONFIG: FILE, ACME_WEBHOOK_SECRET: 'acme-secret', LEDGER_SECRET: 'ledger-secret' });
@@ -58,8 +81,19 @@ describe.each(databaseKinds())('platform.json webhooks (a custom scheme) on $nam
     expect((await post('ledger', body, { 'x-ledger-hmac': digest })).status).toBe(200);
     const ledger = t.config.customWebhooks.find((w) => w.route === 'ledger')!;
     const other = JSON.stringify({ id: 43, type: 'entry.posted' });
-    expect((await post('ledger', other, customProvider(ledger).sign({ body: other, secret: 'ledger-secret', nowMs: t.clock.now(), messageId: 'm', url: '', type: '' }))).status).toBe(200);
-    expect((await tdb.db.query<{ key: string }>("SELECT key FROM hookrun.webhook_events WHERE source = 'ledger' ORDER BY id")).map((r) => r.key)).toEqual(['42', '43']);
+    expect(
+      (
+        await post(
+          'ledger',
+          other,
+          customProvider(ledger).sign({ body: other, secret: 'ledger-secret', nowMs: t.clock.now(), messageId: 'm', url: '', type: '' }),
+        )
+      ).status,
+    ).toBe(200);
+    expect((await tdb.db.query<{ key: string }>("SELECT key FROM hookrun.webhook_events WHERE source = 'ledger' ORDER BY id")).map((r) => r.key)).toEqual([
+      '42',
+      '43',
+    ]);
   });
 
   it('keys by the id as sent: 9007199254740993 and …992, 1, 1.0 and "1" are five events, each a duplicate only of itself', async () => {

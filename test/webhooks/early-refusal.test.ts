@@ -27,7 +27,12 @@ describe('a delivery with no credentials is refused before its body is read', ()
     try {
       const { app } = createTestApp(db.db);
       const body = stalledBody();
-      const res = await app.request(`/webhooks/${source}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit);
+      const res = await app.request(`/webhooks/${source}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        duplex: 'half',
+      } as RequestInit);
       expect(res.status).toBe(status); // had it waited for the body, this would never answer
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe(code);
       expect(await countEvents(db.db)).toBe(0);
@@ -45,13 +50,23 @@ describe('bodies in flight are capped (MAX_INFLIGHT_BODY_BYTES)', () => {
       const { app } = createTestApp(db.db, { MAX_INFLIGHT_BODY_BYTES: '4096' });
       const signed = { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' };
       const stalled = stalledBodyOf(3000);
-      const first = Promise.resolve(app.request('/webhooks/payments', { method: 'POST', headers: { ...signed, 'content-length': '3000' }, body: stalled.body, duplex: 'half' } as RequestInit));
+      const first = Promise.resolve(
+        app.request('/webhooks/payments', {
+          method: 'POST',
+          headers: { ...signed, 'content-length': '3000' },
+          body: stalled.body,
+          duplex: 'half',
+        } as RequestInit),
+      );
       // Once the first upload has taken its 3,000 bytes, a second one does not fit in 4,096.
       const second = await pollUntil('a second upload refused', 5_000, async () => {
         const res = await app.request('/webhooks/payments', { method: 'POST', headers: { ...signed, 'content-length': '3000' }, body: 'x'.repeat(3000) });
         return res.status === 503 ? res : undefined;
       });
-      expect(((await second.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'unavailable', message: expect.stringContaining('Too many uploads in flight') });
+      expect(((await second.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+        code: 'unavailable',
+        message: expect.stringContaining('Too many uploads in flight'),
+      });
       stalled.abort(); // the client goes away
       expect((await first.catch(() => undefined))?.status ?? 'aborted').not.toBe(200);
       const third = await app.request('/webhooks/payments', { method: 'POST', headers: { ...signed, 'content-length': '3000' }, body: 'x'.repeat(3000) });
@@ -84,7 +99,14 @@ describe('an upload the client aborts', () => {
       const config = testConfig();
       const { app } = buildApp({ config, db: db.db, clock: systemClock, log, metrics: new Metrics(), writer: new EventWriter(db.db) });
       const upload = stalledBodyOf(3000);
-      const answer = Promise.resolve(app.request('/webhooks/payments', { method: 'POST', headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' }, body: upload.body, duplex: 'half' } as RequestInit));
+      const answer = Promise.resolve(
+        app.request('/webhooks/payments', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' },
+          body: upload.body,
+          duplex: 'half',
+        } as RequestInit),
+      );
       upload.abort(new Error('aborted'));
       await answer.catch(() => undefined);
       expect(lines.filter((l) => l.level >= 50 || l.err?.stack)).toEqual([]);

@@ -13,8 +13,12 @@ type Headers = Record<string, string>;
 describe.each(databaseKinds())('named receivers on $name', (kind) => {
   const tdb = useTestDatabase(kind);
   let t: TestApp;
-  const post = (route: string, body: string, headers: Headers, url = `http://localhost/webhooks/${route}`) => t.app.request(url, { method: 'POST', body, headers });
-  const stored = async (source: string) => tdb.db.query<{ key: string; type: string; payload: unknown }>('SELECT key, type, payload FROM hookrun.webhook_events WHERE source = $1 ORDER BY id', [source]);
+  const post = (route: string, body: string, headers: Headers, url = `http://localhost/webhooks/${route}`) =>
+    t.app.request(url, { method: 'POST', body, headers });
+  const stored = async (source: string) =>
+    tdb.db.query<{ key: string; type: string; payload: unknown }>('SELECT key, type, payload FROM hookrun.webhook_events WHERE source = $1 ORDER BY id', [
+      source,
+    ]);
   const error = async (res: Response) => ((await res.json()) as { error: { code: string; message: string } }).error;
 
   beforeEach(() => {
@@ -49,7 +53,10 @@ describe.each(databaseKinds())('named receivers on $name', (kind) => {
       expect(await error(await post('github', body.replace('opened', 'closed'), signed))).toMatchObject({ code: 'invalid_signature' });
       expect(await error(await post('github', body, await headers(body, {}, 'another-secret')))).toMatchObject({ code: 'invalid_signature' });
       const { 'x-hub-signature-256': _, ...unsigned } = signed;
-      expect(await error(await post('github', body, unsigned))).toMatchObject({ code: 'missing_signature', message: expect.stringContaining('GITHUB_WEBHOOK_SECRET') });
+      expect(await error(await post('github', body, unsigned))).toMatchObject({
+        code: 'missing_signature',
+        message: expect.stringContaining('GITHUB_WEBHOOK_SECRET'),
+      });
       const { 'x-github-delivery': __, ...noId } = signed;
       expect(await error(await post('github', body, noId))).toMatchObject({ code: 'invalid_payload' });
       expect(await countEvents(tdb.db, 'github')).toBe(0);
@@ -100,7 +107,12 @@ describe.each(databaseKinds())('named receivers on $name', (kind) => {
   describe('Resend', () => {
     const headers = (body: string, options: { id?: string; at?: Date; secret?: string } = {}): Headers => {
       const { id = `msg_${randomUUID()}`, at = new Date(t.clock.now()), secret = SECRETS.resend } = options;
-      return { 'content-type': 'application/json', 'svix-id': id, 'svix-timestamp': String(Math.floor(at.getTime() / 1000)), 'svix-signature': new Webhook(secret).sign(id, at, body) };
+      return {
+        'content-type': 'application/json',
+        'svix-id': id,
+        'svix-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'svix-signature': new Webhook(secret).sign(id, at, body),
+      };
     };
 
     it('accepts a Svix-signed event keyed by svix-id, typed by its type; refuses tampered, stale and unsigned ones', async () => {
@@ -109,14 +121,21 @@ describe.each(databaseKinds())('named receivers on $name', (kind) => {
       expect((await post('resend', body, signed)).status).toBe(200);
       expect(await stored('resend')).toMatchObject([{ key: signed['svix-id'], type: 'email.delivered' }]);
       expect(await error(await post('resend', body.replace('delivered', 'bounced'), headers(body)))).toMatchObject({ code: 'invalid_signature' });
-      expect(await error(await post('resend', body, headers(body, { at: new Date(t.clock.now() - 10 * 60_000) })))).toMatchObject({ code: 'timestamp_out_of_tolerance' });
+      expect(await error(await post('resend', body, headers(body, { at: new Date(t.clock.now() - 10 * 60_000) })))).toMatchObject({
+        code: 'timestamp_out_of_tolerance',
+      });
       expect(await error(await post('resend', body, { 'content-type': 'application/json' }))).toMatchObject({ code: 'missing_signature' });
       expect(await countEvents(tdb.db, 'resend')).toBe(1);
     });
   });
 
   describe('Twilio', () => {
-    const form = { MessageSid: 'SM0123456789abcdef0123456789abcdef', MessageStatus: 'delivered', AccountSid: 'AC0123456789abcdef0123456789abcdef', To: '+15558675310' };
+    const form = {
+      MessageSid: 'SM0123456789abcdef0123456789abcdef',
+      MessageStatus: 'delivered',
+      AccountSid: 'AC0123456789abcdef0123456789abcdef',
+      To: '+15558675310',
+    };
     const body = new URLSearchParams(form).toString();
     // twilio-node's own signature for the URL Twilio calls.
     const headers = (url: string, params: Record<string, string> = form, token: string = SECRETS.twilio): Headers => ({
@@ -140,14 +159,19 @@ describe.each(databaseKinds())('named receivers on $name', (kind) => {
 
     it('checks the signature against PUBLIC_URL behind a proxy, and refuses tampering, another token, JSON and no signature', async () => {
       const publicUrl = 'https://api.example.com/webhooks/twilio';
-      expect(await error(await post('twilio', body, headers(publicUrl)))).toMatchObject({ code: 'invalid_signature', message: expect.stringContaining('PUBLIC_URL') });
+      expect(await error(await post('twilio', body, headers(publicUrl)))).toMatchObject({
+        code: 'invalid_signature',
+        message: expect.stringContaining('PUBLIC_URL'),
+      });
       const proxied = createTestApp(tdb.db, { PUBLIC_URL: 'https://api.example.com' });
       expect((await proxied.app.request('http://10.0.0.5:3002/webhooks/twilio', { method: 'POST', body, headers: headers(publicUrl) })).status).toBe(200);
 
       const url = 'http://localhost/webhooks/twilio';
       expect(await error(await post('twilio', body.replace('delivered', 'failed'), headers(url)))).toMatchObject({ code: 'invalid_signature' });
       expect(await error(await post('twilio', body, headers(url, form, 'f'.repeat(32))))).toMatchObject({ code: 'invalid_signature' });
-      expect(await error(await post('twilio', JSON.stringify(form), { ...headers(url), 'content-type': 'application/json' }))).toMatchObject({ code: 'unsupported_media_type' });
+      expect(await error(await post('twilio', JSON.stringify(form), { ...headers(url), 'content-type': 'application/json' }))).toMatchObject({
+        code: 'unsupported_media_type',
+      });
       expect(await error(await post('twilio', body, { 'content-type': 'application/x-www-form-urlencoded' }))).toMatchObject({ code: 'missing_signature' });
       expect(await countEvents(tdb.db, 'twilio')).toBe(1);
     });
@@ -168,7 +192,11 @@ describe.each(databaseKinds())('named receivers on $name', (kind) => {
     const github = await bare.app.request('/webhooks/github', { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
     expect(github.status).toBe(503);
     expect(await error(github)).toMatchObject({ code: 'not_configured', message: expect.stringContaining('GITHUB_WEBHOOK_SECRET') });
-    const twilioRes = await bare.app.request('/webhooks/twilio', { method: 'POST', body: 'a=b', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const twilioRes = await bare.app.request('/webhooks/twilio', {
+      method: 'POST',
+      body: 'a=b',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(await error(twilioRes)).toMatchObject({ code: 'not_configured', message: expect.stringContaining('TWILIO_AUTH_TOKEN') });
   });
 });

@@ -30,17 +30,29 @@ interface Case {
   staleMs?: number;
 }
 
-const standard = (secret: string) => (body: string, nowMs: number, id: string, other?: string): Headers => {
-  const at = new Date(Math.floor(nowMs / 1000) * 1000);
-  return { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(nowMs / 1000)), 'webhook-signature': new Webhook(other ? Buffer.from(other).toString('base64') : secret).sign(id, at, body) };
-};
+const standard =
+  (secret: string) =>
+  (body: string, nowMs: number, id: string, other?: string): Headers => {
+    const at = new Date(Math.floor(nowMs / 1000) * 1000);
+    return {
+      'webhook-id': id,
+      'webhook-timestamp': String(Math.floor(nowMs / 1000)),
+      'webhook-signature': new Webhook(other ? Buffer.from(other).toString('base64') : secret).sign(id, at, body),
+    };
+  };
 
 const CASES: Case[] = [
   {
     name: 'paddle',
     route: 'payments',
     env: { PAYMENTS_PROVIDER: 'paddle', PADDLE_WEBHOOK_SECRET: SECRET.paddle, PAYMENTS_WEBHOOK_SECRET: '' },
-    body: (id) => JSON.stringify({ event_id: `evt_${id}`, event_type: 'subscription.updated', occurred_at: new Date().toISOString(), data: { id: 'sub_1', status: 'active' } }),
+    body: (id) =>
+      JSON.stringify({
+        event_id: `evt_${id}`,
+        event_type: 'subscription.updated',
+        occurred_at: new Date().toISOString(),
+        data: { id: 'sub_1', status: 'active' },
+      }),
     sign: (body, nowMs, _id, secret = SECRET.paddle) => {
       const ts = Math.floor(nowMs / 1000);
       // Two h1 during a secret rotation: the old secret's first, any may match.
@@ -92,7 +104,8 @@ describe.each(databaseKinds())('PAYMENTS_PROVIDER and AUTH_PROVIDER on $name', (
 
   describe.each(CASES)('$route served by $name', (c) => {
     let t: TestApp;
-    const post = (body: string, headers: Headers) => t.app.request(`http://localhost/webhooks/${c.route}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+    const post = (body: string, headers: Headers) =>
+      t.app.request(`http://localhost/webhooks/${c.route}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
     const error = async (res: Response) => ((await res.json()) as { error: { code: string } }).error.code;
     let seq = 0;
 
@@ -148,14 +161,21 @@ describe.each(databaseKinds())('PAYMENTS_PROVIDER and AUTH_PROVIDER on $name', (
 
 describe('choosing a provider', () => {
   it('refuses an unknown PAYMENTS_PROVIDER or AUTH_PROVIDER, naming the choices', () => {
-    expect(() => loadConfig({ PAYMENTS_PROVIDER: 'paypal', PLATFORM_CONFIG: '/none.json' })).toThrow(/PAYMENTS_PROVIDER="paypal" is not valid: use one of stripe, paddle, lemonsqueezy, polar/);
-    expect(() => loadConfig({ AUTH_PROVIDER: 'auth0', PLATFORM_CONFIG: '/none.json' })).toThrow(/AUTH_PROVIDER="auth0" is not valid: use one of clerk, workos, supabase/);
+    expect(() => loadConfig({ PAYMENTS_PROVIDER: 'paypal', PLATFORM_CONFIG: '/none.json' })).toThrow(
+      /PAYMENTS_PROVIDER="paypal" is not valid: use one of stripe, paddle, lemonsqueezy, polar/,
+    );
+    expect(() => loadConfig({ AUTH_PROVIDER: 'auth0', PLATFORM_CONFIG: '/none.json' })).toThrow(
+      /AUTH_PROVIDER="auth0" is not valid: use one of clerk, workos, supabase/,
+    );
   });
 
   it('reads the route generic secret first, then the provider its own', () => {
     const config = loadConfig({ PAYMENTS_PROVIDER: 'paddle', PADDLE_WEBHOOK_SECRET: 'p', STRIPE_WEBHOOK_SECRET: 's', PLATFORM_CONFIG: '/none.json' });
     expect(config.secrets.payments).toEqual({ envName: 'PADDLE_WEBHOOK_SECRET', values: ['p'] });
     expect(config.secretEnvNames.payments).toEqual(['PAYMENTS_WEBHOOK_SECRET', 'PADDLE_WEBHOOK_SECRET']);
-    expect(loadConfig({ PAYMENTS_PROVIDER: 'paddle', PAYMENTS_WEBHOOK_SECRET: 'g', PADDLE_WEBHOOK_SECRET: 'p', PLATFORM_CONFIG: '/none.json' }).secrets.payments?.envName).toBe('PAYMENTS_WEBHOOK_SECRET');
+    expect(
+      loadConfig({ PAYMENTS_PROVIDER: 'paddle', PAYMENTS_WEBHOOK_SECRET: 'g', PADDLE_WEBHOOK_SECRET: 'p', PLATFORM_CONFIG: '/none.json' }).secrets.payments
+        ?.envName,
+    ).toBe('PAYMENTS_WEBHOOK_SECRET');
   });
 });

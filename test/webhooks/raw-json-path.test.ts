@@ -21,7 +21,9 @@ describe('readRawJsonPath: the value at a path, from the text', () => {
   });
 
   it('gives each distinct JSON id its own key', () => {
-    const keys = ['1', '1.0', '"1"', '"\\"1\\""', '"abc"', '9007199254740993', '9007199254740992'].map((raw) => idempotencyKeyOf(readRawJsonPath(`{"id":${raw}}`, 'id')!));
+    const keys = ['1', '1.0', '"1"', '"\\"1\\""', '"abc"', '9007199254740993', '9007199254740992'].map((raw) =>
+      idempotencyKeyOf(readRawJsonPath(`{"id":${raw}}`, 'id')!),
+    );
     expect(keys).toEqual(['1', '1.0', '"1"', '"\\"1\\""', 'abc', '9007199254740993', '9007199254740992']);
     expect(new Set(keys).size).toBe(keys.length);
   });

@@ -13,7 +13,14 @@ const sign = (payload: string, secret: string = SECRETS.payments, timestamp?: nu
 let seq = 0;
 function stripeEvent(type = 'customer.subscription.updated', extra: Record<string, unknown> = {}) {
   seq += 1;
-  return JSON.stringify({ id: `evt_test_${Date.now()}_${seq}`, object: 'event', type, created: Math.floor(Date.now() / 1000), data: { object: { id: 'sub_1' } }, ...extra });
+  return JSON.stringify({
+    id: `evt_test_${Date.now()}_${seq}`,
+    object: 'event',
+    type,
+    created: Math.floor(Date.now() / 1000),
+    data: { object: { id: 'sub_1' } },
+    ...extra,
+  });
 }
 
 describe.each(databaseKinds())('POST /webhooks/payments on $name', (kind) => {
@@ -182,10 +189,7 @@ describe.each(databaseKinds())('POST /webhooks/payments on $name', (kind) => {
   it('answers 400 invalid_payload for signed JSON the database cannot store (\\u0000) without losing its batch-mates', async () => {
     const bad = JSON.stringify({ id: 'evt_nul', type: 'x', note: 'a\u0000b' });
     const good = stripeEvent();
-    const [badRes, goodRes] = await Promise.all([
-      post(bad, { 'stripe-signature': sign(bad) }),
-      post(good, { 'stripe-signature': sign(good) }),
-    ]);
+    const [badRes, goodRes] = await Promise.all([post(bad, { 'stripe-signature': sign(bad) }), post(good, { 'stripe-signature': sign(good) })]);
     expect(badRes.status).toBe(400);
     expect((await badRes.json()).error.code).toBe('invalid_payload');
     expect(goodRes.status).toBe(200);

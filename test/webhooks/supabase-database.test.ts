@@ -46,7 +46,10 @@ describe.each(databaseKinds())('POST /webhooks/database on $name', (kind) => {
     expect((await (await post(body, keyed)).json()).duplicate).toBe(false);
     expect((await (await post(body, keyed)).json()).duplicate).toBe(true);
     expect((await (await post(body, { ...bearer, 'idempotency-key': 'profiles-1-v4' })).json()).duplicate).toBe(false);
-    expect((await tdb.db.query<{ key: string }>('SELECT key FROM hookrun.webhook_events ORDER BY id')).map((r) => r.key)).toEqual(['profiles-1-v3', 'profiles-1-v4']);
+    expect((await tdb.db.query<{ key: string }>('SELECT key FROM hookrun.webhook_events ORDER BY id')).map((r) => r.key)).toEqual([
+      'profiles-1-v3',
+      'profiles-1-v4',
+    ]);
   });
 
   it('an Idempotency-Key over 255 characters is refused, nothing stored', async () => {
@@ -58,7 +61,12 @@ describe.each(databaseKinds())('POST /webhooks/database on $name', (kind) => {
 
   it('a missing, wrong or malformed bearer is 401 unauthorized (RFC 6750), nothing stored', async () => {
     const body = change();
-    for (const headers of [{} as Record<string, string>, { authorization: 'Bearer nope' }, { authorization: SECRETS.database }, { authorization: `Basic ${SECRETS.database}` }]) {
+    for (const headers of [
+      {} as Record<string, string>,
+      { authorization: 'Bearer nope' },
+      { authorization: SECRETS.database },
+      { authorization: `Basic ${SECRETS.database}` },
+    ]) {
       const res = await post(body, headers);
       expect(res.status).toBe(401);
       expect((await res.json()).error.code).toBe('unauthorized');

@@ -18,7 +18,8 @@ describe.each(databaseKinds())('unsigned ids and types (GitHub, Shopify) on $nam
   const tdb = useTestDatabase(kind);
   let t: TestApp;
   const post = (route: string, body: string, headers: Headers) => t.app.request(`/webhooks/${route}`, { method: 'POST', body, headers });
-  const stored = (source: string) => tdb.db.query<{ id: number; key: string; type: string }>('SELECT id, key, type FROM hookrun.webhook_events WHERE source = $1 ORDER BY id', [source]);
+  const stored = (source: string) =>
+    tdb.db.query<{ id: number; key: string; type: string }>('SELECT id, key, type FROM hookrun.webhook_events WHERE source = $1 ORDER BY id', [source]);
   const github = async (body: string, event: string, delivery: string = randomUUID()): Promise<Headers> => ({
     'content-type': 'application/json',
     'x-hub-signature-256': await githubSign(SECRETS.github, body),
@@ -52,7 +53,9 @@ describe.each(databaseKinds())('unsigned ids and types (GitHub, Shopify) on $nam
 
   it('GitHub: concurrent replays under new ids store one event', async () => {
     const body = JSON.stringify({ ref: 'refs/heads/main', pusher: { name: 'a' }, commits: [], after: 'f'.repeat(40) });
-    const answers = await Promise.all(Array.from({ length: 8 }, async () => (await post('github', body, await github(body, 'push'))).json() as Promise<{ duplicate: boolean }>));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, async () => (await post('github', body, await github(body, 'push'))).json() as Promise<{ duplicate: boolean }>),
+    );
     expect(answers.filter((a) => !a.duplicate)).toHaveLength(1);
     expect(await countEvents(tdb.db, 'github')).toBe(1);
   });
@@ -60,7 +63,12 @@ describe.each(databaseKinds())('unsigned ids and types (GitHub, Shopify) on $nam
   it('GitHub: an event name the body contradicts is refused (a comment is not an issue, a pull request not a release)', async () => {
     const comment = JSON.stringify({ action: 'created', issue: { id: 1 }, comment: { id: 2, body: 'hi' } });
     const pull = JSON.stringify({ action: 'opened', pull_request: { id: 3 } });
-    for (const [body, event] of [[comment, 'issues'], [pull, 'release'], [pull, 'issues'], [comment, 'pull_request']] as const) {
+    for (const [body, event] of [
+      [comment, 'issues'],
+      [pull, 'release'],
+      [pull, 'issues'],
+      [comment, 'pull_request'],
+    ] as const) {
       const res = await post('github', body, await github(body, event));
       expect(res.status).toBe(400);
       expect(await res.json()).toMatchObject({ error: { code: 'invalid_payload', message: expect.stringContaining(`X-GitHub-Event says "${event}"`) } });
@@ -83,7 +91,9 @@ describe.each(databaseKinds())('unsigned ids and types (GitHub, Shopify) on $nam
     const digest = bodyDigestOf(Buffer.from(body));
     const writers = [new EventWriter(tdb.db), new EventWriter(tdb.db)];
     const results = await Promise.all(
-      Array.from({ length: 6 }, (_, i) => writers[i % 2]!.write({ source: 'shopify', key: `e${i}`, type: 'orders/create', payloadJson: body, bodyDigest: digest })),
+      Array.from({ length: 6 }, (_, i) =>
+        writers[i % 2]!.write({ source: 'shopify', key: `e${i}`, type: 'orders/create', payloadJson: body, bodyDigest: digest }),
+      ),
     );
     expect(results.filter((r) => !r.duplicate)).toHaveLength(1);
     expect((await writers[0]!.write({ source: 'github', key: 'e0', type: 'ping', payloadJson: body, bodyDigest: digest })).duplicate).toBe(false);

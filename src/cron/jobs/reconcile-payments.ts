@@ -16,10 +16,11 @@ const OVERLAP_MS = 3_600_000;
  * inbox is missing. Needs STRIPE_SECRET_KEY; without it each run fails and says so.
  */
 export default defineJob({
-  description: 'Store the Stripe events the inbox is missing (downtime past Stripe\'s 3-day retries). Needs STRIPE_SECRET_KEY.',
+  description: "Store the Stripe events the inbox is missing (downtime past Stripe's 3-day retries). Needs STRIPE_SECRET_KEY.",
   timeoutMs: 10 * 60_000,
   async run({ db, stripe, signal, log, now, runId }) {
-    if (!stripe) throw new Error('STRIPE_SECRET_KEY is not set: set a Stripe secret or restricted key (read access to events), or remove this job from platform.json.');
+    if (!stripe)
+      throw new Error('STRIPE_SECRET_KEY is not set: set a Stripe secret or restricted key (read access to events), or remove this job from platform.json.');
     const previous = (await listCronRuns(db, { job: 'reconcile-payments', limit: 100 })).find((r) => r.status === 'succeeded' && r.id !== runId);
     const nowMs = now.getTime();
     const fromLast = previous ? previous.startedAt.getTime() - OVERLAP_MS : nowMs - MIN_WINDOW_MS;

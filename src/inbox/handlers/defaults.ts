@@ -30,7 +30,11 @@ export function builtInHandlerName(source: Source, provider: string): string {
  * Twilio, a new one) has its events stored and `ignored` until you add handlers.
  */
 const PROVIDER_HANDLERS: { [R in Source]?: Partial<Record<ProviderName<R>, (services: HandlerServices) => HandlerTable>> } = {
-  payments: { stripe: (services) => createStripeMirrorHandlers(services.stripe), paddle: () => paddleMirrorHandlers, lemonsqueezy: () => lemonSqueezyMirrorHandlers },
+  payments: {
+    stripe: (services) => createStripeMirrorHandlers(services.stripe),
+    paddle: () => paddleMirrorHandlers,
+    lemonsqueezy: () => lemonSqueezyMirrorHandlers,
+  },
   auth: { clerk: () => clerkMirrorHandlers, workos: () => workosMirrorHandlers },
   database: { supabase: () => createDatabaseChangesHandlers(databaseTableHandlers) },
 };
@@ -48,7 +52,10 @@ export const BUILT_IN_HANDLER_NAMES: readonly string[] = Object.entries(PROVIDER
 export function createDefaultHandlers(services: HandlerServices = {}): HandlerRegistry {
   const enabled = services.enabled ?? {};
   const unknown = Object.keys(enabled).filter((name) => !BUILT_IN_HANDLER_NAMES.includes(name));
-  if (unknown.length > 0) throw new ConfigError(`platform.json builtInHandlers: no shipped handler ${unknown.map((n) => `"${n}"`).join(', ')}; the shipped ones are ${BUILT_IN_HANDLER_NAMES.join(', ')}.`);
+  if (unknown.length > 0)
+    throw new ConfigError(
+      `platform.json builtInHandlers: no shipped handler ${unknown.map((n) => `"${n}"`).join(', ')}; the shipped ones are ${BUILT_IN_HANDLER_NAMES.join(', ')}.`,
+    );
   const registry = new HandlerRegistry();
   for (const source of SOURCES) {
     const { name } = providerFor({ providers: services.providers ?? {} }, source);

@@ -46,5 +46,8 @@ async function lemonSubscriptionHandler(ctx: HandlerContext): Promise<void> {
 
 /** Lemon Squeezy's subscription events by `meta.event_name` (PAYMENTS_PROVIDER=lemonsqueezy). https://docs.lemonsqueezy.com/help/webhooks/event-types */
 export const lemonSqueezyMirrorHandlers: HandlerTable = Object.fromEntries(
-  ['created', 'updated', 'cancelled', 'resumed', 'expired', 'paused', 'unpaused', 'payment_success', 'payment_failed', 'payment_recovered'].map((s) => [`subscription_${s}`, lemonSubscriptionHandler]),
+  ['created', 'updated', 'cancelled', 'resumed', 'expired', 'paused', 'unpaused', 'payment_success', 'payment_failed', 'payment_recovered'].map((s) => [
+    `subscription_${s}`,
+    lemonSubscriptionHandler,
+  ]),
 );

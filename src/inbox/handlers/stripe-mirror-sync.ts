@@ -24,7 +24,11 @@ const eventMode = z.object({ livemode: z.boolean().nullish() });
  * test key cannot see live objects (and the reverse): its 404 says nothing
  * about the object, so a mode mismatch fails before any request.
  */
-async function fetchForEvent(ctx: HandlerContext, api: StripeApi, fetch: () => Promise<Record<string, unknown> | null>): Promise<Record<string, unknown> | null> {
+async function fetchForEvent(
+  ctx: HandlerContext,
+  api: StripeApi,
+  fetch: () => Promise<Record<string, unknown> | null>,
+): Promise<Record<string, unknown> | null> {
   const livemode = parsePayload(eventMode, ctx.event).livemode;
   const mode = livemode === true ? 'live' : livemode === false ? 'test' : undefined;
   if (mode !== undefined && mode !== api.keyMode) {
@@ -36,7 +40,11 @@ async function fetchForEvent(ctx: HandlerContext, api: StripeApi, fetch: () => P
     return await fetch();
   } catch (error) {
     if (!(error instanceof StripeObjectMissing) || mode === undefined) {
-      if (error instanceof StripeObjectMissing) throw new Error(`${error.message}, but event ${ctx.event.key} has no livemode, so a key of the other mode cannot be ruled out: nothing was changed; the event is retried.`, { cause: error });
+      if (error instanceof StripeObjectMissing)
+        throw new Error(
+          `${error.message}, but event ${ctx.event.key} has no livemode, so a key of the other mode cannot be ruled out: nothing was changed; the event is retried.`,
+          { cause: error },
+        );
       throw error;
     }
     return null;
@@ -48,7 +56,10 @@ const subscriptionRef = envelope(subscription.pick({ id: true, customer: true })
 function parseObject<S extends z.ZodType>(schema: S, object: unknown, what: string): z.output<S> {
   const result = schema.safeParse(object);
   if (result.success) return result.data;
-  const problems = result.error.issues.slice(0, 5).map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
+  const problems = result.error.issues
+    .slice(0, 5)
+    .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`)
+    .join('; ');
   throw new MalformedPayloadError(`The Stripe API returned a ${what} hookrun cannot read: ${problems}`);
 }
 

@@ -30,9 +30,7 @@ export const subscription = z.object({
   cancel_at_period_end: z.boolean().nullish(),
   /** Older API versions keep the period on the subscription, newer ones (2025-03-31+) on each item. */
   current_period_end: epochSeconds.nullish(),
-  items: z
-    .object({ data: z.array(z.object({ price: z.object({ id }).nullish(), current_period_end: epochSeconds.nullish() })) })
-    .nullish(),
+  items: z.object({ data: z.array(z.object({ price: z.object({ id }).nullish(), current_period_end: epochSeconds.nullish() })) }).nullish(),
 });
 
 export const invoice = z.object({

@@ -23,7 +23,10 @@ export const clerkProvider = defineProvider({
   secretEnv: ['CLERK_WEBHOOK_SIGNING_SECRET', 'CLERK_WEBHOOK_SECRET'],
   body: 'json',
   credentialHeaders: ['svix-signature', 'webhook-signature'],
-  missingCredentials: { code: 'missing_signature', message: 'Missing svix-id/svix-timestamp/svix-signature (or webhook-*) headers: send the request exactly as the provider signs it.' },
+  missingCredentials: {
+    code: 'missing_signature',
+    message: 'Missing svix-id/svix-timestamp/svix-signature (or webhook-*) headers: send the request exactly as the provider signs it.',
+  },
   createVerifier: (setting) => createClerkVerifier(setting),
   sampleTypes: CLERK_SAMPLE_TYPES,
   buildSample: buildClerkSample,

@@ -59,7 +59,8 @@ export function createCustomVerifier(scheme: CustomScheme, secrets: readonly str
     let timestamp: string | undefined;
     if (scheme.timestampHeader) {
       timestamp = headers.get(scheme.timestampHeader) ?? undefined;
-      if (!timestamp || !/^\d{1,12}$/.test(timestamp)) throw new AppError('invalid_signature', `${scheme.timestampHeader} must be the signing time in unix seconds.`);
+      if (!timestamp || !/^\d{1,12}$/.test(timestamp))
+        throw new AppError('invalid_signature', `${scheme.timestampHeader} must be the signing time in unix seconds.`);
     }
     const signed = signedBytes(timestamp, body);
     if (!matchesAnySecret(offered.slice(scheme.prefix.length), secrets, (secret) => hmac(scheme.algorithm, secret, signed, scheme.encoding))) {
@@ -71,7 +72,11 @@ export function createCustomVerifier(scheme: CustomScheme, secrets: readonly str
     const { text } = parseJsonObject(body);
     const key = readPath(text, scheme.keyPath, true);
     const type = readPath(text, scheme.typePath, false);
-    if (!key || !type) throw new AppError('invalid_payload', `A ${scheme.route} event needs "${scheme.keyPath}" and "${scheme.typePath}", each a string or a number (1-255 characters).`);
+    if (!key || !type)
+      throw new AppError(
+        'invalid_payload',
+        `A ${scheme.route} event needs "${scheme.keyPath}" and "${scheme.typePath}", each a string or a number (1-255 characters).`,
+      );
     return { key, type, payloadJson: text };
   };
 }
@@ -91,7 +96,10 @@ export function customProvider(scheme: CustomScheme): ProviderDefinition {
     sign: ({ body, secret, nowMs }) => {
       const timestamp = scheme.timestampHeader ? String(Math.floor(nowMs / 1000)) : undefined;
       const signature = `${scheme.prefix}${hmac(scheme.algorithm, secret, signedBytes(timestamp, body), scheme.encoding)}`;
-      return { [scheme.header.toLowerCase()]: signature, ...(scheme.timestampHeader && timestamp ? { [scheme.timestampHeader.toLowerCase()]: timestamp } : {}) };
+      return {
+        [scheme.header.toLowerCase()]: signature,
+        ...(scheme.timestampHeader && timestamp ? { [scheme.timestampHeader.toLowerCase()]: timestamp } : {}),
+      };
     },
     openapi: {
       summary: `${scheme.route} (platform.json webhooks)`,

@@ -41,7 +41,10 @@ function checkEventShape(event: string, value: Record<string, unknown>): void {
   const missing = shape.has.find((field) => value[field] === undefined || value[field] === null);
   const extra = shape.lacks?.find((field) => value[field] !== undefined);
   if (missing || extra) {
-    throw new AppError('invalid_payload', `X-GitHub-Event says "${event}", but the signed body ${missing ? `has no "${missing}"` : `has a "${extra}"`}, so it is another event: the header is not signed; send GitHub's delivery unchanged.`);
+    throw new AppError(
+      'invalid_payload',
+      `X-GitHub-Event says "${event}", but the signed body ${missing ? `has no "${missing}"` : `has a "${extra}"`}, so it is another event: the header is not signed; send GitHub's delivery unchanged.`,
+    );
   }
 }
 
@@ -62,12 +65,16 @@ export function createGithubVerifier(secrets: readonly string[]): Verifier {
     if (!signature) throw new AppError('missing_signature', MISSING_SIGNATURE);
     if (!SIGNATURE.test(signature)) throw new AppError('invalid_signature', 'X-Hub-Signature-256 must look like "sha256=<64 hex digits>".');
     if (!matchesAnySecret(signature, secrets, (secret) => `sha256=${hmac('sha256', secret, body, 'hex')}`)) {
-      throw new AppError('invalid_signature', 'X-Hub-Signature-256 does not match GITHUB_WEBHOOK_SECRET. Check the secret and that the body is forwarded unchanged.');
+      throw new AppError(
+        'invalid_signature',
+        'X-Hub-Signature-256 does not match GITHUB_WEBHOOK_SECRET. Check the secret and that the body is forwarded unchanged.',
+      );
     }
     const delivery = headers.get('x-github-delivery');
     const event = headers.get('x-github-event');
     if (!delivery || delivery.length > 255) throw new AppError('invalid_payload', 'A GitHub delivery needs an X-GitHub-Delivery header (1-255 characters).');
-    if (!event || !EVENT_NAME.test(event)) throw new AppError('invalid_payload', 'A GitHub delivery needs an X-GitHub-Event header (an event name like "push").');
+    if (!event || !EVENT_NAME.test(event))
+      throw new AppError('invalid_payload', 'A GitHub delivery needs an X-GitHub-Event header (an event name like "push").');
     const { text, value } = parseJsonObject(body);
     checkEventShape(event, value);
     const action = typeof value.action === 'string' && /^[a-z_]{1,64}$/.test(value.action) ? `.${value.action}` : '';
@@ -75,20 +82,52 @@ export function createGithubVerifier(secrets: readonly string[]): Verifier {
   };
 }
 
-const repository = (owner: string) => ({ id: 1296269, name: 'hello-world', full_name: `${owner}/hello-world`, private: false, owner: { login: owner, id: 1, type: 'User' }, html_url: `https://github.com/${owner}/hello-world` });
+const repository = (owner: string) => ({
+  id: 1296269,
+  name: 'hello-world',
+  full_name: `${owner}/hello-world`,
+  private: false,
+  owner: { login: owner, id: 1, type: 'User' },
+  html_url: `https://github.com/${owner}/hello-world`,
+});
 
 function buildGithubSample(type: string, nowMs: number): Record<string, unknown> {
   const login = samplePerson().firstName.toLowerCase();
   const sender = { login, id: 583231, type: 'User' };
   const at = new Date(nowMs).toISOString();
-  if (type === 'ping') return { zen: 'Keep it logically awesome.', hook_id: 30, hook: { type: 'Repository', id: 30, active: true, events: ['push', 'issues', 'pull_request'], created_at: at, updated_at: at }, repository: repository(login), sender };
+  if (type === 'ping')
+    return {
+      zen: 'Keep it logically awesome.',
+      hook_id: 30,
+      hook: { type: 'Repository', id: 30, active: true, events: ['push', 'issues', 'pull_request'], created_at: at, updated_at: at },
+      repository: repository(login),
+      sender,
+    };
   if (type === 'push') {
     const after = randomBytes(20).toString('hex');
-    return { ref: 'refs/heads/main', before: '0'.repeat(40), after, repository: repository(login), pusher: { name: login }, sender, commits: [{ id: after, message: 'Fix the thing', timestamp: at, author: { name: login, username: login } }], head_commit: { id: after, message: 'Fix the thing', timestamp: at } };
+    return {
+      ref: 'refs/heads/main',
+      before: '0'.repeat(40),
+      after,
+      repository: repository(login),
+      pusher: { name: login },
+      sender,
+      commits: [{ id: after, message: 'Fix the thing', timestamp: at, author: { name: login, username: login } }],
+      head_commit: { id: after, message: 'Fix the thing', timestamp: at },
+    };
   }
   const [name, action] = type.split('.') as [string, string];
   const number = 1347;
-  const item = { id: 1, number, title: 'Found a bug', state: 'open', user: sender, created_at: at, updated_at: at, html_url: `https://github.com/${login}/hello-world/${name === 'issues' ? 'issues' : 'pull'}/${number}` };
+  const item = {
+    id: 1,
+    number,
+    title: 'Found a bug',
+    state: 'open',
+    user: sender,
+    created_at: at,
+    updated_at: at,
+    html_url: `https://github.com/${login}/hello-world/${name === 'issues' ? 'issues' : 'pull'}/${number}`,
+  };
   return { action, [name === 'issues' ? 'issue' : 'pull_request']: item, repository: repository(login), sender };
 }
 
@@ -113,7 +152,8 @@ export const githubProvider = defineProvider({
   }),
   openapi: {
     summary: 'GitHub webhooks',
-    description: 'Secret GITHUB_WEBHOOK_SECRET (the webhook\'s "Secret"; content type application/json). Idempotency key: `X-GitHub-Delivery`. Type: `X-GitHub-Event` plus the payload\'s `action` (`issues.opened`). No timestamp is signed and the headers are not: a replay is stopped by the delivery id and by a SHA-256 of the body (the same body under a new id is a duplicate); the event name is checked against the body\'s shape for common events.',
+    description:
+      "Secret GITHUB_WEBHOOK_SECRET (the webhook's \"Secret\"; content type application/json). Idempotency key: `X-GitHub-Delivery`. Type: `X-GitHub-Event` plus the payload's `action` (`issues.opened`). No timestamp is signed and the headers are not: a replay is stopped by the delivery id and by a SHA-256 of the body (the same body under a new id is a duplicate); the event name is checked against the body's shape for common events.",
     headers: [
       { name: 'X-Hub-Signature-256', description: '`sha256=<hex HMAC-SHA256 of the body>`', required: true },
       { name: 'X-GitHub-Delivery', description: 'delivery GUID: the idempotency key', required: true },

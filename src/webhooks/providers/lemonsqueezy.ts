@@ -27,7 +27,8 @@ export function createLemonSqueezyVerifier(secrets: readonly string[]): Verifier
     }
     const { text, value } = parseJsonObject(body);
     const eventName = (value.meta as { event_name?: unknown } | undefined)?.event_name;
-    if (typeof eventName !== 'string' || !EVENT_NAME.test(eventName)) throw new AppError('invalid_payload', 'A Lemon Squeezy event needs meta.event_name (like "subscription_created").');
+    if (typeof eventName !== 'string' || !EVENT_NAME.test(eventName))
+      throw new AppError('invalid_payload', 'A Lemon Squeezy event needs meta.event_name (like "subscription_created").');
     return { key: `sha256:${createHash('sha256').update(body).digest('hex')}`, type: eventName, payloadJson: text };
   };
 }
@@ -39,7 +40,18 @@ function buildLemonSqueezySample(type: string, nowMs: number): Record<string, un
   const attributes =
     type === 'order_created'
       ? { store_id: 1, customer_id: 1, user_email: person.email, status: 'paid', total: 2900, currency: 'USD', created_at: at, updated_at: at }
-      : { store_id: 1, customer_id: 1, order_id: 1, user_email: person.email, status: type === 'subscription_cancelled' ? 'cancelled' : 'active', product_name: 'Pro', variant_name: 'Monthly', renews_at: at, created_at: at, updated_at: at };
+      : {
+          store_id: 1,
+          customer_id: 1,
+          order_id: 1,
+          user_email: person.email,
+          status: type === 'subscription_cancelled' ? 'cancelled' : 'active',
+          product_name: 'Pro',
+          variant_name: 'Monthly',
+          renews_at: at,
+          created_at: at,
+          updated_at: at,
+        };
   return { meta: { event_name: type, custom_data: {} }, data: { type: type === 'order_created' ? 'orders' : 'subscriptions', id, attributes } };
 }
 
@@ -59,7 +71,8 @@ export const lemonSqueezyProvider = defineProvider({
   sign: ({ body, secret, type }) => ({ 'x-signature': hmac('sha256', secret, body, 'hex'), 'x-event-name': type }),
   openapi: {
     summary: 'Lemon Squeezy events (PAYMENTS_PROVIDER=lemonsqueezy)',
-    description: 'Secret LEMONSQUEEZY_WEBHOOK_SECRET (or PAYMENTS_WEBHOOK_SECRET). Type: `meta.event_name`. No event id and no timestamp are sent: the key is a hash of the body, so a retry is a duplicate.',
+    description:
+      'Secret LEMONSQUEEZY_WEBHOOK_SECRET (or PAYMENTS_WEBHOOK_SECRET). Type: `meta.event_name`. No event id and no timestamp are sent: the key is a hash of the body, so a retry is a duplicate.',
     headers: [{ name: 'X-Signature', description: 'hex HMAC-SHA256 of the body', required: true }],
   },
 });

@@ -21,9 +21,25 @@ function buildPolarSample(type: string, nowMs: number): Record<string, unknown> 
   const person = samplePerson();
   const at = new Date(nowMs).toISOString();
   const customer = { id: uuid(), email: person.email, name: `${person.firstName} ${person.lastName}` };
-  if (type === 'order.paid') return { type, timestamp: at, data: { id: uuid(), status: 'paid', total_amount: 2900, currency: 'usd', customer, created_at: at } };
+  if (type === 'order.paid')
+    return { type, timestamp: at, data: { id: uuid(), status: 'paid', total_amount: 2900, currency: 'usd', customer, created_at: at } };
   const status = type === 'subscription.canceled' ? 'canceled' : 'active';
-  return { type, timestamp: at, data: { id: uuid(), status, amount: 2900, currency: 'usd', recurring_interval: 'month', customer, product: { id: uuid(), name: 'Pro' }, current_period_end: at, created_at: at, modified_at: at } };
+  return {
+    type,
+    timestamp: at,
+    data: {
+      id: uuid(),
+      status,
+      amount: 2900,
+      currency: 'usd',
+      recurring_interval: 'month',
+      customer,
+      product: { id: uuid(), name: 'Pro' },
+      current_period_end: at,
+      created_at: at,
+      modified_at: at,
+    },
+  };
 }
 
 /** Polar on `/webhooks/payments` with `PAYMENTS_PROVIDER=polar`, secret `POLAR_WEBHOOK_SECRET`. */
@@ -34,7 +50,10 @@ export const polarProvider = defineProvider({
   secretEnv: ['POLAR_WEBHOOK_SECRET'],
   body: 'json',
   credentialHeaders: ['webhook-signature'],
-  missingCredentials: { code: 'missing_signature', message: 'Missing webhook-id/webhook-timestamp/webhook-signature headers: send the request exactly as Polar signs it.' },
+  missingCredentials: {
+    code: 'missing_signature',
+    message: 'Missing webhook-id/webhook-timestamp/webhook-signature headers: send the request exactly as Polar signs it.',
+  },
   createVerifier: (setting) => createPolarVerifier(setting),
   sampleTypes: ['subscription.created', 'subscription.active', 'subscription.canceled', 'order.paid'],
   buildSample: buildPolarSample,

@@ -10,13 +10,21 @@ import { createStandardVerifier, signStandard } from './standard-webhooks.js';
  * (`email.delivered`). https://resend.com/docs/dashboard/webhooks/verify-webhooks-requests
  */
 export function createResendVerifier(setting: SecretSetting): Verifier {
-  return createStandardVerifier(setting.values, setting.envName, 'svix-id/svix-timestamp/svix-signature headers', (value) => requireString(value, 'type', 'A Resend event'));
+  return createStandardVerifier(setting.values, setting.envName, 'svix-id/svix-timestamp/svix-signature headers', (value) =>
+    requireString(value, 'type', 'A Resend event'),
+  );
 }
 
 function buildResendSample(type: string, nowMs: number): Record<string, unknown> {
   const person = samplePerson();
   const at = new Date(nowMs).toISOString();
-  const data: Record<string, unknown> = { email_id: uuid(), from: 'Hookrun <hello@example.com>', to: [person.email], subject: 'Welcome to hookrun', created_at: at };
+  const data: Record<string, unknown> = {
+    email_id: uuid(),
+    from: 'Hookrun <hello@example.com>',
+    to: [person.email],
+    subject: 'Welcome to hookrun',
+    created_at: at,
+  };
   if (type === 'email.bounced') data.bounce = { message: 'The recipient mailbox does not exist.', type: 'Permanent', subType: 'General' };
   return { type, created_at: at, data };
 }
@@ -29,7 +37,10 @@ export const resendProvider = defineProvider({
   secretEnv: ['RESEND_WEBHOOK_SECRET'],
   body: 'json',
   credentialHeaders: ['svix-signature', 'webhook-signature'],
-  missingCredentials: { code: 'missing_signature', message: 'Missing svix-id/svix-timestamp/svix-signature headers: send the request exactly as Resend signs it.' },
+  missingCredentials: {
+    code: 'missing_signature',
+    message: 'Missing svix-id/svix-timestamp/svix-signature headers: send the request exactly as Resend signs it.',
+  },
   createVerifier: (setting) => createResendVerifier(setting),
   sampleTypes: ['email.sent', 'email.delivered', 'email.bounced', 'email.complained'],
   buildSample: buildResendSample,
@@ -37,7 +48,7 @@ export const resendProvider = defineProvider({
   sign: ({ body, secret, nowMs, messageId }) => signStandard('svix', secret, body, nowMs, messageId),
   openapi: {
     summary: 'Resend email events',
-    description: 'Svix signature; secret RESEND_WEBHOOK_SECRET (`whsec_…`). Idempotency key: the message id. Type: the payload\'s `type` (`email.delivered`).',
+    description: "Svix signature; secret RESEND_WEBHOOK_SECRET (`whsec_…`). Idempotency key: the message id. Type: the payload's `type` (`email.delivered`).",
     headers: [
       { name: 'svix-id', description: 'message id: the idempotency key', required: true },
       { name: 'svix-timestamp', description: 'unix seconds', required: true },

@@ -30,7 +30,10 @@ export function createShopifyVerifier(secrets: readonly string[]): Verifier {
     if (!signature) throw new AppError('missing_signature', MISSING_SIGNATURE);
     if (!BASE64_SHA256.test(signature)) throw new AppError('invalid_signature', 'X-Shopify-Hmac-Sha256 must be a base64 HMAC-SHA256 (44 characters).');
     if (!matchesAnySecret(signature, secrets, (secret) => hmac('sha256', secret, body, 'base64'))) {
-      throw new AppError('invalid_signature', "X-Shopify-Hmac-Sha256 does not match SHOPIFY_WEBHOOK_SECRET (the app's client secret). Check it and that the body is forwarded unchanged.");
+      throw new AppError(
+        'invalid_signature',
+        "X-Shopify-Hmac-Sha256 does not match SHOPIFY_WEBHOOK_SECRET (the app's client secret). Check it and that the body is forwarded unchanged.",
+      );
     }
     const eventId = headers.get('x-shopify-event-id');
     const topic = headers.get('x-shopify-topic');
@@ -44,9 +47,23 @@ export function createShopifyVerifier(secrets: readonly string[]): Verifier {
 function buildShopifySample(type: string, nowMs: number): Record<string, unknown> {
   const person = samplePerson();
   const at = new Date(nowMs).toISOString();
-  const customer = { id: 706405506930370000 + (nowMs % 100_000), email: person.email, first_name: person.firstName, last_name: person.lastName, created_at: at, updated_at: at };
+  const customer = {
+    id: 706405506930370000 + (nowMs % 100_000),
+    email: person.email,
+    first_name: person.firstName,
+    last_name: person.lastName,
+    created_at: at,
+    updated_at: at,
+  };
   if (type === 'customers/create') return customer;
-  if (type === 'app/uninstalled') return { id: 548380009, name: 'Hookrun Dev Store', email: person.email, domain: 'hookrun-dev.myshopify.com', myshopify_domain: 'hookrun-dev.myshopify.com' };
+  if (type === 'app/uninstalled')
+    return {
+      id: 548380009,
+      name: 'Hookrun Dev Store',
+      email: person.email,
+      domain: 'hookrun-dev.myshopify.com',
+      myshopify_domain: 'hookrun-dev.myshopify.com',
+    };
   return {
     id: 820982911946154500 + (nowMs % 100_000),
     name: '#1001',
@@ -85,7 +102,8 @@ export const shopifyProvider = defineProvider({
   }),
   openapi: {
     summary: 'Shopify webhooks',
-    description: "Secret SHOPIFY_WEBHOOK_SECRET (the app's client secret). Idempotency key: `X-Shopify-Event-Id` (shared by every delivery of one event). Type: `X-Shopify-Topic`. No timestamp is signed and the headers are not: a replay is stopped by the event id and by a SHA-256 of the body (the same body under a new id or topic is a duplicate). The topic is not in the body, so it cannot be checked.",
+    description:
+      "Secret SHOPIFY_WEBHOOK_SECRET (the app's client secret). Idempotency key: `X-Shopify-Event-Id` (shared by every delivery of one event). Type: `X-Shopify-Topic`. No timestamp is signed and the headers are not: a replay is stopped by the event id and by a SHA-256 of the body (the same body under a new id or topic is a duplicate). The topic is not in the body, so it cannot be checked.",
     headers: [
       { name: 'X-Shopify-Hmac-Sha256', description: 'base64 HMAC-SHA256 of the body', required: true },
       { name: 'X-Shopify-Event-Id', description: 'the event id: the idempotency key', required: true },

@@ -30,7 +30,9 @@ export function createSigners(secrets: string[], envName: string): Webhook[] {
     try {
       return new Webhook(secret);
     } catch (error) {
-      throw new ConfigError(`${envName} (secret ${index + 1}) is not a Standard Webhooks secret: ${(error as Error).message}. Copy the "whsec_…" signing secret from the provider's dashboard.`);
+      throw new ConfigError(
+        `${envName} (secret ${index + 1}) is not a Standard Webhooks secret: ${(error as Error).message}. Copy the "whsec_…" signing secret from the provider's dashboard.`,
+      );
     }
   });
 }
@@ -74,12 +76,18 @@ export function verifyStandardSignature(
     return offered.some((value) => secureEqual(value, expected));
   });
   if (!matched) {
-    throw new AppError('invalid_signature', 'No v1 signature matches the configured secret. Check the signing secret and that the body is forwarded unchanged.');
+    throw new AppError(
+      'invalid_signature',
+      'No v1 signature matches the configured secret. Check the signing secret and that the body is forwarded unchanged.',
+    );
   }
   const skew = Math.floor(nowMs / 1000) - seconds;
   if (Math.abs(skew) > toleranceSeconds) {
     const side = skew > 0 ? 'old' : 'in the future';
-    throw new AppError('timestamp_out_of_tolerance', `The webhook timestamp is more than ${toleranceSeconds} s ${side}; check the clocks, or resend the message from the provider.`);
+    throw new AppError(
+      'timestamp_out_of_tolerance',
+      `The webhook timestamp is more than ${toleranceSeconds} s ${side}; check the clocks, or resend the message from the provider.`,
+    );
   }
   return { id, timestamp, signature };
 }

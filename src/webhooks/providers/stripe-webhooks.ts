@@ -32,14 +32,20 @@ async function loadStripeWebhooks(): Promise<{ webhooks: StripeWebhooks; path: '
     ]);
     const webhooks = webhooksModule.createWebhooks(new platform.NodePlatformFunctions());
     if (webhooks?.signature && typeof version.ApiVersion === 'string') {
-      return { webhooks: { signature: webhooks.signature, generateTestHeaderString: (o) => webhooks.generateTestHeaderString(o), apiVersion: version.ApiVersion }, path: 'fast' };
+      return {
+        webhooks: { signature: webhooks.signature, generateTestHeaderString: (o) => webhooks.generateTestHeaderString(o), apiVersion: version.ApiVersion },
+        path: 'fast',
+      };
     }
   } catch {
     // fall through to the package root
   }
   const { default: Stripe } = await import('stripe');
   const webhooks = Stripe.webhooks as unknown as { signature: StripeSignature; generateTestHeaderString: StripeWebhooks['generateTestHeaderString'] };
-  return { webhooks: { signature: webhooks.signature, generateTestHeaderString: (o) => webhooks.generateTestHeaderString(o), apiVersion: Stripe.API_VERSION }, path: 'package' };
+  return {
+    webhooks: { signature: webhooks.signature, generateTestHeaderString: (o) => webhooks.generateTestHeaderString(o), apiVersion: Stripe.API_VERSION },
+    path: 'package',
+  };
 }
 
 const loaded = await loadStripeWebhooks();

@@ -55,13 +55,22 @@ export function createStripeVerifier(secrets: string[]): Verifier {
       }
     }
     if (stale && !matched) {
-      throw new AppError('timestamp_out_of_tolerance', `Stripe-Signature timestamp is more than ${toleranceSeconds} s old; check the clock, or resend the event from the Stripe dashboard.`);
+      throw new AppError(
+        'timestamp_out_of_tolerance',
+        `Stripe-Signature timestamp is more than ${toleranceSeconds} s old; check the clock, or resend the event from the Stripe dashboard.`,
+      );
     }
     if (!matched) {
-      throw new AppError('invalid_signature', 'No Stripe-Signature v1 signature matches the configured secret. Check PAYMENTS_WEBHOOK_SECRET and that the body is forwarded unchanged.');
+      throw new AppError(
+        'invalid_signature',
+        'No Stripe-Signature v1 signature matches the configured secret. Check PAYMENTS_WEBHOOK_SECRET and that the body is forwarded unchanged.',
+      );
     }
     if (timestamp - Math.floor(nowMs / 1000) > toleranceSeconds) {
-      throw new AppError('timestamp_out_of_tolerance', `Stripe-Signature timestamp is more than ${toleranceSeconds} s in the future; check the sender's clock.`);
+      throw new AppError(
+        'timestamp_out_of_tolerance',
+        `Stripe-Signature timestamp is more than ${toleranceSeconds} s in the future; check the sender's clock.`,
+      );
     }
     const { text, value } = parseJsonObject(body);
     return { key: requireString(value, 'id', 'A Stripe event'), type: requireString(value, 'type', 'A Stripe event'), payloadJson: text };
@@ -77,7 +86,9 @@ function refuseApiKeys(setting: SecretSetting): string[] {
     const kind = API_KEY.exec(secret.trim())?.[0];
     if (kind === undefined) continue;
     const which = setting.values.length > 1 ? `value ${index + 1} of ${setting.envName}` : setting.envName;
-    throw new ConfigError(`${which} is a Stripe API key (${kind}…), not a webhook signing secret: a signing secret starts with whsec_ (Stripe dashboard → Developers → Webhooks → the endpoint → Signing secret, or what \`stripe listen\` prints). An API key for reconcile goes in STRIPE_SECRET_KEY.`);
+    throw new ConfigError(
+      `${which} is a Stripe API key (${kind}…), not a webhook signing secret: a signing secret starts with whsec_ (Stripe dashboard → Developers → Webhooks → the endpoint → Signing secret, or what \`stripe listen\` prints). An API key for reconcile goes in STRIPE_SECRET_KEY.`,
+    );
   }
   return setting.values;
 }
@@ -94,8 +105,18 @@ export const stripeProvider = defineProvider({
   createVerifier: (setting) => createStripeVerifier(refuseApiKeys(setting)),
   sampleTypes: STRIPE_SAMPLE_TYPES,
   buildSample: buildStripeSample,
-  envelope: (type, nowMs) => ({ id: providerId('evt', 24), object: 'event', api_version: stripeWebhooks.apiVersion, created: Math.floor(nowMs / 1000), data: { object: {} }, livemode: false, type }),
-  sign: ({ body, secret, nowMs }) => ({ 'stripe-signature': stripeWebhooks.generateTestHeaderString({ payload: body, secret, timestamp: Math.floor(nowMs / 1000) }) }),
+  envelope: (type, nowMs) => ({
+    id: providerId('evt', 24),
+    object: 'event',
+    api_version: stripeWebhooks.apiVersion,
+    created: Math.floor(nowMs / 1000),
+    data: { object: {} },
+    livemode: false,
+    type,
+  }),
+  sign: ({ body, secret, nowMs }) => ({
+    'stripe-signature': stripeWebhooks.generateTestHeaderString({ payload: body, secret, timestamp: Math.floor(nowMs / 1000) }),
+  }),
   openapi: {
     summary: 'Stripe events',
     description: 'Stripe signature scheme; secret PAYMENTS_WEBHOOK_SECRET (or STRIPE_WEBHOOK_SECRET). Idempotency key: the event `id`.',

@@ -38,7 +38,18 @@ function buildSupabaseAuthSample(type: string, nowMs: number): Record<string, un
   const user = { id: uuid(), aud: 'authenticated', role: 'authenticated', email: person.email, phone: '', created_at: at, updated_at: at };
   if (type === 'send_sms') return { user: { ...user, phone: '15558675310' }, sms: { otp: '561166' } };
   const action = type.slice('send_email.'.length) || 'signup';
-  return { user, email_data: { token: '305805', token_hash: uuid().replace(/-/g, ''), redirect_to: 'http://localhost:3000/', email_action_type: action, site_url: 'http://localhost:3000', token_new: '', token_hash_new: '' } };
+  return {
+    user,
+    email_data: {
+      token: '305805',
+      token_hash: uuid().replace(/-/g, ''),
+      redirect_to: 'http://localhost:3000/',
+      email_action_type: action,
+      site_url: 'http://localhost:3000',
+      token_new: '',
+      token_hash_new: '',
+    },
+  };
 }
 
 /** Supabase Auth hooks on `/webhooks/auth` with `AUTH_PROVIDER=supabase`, secret `SUPABASE_AUTH_HOOK_SECRET`. */
@@ -49,7 +60,10 @@ export const supabaseAuthProvider = defineProvider({
   secretEnv: ['SUPABASE_AUTH_HOOK_SECRET'],
   body: 'json',
   credentialHeaders: ['webhook-signature'],
-  missingCredentials: { code: 'missing_signature', message: 'Missing webhook-id/webhook-timestamp/webhook-signature headers: send the request exactly as Supabase Auth signs it.' },
+  missingCredentials: {
+    code: 'missing_signature',
+    message: 'Missing webhook-id/webhook-timestamp/webhook-signature headers: send the request exactly as Supabase Auth signs it.',
+  },
   secrets: hookSecrets,
   createVerifier: (setting) => createSupabaseAuthVerifier(setting),
   sampleTypes: ['send_email.signup', 'send_email.recovery', 'send_email.magiclink', 'send_sms'],
@@ -58,7 +72,8 @@ export const supabaseAuthProvider = defineProvider({
   sign: ({ body, secret, nowMs, messageId }) => signStandard('webhook', secret, body, nowMs, messageId),
   openapi: {
     summary: 'Supabase Auth hooks (AUTH_PROVIDER=supabase)',
-    description: 'Standard Webhooks; secret SUPABASE_AUTH_HOOK_SECRET (`v1,whsec_…`, or AUTH_WEBHOOK_SECRET). Idempotency key: `webhook-id`; type `send_email.<action>` or `send_sms`.',
+    description:
+      'Standard Webhooks; secret SUPABASE_AUTH_HOOK_SECRET (`v1,whsec_…`, or AUTH_WEBHOOK_SECRET). Idempotency key: `webhook-id`; type `send_email.<action>` or `send_sms`.',
     headers: [
       { name: 'webhook-id', description: 'message id: the idempotency key', required: true },
       { name: 'webhook-timestamp', description: 'unix seconds', required: true },

@@ -21,7 +21,10 @@ function unsignedDeliveryKey(headers: Headers): string {
   if (offered === null) return `delivery_${randomUUID()}`;
   const key = offered.trim();
   if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_CHARS) {
-    throw new AppError('invalid_payload', `The Idempotency-Key header must be 1-${MAX_IDEMPOTENCY_KEY_CHARS} characters; leave it out to store every delivery as its own event.`);
+    throw new AppError(
+      'invalid_payload',
+      `The Idempotency-Key header must be 1-${MAX_IDEMPOTENCY_KEY_CHARS} characters; leave it out to store every delivery as its own event.`,
+    );
   }
   return key;
 }
@@ -51,7 +54,10 @@ export function createSupabaseDatabaseVerifier(setting: SecretSetting): Verifier
         throw new AppError('unauthorized', 'Missing Authorization header: add "Authorization: Bearer <DATABASE_WEBHOOK_SECRET>" to the Supabase webhook.');
       }
       if (bearers.length === 0) {
-        throw new AppError('unauthorized', `${setting.envName} is a whsec_ signing key, which is never accepted as a bearer: sign deliveries with Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature), or add a bearer secret of 32+ characters to ${setting.envName} (comma-separated).`);
+        throw new AppError(
+          'unauthorized',
+          `${setting.envName} is a whsec_ signing key, which is never accepted as a bearer: sign deliveries with Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature), or add a bearer secret of 32+ characters to ${setting.envName} (comma-separated).`,
+        );
       }
       if (!secureEqualAny(bearerToken(authorization), bearers)) {
         throw new AppError('unauthorized', 'The Authorization bearer token does not match DATABASE_WEBHOOK_SECRET.');
@@ -77,14 +83,18 @@ export const supabaseDatabaseProvider = defineProvider({
   secretEnv: ['DATABASE_WEBHOOK_SECRET'],
   body: 'json',
   credentialHeaders: ['authorization', 'webhook-signature'],
-  missingCredentials: { code: 'unauthorized', message: 'Missing Authorization header: add "Authorization: Bearer <DATABASE_WEBHOOK_SECRET>" to the Supabase webhook.' },
+  missingCredentials: {
+    code: 'unauthorized',
+    message: 'Missing Authorization header: add "Authorization: Bearer <DATABASE_WEBHOOK_SECRET>" to the Supabase webhook.',
+  },
   createVerifier: (setting) => createSupabaseDatabaseVerifier(setting),
   sampleTypes: SUPABASE_DATABASE_SAMPLE_TYPES,
   normalizeType: (type) => type.toUpperCase(),
   buildSample: buildSupabaseDatabaseSample,
   envelope: (type) => ({ type, table: 'profiles', schema: 'public', record: null, old_record: null }),
   // What the Supabase dashboard sends (a bearer), or Standard Webhooks headers when the secret is a whsec_ signing key.
-  sign: ({ body, secret, nowMs, messageId }) => (secret.startsWith('whsec_') ? signStandard('webhook', secret, body, nowMs, messageId) : { authorization: `Bearer ${secret}` }),
+  sign: ({ body, secret, nowMs, messageId }) =>
+    secret.startsWith('whsec_') ? signStandard('webhook', secret, body, nowMs, messageId) : { authorization: `Bearer ${secret}` },
   openapi: {
     summary: 'Supabase Database Webhooks',
     description:

@@ -77,9 +77,14 @@ export function createTwilioVerifier(tokens: readonly string[], context: Verifie
     const received = new URL(url);
     const signedUrl = context.publicUrl ? new URL(received.pathname + received.search, context.publicUrl).toString() : url;
     const params = readForm(body);
-    const valid = urlVariants(signedUrl).some((candidate) => matchesAnySecret(signature, tokens, (token) => hmac('sha1', token, signedData(candidate, params), 'base64')));
+    const valid = urlVariants(signedUrl).some((candidate) =>
+      matchesAnySecret(signature, tokens, (token) => hmac('sha1', token, signedData(candidate, params), 'base64')),
+    );
     if (!valid) {
-      throw new AppError('invalid_signature', `X-Twilio-Signature does not match TWILIO_AUTH_TOKEN for ${signedUrl}. Behind a proxy, set PUBLIC_URL to the origin Twilio calls.`);
+      throw new AppError(
+        'invalid_signature',
+        `X-Twilio-Signature does not match TWILIO_AUTH_TOKEN for ${signedUrl}. Behind a proxy, set PUBLIC_URL to the origin Twilio calls.`,
+      );
     }
     const token = headers.get('i-twilio-idempotency-token');
     const key = token && token.length <= 255 ? token : `sha256:${createHash('sha256').update(body).digest('hex')}`;

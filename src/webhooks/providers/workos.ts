@@ -23,12 +23,16 @@ export function createWorkosVerifier(secrets: readonly string[]): Verifier {
     const parts = Object.fromEntries(header.split(',').map((p) => p.trim().split('=') as [string, string]));
     const t = parts.t;
     const v1 = parts.v1;
-    if (!t || !/^\d{1,15}$/.test(t) || !v1 || !/^[0-9a-f]{64}$/.test(v1)) throw new AppError('invalid_signature', 'WorkOS-Signature must look like "t=<unix ms>, v1=<hex signature>".');
+    if (!t || !/^\d{1,15}$/.test(t) || !v1 || !/^[0-9a-f]{64}$/.test(v1))
+      throw new AppError('invalid_signature', 'WorkOS-Signature must look like "t=<unix ms>, v1=<hex signature>".');
     if (!matchesAnySecret(v1, secrets, (secret) => hmac('sha256', secret, Buffer.concat([Buffer.from(`${t}.`), body]), 'hex'))) {
       throw new AppError('invalid_signature', 'WorkOS-Signature does not match WORKOS_WEBHOOK_SECRET. Check it and that the body is forwarded unchanged.');
     }
     if (Math.abs(nowMs - Number(t)) > WORKOS_TOLERANCE_SECONDS * 1000) {
-      throw new AppError('timestamp_out_of_tolerance', `WorkOS-Signature t is more than ${WORKOS_TOLERANCE_SECONDS} s from now; check the clock, or resend the event from the WorkOS dashboard.`);
+      throw new AppError(
+        'timestamp_out_of_tolerance',
+        `WorkOS-Signature t is more than ${WORKOS_TOLERANCE_SECONDS} s from now; check the clock, or resend the event from the WorkOS dashboard.`,
+      );
     }
     const { text, value } = parseJsonObject(body);
     return { key: requireString(value, 'id', 'A WorkOS event'), type: requireString(value, 'event', 'A WorkOS event'), payloadJson: text };
@@ -39,8 +43,23 @@ function buildWorkosSample(type: string, nowMs: number): Record<string, unknown>
   const person = samplePerson();
   const at = new Date(nowMs).toISOString();
   const data = type.startsWith('organization.')
-    ? { object: 'organization', id: providerId('org', 26).toUpperCase().replace('ORG_', 'org_'), name: `${person.lastName} Inc.`, created_at: at, updated_at: at }
-    : { object: 'user', id: providerId('user', 26).toUpperCase().replace('USER_', 'user_'), email: person.email, first_name: person.firstName, last_name: person.lastName, email_verified: true, created_at: at, updated_at: at };
+    ? {
+        object: 'organization',
+        id: providerId('org', 26).toUpperCase().replace('ORG_', 'org_'),
+        name: `${person.lastName} Inc.`,
+        created_at: at,
+        updated_at: at,
+      }
+    : {
+        object: 'user',
+        id: providerId('user', 26).toUpperCase().replace('USER_', 'user_'),
+        email: person.email,
+        first_name: person.firstName,
+        last_name: person.lastName,
+        email_verified: true,
+        created_at: at,
+        updated_at: at,
+      };
   return { id: providerId('event', 26).toUpperCase().replace('EVENT_', 'event_'), event: type, data, created_at: at };
 }
 

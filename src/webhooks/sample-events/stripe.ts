@@ -61,7 +61,18 @@ function subscription(type: string, now: number): Record<string, unknown> {
     ended_at: deleted ? now : null,
     items: {
       object: 'list',
-      data: [{ id: providerId('si', 14), object: 'subscription_item', created: start, current_period_end: periodEnd, current_period_start: start, price, quantity: 1, subscription: subscriptionId }],
+      data: [
+        {
+          id: providerId('si', 14),
+          object: 'subscription_item',
+          created: start,
+          current_period_end: periodEnd,
+          current_period_start: start,
+          price,
+          quantity: 1,
+          subscription: subscriptionId,
+        },
+      ],
       has_more: false,
       url: `/v1/subscription_items?subscription=${subscriptionId}`,
     },

@@ -15,7 +15,8 @@ function profileRow(nowMs: number): Record<string, unknown> {
 export function buildSupabaseDatabaseSample(type: string, nowMs: number): Record<string, unknown> {
   const row = profileRow(nowMs);
   const changed = { ...row, full_name: `${row.full_name} Jr.`, updated_at: new Date(nowMs).toISOString() };
-  if (type === 'INSERT') return { type, table: 'profiles', schema: 'public', record: { ...row, created_at: changed.updated_at, updated_at: changed.updated_at }, old_record: null };
+  if (type === 'INSERT')
+    return { type, table: 'profiles', schema: 'public', record: { ...row, created_at: changed.updated_at, updated_at: changed.updated_at }, old_record: null };
   if (type === 'UPDATE') return { type, table: 'profiles', schema: 'public', record: changed, old_record: row };
   return { type, table: 'profiles', schema: 'public', record: null, old_record: row };
 }
