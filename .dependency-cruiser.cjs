@@ -34,14 +34,17 @@ module.exports = {
       severity: 'error',
       comment: 'config.ts builds Config from the environment: it imports the value readers, platform.json, errors and the provider list, nothing that runs.',
       from: { path: '^src/config[.]ts$' },
-      to: { path: '^src/', pathNot: '^src/(errors|config-values|platform-config|config-variables)[.]ts$|^src/webhooks/provider(s/index)?[.]ts$' },
+      to: {
+        path: '^src/',
+        pathNot: '^src/(errors|config-values|config-secrets|platform-config|platform-entries|config-variables)[.]ts$|^src/webhooks/provider(s/index)?[.]ts$',
+      },
     },
     {
       name: 'config-values-are-leaves',
       severity: 'error',
       comment: 'The value readers and platform.json parsing import only errors.ts.',
-      from: { path: '^src/(config-values|platform-config|config-variables)[.]ts$' },
-      to: { path: '^src/', pathNot: '^src/errors[.]ts$' },
+      from: { path: '^src/(config-values|platform-config|platform-entries|config-variables|nearest-key)[.]ts$' },
+      to: { path: '^src/', pathNot: '^src/(errors|nearest-key|platform-entries)[.]ts$' },
     },
     {
       name: 'providers-not-receive',

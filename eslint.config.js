@@ -44,8 +44,9 @@ export default tseslint.config(
   },
   {
     // Explicit exceptions, factories over 100 lines whose closures share state, still to split: capture.ts createChangeCapture (145),
-    // worker.ts createWorker (114), cron-service.ts createCronService (107), and reloader.ts startReloader (112; another branch edits it).
-    files: ['src/changes/capture.ts', 'src/inbox/worker.ts', 'src/cron/cron-service.ts', 'src/dev/reloader.ts'],
+    // worker.ts createWorker (114), cron-service.ts createCronService (107), reloader.ts startReloader (112); and bench/events.ts
+    // objectFor (110), a table of sample objects by event type.
+    files: ['src/changes/capture.ts', 'src/inbox/worker.ts', 'src/cron/cron-service.ts', 'src/dev/reloader.ts', 'bench/events.ts'],
     rules: { 'max-lines-per-function': ['error', { max: 150, skipBlankLines: true, skipComments: true }] },
   },
 );

@@ -1,35 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
-
-/**
- * One entry of platform.json `crons`, as written (validated by cron/schedule.ts):
- * Vercel's `{ path, schedule }` for a job file, or `{ name, url, schedule }` for
- * a job in any runtime that answers HTTP; both may add a time zone and a time-out.
- */
-export interface CronEntry {
-  /** `/cron/<job>`: the job file `jobs/<job>.ts` of the project (or a shipped job). */
-  path?: string;
-  /** An HTTP target's job name (its route `/cron/<name>` and its history). */
-  name?: string;
-  /** An HTTP target: called on each tick, with `Authorization: Bearer <the tokenEnv value>` when it names one. */
-  url?: string;
-  /** An HTTP target's own token: the env variable whose value is its bearer (never hookrun's CRON_SECRET). */
-  tokenEnv?: string;
-  /** That variable's value, read at start-up; undefined when unset (the runs then fail, saying so). */
-  token?: string;
-  /** Call a plain `http://` URL on another machine (the token crosses the network unencrypted); default false. */
-  allowHttp?: boolean;
-  /** An HTTP target's method (default GET, as Vercel calls). */
-  method?: 'GET' | 'POST';
-  schedule: string;
-  /** IANA zone the expression is read in (default: the job file's, else UTC). */
-  timezone?: string;
-  /** An HTTP target's time limit in ms (a job file sets its own). */
-  timeoutMs?: number;
-  /** An HTTP target's policies, as a job file writes them (`defineJob` checks them). */
-  policy?: Record<string, unknown>;
-}
+import { nearestKey } from './nearest-key.js';
+import type { CronEntry, WebhookSchemeEntry } from './platform-entries.js';
 
 /** Fields an HTTP target may carry that a job file sets in `defineJob`. */
 const POLICY_KEYS = ['retries', 'catchUp', 'catchUpWindow', 'catchUpMax', 'overlap'] as const;
@@ -204,24 +177,6 @@ function readPlatformFile(path: string): PlatformFile {
   throw new ConfigError(`${path}${where ? ` ${where}` : ''}: ${issue.message}`);
 }
 
-/** The known key within 3 edits of `key` (case ignored), nearest first; undefined when none is that close. */
-function nearestKey(key: string, known: readonly string[]): string | undefined {
-  const distance = (a: string, b: string): number => {
-    let row = Array.from({ length: b.length + 1 }, (_, i) => i);
-    for (let i = 1; i <= a.length; i++) {
-      const next = [i];
-      for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      row = next;
-    }
-    return row[b.length]!;
-  };
-  const scored = known
-    .map((k) => [k, distance(key.toLowerCase(), k)] as const)
-    .filter(([, d]) => d <= 3)
-    .sort((x, y) => x[1] - y[1]);
-  return scored[0]?.[0];
-}
-
 /** Parse the `crons` array of platform.json (HTTP targets' tokens read from `env`); shape only, the cron module checks jobs, URLs and expressions. */
 export function readPlatformConfig(path: string, env: Record<string, string | undefined> = {}): CronEntry[] {
   return readPlatformFile(path).crons.map(({ method: written, tokenEnv, ...entry }) => {
@@ -236,29 +191,6 @@ export function readPlatformConfig(path: string, env: Record<string, string | un
       policy: Object.keys(policy).length > 0 ? policy : undefined,
     };
   });
-}
-
-/**
- * One entry of platform.json `webhooks`: a sender hookrun does not ship,
- * verified by an HMAC of the body (or of `<timestamp>.<body>`) in a header.
- */
-export interface WebhookSchemeEntry {
-  /** `/webhooks/<route>`, also the events' source. */
-  route: string;
-  /** The env variable holding the secret (a comma-separated list rotates). */
-  secretEnv: string;
-  algorithm: 'sha1' | 'sha256' | 'sha512';
-  /** The header carrying the signature. */
-  header: string;
-  encoding: 'hex' | 'base64';
-  /** Text before the digest in the header (`sha256=`); default none. */
-  prefix: string;
-  /** A header with the signing time in unix seconds; then `<timestamp>.<body>` is signed. */
-  timestampHeader: string | undefined;
-  toleranceSeconds: number;
-  /** Dotted JSON paths of the idempotency key and the event type in the body. */
-  keyPath: string;
-  typePath: string;
 }
 
 /** Parse the `webhooks` array of platform.json: custom senders, validated at start-up like the crons. */

@@ -6,7 +6,7 @@ import { withHttpTargets } from '../cron/http-target.js';
 import { validateCrons, type ScheduledJob } from '../cron/schedule.js';
 import { tickInZone } from '../cron/time-zone.js';
 import { registerCronControls } from './cron-controls.js';
-import type { CronRunResult } from '../cron/run-job.js';
+import type { CronRunResult } from '../cron/runner-deps.js';
 import type { CronRunRow } from '../db/cron-runs.js';
 import { AdminRequestError, withAdminClient } from './admin-client.js';
 import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, shortTime } from './output.js';
@@ -141,6 +141,19 @@ export function registerCronCommands(program: Command): void {
       }),
     );
 
+  registerCronRunsCommand(cron);
+}
+
+/** A run's output under its summary line, each line indented. */
+function indented(output: string): string {
+  return `${output
+    .split('\n')
+    .map((line) => `  | ${line}`)
+    .join('\n')}\n`;
+}
+
+/** `hookrun cron runs`: the run history, newest first. */
+function registerCronRunsCommand(cron: Command): void {
   cron
     .command('runs')
     .description('recent runs, newest first, each with the last lines its job logged')
@@ -162,12 +175,4 @@ export function registerCronCommands(program: Command): void {
         }
       }),
     );
-}
-
-/** A run's output under its summary line, each line indented. */
-function indented(output: string): string {
-  return `${output
-    .split('\n')
-    .map((line) => `  | ${line}`)
-    .join('\n')}\n`;
 }

@@ -123,6 +123,11 @@ export function registerEventsCommands(program: Command): void {
       }),
     );
 
+  registerEventsReplayCommand(events);
+}
+
+/** `hookrun events replay`: one event, one handler of it, or every event of a status, processed again. */
+function registerEventsReplayCommand(events: Command): void {
   events
     .command('replay')
     .description('put events back in the queue: one by id, or every event of a status (e.g. --status dead)')

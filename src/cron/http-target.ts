@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type { Config } from '../config.js';
 import { ConfigError } from '../errors.js';
-import type { CronEntry } from '../platform-config.js';
+import type { CronEntry } from '../platform-entries.js';
 import { DEFAULT_JOB_TIMEOUT_MS, defineJob, type JobDefinition, type JobSpec } from './job.js';
 import { displayPath } from '../module-files.js';
 import { JOB_NAME, type JobRegistry } from './registry.js';

@@ -4,7 +4,8 @@ import type { Database } from '../db/database.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { JobRegistry } from './registry.js';
-import { INSTANCE, retryRule, type JobRunner } from './run-job.js';
+import { retryRule, type JobRunner } from './run-job.js';
+import { INSTANCE } from './runner-deps.js';
 
 /** What starting pending runs needs. */
 export interface PendingDeps {

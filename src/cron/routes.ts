@@ -3,7 +3,7 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import { Hono, type Context } from 'hono';
 import { AppError } from '../errors.js';
 import { bearerToken, secureEqual } from '../secure-compare.js';
-import type { CronRunResult } from './run-job.js';
+import type { CronRunResult } from './runner-deps.js';
 import { unknownJobMessage, type JobRegistry } from './registry.js';
 
 /** What the `/cron` sub-app needs. */

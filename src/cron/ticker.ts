@@ -1,7 +1,7 @@
 import { backoffMs } from '../backoff.js';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
-import { lastScheduledFor } from '../db/cron-runs.js';
+import { lastScheduledFor } from '../db/cron-run-history.js';
 import { enqueueRuns } from '../db/cron-queue.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';

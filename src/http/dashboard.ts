@@ -1,6 +1,5 @@
 import { Hono, type Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { SOURCES } from '../webhooks/providers/index.js';
 import { isSessionRevoked, revokeSession } from '../db/admin-sessions.js';
 import { EVENT_STATUSES, countEventsByStatus, countsPerMinute, getEvent, listAttempts, listEvents } from '../db/events.js';
@@ -8,47 +7,12 @@ import { AppError } from '../errors.js';
 import { replayEvent, replayEventsByStatus } from '../inbox/replay.js';
 import type { AdminApiDeps } from './admin.js';
 import { secureEqual } from '../secure-compare.js';
-import { createSession, csrfToken, csrfTokenMatches, sessionIsValid, SESSION_SECONDS } from './admin-auth.js';
+import { createSession, csrfTokenMatches, sessionIsValid, SESSION_SECONDS } from './admin-auth.js';
 import { socketAddress } from '../cron/routes.js';
 import { MIRROR_TABLES, listMirrorRows, type MirrorTable } from '../db/mirror-read.js';
 import { eventPage, loginPage, messagePage, mirrorPage, overviewPage, replayOutcome } from './dashboard-pages.js';
 import { LoginThrottle } from './login-throttle.js';
-
-/** The session cookie; scoped to /admin, HttpOnly, SameSite=Strict. */
-export const SESSION_COOKIE = 'hookrun_admin';
-
-const SECURITY_HEADERS: Record<string, string> = {
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'same-origin', // with no-referrer Chromium sends "Origin: null" on our own form posts
-  'cache-control': 'no-store',
-};
-
-function page(c: Context, body: string, statusCode: number = 200): Response {
-  return c.html(body, statusCode as ContentfulStatusCode, SECURITY_HEADERS);
-}
-
-function isHttps(c: Context): boolean {
-  return new URL(c.req.url).protocol === 'https:' || c.req.header('x-forwarded-proto') === 'https';
-}
-
-/** Refuse a cross-site form post: a browser always sends Origin on POST; it must be this host. */
-function sameOrigin(c: Context): boolean {
-  const origin = c.req.header('origin');
-  if (origin === undefined || origin === 'null') return origin === undefined;
-  try {
-    const host = c.req.header('x-forwarded-host') ?? c.req.header('host') ?? new URL(c.req.url).host;
-    return new URL(origin).host === host;
-  } catch {
-    return false;
-  }
-}
-
-async function formField(c: Context, name: string): Promise<string | undefined> {
-  const body = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
-  const value = (body as Record<string, unknown>)[name];
-  return typeof value === 'string' ? value : undefined;
-}
+import { csrfOf, formField, isHttps, page, sameOrigin, SECURITY_HEADERS, SESSION_COOKIE } from './dashboard-http.js';
 
 /**
  * The dashboard at `/admin`: server-rendered HTML on the same query modules
@@ -96,7 +60,6 @@ async function session(c: Context, deps: AdminApiDeps): Promise<string | undefin
 }
 
 /** The session's CSRF token; only behind the session guard, which let only a live session through: its cookie is the session. */
-const csrfOf = (c: Context, deps: AdminApiDeps) => csrfToken(getCookie(c, SESSION_COOKIE) ?? '', deps.config.adminToken!);
 
 function addLoginRoutes(app: Hono, deps: AdminApiDeps): void {
   const { clock } = deps;

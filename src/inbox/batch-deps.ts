@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
-import type { ClaimedEvent } from '../db/inbox-queue.js';
+import type { ClaimedEvent, Settlement } from '../db/inbox-queue.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { HandlerRegistry } from './handlers/registry.js';
@@ -25,3 +25,15 @@ export interface BatchDeps {
   /** Told of each event settled `dead`, after the commit (alerts). Must not throw or block. */
   onDead?: (event: ClaimedEvent, error: string) => void;
 }
+
+/** Thrown inside the batch transaction to roll it back and fall back to one event at a time. */
+export const BATCH_ABANDONED = new Error('batch abandoned');
+
+/** Whether the shared transaction broke (by which event) or was given up. */
+export interface BatchState {
+  brokenBy: number | undefined;
+  abandoned: boolean;
+}
+
+/** How a claim's shared transaction ended: committed with its settlements, or rolled back with the outcomes it decided. */
+export type BatchResult = { kind: 'committed'; settlements: Settlement[]; owned: number[] } | { kind: 'fallback'; decided: Settlement[] };

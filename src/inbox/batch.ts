@@ -3,35 +3,17 @@ import type { Queryable } from '../db/database.js';
 import { claimDueEvents, releaseClaims, type ClaimedEvent, type Settlement } from '../db/inbox-queue.js';
 import { settleEvents } from '../db/inbox-settle.js';
 import { WriteBatch } from '../db/write-batch.js';
-import type { BatchDeps } from './batch-deps.js';
+import { BATCH_ABANDONED, type BatchDeps, type BatchResult, type BatchState } from './batch-deps.js';
 import { BatchMetrics } from './batch-metrics.js';
 import { startLeaseHeartbeat } from './lease-heartbeat.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
-import { pendingHandlers, settleHandlers, settlesApart, type HandlerOutcome } from './deliveries.js';
+import { outcome, pendingHandlers, processed, settleHandlers, settlesApart, type HandlerOutcome } from './deliveries.js';
 import { eventFields, HandlerTimeout, runAndFlush, runHandler, SAVEPOINT } from './handler-run.js';
 import type { RegisteredHandler } from './handlers/registry.js';
 import { settleFailure, settleWithoutHandler } from './settle.js';
 
-/** Thrown inside the batch transaction to roll it back and fall back to one event at a time. */
-const BATCH_ABANDONED = new Error('batch abandoned');
-
-/** Whether the shared transaction broke (by which event) or was given up. */
-interface BatchState {
-  brokenBy: number | undefined;
-  abandoned: boolean;
-}
-
-type BatchResult = { kind: 'committed'; settlements: Settlement[]; owned: number[] } | { kind: 'fallback'; decided: Settlement[] };
-
 const typeKey = (event: ClaimedEvent) => `${event.source}\u0000${event.type}`;
-const outcome = (handler: RegisteredHandler, settlement: Settlement, startedAt: number, started: number): HandlerOutcome => ({
-  handler: handler.name,
-  settlement,
-  startedAt,
-  durationMs: performance.now() - started,
-});
-const processed = (event: ClaimedEvent): Settlement => ({ id: event.id, attempts: event.attempts, status: 'processed' });
 
 /**
  * One claim of up to `batchSize` due events, processed and settled. Their
@@ -73,10 +55,8 @@ class BatchRunner {
   private failure(event: ClaimedEvent, handler: string, error: unknown): Settlement {
     const settlement = settleFailure(event, error, this.deps.policy, this.deps.clock.now(), this.deps.random);
     const message = settlement.status === 'failed' || settlement.status === 'dead' ? settlement.error : messageOf(error);
-    this.deps.log[settlement.status === 'dead' ? 'error' : 'warn'](
-      { ...eventFields(event), handler, attempts: event.attempts, err: { message } },
-      `event ${settlement.status}`,
-    );
+    const level = settlement.status === 'dead' ? 'error' : 'warn';
+    this.deps.log[level]({ ...eventFields(event), handler, attempts: event.attempts, err: { message } }, `event ${settlement.status}`);
     return settlement;
   }
 

@@ -75,3 +75,14 @@ export function settleHandlers(event: ClaimedEvent, outcomes: HandlerOutcome[], 
   if (dead.length > 0) return { ...base, status: 'dead', error: joined(dead.map(([name, d]) => `${name}: ${d.error ?? 'dead'}`)), deliveries: { done } };
   return { ...base, status: 'processed', deliveries: { done } };
 }
+
+/** A handler's outcome, timed from `started` (performance.now()) and stamped with `startedAt` (the clock). */
+export const outcome = (handler: RegisteredHandler, settlement: Settlement, startedAt: number, started: number): HandlerOutcome => ({
+  handler: handler.name,
+  settlement,
+  startedAt,
+  durationMs: performance.now() - started,
+});
+
+/** A fresh `processed` settlement for the event (each handler's own: settleHandlers may complete it in place). */
+export const processed = (event: ClaimedEvent): Settlement => ({ id: event.id, attempts: event.attempts, status: 'processed' });

@@ -1,7 +1,7 @@
 import type { Context, Hono } from 'hono';
 import { ManualClock } from '../../src/clock.js';
 import type { Config } from '../../src/config.js';
-import type { CronEntry } from '../../src/platform-config.js';
+import type { CronEntry } from '../../src/platform-entries.js';
 import { createCronService, type CronService } from '../../src/cron/cron-service.js';
 import { defineJob, type JobSpec } from '../../src/cron/job.js';
 import type { JobRegistry } from '../../src/cron/registry.js';

@@ -315,13 +315,11 @@ describe('hostile input for the senders beyond Stripe, Clerk and Supabase webhoo
   });
 
   async function post(name: string, headers: Headers, body: Uint8Array | string): Promise<{ status: number; body: string }> {
-    const res = await apps
-      .get(name)!
-      .request(`${URL_BASE}/webhooks/${SCHEMES[name as keyof typeof SCHEMES].route ?? name}`, {
-        method: 'POST',
-        headers,
-        body: (typeof body === 'string' ? encoder.encode(body) : body) as Uint8Array<ArrayBuffer>,
-      });
+    const res = await apps.get(name)!.request(`${URL_BASE}/webhooks/${SCHEMES[name as keyof typeof SCHEMES].route ?? name}`, {
+      method: 'POST',
+      headers,
+      body: (typeof body === 'string' ? encoder.encode(body) : body) as Uint8Array<ArrayBuffer>,
+    });
     const text = await res.text();
     statuses[res.status] = (statuses[res.status] ?? 0) + 1;
     recordResponse(`hostile ${name}`, res.status, res.headers, text);
@@ -354,23 +352,15 @@ describe('hostile input for the senders beyond Stripe, Clerk and Supabase webhoo
         bytes[at % bytes.length]! ^= xor;
         return { headers: scheme.sign(body, id), body: bytes as Uint8Array | string };
       }),
-      fc
-        .string({ minLength: 1, maxLength: 10 })
-        .map((extra) => (body: string, id: string) => ({
-          headers: scheme.sign(body, id),
-          body: body + (scheme.contentType.includes('form') ? `&x${extra}=1` : extra),
-        })),
+      fc.string({ minLength: 1, maxLength: 10 }).map((extra) => (body: string, id: string) => ({
+        headers: scheme.sign(body, id),
+        body: body + (scheme.contentType.includes('form') ? `&x${extra}=1` : extra),
+      })),
       fc.nat().map((cut) => (body: string, id: string) => ({ headers: scheme.sign(body, id), body: body.slice(0, cut % body.length) })),
-      fc
-        .string({ minLength: 1, maxLength: 20 })
-        .map((wrong) => (body: string, id: string) => ({
-          headers: scheme.sign(
-            body,
-            id,
-            name === 'resend' ? `whsec_${Buffer.from(`x${wrong}`.padEnd(24, 'y')).toString('base64')}` : `${wrong}-not-the-secret`,
-          ),
-          body,
-        })),
+      fc.string({ minLength: 1, maxLength: 20 }).map((wrong) => (body: string, id: string) => ({
+        headers: scheme.sign(body, id, name === 'resend' ? `whsec_${Buffer.from(`x${wrong}`.padEnd(24, 'y')).toString('base64')}` : `${wrong}-not-the-secret`),
+        body,
+      })),
       fc.constant((body: string, id: string) => {
         const headers = scheme.sign(body, id);
         delete headers[scheme.signatureHeader];

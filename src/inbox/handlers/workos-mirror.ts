@@ -20,16 +20,14 @@ const at = (value: string | null | undefined, fallback: Date) => {
 
 async function upsertWorkosUser(ctx: HandlerContext): Promise<void> {
   const { data } = parsePayload(workosUser, ctx.event);
-  ctx.batch
-    .of(IDENTITY_MIRROR)
-    .user({
-      id: data.id,
-      email: data.email ?? null,
-      firstName: data.first_name ?? null,
-      lastName: data.last_name ?? null,
-      at: at(data.updated_at, ctx.event.receivedAt),
-      provider: 'workos',
-    });
+  ctx.batch.of(IDENTITY_MIRROR).user({
+    id: data.id,
+    email: data.email ?? null,
+    firstName: data.first_name ?? null,
+    lastName: data.last_name ?? null,
+    at: at(data.updated_at, ctx.event.receivedAt),
+    provider: 'workos',
+  });
 }
 
 /**
