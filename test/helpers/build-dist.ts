@@ -67,6 +67,9 @@ export function ensureDistBuilt(): Promise<void> {
         mkdirSync(LOCK_DIR);
         break;
       } catch {
+        // A lock older than a build can take was left by a killed run: take it over.
+        const lockedAt = statSync(LOCK_DIR, { throwIfNoEntry: false })?.mtimeMs ?? Date.now();
+        if (Date.now() - lockedAt > 2 * BUILD_TIMEOUT_MS) rmSync(LOCK_DIR, { recursive: true, force: true });
         if (Date.now() > deadline) throw new Error(`another test worker holds ${LOCK_DIR}; remove it if no build runs`);
         await new Promise((r) => setTimeout(r, 200));
       }
