@@ -10,7 +10,7 @@ import { backendCpu, backendCpuSpent, createDatabase } from './servers.js';
 import { spread, type Spread } from './stats.js';
 
 /**
- * Issue 17's PostgreSQL levers, each measured alone against the shipped
+ * The PostgreSQL levers, each measured alone against the shipped
  * schema in the same run: the same distinct Stripe events stored through the
  * real group-commit writer (50 in flight), then drained by the real worker
  * with the shipped handlers, on a fresh database per variant, variants taking

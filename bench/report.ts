@@ -21,7 +21,7 @@ export interface BenchReport {
   processing?: { embedded: ProcessingFigures; postgres: ProcessingFigures };
   cron?: CronFigures;
   storage?: StorageFigures[];
-  /** Issue 17's PostgreSQL levers, each alone against the shipped schema. */
+  /** The PostgreSQL levers, each alone against the shipped schema. */
   levers?: LeverFigures[];
   /** A Clerk backlog drained by `hookrun start`, per build (`--baseline`) and storage kind. */
   authDrain?: AuthDrainFigures[];

@@ -23,7 +23,7 @@ interface ChangeRow {
 const accountInserts = (from: number, count: number): Array<[string, unknown[]]> =>
   Array.from({ length: count }, (_, i) => ['INSERT INTO accounts (id, balance, note) VALUES ($1, 0, $2)', [from + i, `account ${from + i}`]]);
 
-// Issue 11's crash test: 2,000 inserts in 20 transactions, 500 updates, 100 deletes, hookrun killed with -9 while it
+// The capture crash test: 2,000 inserts in 20 transactions, 500 updates, 100 deletes, hookrun killed with -9 while it
 // captures and restarted; then hookrun stopped while writes go on. Every committed change exactly once, in order per row.
 describe.skipIf(!available)('database changes captured from the WAL, through kill -9 and downtime', () => {
   let hookrunDb: TestDatabase;

@@ -8,7 +8,7 @@ import { reportFigures } from '../helpers/figures.js';
 import { checkoutCompleted, sendDelivery } from '../helpers/signed-deliveries.js';
 import { pollUntil, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
 
-/** The security review's attack (issue 13, finding 2): this many uploads of 1 MiB − 1 byte that then stall. */
+/** The security review's attack on stalled uploads: this many uploads of 1 MiB − 1 byte that then stall. */
 const CONNECTIONS = 2000;
 const DECLARED = 1024 * 1024;
 const CHUNK = Buffer.alloc(64 * 1024, 0x61);
