@@ -42,9 +42,16 @@ module.exports = {
     {
       name: 'config-values-are-leaves',
       severity: 'error',
-      comment: 'The value readers and platform.json parsing import only errors.ts.',
+      comment: "The value readers and platform.json parsing import only errors.ts (and, as a type, the custom sender's scheme).",
       from: { path: '^src/(config-values|platform-config|platform-entries|config-variables|nearest-key)[.]ts$' },
-      to: { path: '^src/', pathNot: '^src/(errors|nearest-key|platform-entries)[.]ts$' },
+      to: { path: '^src/', pathNot: '^src/(errors|nearest-key|platform-entries)[.]ts$|^src/webhooks/providers/custom[.]ts$' },
+    },
+    {
+      name: 'config-values-type-only-scheme',
+      severity: 'error',
+      comment: "The custom sender's scheme reaches the value readers as a type only (nothing of the provider runs in config).",
+      from: { path: '^src/(config-values|platform-config|platform-entries|config-variables|nearest-key)[.]ts$' },
+      to: { path: '^src/webhooks/providers/custom[.]ts$', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'providers-not-receive',

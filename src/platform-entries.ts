@@ -1,3 +1,5 @@
+import type { CustomScheme } from './webhooks/providers/custom.js';
+
 /**
  * One entry of platform.json `crons`, as written (validated by cron/schedule.ts):
  * Vercel's `{ path, schedule }` for a job file, or `{ name, url, schedule }` for
@@ -30,22 +32,6 @@ export interface CronEntry {
 /**
  * One entry of platform.json `webhooks`: a sender hookrun does not ship,
  * verified by an HMAC of the body (or of `<timestamp>.<body>`) in a header.
+ * The custom sender's own shape (type only: the providers import no config).
  */
-export interface WebhookSchemeEntry {
-  /** `/webhooks/<route>`, also the events' source. */
-  route: string;
-  /** The env variable holding the secret (a comma-separated list rotates). */
-  secretEnv: string;
-  algorithm: 'sha1' | 'sha256' | 'sha512';
-  /** The header carrying the signature. */
-  header: string;
-  encoding: 'hex' | 'base64';
-  /** Text before the digest in the header (`sha256=`); default none. */
-  prefix: string;
-  /** A header with the signing time in unix seconds; then `<timestamp>.<body>` is signed. */
-  timestampHeader: string | undefined;
-  toleranceSeconds: number;
-  /** Dotted JSON paths of the idempotency key and the event type in the body. */
-  keyPath: string;
-  typePath: string;
-}
+export type WebhookSchemeEntry = CustomScheme;
