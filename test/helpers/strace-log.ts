@@ -58,20 +58,29 @@ export function isHttpResponse(call: Syscall, status: string): boolean {
 }
 
 /**
- * For the response `answer`, each WAL segment whose last write completed
- * before the response began, and whether an fsync or fdatasync of that same
- * segment began after that write ended and ended before the response began.
+ * Whether the WAL was on disk when the response `answer` began. A commit
+ * writes its WAL and fsyncs it before it returns, so the last WAL fsync that
+ * began after `since` (the previous response) and ended before `answer` is
+ * where the answered commit became durable at the latest. Every segment
+ * written before that fsync must have been fsynced after its last such write
+ * and by then. WAL written after it belongs to a transaction that had not
+ * committed when the response went out (on the embedded database's one
+ * session, the worker's batch), so it is not judged. `lastSync` is undefined
+ * when no WAL fsync happened in the window at all.
  */
-export function walSyncedBefore(calls: Syscall[], answer: Syscall): { segment: string; synced: boolean }[] {
+export function walSyncedBefore(calls: Syscall[], since: Syscall, answer: Syscall): { lastSync?: Syscall; segments: { segment: string; synced: boolean }[] } {
+  const lastSync = calls.filter((c) => isWalSync(c) && c.entry > since.entry && c.exit < answer.entry).at(-1);
+  if (!lastSync) return { segments: [] };
   const lastWrite = new Map<string, Syscall>();
   for (const call of calls) {
     const segment = walSegment(call);
-    if (segment && WRITES.has(call.name) && call.exit < answer.entry) lastWrite.set(segment, call);
+    if (segment && WRITES.has(call.name) && call.exit < lastSync.entry) lastWrite.set(segment, call);
   }
-  return [...lastWrite].map(([segment, write]) => ({
+  const segments = [...lastWrite].map(([segment, write]) => ({
     segment,
-    synced: calls.some((c) => SYNCS.has(c.name) && walSegment(c) === segment && c.entry > write.exit && c.exit < answer.entry),
+    synced: calls.some((c) => SYNCS.has(c.name) && walSegment(c) === segment && c.entry > write.exit && c.exit <= lastSync.exit),
   }));
+  return { lastSync, segments };
 }
 
 /** True for a write to a WAL segment. */

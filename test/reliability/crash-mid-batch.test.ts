@@ -32,25 +32,31 @@ const BACKLOG_SQL = `
                'created_at', $3::bigint + g, 'updated_at', $3::bigint + g))
          END
   FROM generate_series(1, $2::int) g ORDER BY g`;
-const KILL_AFTER_LISTENING_MS = 400;
 const MAX_CRASHES = 3;
 
 interface Target {
   spawnEnv: { dataDir?: string; databaseUrl?: string };
   inspect: { dataDir?: string; url?: string };
-  /** Send SIGKILL at a moment the worker is likely to hold claims. */
+  /** Send SIGKILL at a moment the worker holds claims. */
   killMidBatch(victim: HookrunProcess): Promise<void>;
   cleanup(): Promise<void>;
 }
 
 /**
  * The embedded database has one process, so nothing can look inside while
- * the victim runs: kill a moment after it starts listening, when the worker
- * has begun on the backlog (its drain takes seconds there).
+ * the victim runs: watch its log instead, and kill at the first handler's
+ * debug line (every 10th backlog event is a database change, and its handler
+ * logs "database change recorded"), when a batch is claimed and running. A
+ * fixed delay after start-up missed the drain on a loaded machine.
  */
-async function killAfterListening(victim: HookrunProcess): Promise<void> {
-  await pollUntil('the "listening" log line', 60_000, async () => (victim.output().includes('"url":"http') ? true : undefined));
-  setTimeout(() => victim.kill('SIGKILL'), KILL_AFTER_LISTENING_MS);
+async function killAtFirstHandlerLine(victim: HookrunProcess): Promise<void> {
+  await pollUntil(
+    'a handler\'s "database change recorded" log line',
+    60_000,
+    () => (victim.output().includes('database change recorded') || victim.exited ? true : undefined),
+    2,
+  );
+  victim.kill('SIGKILL');
 }
 
 /**
@@ -76,7 +82,12 @@ const kinds = [
     make: async (): Promise<Target> => {
       const dataDir = await mkdtemp(join(tmpdir(), 'hookrun-rel-batch-'));
       await seedDataDir(dataDir);
-      return { spawnEnv: { dataDir }, inspect: { dataDir }, killMidBatch: killAfterListening, cleanup: () => rm(dataDir, { recursive: true, force: true }) };
+      return {
+        spawnEnv: { dataDir },
+        inspect: { dataDir },
+        killMidBatch: killAtFirstHandlerLine,
+        cleanup: () => rm(dataDir, { recursive: true, force: true }),
+      };
     },
   },
   ...(process.env.TEST_DATABASE_URL
