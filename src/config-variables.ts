@@ -24,6 +24,19 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
     description: "`postgres://…`: share one PostgreSQL between many instances; it may be your product's own database",
   },
   {
+    name: 'DATABASE_POOLER',
+    default: '`none`',
+    feature: 'database',
+    description:
+      "`transaction` when DATABASE_URL goes through a pooler in transaction mode (PgBouncer's `pool_mode=transaction`, Supabase's port 6543, Neon's `-pooler` host): no settings in the connection's start-up packet, and LISTEN only over DATABASE_DIRECT_URL (without it, instances find new events by a 1 s poll). `session` for a pooler in session mode; `none` for a direct connection",
+  },
+  {
+    name: 'DATABASE_DIRECT_URL',
+    default: 'unset',
+    feature: 'database',
+    description: "the database DATABASE_URL reaches, without the pooler (as Prisma's `directUrl`): migrations and LISTEN use it",
+  },
+  {
     name: 'HOOKRUN_SCHEMA',
     default: '`hookrun`',
     feature: 'database',

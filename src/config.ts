@@ -2,20 +2,21 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError } from './errors.js';
 import {
-  parseSetting,
-  POSTGRES_URL,
   readAlerts,
   readChanges,
+  readDatabaseUrl,
   readInt,
   readOneOf,
   readOnOff,
   readOrigin,
+  readPooler,
   readRetention,
   readSchema,
   readStripe,
   type AlertSettings,
   type ChangesSettings,
   type Env,
+  type PoolerSettings,
   type RetentionDays,
   type StripeSettings,
 } from './config-values.js';
@@ -88,6 +89,8 @@ export interface Config {
   host: string | undefined;
   /** Unset → embedded PGlite in `dataDir`. */
   databaseUrl: string | undefined;
+  /** `DATABASE_POOLER` and `DATABASE_DIRECT_URL`: a pooler in front of DATABASE_URL, and the direct connection beside it. */
+  pooler: PoolerSettings;
   /** `HOOKRUN_SCHEMA` (default `hookrun`): the PostgreSQL schema of hookrun's tables, on PostgreSQL and embedded alike. */
   schema: string;
   /** `DATABASE_PREPARED_STATEMENTS` (default off): prepare hot statements once per connection; less PostgreSQL CPU, but slower HTTP ingest in the bench. */
@@ -160,9 +163,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
   const logLevel = readOneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info', `LOG_LEVEL="${env.LOG_LEVEL}" is not valid: use one of ${LOG_LEVELS.join(', ')}.`);
   const scheduler = readOnOff(env, 'SCHEDULER', true);
-  const databaseUrl = env.DATABASE_URL || undefined;
-  if (databaseUrl)
-    parseSetting(POSTGRES_URL, databaseUrl, 'DATABASE_URL must start with postgres:// or postgresql:// (unset it to use the embedded database).');
+  const databaseUrl = readDatabaseUrl(env);
   const projectDir = resolve(cwd, env.HOOKRUN_PROJECT || '.');
   const platformConfigPath = resolve(projectDir, env.PLATFORM_CONFIG || 'platform.json');
   const providers = readProviderChoice(env);
@@ -173,6 +174,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     port: readInt(env, 'PORT', 3002, 0, 65535),
     host: env.HOST || undefined,
     databaseUrl,
+    pooler: readPooler(env, databaseUrl),
     schema: readSchema(env),
     preparedStatements: readOnOff(env, 'DATABASE_PREPARED_STATEMENTS', false),
     dataDir: resolve(cwd, env.DATA_DIR || '.data'),

@@ -20,6 +20,8 @@ export async function startService(config: Config, options: ServiceOptions): Pro
     options.db ??
     openDatabase({
       databaseUrl: config.databaseUrl,
+      pooler: config.pooler.mode,
+      directUrl: config.pooler.directUrl,
       schema: config.schema,
       namedStatements: config.preparedStatements,
       dataDir: config.dataDir,

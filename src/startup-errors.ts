@@ -47,6 +47,10 @@ export function explainDatabaseError(error: unknown, databaseUrl: string): Confi
     );
   if (code === '28P01' || code === '28000')
     return new ConfigError(`PostgreSQL at ${server} refused the credentials in DATABASE_URL (${said}): set DATABASE_URL with a user and password it accepts.`);
+  if (/unsupported startup parameter/i.test(said))
+    return new ConfigError(
+      `${server} is a connection pooler that refuses the session settings hookrun sends at connect (${said}): set DATABASE_POOLER=transaction (or session, as its pool mode is), and DATABASE_DIRECT_URL to the database without the pooler.`,
+    );
   return new ConfigError(
     `Cannot reach PostgreSQL at ${server} (${said}): start it, or set DATABASE_URL to a server that answers (without DATABASE_URL, hookrun uses its embedded database in DATA_DIR).`,
   );

@@ -41,11 +41,15 @@ export async function checkConfig(config: Config) {
   for (const w of config.customWebhooks)
     if (!w.secret) warnings.push(`${w.secretEnv} is not set: /webhooks/${w.route} (platform.json) answers 503 not_configured.`);
   if (!config.cronSecret) warnings.push('CRON_SECRET is not set: /cron/* answers only callers on this machine.');
+  if (config.pooler.mode === 'transaction' && !config.pooler.directUrl)
+    warnings.push('DATABASE_POOLER=transaction without DATABASE_DIRECT_URL: instances find new events by a 1 s poll, not NOTIFY; set DATABASE_DIRECT_URL.');
   if (!config.adminToken) warnings.push('ADMIN_TOKEN is not set: the admin API and the dashboard answer 503.');
   const now = Date.now();
   return {
     ok: true,
     database: describeDatabase(config),
+    /** A pooler in front of PostgreSQL (DATABASE_POOLER), the direct URL beside it (password masked), and how instances are woken. */
+    pooler: config.databaseUrl ? poolerReport(config.pooler) : null,
     port: config.port,
     sources,
     cronSecret: config.cronSecret !== undefined,
@@ -78,6 +82,19 @@ export async function checkConfig(config: Config) {
   };
 }
 
+/** How PostgreSQL is reached: the pooler's mode, the direct URL (password masked), and what wakes an instance for new events. */
+function poolerReport(pooler: Config['pooler']) {
+  const direct = pooler.directUrl ? describeDatabase({ databaseUrl: pooler.directUrl, dataDir: '' }).location : null;
+  const listens = pooler.mode !== 'transaction' || direct !== null;
+  return {
+    mode: pooler.mode,
+    direct,
+    wakeUps: listens
+      ? `NOTIFY over ${direct ? 'DATABASE_DIRECT_URL' : 'DATABASE_URL'}, a 1 s poll behind it`
+      : 'a 1 s poll (no NOTIFY through a transaction pooler)',
+  };
+}
+
 /** `hookrun check`: validate the configuration and show what would run when, without starting anything. */
 export function registerCheckCommand(program: Command): void {
   program
@@ -91,6 +108,9 @@ export function registerCheckCommand(program: Command): void {
       const out = [
         'configuration OK',
         `  database     ${report.database.kind === 'pglite' ? `embedded PGlite in ${report.database.location}` : `PostgreSQL ${report.database.location}`}`,
+        ...(report.pooler
+          ? [`  pooler       ${report.pooler.mode}: ${report.pooler.wakeUps}${report.pooler.direct ? `; direct ${report.pooler.direct}` : ''}`]
+          : []),
         `  port         ${report.port}`,
         ...SOURCES.map(
           (s) =>

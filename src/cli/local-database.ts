@@ -48,6 +48,8 @@ export async function openCliDatabase(config: Config): Promise<Database> {
   await warnIfServerUsesPostgres(config);
   const db = await openDatabase({
     databaseUrl: config.databaseUrl,
+    pooler: config.pooler.mode,
+    directUrl: config.pooler.directUrl,
     schema: config.schema,
     namedStatements: config.preparedStatements,
     dataDir: config.dataDir,

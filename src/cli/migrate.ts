@@ -24,6 +24,8 @@ export function registerMigrateCommand(program: Command): void {
       }
       const db = await openDatabase({
         databaseUrl: config.databaseUrl,
+        pooler: config.pooler.mode,
+        directUrl: config.pooler.directUrl,
         schema: config.schema,
         namedStatements: config.preparedStatements,
         dataDir: config.dataDir,

@@ -62,6 +62,14 @@ export interface OpenOptions {
   pglite?: PGlite;
   /** Embedded: PostgreSQL's fsyncs reach the disk, each commit's WAL before it returns (default true; EMBEDDED_FSYNC=off for development). */
   fsync?: boolean;
+  /**
+   * PostgreSQL through a pooler (DATABASE_POOLER): `session` and `transaction`
+   * send no settings in the start-up packet (PgBouncer refuses them);
+   * `transaction` also keeps LISTEN off the pooled URL.
+   */
+  pooler?: 'none' | 'session' | 'transaction';
+  /** PostgreSQL without the pooler (DATABASE_DIRECT_URL): migrations and LISTEN go there. */
+  directUrl?: string;
   /** node-postgres pool size. */
   poolSize?: number;
   /** PostgreSQL: prepare parameterised statements once per connection (`DATABASE_PREPARED_STATEMENTS`; default off). */

@@ -11,6 +11,7 @@ const LOCK_TIMEOUT_MS = 5000;
 /** A node-postgres pool as a `Database`: many hookrun instances share one PostgreSQL. */
 export function openPostgres(url: string, options: OpenOptions): Database {
   const statementTimeoutMs = options.queryTimeoutMs ?? 10_000;
+  const pooled = options.pooler === 'session' || options.pooler === 'transaction';
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
@@ -19,8 +20,8 @@ export function openPostgres(url: string, options: OpenOptions): Database {
     query_timeout: statementTimeoutMs,
     // The client giving up does not stop the server: these make PostgreSQL itself end a statement that
     // waits too long (a lock, a stall), so its backend and its memory are freed (security review: 8 → 33 backends).
-    statement_timeout: statementTimeoutMs,
-    lock_timeout: Math.min(LOCK_TIMEOUT_MS, statementTimeoutMs),
+    // A pooler refuses them in the start-up packet: there they are the role's settings (docs/deploy.md).
+    ...(pooled ? {} : { statement_timeout: statementTimeoutMs, lock_timeout: Math.min(LOCK_TIMEOUT_MS, statementTimeoutMs) }),
     keepAlive: true,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
@@ -63,8 +64,13 @@ export function openPostgres(url: string, options: OpenOptions): Database {
         client.release(lost); // a lost connection is discarded, not pooled
       }
     },
-    listen: (channel, onNotify) => listenWithReconnect(url, channel, onNotify, options.onListenLost),
+    listen: (channel, onNotify) => {
+      if (options.directUrl) return listenWithReconnect(options.directUrl, channel, onNotify, options.onListenLost);
+      if (options.pooler === 'transaction') return Promise.reject(new Error(LISTEN_NEEDS_SESSION));
+      return listenWithReconnect(url, channel, onNotify, options.onListenLost);
+    },
     async migrate() {
+      if (options.directUrl) return migrateOver(options.directUrl, options);
       if (!(await hasPendingMigrations({ query }, MIGRATIONS_FOLDER))) return NOTHING_MIGRATED;
       const { applyMigrations } = await import('./migrator.js');
       return applyMigrations(db, schema, MIGRATIONS_FOLDER);
@@ -72,6 +78,20 @@ export function openPostgres(url: string, options: OpenOptions): Database {
     close: () => pool.end(),
   };
   return db;
+}
+
+/** Why a transaction pooler gets no LISTEN: the session that ran it goes back to the pool with the transaction. */
+export const LISTEN_NEEDS_SESSION =
+  'LISTEN does not last through a transaction pooler (DATABASE_POOLER=transaction): set DATABASE_DIRECT_URL for it; until then new events are found by polling';
+
+/** Apply the migrations over the direct connection (DATABASE_DIRECT_URL), as Prisma's `directUrl`, then close it. */
+async function migrateOver(directUrl: string, options: OpenOptions) {
+  const direct = openPostgres(directUrl, { ...options, pooler: 'none', directUrl: undefined, poolSize: 1 });
+  try {
+    return await direct.migrate();
+  } finally {
+    await direct.close();
+  }
 }
 
 /** A lost LISTEN connection is opened again after this, doubling up to LISTEN_RETRY_MAX_MS. */

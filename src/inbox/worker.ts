@@ -117,6 +117,7 @@ export function createWorker(deps: WorkerDeps): Worker {
     while (deps.ingest.queued > 0 && !stopping && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, YIELD_POLL_MS));
   }
 
+  let lastListenError: string | undefined;
   async function ensureListening(): Promise<void> {
     if (unlisten || stopping || performance.now() - lastListenAttempt < LISTEN_RETRY_MS) return;
     lastListenAttempt = performance.now();
@@ -124,7 +125,10 @@ export function createWorker(deps: WorkerDeps): Worker {
       unlisten = await db.listen(EVENTS_CHANNEL, () => worker.wake());
       if (stopping) await unlisten();
     } catch (error) {
-      log.warn({ err: { message: messageOf(error) } }, `cannot LISTEN on ${EVENTS_CHANNEL}; polling every ${pollIntervalMs} ms instead`);
+      // Said once per cause: behind a transaction pooler the same refusal comes back every retry.
+      if (messageOf(error) === lastListenError) return;
+      lastListenError = messageOf(error);
+      log.warn({ err: { message: lastListenError } }, `cannot LISTEN on ${EVENTS_CHANNEL}; polling every ${pollIntervalMs} ms instead`);
     }
   }
 

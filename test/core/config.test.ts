@@ -67,6 +67,9 @@ describe('loadConfig', () => {
     ],
     [{ STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_API_BASE: 'http://10.0.0.7' }, /would send STRIPE_SECRET_KEY unencrypted/],
     [{ STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_API_BASE: 'http://127.0.0.1.example.com' }, /would send STRIPE_SECRET_KEY unencrypted/],
+    [{ DATABASE_URL: 'postgres://x/db', DATABASE_POOLER: 'pgbouncer' }, /DATABASE_POOLER="pgbouncer" is not valid: use transaction/],
+    [{ DATABASE_URL: 'postgres://x/db', DATABASE_DIRECT_URL: 'db.example.com:5432' }, /DATABASE_DIRECT_URL must start with postgres/],
+    [{ DATABASE_POOLER: 'transaction' }, /describe DATABASE_URL, which is unset/],
     [{ CHANGES_DATABASE_URL: 'mysql://shop' }, /CHANGES_DATABASE_URL must start with postgres/],
     [{ CHANGES_DATABASE_URL: 'postgres://x/shop', CHANGES_SLOT: 'My-Slot' }, /CHANGES_SLOT="My-Slot" is not a valid slot name/],
     [{ CHANGES_DATABASE_URL: 'postgres://x/shop', CHANGES_PUBLICATION: "p', x '1" }, /CHANGES_PUBLICATION=.* is not a plain identifier/],
@@ -84,6 +87,14 @@ describe('loadConfig', () => {
     for (const origin of ['http://localhost:12111', 'http://[::1]:12111', 'http://127.8.9.10', 'https://stripe-proxy.internal:8443']) {
       expect(loadConfig({ ...base, STRIPE_SECRET_KEY: 'sk_test_x', STRIPE_API_BASE: origin }).stripe?.apiBase).toEqual(new URL(origin));
     }
+  });
+
+  it('reads DATABASE_POOLER and DATABASE_DIRECT_URL (default: a direct connection)', () => {
+    expect(loadConfig({ ...base, DATABASE_URL: 'postgres://u@db/app' }).pooler).toEqual({ mode: 'none', directUrl: undefined });
+    expect(
+      loadConfig({ ...base, DATABASE_URL: 'postgres://u@pooler:6543/app', DATABASE_POOLER: 'transaction', DATABASE_DIRECT_URL: 'postgres://u@db:5432/app' })
+        .pooler,
+    ).toEqual({ mode: 'transaction', directUrl: 'postgres://u@db:5432/app' });
   });
 
   it('reads the WAL capture settings (unset CHANGES_DATABASE_URL: no capture)', () => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresDatabase, type TestDatabase } from '../helpers/db.js';
 import { reportFigures } from '../helpers/figures.js';
+import { PGBOUNCER, startPgBouncer, type Pooler } from '../helpers/pgbouncer.js';
 import { effectCounts, inboxCounts, installEffectCounter, installPageInsertCounter, withDatabase } from '../helpers/inspect-db.js';
 import { assertNoSecretLeaks } from '../helpers/secret-scan.js';
 import { acknowledged, checkoutCompleted, clerkUserCreated, sendDelivery, type Delivery, type SendResult } from '../helpers/signed-deliveries.js';
@@ -31,14 +32,23 @@ function isNew(result: SendResult): boolean {
   return 'status' in result && result.status === 200 && (JSON.parse(result.body) as { duplicate: boolean }).duplicate === false;
 }
 
+/**
+ * How the instances reach PostgreSQL: directly, or through PgBouncer in
+ * transaction mode (as Supabase's and Neon's poolers), where the first
+ * instance also has the direct URL (LISTEN, migrations) and the others poll.
+ */
+const routes = [{ route: 'directly', pooled: false }, ...(PGBOUNCER ? [{ route: 'through PgBouncer in transaction mode', pooled: true }] : [])];
+
 // Guarantee 3: N instances on one PostgreSQL store each event once, process it once, and run each cron tick once.
-describe.skipIf(!process.env.TEST_DATABASE_URL)('many instances on one PostgreSQL', () => {
+describe.skipIf(!process.env.TEST_DATABASE_URL).each(routes)('many instances on one PostgreSQL, $route', ({ route, pooled }) => {
   let database: TestDatabase;
   let configDir: string;
+  let pooler: Pooler | undefined;
   const instances: HookrunProcess[] = [];
 
   afterAll(async () => {
     await Promise.all(instances.map((p) => p.stop(10_000)));
+    await pooler?.stop();
     await database?.close();
     if (configDir) await rm(configDir, { recursive: true, force: true });
     assertNoSecretLeaks();
@@ -57,9 +67,19 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('many instances on one PostgreSQ
       const platformConfig = join(configDir, 'platform.json');
       await writeFile(platformConfig, JSON.stringify({ crons: [{ path: '/cron/keep-alive', schedule: '* * * * * *' }] }));
 
+      pooler = pooled ? await startPgBouncer('transaction') : undefined;
+      const reach = (i: number) =>
+        pooler
+          ? { databaseUrl: pooler.through(database.url!), env: { DATABASE_POOLER: 'transaction', ...(i === 0 ? { DATABASE_DIRECT_URL: database.url! } : {}) } }
+          : { databaseUrl: database.url!, env: {} };
       // Start all three at once: concurrent migrations are serialised by an advisory lock.
       instances.push(
-        ...(await Promise.all(Array.from({ length: INSTANCES }, () => spawnHookrun({ databaseUrl: database.url!, env: { PLATFORM_CONFIG: platformConfig } })))),
+        ...(await Promise.all(
+          Array.from({ length: INSTANCES }, (_, i) => {
+            const { databaseUrl, env } = reach(i);
+            return spawnHookrun({ databaseUrl, env: { ...env, PLATFORM_CONFIG: platformConfig } });
+          }),
+        )),
       );
       const startedAt = new Date();
 
@@ -138,7 +158,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('many instances on one PostgreSQ
       const seconds = figures.ticks.map((t) => new Date(t.scheduled_for).getTime() / 1000);
       const gaps = seconds.slice(1).filter((s, i) => s - seconds[i]! !== 1).length;
 
-      reportFigures('3 many instances', {
+      reportFigures(`3 many instances (${route})`, {
         instances: INSTANCES,
         eventsSent: EVENTS,
         deliveries: all.length,

@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readServerSentEvents } from '../../src/cli/listen.js';
+import { SECRETS } from '../helpers/config.js';
+import { createEmptyPostgresDatabase } from '../helpers/db.js';
+import { withDatabase } from '../helpers/inspect-db.js';
+import { PGBOUNCER, startPgBouncer, type Pooler } from '../helpers/pgbouncer.js';
+import { assertNoSecretLeaks } from '../helpers/secret-scan.js';
+import { acknowledged, checkoutCompleted, sendDelivery } from '../helpers/signed-deliveries.js';
+import { pollUntil, runHookrun, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
+
+const POOLED = { DATABASE_POOLER: 'transaction' };
+
+// Behind a transaction pooler (PgBouncer pool_mode=transaction, as Supabase's port 6543 and Neon's pooled hosts):
+// what the many-instances test does not cover there (start-up, check, migrations, the stream, the CLI).
+describe.skipIf(!process.env.TEST_DATABASE_URL || !PGBOUNCER)('behind PgBouncer in transaction mode', () => {
+  let database: { url: string; drop(): Promise<void> };
+  let pooler: Pooler;
+  let pooledUrl: string;
+  const started: HookrunProcess[] = [];
+
+  beforeAll(async () => {
+    database = await createEmptyPostgresDatabase();
+    pooler = await startPgBouncer('transaction');
+    pooledUrl = pooler.through(database.url);
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const proc of started) await proc.stop(10_000);
+    await pooler?.stop();
+    await database?.drop();
+    assertNoSecretLeaks();
+  });
+
+  it('without DATABASE_POOLER, start-up stops (exit 78) and says to set it: PgBouncer refuses the settings hookrun sends at connect', async () => {
+    const result = await runHookrun({ databaseUrl: pooledUrl, args: ['start'] });
+    expect(result.code, result.output).toBe(78);
+    expect(result.output).toContain('unsupported startup parameter');
+    expect(result.output).toContain('set DATABASE_POOLER=transaction');
+  });
+
+  it('hookrun check says how instances are woken: a 1 s poll through the pooler alone, NOTIFY with DATABASE_DIRECT_URL', async () => {
+    const alone = await runHookrun({ databaseUrl: pooledUrl, env: POOLED, args: ['check'] });
+    expect(alone.code, alone.output).toBe(0);
+    expect(alone.output).toContain('pooler       transaction: a 1 s poll (no NOTIFY through a transaction pooler)');
+    expect(alone.output).toContain('DATABASE_POOLER=transaction without DATABASE_DIRECT_URL');
+    const direct = await runHookrun({ databaseUrl: pooledUrl, env: { ...POOLED, DATABASE_DIRECT_URL: database.url }, args: ['check', '--json'] });
+    expect(direct.code, direct.output).toBe(0);
+    expect(JSON.parse(direct.output.slice(direct.output.indexOf('{'))).pooler).toMatchObject({
+      mode: 'transaction',
+      wakeUps: expect.stringMatching(/^NOTIFY over DATABASE_DIRECT_URL/),
+    });
+  });
+
+  it('DATABASE_POOLER without DATABASE_URL is refused (exit 78): the embedded database has no pooler', async () => {
+    const result = await runHookrun({ env: { ...POOLED, DATABASE_URL: '' }, args: ['check'] });
+    expect(result.code).toBe(78);
+    expect(result.output).toContain('DATABASE_POOLER and DATABASE_DIRECT_URL describe DATABASE_URL, which is unset');
+  });
+
+  it('a server through the pooler migrates an empty database over the direct URL, stores, processes and streams events; the CLI pauses a job and prunes through the pooler', async () => {
+    const server = await spawnHookrun({ databaseUrl: pooledUrl, env: { ...POOLED, DATABASE_DIRECT_URL: database.url, SCHEDULER: 'off' } });
+    started.push(server);
+    // The stream is woken by NOTIFY over the direct URL; its read is bounded by the fetch's signal.
+    const stream = await fetch(`${server.url}/api/events/stream?source=payments`, {
+      headers: { authorization: `Bearer ${SECRETS.admin}` },
+      signal: AbortSignal.timeout(20_000),
+    });
+    expect(stream.status).toBe(200);
+    const firstEvent = (async () => {
+      for await (const message of readServerSentEvents(stream.body!))
+        if (message.event === 'event') return JSON.parse(message.data) as { id: number; key: string };
+      return undefined;
+    })();
+    const tag = `pooled_${Date.now().toString(36)}`;
+    expect(acknowledged(await sendDelivery(server.url, checkoutCompleted(tag)))).toBe(true);
+    const streamed = await firstEvent;
+    await stream.body?.cancel().catch(() => undefined);
+    expect(streamed?.key).toBe(`evt_${tag}`);
+    await pollUntil('the event processed', 15_000, () =>
+      withDatabase({ url: database.url }, async (query) => {
+        const [row] = await query<{ status: string }>('SELECT status FROM hookrun.webhook_events WHERE key = $1', [`evt_${tag}`]);
+        return row?.status === 'processed' ? true : undefined;
+      }),
+    );
+
+    const pause = await runHookrun({ databaseUrl: pooledUrl, env: POOLED, args: ['cron', 'pause', 'keep-alive'] });
+    expect(pause.code, pause.output).toBe(0);
+    const paused = await withDatabase({ url: database.url }, (query) => query<{ job: string }>('SELECT job FROM hookrun.cron_pauses'));
+    expect(paused.map((p) => p.job)).toEqual(['keep-alive']);
+    const prune = await runHookrun({ databaseUrl: pooledUrl, env: POOLED, args: ['prune', '--json'] });
+    expect(prune.code, prune.output).toBe(0);
+  });
+});
