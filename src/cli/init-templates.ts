@@ -66,6 +66,7 @@ export default defineHandler({
     '.env': localEnv(),
     '.gitignore': 'node_modules/\n.data/\n.env\n',
     Dockerfile: DOCKERFILE,
+    'compose.yaml': COMPOSE,
     '.dockerignore': 'node_modules\n.data\n.env\n',
     'README.md': readme(name),
   };
@@ -97,19 +98,60 @@ ADMIN_TOKEN=${token()}
 
 const DOCKERFILE = `# hookrun in a container: node, your handlers and jobs, the embedded database on a volume
 # (or DATABASE_URL). Build: docker build -t my-hookrun .  Run: docker run -p 3002:3002 --env-file .env my-hookrun
+# With PostgreSQL beside it: docker compose up (compose.yaml).
+
+# Dependencies in a stage of their own: the image keeps node_modules, not npm's cache.
+FROM node:20-slim AS deps
+WORKDIR /app
+COPY package*.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+
 FROM node:20-slim
 WORKDIR /app
 ENV NODE_ENV=production PORT=3002 HOST=0.0.0.0
-COPY package*.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
+COPY --from=deps /app/node_modules ./node_modules
 COPY . .
 RUN mkdir -p .data && chown node:node .data
+# Not root: the node user (uid 1000) owns only the data dir.
 USER node
 VOLUME /app/.data
 EXPOSE 3002
 HEALTHCHECK --interval=10s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # No shell: node is PID 1, so SIGTERM reaches hookrun, which finishes what runs and stops.
 CMD ["node", "node_modules/hookrun/dist/main.js", "start"]
+`;
+
+const COMPOSE = `# hookrun and the PostgreSQL it keeps its tables in: docker compose up
+# (secrets from .env; DATABASE_URL here points at the postgres service).
+services:
+  postgres:
+    image: postgres:16
+    environment:
+      POSTGRES_USER: hookrun
+      POSTGRES_PASSWORD: hookrun
+      POSTGRES_DB: hookrun
+    volumes:
+      - postgres-data:/var/lib/postgresql/data
+    healthcheck:
+      test: ["CMD", "pg_isready", "-U", "hookrun", "-d", "hookrun"]
+      interval: 5s
+      timeout: 3s
+      retries: 10
+  hookrun:
+    build: .
+    env_file: .env
+    environment:
+      DATABASE_URL: postgres://hookrun:hookrun@postgres:5432/hookrun
+    ports:
+      - "3002:3002"
+    depends_on:
+      postgres:
+        condition: service_healthy
+    # hookrun's own stop waits up to SHUTDOWN_TIMEOUT_MS (8 s) for what runs; give it that and more.
+    stop_grace_period: 15s
+    restart: unless-stopped
+volumes:
+  postgres-data:
 `;
 
 function readme(name: string): string {

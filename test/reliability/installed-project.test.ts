@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { makeLegacyDataDir } from '../helpers/legacy-layout.js';
 import { SECRETS } from '../helpers/config.js';
 import { acknowledged, sendDelivery, stripeDelivery, supabaseInsert } from '../helpers/signed-deliveries.js';
@@ -256,4 +257,76 @@ describe('a project made by hookrun init, on the installed tarball', () => {
       await server.stop();
     }
   }, 120_000);
+});
+
+/** The `KEY=value` pairs of a Dockerfile's ENV lines. */
+function dockerEnv(stage: string): Record<string, string> {
+  return Object.fromEntries([...stage.matchAll(/^ENV (.*)$/gm)].flatMap((line) => [...line[1]!.matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1]!, m[2]!])));
+}
+
+describe('the container recipe hookrun init writes, followed outside a container (no container engine runs here)', () => {
+  it("the Dockerfile's stages as written: production dependencies alone, the project beside them; its CMD serves, its HEALTHCHECK passes once ready and fails once stopped, SIGTERM exits 0", async () => {
+    const dockerfile = readFileSync(join(project, 'Dockerfile'), 'utf8');
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    expect(runtime).toMatch(/^USER node$/m);
+    expect(dockerfile).toMatch(/^RUN npm ci --omit=dev/m);
+    // The deps stage: package*.json and `npm ci --omit=dev`, nothing else of the project.
+    const deps = mkdtempSync(join(work, 'image-deps-'));
+    for (const file of ['package.json', 'package-lock.json']) cpSync(join(project, file), join(deps, file));
+    await npm(['ci', '--omit=dev'], deps);
+    // The runtime stage: COPY . . (less .dockerignore) beside the deps stage's node_modules.
+    const app = mkdtempSync(join(work, 'image-app-'));
+    const ignored = readFileSync(join(project, '.dockerignore'), 'utf8').split('\n').filter(Boolean);
+    cpSync(project, app, { recursive: true, filter: (src) => !ignored.some((name) => src === join(project, name)) });
+    cpSync(join(deps, 'node_modules'), join(app, 'node_modules'), { recursive: true, verbatimSymlinks: true });
+    expect(existsSync(join(app, 'node_modules', 'typescript')), 'no dev dependency in the image').toBe(false);
+
+    const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(runtime)![1]!) as string[];
+    expect(cmd[0], 'exec form: node is PID 1 and gets SIGTERM').toBe('node');
+    const health = /^HEALTHCHECK .*? CMD node -e "(.*)"$/m.exec(runtime)![1]!;
+    const env = { ...dockerEnv(runtime), HOST: '127.0.0.1', DATA_DIR: join(app, '.data') };
+    const server = await spawnHookrun({ mainJs: join(app, cmd[1]!), cwd: app, args: cmd.slice(2), env, readyTimeoutMs: 60_000 });
+    const healthcheck = () =>
+      run(process.execPath, ['-e', health], { env: { PORT: new URL(server.url).port }, timeout: 10_000 }).then(
+        () => 0,
+        (error: { code?: number }) => error.code ?? 1,
+      );
+    try {
+      expect(await healthcheck()).toBe(0);
+      const sent = await sendDelivery(server.url, subscriptionUpdated(`image_${Date.now()}`));
+      expect(acknowledged(sent), JSON.stringify(sent)).toBe(true);
+    } finally {
+      server.kill('SIGTERM');
+      expect(await server.waitForExit(20_000)).toEqual({ code: 0, signal: null });
+    }
+    expect(await healthcheck()).toBe(1);
+  }, 240_000);
+
+  it('compose.yaml builds hookrun from the Dockerfile and starts it on the postgres service once that is healthy, with the same credentials', () => {
+    const compose = parseYaml(readFileSync(join(project, 'compose.yaml'), 'utf8')) as {
+      services: Record<string, Record<string, unknown>>;
+      volumes: Record<string, unknown>;
+    };
+    interface Service {
+      build?: string;
+      environment?: Record<string, string>;
+      depends_on?: unknown;
+      healthcheck?: unknown;
+      ports?: string[];
+    }
+    const { hookrun, postgres } = compose.services as unknown as { hookrun: Service; postgres: Service };
+    expect(hookrun.build).toBe('.');
+    expect(hookrun.depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
+    expect(postgres.healthcheck).toMatchObject({ test: expect.arrayContaining(['pg_isready']) });
+    const pgEnv = postgres.environment!;
+    const url = new URL(hookrun.environment!.DATABASE_URL!);
+    expect([url.hostname, url.username, url.password, url.pathname.slice(1)]).toEqual([
+      'postgres',
+      pgEnv.POSTGRES_USER,
+      pgEnv.POSTGRES_PASSWORD,
+      pgEnv.POSTGRES_DB,
+    ]);
+    expect(hookrun.ports).toEqual([`${dockerEnv(readFileSync(join(project, 'Dockerfile'), 'utf8')).PORT}:3002`]);
+    expect(Object.keys(compose.volumes)).toEqual(['postgres-data']);
+  });
 });
