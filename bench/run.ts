@@ -15,6 +15,7 @@ import { openDatabase } from '../src/db/client.js';
 import {
   ROOT,
   backendCpu,
+  cpuMs,
   createDatabase,
   processedTotal,
   startHello,
@@ -25,6 +26,7 @@ import {
 } from './servers.js';
 import { runStartup } from './startup.js';
 import { runStorage } from './storage.js';
+import { PGBOUNCER, startPgBouncer } from '../test/helpers/pgbouncer.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -124,6 +126,29 @@ async function ingestSection(): Promise<IngestFigures[]> {
           databaseCpu: () => backendCpu(observer),
           processedTotal: () => processedTotal(postgres.server),
         });
+        if (!build.root && PGBOUNCER) {
+          // The same build through PgBouncer in transaction mode (DATABASE_POOLER=transaction, LISTEN over the direct URL):
+          // what a pooler in front of PostgreSQL costs per request; PgBouncer's own CPU counts with the database's.
+          const pooledDb = await createDatabase(databaseUrl, 'pooled');
+          cleanups.push(() => pooledDb.drop());
+          const pooler = await startPgBouncer('transaction', databaseUrl);
+          cleanups.unshift(() => pooler.stop());
+          const pooled = await startHookrun({ kind: 'postgres', url: pooler.through(pooledDb.url) }, BENCH_SECRET, {
+            nodeArgs,
+            env: { DATABASE_POOLER: 'transaction', DATABASE_DIRECT_URL: pooledDb.url },
+          });
+          servers.push(pooled.server);
+          const pooledObserver = await openDatabase({ databaseUrl: pooledDb.url });
+          cleanups.unshift(() => pooledObserver.close());
+          targets.push({
+            name: 'hookrun postgres, through PgBouncer',
+            server: pooled.server,
+            path: '/webhooks/payments',
+            distinct: true,
+            databaseCpu: async () => new Map([...(await backendCpu(pooledObserver)), [pooler.pid, cpuMs(pooler.pid)]]),
+            processedTotal: () => processedTotal(pooled.server),
+          });
+        }
         if (!build.root) {
           // The same build split in two processes: `start --no-worker` receives, `worker` processes (the in-process worker's share, measured apart).
           const splitDb = await createDatabase(databaseUrl, 'split');

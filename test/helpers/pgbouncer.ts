@@ -15,6 +15,8 @@ if (!PGBOUNCER) {
 
 /** A PgBouncer of the test's own, in front of TEST_DATABASE_URL's server. */
 export interface Pooler {
+  /** PgBouncer's process id (its CPU, for the benchmark). */
+  pid: number;
   /** `url` with the pooler's host and port instead of PostgreSQL's (same user and database). */
   through(url: string): string;
   stop(): Promise<void>;
@@ -93,6 +95,7 @@ export async function startPgBouncer(mode: 'transaction' | 'session' = 'transact
     }
   });
   return {
+    pid: child.pid!,
     through(databaseUrl) {
       const pooled = new URL(databaseUrl);
       pooled.hostname = '127.0.0.1';
