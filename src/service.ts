@@ -27,6 +27,7 @@ export async function startService(config: Config, options: ServiceOptions): Pro
       dataDir: config.dataDir,
       fsync: config.embeddedFsync,
       onPoolError: (error) => log.warn({ err: { message: error.message } }, 'database connection lost; the pool reconnects on demand'),
+      onListenUnheard: (error) => log.warn({ err: { message: error.message } }, 'LISTEN does not hear NOTIFY; polling covers it'),
       onListenLost: (error) => log.warn({ err: { message: error.message } }, 'LISTEN connection lost; opening it again (polling covers the gap)'),
     });
   const assembly = import('./service-assembly.js');

@@ -78,6 +78,8 @@ export interface OpenOptions {
   queryTimeoutMs?: number;
   /** Called when a LISTEN connection dies or cannot be opened again (it is retried with backoff). */
   onListenLost?: (error: Error) => void;
+  /** Called when a NOTIFY sent to ourselves does not come back over LISTEN (a transaction pooler DATABASE_POOLER does not name). */
+  onListenUnheard?: (error: Error) => void;
   /** Called when an idle pooled connection dies (the pool recovers by itself). */
   onPoolError?: (error: Error) => void;
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { MIGRATIONS_FOLDER, NOTHING_MIGRATED, type Database, type OpenOptions } from './database.js';
 import { hasPendingMigrations } from './pending-migrations.js';
@@ -64,10 +65,17 @@ export function openPostgres(url: string, options: OpenOptions): Database {
         client.release(lost); // a lost connection is discarded, not pooled
       }
     },
-    listen: (channel, onNotify) => {
+    listen: async (channel, onNotify) => {
       if (options.directUrl) return listenWithReconnect(options.directUrl, channel, onNotify, options.onListenLost);
-      if (options.pooler === 'transaction') return Promise.reject(new Error(LISTEN_NEEDS_SESSION));
-      return listenWithReconnect(url, channel, onNotify, options.onListenLost);
+      if (options.pooler === 'transaction') throw new Error(LISTEN_NEEDS_SESSION);
+      // A pooler in transaction mode that takes the start-up settings (so nothing said DATABASE_POOLER) swallows
+      // NOTIFY: send one to ourselves and say so when it does not come back.
+      const probe = `hookrun-listen-probe-${randomUUID()}`;
+      let heard: () => void = () => undefined;
+      const back = new Promise<void>((resolve) => (heard = resolve));
+      const stop = await listenWithReconnect(url, channel, (payload) => (payload === probe ? heard() : onNotify(payload)), options.onListenLost);
+      void checkHeard(query, channel, probe, back).then((ok) => ok || options.onListenUnheard?.(new Error(LISTEN_UNHEARD)));
+      return stop;
     },
     async migrate() {
       if (options.directUrl) return migrateOver(options.directUrl, options);
@@ -83,6 +91,31 @@ export function openPostgres(url: string, options: OpenOptions): Database {
 /** Why a transaction pooler gets no LISTEN: the session that ran it goes back to the pool with the transaction. */
 export const LISTEN_NEEDS_SESSION =
   'LISTEN does not last through a transaction pooler (DATABASE_POOLER=transaction): set DATABASE_DIRECT_URL for it; until then new events are found by polling';
+
+/** How long a NOTIFY hookrun sends itself may take to come back over its LISTEN connection. */
+const LISTEN_PROBE_MS = 5000;
+
+/** Why NOTIFY is not heard: the LISTEN session is not the one the pooler gives the next transaction. */
+export const LISTEN_UNHEARD =
+  'a NOTIFY sent to ourselves did not come back within 5 s: DATABASE_URL looks like a pooler in transaction mode. Set DATABASE_POOLER=transaction and DATABASE_DIRECT_URL; until then new events from other instances are found by polling, within a second';
+
+/** Send `probe` on `channel` and wait (bounded) for it to come back; false when it does not, or cannot be sent. */
+async function checkHeard(
+  query: (text: string, params?: unknown[]) => Promise<unknown>,
+  channel: string,
+  probe: string,
+  back: Promise<void>,
+): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await query('SELECT pg_notify($1, $2)', [channel, probe]);
+    return await Promise.race([back.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(resolve, LISTEN_PROBE_MS, false)))]);
+  } catch {
+    return true; // the database is away: the worker's own error handling says so
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** Apply the migrations over the direct connection (DATABASE_DIRECT_URL), as Prisma's `directUrl`, then close it. */
 async function migrateOver(directUrl: string, options: OpenOptions) {

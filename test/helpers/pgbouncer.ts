@@ -35,11 +35,16 @@ async function freePort(): Promise<number> {
 
 /**
  * Start PgBouncer in `mode` (transaction, as Supabase's port 6543 and Neon's
- * pooled hosts are) on a free port, in a temp dir of its own. It refuses to
+ * pooled hosts are) on a free port, in a temp dir of its own; with
+ * `ignoreStartupParameters`, it accepts those settings at connect and drops them. It refuses to
  * run as root, so as root it runs as the postgres user (PostgreSQL's own). Trust auth, as the
  * PostgreSQL behind it.
  */
-export async function startPgBouncer(mode: 'transaction' | 'session' = 'transaction', target = process.env.TEST_DATABASE_URL!): Promise<Pooler> {
+export async function startPgBouncer(
+  mode: 'transaction' | 'session' = 'transaction',
+  target = process.env.TEST_DATABASE_URL!,
+  options: { ignoreStartupParameters?: string[] } = {},
+): Promise<Pooler> {
   if (!PGBOUNCER) throw new Error('pgbouncer is not installed (apt-get install -y pgbouncer)');
   const server = new URL(target);
   const port = await freePort();
@@ -61,6 +66,8 @@ export async function startPgBouncer(mode: 'transaction' | 'session' = 'transact
       `pool_mode = ${mode}`,
       'max_client_conn = 400',
       'default_pool_size = 20',
+      // As a pooler that takes settings at connect and drops them (Supavisor does): nothing then tells hookrun it is pooled.
+      ...(options.ignoreStartupParameters ? [`ignore_startup_parameters = ${options.ignoreStartupParameters.join(',')}`] : []),
       `logfile = ${join(dir, 'pgbouncer.log')}`,
       '',
     ].join('\n'),

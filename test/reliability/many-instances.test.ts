@@ -123,6 +123,8 @@ describe.skipIf(!process.env.TEST_DATABASE_URL).each(routes)('many instances on 
           return row!.n >= TICKS ? true : undefined;
         }),
       );
+      // The NOTIFY each instance sends itself at start came back (or, pooled, LISTEN went over the direct URL or not at all).
+      expect(instances.filter((p) => p.output().includes('LISTEN does not hear NOTIFY'))).toEqual([]);
       const stops = await Promise.all(instances.map((p) => p.stop(10_000)));
       expect(stops).toEqual(new Array(INSTANCES).fill({ code: 0, signal: null }));
 

@@ -90,4 +90,25 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !PGBOUNCER)('behind PgBouncer 
     const prune = await runHookrun({ databaseUrl: pooledUrl, env: POOLED, args: ['prune', '--json'] });
     expect(prune.code, prune.output).toBe(0);
   });
+
+  it('a transaction pooler that accepts the settings and is not declared: hookrun says NOTIFY is not heard, and finds new events by polling', async () => {
+    const lenient = await startPgBouncer('transaction', process.env.TEST_DATABASE_URL!, { ignoreStartupParameters: ['statement_timeout', 'lock_timeout'] });
+    try {
+      const server = await spawnHookrun({ databaseUrl: lenient.through(database.url), env: { SCHEDULER: 'off' } });
+      started.push(server);
+      await pollUntil('the warning that NOTIFY is not heard', 15_000, () => (server.output().includes('LISTEN does not hear NOTIFY') ? true : undefined));
+      expect(server.output()).toContain('Set DATABASE_POOLER=transaction and DATABASE_DIRECT_URL');
+      const tag = `lenient_${Date.now().toString(36)}`;
+      expect(acknowledged(await sendDelivery(server.url, checkoutCompleted(tag)))).toBe(true);
+      await pollUntil('the event processed', 15_000, () =>
+        withDatabase({ url: database.url }, async (query) => {
+          const [row] = await query<{ status: string }>('SELECT status FROM hookrun.webhook_events WHERE key = $1', [`evt_${tag}`]);
+          return row?.status === 'processed' ? true : undefined;
+        }),
+      );
+      await server.stop(10_000);
+    } finally {
+      await lenient.stop();
+    }
+  });
 });
