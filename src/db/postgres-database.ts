@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { ConfigError } from '../errors.js';
 import { MIGRATIONS_FOLDER, NOTHING_MIGRATED, type Database, type OpenOptions } from './database.js';
 import { hasPendingMigrations } from './pending-migrations.js';
 import { DEFAULT_SCHEMA, schemaRewrite } from './schema-name.js';
@@ -121,6 +122,12 @@ async function checkHeard(
 async function migrateOver(directUrl: string, options: OpenOptions) {
   const direct = openPostgres(directUrl, { ...options, pooler: 'none', directUrl: undefined, poolSize: 1 });
   try {
+    await direct.query('SELECT 1').catch((error: Error) => {
+      const { host, pathname } = new URL(directUrl);
+      throw new ConfigError(
+        `Cannot reach PostgreSQL at DATABASE_DIRECT_URL (${host}${pathname}: ${error.message}): set it to the database DATABASE_URL reaches, without the pooler, or unset it.`,
+      );
+    });
     return await direct.migrate();
   } finally {
     await direct.close();

@@ -51,6 +51,16 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !PGBOUNCER)('behind PgBouncer 
     });
   });
 
+  it('a DATABASE_DIRECT_URL nothing answers stops start-up (exit 78) naming it, without its password', async () => {
+    const direct = new URL(database.url);
+    direct.port = '1';
+    direct.password = 'direct-url-password';
+    const result = await runHookrun({ databaseUrl: pooledUrl, env: { ...POOLED, DATABASE_DIRECT_URL: direct.toString() }, args: ['start'] });
+    expect(result.code, result.output).toBe(78);
+    expect(result.output).toContain('Cannot reach PostgreSQL at DATABASE_DIRECT_URL (127.0.0.1:1/');
+    expect(result.output).not.toContain('direct-url-password');
+  });
+
   it('DATABASE_POOLER without DATABASE_URL is refused (exit 78): the embedded database has no pooler', async () => {
     const result = await runHookrun({ env: { ...POOLED, DATABASE_URL: '' }, args: ['check'] });
     expect(result.code).toBe(78);
