@@ -47,6 +47,26 @@ describe.each(databaseKinds())('named receivers on $name', (kind) => {
       expect((await stored('github')).map((e) => e.type)).toEqual(['issues.opened', 'ping']);
     });
 
+    it('stores events whose names have digits, repository_dispatch with its caller-chosen action, and names it does not know, as given', async () => {
+      const deliveries: Array<[event: string, body: object, type: string]> = [
+        ['projects_v2_item', { action: 'edited', projects_v2_item: { id: 1 } }, 'projects_v2_item.edited'],
+        ['projects_v2_status_update', { action: 'created', projects_v2_status_update: { id: 2 } }, 'projects_v2_status_update.created'],
+        ['repository_dispatch', { action: 'deploy-to-prod now', branch: 'main', client_payload: {} }, 'repository_dispatch.deploy-to-prod now'],
+        ['some-future_event2', { thing: { id: 3 } }, 'some-future_event2'],
+      ];
+      for (const [event, payload, type] of deliveries) {
+        const body = JSON.stringify(payload);
+        const res = await post('github', body, await headers(body, { 'x-github-event': event }));
+        expect(res.status, await res.clone().text()).toBe(200);
+        expect((await stored('github')).at(-1)!.type).toBe(type);
+      }
+      const body = JSON.stringify({ zen: 'x' });
+      for (const event of ['', 'has.dot', 'tab\tinside']) {
+        const refused = await post('github', body, await headers(body, { 'x-github-event': event }));
+        expect(await error(refused)).toMatchObject({ code: 'invalid_payload', message: expect.stringContaining('X-GitHub-Event') });
+      }
+    });
+
     it('refuses a tampered body, another secret, a missing signature, and a delivery without its id', async () => {
       const body = JSON.stringify({ action: 'opened' });
       const signed = await headers(body);

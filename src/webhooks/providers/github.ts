@@ -9,8 +9,15 @@ import { hmac, matchesAnySecret } from './hmac.js';
 const MISSING_SIGNATURE = 'Missing X-Hub-Signature-256 header: set a secret on the GitHub webhook, the same as GITHUB_WEBHOOK_SECRET.';
 
 const SIGNATURE = /^sha256=[0-9a-f]{64}$/;
-/** GitHub's event names: lower case and underscores (`pull_request`). */
-const EVENT_NAME = /^[a-z_]{1,64}$/;
+/**
+ * An event name as GitHub sends it (`push`, `pull_request`, `projects_v2_item`),
+ * or one it adds later: any visible ASCII but `.` (which joins the action),
+ * stored as given. GitHub does not redeliver a refused delivery, so a name is
+ * never refused for its spelling.
+ */
+const EVENT_NAME = /^[\x21-\x2d\x2f-\x7e]{1,100}$/;
+/** The payload's `action`: `opened`, or `repository_dispatch`'s caller-chosen event type (free text, up to 100 characters). */
+const ACTION = /^[\x21-\x7e](?:[\x20-\x7e]{0,98}[\x21-\x7e])?$/;
 
 /**
  * What the signed body of a known event always holds (`has`) and never does
@@ -74,10 +81,13 @@ export function createGithubVerifier(secrets: readonly string[]): Verifier {
     const event = headers.get('x-github-event');
     if (!delivery || delivery.length > 255) throw new AppError('invalid_payload', 'A GitHub delivery needs an X-GitHub-Delivery header (1-255 characters).');
     if (!event || !EVENT_NAME.test(event))
-      throw new AppError('invalid_payload', 'A GitHub delivery needs an X-GitHub-Event header (an event name like "push").');
+      throw new AppError(
+        'invalid_payload',
+        'A GitHub delivery needs an X-GitHub-Event header naming its event ("push", "projects_v2_item"; 1-100 visible ASCII characters without "."): send GitHub\'s delivery unchanged.',
+      );
     const { text, value } = parseJsonObject(body);
     checkEventShape(event, value);
-    const action = typeof value.action === 'string' && /^[a-z_]{1,64}$/.test(value.action) ? `.${value.action}` : '';
+    const action = typeof value.action === 'string' && ACTION.test(value.action) ? `.${value.action}` : '';
     return { key: delivery, type: `${event}${action}`, payloadJson: text, bodyDigest: bodyDigestOf(body) };
   };
 }
