@@ -110,7 +110,11 @@ async function checkHeard(
   let timer: NodeJS.Timeout | undefined;
   try {
     await query('SELECT pg_notify($1, $2)', [channel, probe]);
-    return await Promise.race([back.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(resolve, LISTEN_PROBE_MS, false)))]);
+    const late = new Promise<boolean>((resolve) => {
+      timer = setTimeout(resolve, LISTEN_PROBE_MS, false);
+      timer.unref(); // the check never keeps a stopping process alive
+    });
+    return await Promise.race([back.then(() => true), late]);
   } catch {
     return true; // the database is away: the worker's own error handling says so
   } finally {
