@@ -1,0 +1,19 @@
+import { parse } from 'lossless-json';
+
+/** A run of 16 digits or more: the only text in which an integer can lie beyond 2^53. */
+const LONG_DIGITS = /\d{16}/;
+const INTEGER = /^-?\d+$/;
+
+/** An integer beyond 2^53 keeps its digits as a string; every other number is a number, as JSON.parse gives it. */
+const exactInteger = (digits: string): unknown => (INTEGER.test(digits) && !Number.isSafeInteger(Number(digits)) ? digits : Number(digits));
+
+/**
+ * A stored payload (its jsonb as text) as the value handlers, the admin API
+ * and the dashboard get. PostgreSQL stores an int8 id or a snowflake exactly;
+ * JSON.parse would round it (9223372036854775807 → 9223372036854776000), so
+ * an integer beyond 2^53 arrives as a string of its exact digits. Text without
+ * a run of 16 digits cannot hold one and takes JSON.parse's fast path.
+ */
+export function parseStoredPayload(text: string): unknown {
+  return LONG_DIGITS.test(text) ? parse(text, null, exactInteger) : JSON.parse(text);
+}

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { readEventFeed } from '../../src/db/event-feed.js';
+import { getEvent } from '../../src/db/events.js';
+import { claimDueEvents } from '../../src/db/inbox-queue.js';
+import { parseStoredPayload } from '../../src/db/stored-payload.js';
+import { databaseKinds, useTestDatabase } from '../helpers/db.js';
+
+/** A Supabase change of a row whose int8 id and a snowflake are beyond 2^53, as PostgreSQL sends them. */
+const BIG = `{"type":"INSERT","table":"orders","record":{"id":9223372036854775807,"snowflake":1234567890123456789,"neg":-9007199254740993,"small":42,"price":19.99,"code":"0000000000000000001"},"old_record":null}`;
+
+describe('parseStoredPayload', () => {
+  it('keeps integers beyond 2^53 as strings of their exact digits, everything else as JSON.parse gives it', () => {
+    expect(parseStoredPayload(BIG)).toEqual({
+      type: 'INSERT',
+      table: 'orders',
+      record: { id: '9223372036854775807', snowflake: '1234567890123456789', neg: '-9007199254740993', small: 42, price: 19.99, code: '0000000000000000001' },
+      old_record: null,
+    });
+    // The largest safe integer, floats with many digits and exponents stay numbers.
+    expect(parseStoredPayload('[9007199254740991, 1.2345678901234567, 12345678901234567e2, [1e400]]')).toEqual(
+      JSON.parse('[9007199254740991, 1.2345678901234567, 12345678901234567e2, [1e400]]'),
+    );
+    // Text without a long run of digits is JSON.parse's own result.
+    const ordinary = '{"id":"evt_1","created":1767225600,"amount":2000,"nested":[{"a":null,"b":true}]}';
+    expect(parseStoredPayload(ordinary)).toEqual(JSON.parse(ordinary));
+  });
+});
+
+describe.each(databaseKinds())('a stored integer beyond 2^53 reaches readers exactly ($name)', (kind) => {
+  const t = useTestDatabase(kind);
+
+  it('handlers (the claim), the event detail (admin API, events show, dashboard) and the event stream see its exact digits', async () => {
+    const [row] = await t.db.query<{ id: number }>(
+      `INSERT INTO hookrun.webhook_events (source, key, type, payload) VALUES ('database', 'chg_big', 'INSERT', $1::jsonb) RETURNING id`,
+      [BIG],
+    );
+    const id = Number(row!.id);
+    const exact = { id: '9223372036854775807', snowflake: '1234567890123456789' };
+    const detail = await getEvent(t.db, id);
+    expect((detail!.payload as { record: object }).record).toMatchObject(exact);
+    const [streamed] = await readEventFeed(t.db, { afterId: 0, limit: 10, lateWindowSeconds: 0, alreadySent: [], lateFloorId: 0 });
+    expect((streamed!.payload as { record: object }).record).toMatchObject(exact);
+    const [claimed] = await claimDueEvents(t.db, { now: Date.now(), leaseMs: 30_000, limit: 10 });
+    expect((claimed!.payload as { record: object }).record).toMatchObject(exact);
+    // The JSON the admin API writes carries the digits.
+    expect(JSON.stringify(detail!.payload)).toContain('"9223372036854775807"');
+  });
+});
