@@ -1,5 +1,4 @@
 import type { Queryable } from './database.js';
-import { parseStoredPayload } from './stored-payload.js';
 
 /** An event as the live stream sends it: identity, time and the verified payload (never a secret). */
 export interface FeedEvent {
@@ -34,13 +33,12 @@ export interface FeedQuery {
  * first by id: a keyset read that any number of instances can serve, resumed
  * from `Last-Event-ID`.
  */
-export async function readEventFeed(db: Queryable, q: FeedQuery): Promise<FeedEvent[]> {
-  const rows = await db.query<FeedEvent & { payload: string }>(
-    `SELECT id, source, key, type, received_at AS "receivedAt", payload::text AS payload FROM hookrun.webhook_events
+export function readEventFeed(db: Queryable, q: FeedQuery): Promise<FeedEvent[]> {
+  return db.query<FeedEvent>(
+    `SELECT id, source, key, type, received_at AS "receivedAt", payload FROM hookrun.webhook_events
      WHERE (id > $1 OR ($5 > 0 AND id > $7 AND received_at > now() - make_interval(secs => $5) AND id <> ALL($6::bigint[])))
        AND ($2::text IS NULL OR source = $2) AND ($3::text IS NULL OR type = $3)
      ORDER BY id LIMIT $4`,
     [q.afterId, q.source ?? null, q.type ?? null, q.limit, q.lateWindowSeconds, q.alreadySent, q.lateFloorId],
   );
-  return rows.map((row) => ({ ...row, payload: parseStoredPayload(row.payload) }));
 }

@@ -1,5 +1,4 @@
 import type { Database } from './database.js';
-import { parseStoredPayload } from './stored-payload.js';
 
 /** Every status an inbox event can have, in lifecycle order; stored, filtered on and shown, so a name operators rely on (docs/design.md). */
 export const EVENT_STATUSES = ['pending', 'processing', 'processed', 'ignored', 'failed', 'dead'] as const;
@@ -87,11 +86,8 @@ function searchCondition(text: string, param: (value: unknown) => string): strin
 
 /** One event with its payload, or undefined when no row has that id. */
 export async function getEvent(db: Database, id: number): Promise<EventDetail | undefined> {
-  const [row] = await db.query<SummaryRow & { payload: string }>(
-    `SELECT ${SUMMARY_COLUMNS}, payload::text AS payload FROM hookrun.webhook_events WHERE id = $1 LIMIT 1`,
-    [id],
-  );
-  return row && { ...asSummary(row), payload: parseStoredPayload(row.payload) };
+  const [row] = await db.query<SummaryRow & { payload: unknown }>(`SELECT ${SUMMARY_COLUMNS}, payload FROM hookrun.webhook_events WHERE id = $1 LIMIT 1`, [id]);
+  return row && asSummary(row);
 }
 
 /** Statuses whose rows the worker still owes or an operator must look at: few, and counted exactly on every call. */

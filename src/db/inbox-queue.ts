@@ -1,5 +1,4 @@
 import type { Queryable } from './database.js';
-import { parseStoredPayload } from './stored-payload.js';
 
 /** The NOTIFY channel a committed insert (event-writer.ts) or a replay signals; workers LISTEN on it. */
 export const EVENTS_CHANNEL = 'hookrun_events';
@@ -90,7 +89,7 @@ const CLAIM_SQL = `
     FOR UPDATE SKIP LOCKED
   ) due
   WHERE e.id = due.id
-  RETURNING e.id, e.source, e.key, e.type, e.payload::text AS payload, e.attempts, e.received_at, e.locked_until, e.deliveries`;
+  RETURNING e.id, e.source, e.key, e.type, e.payload, e.attempts, e.received_at, e.locked_until, e.deliveries`;
 
 /** Give a claim back untouched (shutdown before its handler ran): it does not count as an attempt. */
 const RELEASE_SQL = `
@@ -126,7 +125,7 @@ interface ClaimRow {
   source: string;
   key: string;
   type: string;
-  payload: string;
+  payload: unknown;
   attempts: number;
   received_at: Date | string;
   locked_until: Date | string;
@@ -142,7 +141,7 @@ export async function claimDueEvents(db: Queryable, options: { now: number; leas
       source: row.source,
       key: row.key,
       type: row.type,
-      payload: parseStoredPayload(row.payload),
+      payload: typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload,
       attempts: Number(row.attempts),
       receivedAt: new Date(row.received_at),
       lockedUntil: new Date(row.locked_until),

@@ -3,6 +3,7 @@ import { MIGRATIONS_FOLDER, NOTHING_MIGRATED, type Database } from './database.j
 import { hasPendingMigrations } from './pending-migrations.js';
 import { pgliteTuning } from './pglite-tuning.js';
 import { DEFAULT_SCHEMA, schemaRewrite } from './schema-name.js';
+import { JSON_PARSERS } from './stored-payload.js';
 
 /**
  * Adopt an already-open PGlite on the calling thread (tests hand an in-memory
@@ -11,13 +12,13 @@ import { DEFAULT_SCHEMA, schemaRewrite } from './schema-name.js';
  */
 export function wrapPglite(client: PGlite, schema: string = DEFAULT_SCHEMA): Database {
   const inSchema = schemaRewrite(schema);
-  const query = async <T>(text: string, params?: unknown[]): Promise<T[]> => (await client.query<T>(inSchema(text), params)).rows;
+  const query = async <T>(text: string, params?: unknown[]): Promise<T[]> => (await client.query<T>(inSchema(text), params, JSON_PARSERS)).rows;
   const db: Database = {
     kind: 'pglite',
     query,
     tuning: pgliteTuning({ query }),
     transaction: (fn) =>
-      client.transaction((tx) => fn({ query: async <T>(text: string, params?: unknown[]) => (await tx.query<T>(inSchema(text), params)).rows })),
+      client.transaction((tx) => fn({ query: async <T>(text: string, params?: unknown[]) => (await tx.query<T>(inSchema(text), params, JSON_PARSERS)).rows })),
     listen: async (channel, onNotify) => {
       const unsubscribe = await client.listen(channel, onNotify);
       return async () => unsubscribe();

@@ -2,6 +2,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { DurableNodeFS, durableStartParams } from './pglite-durable-fs.js';
 import { serializeError, type ThreadData, type ThreadNotify, type ThreadReply, type ThreadRequest } from './pglite-thread-protocol.js';
+import { JSON_PARSERS } from './stored-payload.js';
 
 /**
  * The embedded database's own thread: PGlite (WebAssembly) runs here, so
@@ -119,8 +120,8 @@ function serve(): void {
 
 async function openClient(): Promise<PGlite> {
   const client = fsync
-    ? new PGlite({ fs: new DurableNodeFS(pgdata), startParams: durableStartParams(START_PARAMS) })
-    : new PGlite(pgdata, { startParams: START_PARAMS });
+    ? new PGlite({ fs: new DurableNodeFS(pgdata), startParams: durableStartParams(START_PARAMS), ...JSON_PARSERS })
+    : new PGlite(pgdata, { startParams: START_PARAMS, ...JSON_PARSERS });
   await client.waitReady;
   return client;
 }

@@ -3,10 +3,13 @@ import pg from 'pg';
 import { ConfigError } from '../errors.js';
 import { MIGRATIONS_FOLDER, NOTHING_MIGRATED, type Database, type OpenOptions } from './database.js';
 import { hasPendingMigrations } from './pending-migrations.js';
+import { parseStoredPayload } from './stored-payload.js';
 import { DEFAULT_SCHEMA, schemaRewrite } from './schema-name.js';
 import { StatementNames } from './statement-names.js';
 
 const INT8_OID = 20;
+/** json and jsonb: parsed so that an integer beyond 2^53 keeps its digits (stored-payload.ts). */
+const JSON_OIDS = new Set([114, 3802]);
 /** A statement waits at most this long for a lock before PostgreSQL gives up on it. */
 const LOCK_TIMEOUT_MS = 5000;
 
@@ -27,7 +30,11 @@ export function openPostgres(url: string, options: OpenOptions): Database {
     keepAlive: true,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+        oid === INT8_OID
+          ? (value: string) => Number(value)
+          : JSON_OIDS.has(oid)
+            ? parseStoredPayload
+            : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   });
   // An idle client whose connection dies emits here; without a listener the process would crash.

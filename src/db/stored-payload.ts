@@ -8,8 +8,8 @@ const INTEGER = /^-?\d+$/;
 const exactInteger = (digits: string): unknown => (INTEGER.test(digits) && !Number.isSafeInteger(Number(digits)) ? digits : Number(digits));
 
 /**
- * A stored payload (its jsonb as text) as the value handlers, the admin API
- * and the dashboard get. PostgreSQL stores an int8 id or a snowflake exactly;
+ * A json or jsonb value as hookrun's drivers give it to handlers, the admin
+ * API and the dashboard (both databases parse json with this). PostgreSQL stores an int8 id or a snowflake exactly;
  * JSON.parse would round it (9223372036854775807 → 9223372036854776000), so
  * an integer beyond 2^53 arrives as a string of its exact digits. Text without
  * a run of 16 digits cannot hold one and takes JSON.parse's fast path.
@@ -17,3 +17,6 @@ const exactInteger = (digits: string): unknown => (INTEGER.test(digits) && !Numb
 export function parseStoredPayload(text: string): unknown {
   return LONG_DIGITS.test(text) ? parse(text, null, exactInteger) : JSON.parse(text);
 }
+
+/** PGlite's parsers for json (114) and jsonb (3802) (an option of the instance, or of one query), as node-postgres gets them in postgres-database.ts. */
+export const JSON_PARSERS = { parsers: { 114: parseStoredPayload, 3802: parseStoredPayload } };

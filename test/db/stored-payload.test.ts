@@ -1,9 +1,14 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/db/client.js';
 import { readEventFeed } from '../../src/db/event-feed.js';
 import { getEvent } from '../../src/db/events.js';
 import { claimDueEvents } from '../../src/db/inbox-queue.js';
 import { parseStoredPayload } from '../../src/db/stored-payload.js';
 import { databaseKinds, useTestDatabase } from '../helpers/db.js';
+import { seedDataDir } from '../helpers/spawn-hookrun.js';
 
 /** A Supabase change of a row whose int8 id and a snowflake are beyond 2^53, as PostgreSQL sends them. */
 const BIG = `{"type":"INSERT","table":"orders","record":{"id":9223372036854775807,"snowflake":1234567890123456789,"neg":-9007199254740993,"small":42,"price":19.99,"code":"0000000000000000001"},"old_record":null}`;
@@ -45,4 +50,22 @@ describe.each(databaseKinds())('a stored integer beyond 2^53 reaches readers exa
     // The JSON the admin API writes carries the digits.
     expect(JSON.stringify(detail!.payload)).toContain('"9223372036854775807"');
   });
+});
+
+describe('the embedded database on its own thread (a data dir)', () => {
+  it('parses json on the thread the same way: the exact digits cross to the main thread', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'hookrun-exact-'));
+    try {
+      await seedDataDir(dataDir);
+      const db = await openDatabase({ dataDir, fsync: false });
+      try {
+        const [row] = await db.query<{ payload: { record: object } }>(`SELECT $1::jsonb AS payload`, [BIG]);
+        expect(row!.payload.record).toMatchObject({ id: '9223372036854775807', snowflake: '1234567890123456789', small: 42 });
+      } finally {
+        await db.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
