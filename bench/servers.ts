@@ -1,9 +1,9 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Queryable } from '../src/db/database.js';
+import { freePort } from '../test/helpers/free-port.js';
 
 /** Repository root (bench/ sits in it). */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -17,18 +17,6 @@ export interface ServerProcess {
   /** Last lines of its output, shown when it fails. */
   tail(): string;
   stop(): Promise<void>;
-}
-
-/** A free TCP port on loopback, so concurrent runs never collide. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** Server CPU time so far (user + system), in ms, from /proc/<pid>/stat. */
