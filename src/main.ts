@@ -36,6 +36,7 @@ const COMMAND_GROUPS: ReadonlyArray<readonly [names: readonly string[], load: ()
   [['mirror'], async () => (await import('./cli/mirror.js')).registerMirrorCommand],
   [['listen'], async () => (await import('./cli/listen.js')).registerListenCommand],
   [['changes'], async () => (await import('./cli/changes.js')).registerChangesCommands],
+  [['vercel'], async () => (await import('./cli/vercel.js')).registerVercelCommand],
 ];
 
 /** The groups to register: the one naming `argv[2]`, or all of them (help, `--version`, a mistyped command). */

@@ -18,6 +18,7 @@ import { applyProjectMigrations } from './project/migrations.js';
 import { createRetentionLoop } from './retention/retention-loop.js';
 import { createVerifiers } from './webhooks/verifiers.js';
 import { explainListenError } from './startup-errors.js';
+import { createOnDemandProcessing, type OnDemandProcessing } from './service-drain.js';
 
 /** Switches for the parts of a running hookrun; `hookrun start` turns everything on. */
 export interface ServiceOptions {
@@ -27,6 +28,12 @@ export interface ServiceOptions {
   http?: boolean;
   scheduler?: boolean;
   worker?: boolean;
+  /**
+   * Run the worker, retention, the alert monitor and the change capture as
+   * loops (default). Off inside a serverless function, which has no life
+   * between requests: the caller drives `RunningService.onDemand` instead.
+   */
+  background?: boolean;
   /** Reuse an open database (tests); otherwise one is opened from config. */
   db?: Database;
 }
@@ -37,6 +44,8 @@ export interface RunningService {
   app: Hono;
   db: Database;
   config: Config;
+  /** Process due work now, bounded by a budget: what `hookrun/next` calls after answering and from its drain route. */
+  onDemand: OnDemandProcessing;
   /** Stop taking work, finish what runs (bounded by SHUTDOWN_TIMEOUT_MS), close the database. */
   stop(): Promise<void>;
 }
@@ -125,7 +134,9 @@ export async function assembleService(config: Config, options: ServiceOptions, d
     const writer = new EventWriter(db, () => worker?.wake());
     const retention = worker && createRetentionLoop({ db, days: config.retention, clock, log, metrics });
     // Loaded only when configured: the replication client and pg cost ~150 ms of every start-up otherwise.
+    const background = options.background !== false;
     const capture =
+      (background || undefined) &&
       worker &&
       config.changes &&
       (await import('./changes/capture.js')).createChangeCapture({
@@ -140,11 +151,15 @@ export async function assembleService(config: Config, options: ServiceOptions, d
     const { app, eventStream } = buildApp({ config, db, clock, log, metrics, writer, cron, verifiers, changes: capture || undefined, stripe });
 
     const server = options.http === false ? undefined : await listen(app, config);
-    worker?.start();
-    retention?.start();
-    capture?.start();
-    alerts.start({ db, clock, overdue: (graceMs, sinceMs) => cron.overdue(graceMs, sinceMs) });
-    if (options.scheduler) cron.startScheduler();
+    if (background) {
+      worker?.start();
+      retention?.start();
+      capture?.start();
+    }
+    alerts.start({ db, clock, overdue: (graceMs, sinceMs) => cron.overdue(graceMs, sinceMs) }, { timer: background });
+    if (options.scheduler && background) cron.startScheduler();
+    const retains = config.retention.events + config.retention.dedupeKeys + config.retention.cronRuns > 0;
+    const onDemand = createOnDemandProcessing({ worker, cron, retention: retains ? retention : undefined, checkAlerts: () => alerts.check(), log });
     const address = server?.address() as AddressInfo | undefined;
     const url = address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : undefined;
 
@@ -159,7 +174,7 @@ export async function assembleService(config: Config, options: ServiceOptions, d
         if (ownsDb) await db.close();
         log.info('stopped');
       })());
-    return { url, app, db, config, stop };
+    return { url, app, db, config, onDemand, stop };
   } catch (error) {
     if (ownsDb) await db.close().catch(() => undefined);
     throw error;

@@ -16,8 +16,8 @@ export interface ServiceAlerts {
   onRunFailed(run: { job: string; trigger: string; error: string; runId: number }): void;
   /** The change capture's slot holds back too much WAL (capture/capture.ts decides when). */
   onWalRetained(line: string): void;
-  /** Begin watching the queue and the schedules. */
-  start(deps: { db: Database; clock: Clock; overdue: MonitorDeps['overdue'] }): void;
+  /** Begin watching the queue and the schedules: every 30 s, or only on `check()` when `timer` is false (inside a serverless function). */
+  start(deps: { db: Database; clock: Clock; overdue: MonitorDeps['overdue'] }, options?: { timer?: boolean }): void;
   /** One monitor pass now (tests; the monitor's timer does it every 30 s). */
   check(): Promise<void>;
   stop(): Promise<void>;
@@ -33,9 +33,9 @@ export function createServiceAlerts(config: Pick<Config, 'alerts'>, log: Logger,
     onDead: (event, error) => alerter.notify('event_dead', `${event.source} ${event.type} #${event.id} (key ${event.key}): ${error}`),
     onRunFailed: (run) => alerter.notify('job_failed', `${run.job} (run #${run.runId}, ${run.trigger}): ${run.error}`),
     onWalRetained: (line) => alerter.notify('wal_retained', line),
-    start(deps) {
+    start(deps, options = {}) {
       monitor = createMonitor({ ...deps, log, alerts: alerter, settings });
-      monitor.start();
+      if (options.timer !== false) monitor.start();
     },
     check: async () => monitor?.check(),
     async stop() {

@@ -16,10 +16,10 @@ import { withHttpTargets } from './http-target.js';
 import { backfill, pause, resume, type BackfillPlan, type PauseState } from './controls.js';
 import { findOverdueJobs, type OverdueJob } from './overdue.js';
 import { startDueRuns } from './pending-runs.js';
-import { createCronRoutes } from './routes.js';
+import { createCronRoutes, type ScheduledDelivery } from './routes.js';
 import { JobRunner } from './run-job.js';
 import type { CronRunResult, RunnerDeps } from './runner-deps.js';
-import { validateCrons, type ScheduledJob } from './schedule.js';
+import { deliveredSchedule, validateCrons, type ScheduledJob } from './schedule.js';
 import { DEFAULT_TIME_ZONE } from './time-zone.js';
 import { Ticker, type TickerOptions, type TickOutcome } from './ticker.js';
 
@@ -147,9 +147,15 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
       deps.ticker,
     ));
 
-  /** A scheduled delivery (Vercel Cron) runs the job's latest due tick, once: the same claim the built-in scheduler makes. */
-  const runScheduled = async (job: string): Promise<CronRunResult | 'duplicate'> => {
-    const schedule = scheduleOf(job)?.schedule;
+  /**
+   * A scheduled delivery (Vercel Cron, Vercel Schedules) runs the job's latest
+   * due tick, once: the same claim the built-in scheduler makes. The tick comes
+   * from platform.json's entry (its time zone included), else from the
+   * expression the delivery names (`x-vercel-cron-schedule`, UTC), so every
+   * delivery of one occurrence finds the same tick.
+   */
+  const runScheduled = async (job: string, delivered: ScheduledDelivery): Promise<CronRunResult | 'duplicate'> => {
+    const schedule = scheduleOf(job)?.schedule ?? deliveredSchedule(delivered.expression);
     const tick = schedule?.latestBetween(Number.NEGATIVE_INFINITY, clock.now() + SCHEDULED_DELIVERY_EARLY_MS);
     if (tick === undefined || tick === null) {
       log.warn(

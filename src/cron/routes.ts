@@ -14,7 +14,7 @@ export interface CronRoutesOptions {
    * Run the job for the tick a scheduled delivery belongs to; `duplicate` when
    * that tick already has its run (Vercel Cron may deliver a tick twice).
    */
-  runScheduled(job: string): Promise<CronRunResult | 'duplicate'>;
+  runScheduled(job: string, delivered: ScheduledDelivery): Promise<CronRunResult | 'duplicate'>;
   /** Unset → only loopback callers are served. */
   cronSecret: string | undefined;
   /** The caller's IP; defaults to the socket's (none under `app.request()` → not loopback). */
@@ -69,6 +69,14 @@ export function throughProxy(c: Context): boolean {
 /** Vercel Cron's `User-Agent` (`vercel-cron/1.0`): the request is a scheduled delivery of a tick. */
 export const SCHEDULED_DELIVERY_AGENT = /^vercel-cron\//i;
 
+/** The header Vercel sends with a scheduled delivery: the cron expression that fired. */
+export const SCHEDULE_HEADER = 'x-vercel-cron-schedule';
+
+/** What a scheduled delivery says of itself: the expression that fired, when the sender names it. */
+export interface ScheduledDelivery {
+  expression?: string;
+}
+
 /**
  * `POST` and `GET /cron/<job>` (GET is what Vercel Cron sends): run the job
  * once, answer `200 OK` as text. Unknown job 404 (naming the jobs only to
@@ -76,8 +84,9 @@ export const SCHEDULED_DELIVERY_AGENT = /^vercel-cron\//i;
  * 500 `Job failed: <message>` (answers schedulers rely on: see docs/design.md). With CRON_SECRET set a
  * `Bearer` token is required; without it only loopback callers that did not
  * come through a proxy get in.
- * A scheduled delivery (`User-Agent: vercel-cron/…`) runs at most once per
- * tick; a repeat answers `200 OK` without running the job again.
+ * A scheduled delivery (`User-Agent: vercel-cron/…`, or an
+ * `x-vercel-cron-schedule` header) runs at most once per tick; a repeat
+ * answers `200 OK` without running the job again.
  */
 export function createCronRoutes(options: CronRoutesOptions): Hono {
   const app = new Hono();
@@ -117,8 +126,9 @@ export function createCronRoutes(options: CronRoutesOptions): Hono {
       if (options.cronSecret !== undefined) throw new AppError('not_found', unknownJobMessage(job, options.jobs));
       throw new AppError('not_found', `No cron job "${job}". List the jobs with hookrun cron list; a job is a file jobs/<name>.ts in your project.`);
     }
-    const scheduled = SCHEDULED_DELIVERY_AGENT.test(c.req.header('user-agent') ?? '');
-    const result = scheduled ? await options.runScheduled(job) : await options.run(job);
+    const expression = c.req.header(SCHEDULE_HEADER)?.trim() || undefined;
+    const scheduled = expression !== undefined || SCHEDULED_DELIVERY_AGENT.test(c.req.header('user-agent') ?? '');
+    const result = scheduled ? await options.runScheduled(job, { expression }) : await options.run(job);
     if (result === 'duplicate') return c.text('OK', 200, { 'X-Hookrun-Run': 'duplicate' });
     if (result.status === 'skipped') {
       const reason = result.error?.startsWith('paused') ? `${result.error}` : `it is ${result.error ?? 'already running'}`;

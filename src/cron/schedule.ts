@@ -187,3 +187,13 @@ export function validateCrons(entries: readonly CronEntry[], jobs: JobRegistry, 
   });
   return { scheduled, warnings };
 }
+
+/** The schedule a scheduled delivery names (UTC, as Vercel Cron reads it); undefined when it names none or one that does not parse. */
+export function deliveredSchedule(expression: string | undefined): CronSchedule | undefined {
+  if (expression === undefined) return undefined;
+  try {
+    return parseSchedule(expression);
+  } catch {
+    return undefined;
+  }
+}

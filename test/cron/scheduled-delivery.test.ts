@@ -92,4 +92,24 @@ describe.each(databaseKinds())('scheduled deliveries (Vercel Cron) on $name', (k
     expect(runs).toBe(2);
     expect((await allRuns(testDb.db)).map((r) => r.trigger)).toEqual(['http', 'http']);
   });
+
+  it('a job with no platform.json entry, delivered with x-vercel-cron-schedule: that expression (UTC) gives the tick, so repeats run once', async () => {
+    const unscheduled = await instance({ crons: [] });
+    const named = { ...vercel, 'x-vercel-cron-schedule': '*/15 * * * *' };
+    const first = await unscheduled.app.request('/cron/count', { headers: named });
+    clock.advance(30_000);
+    const second = await unscheduled.app.request('/cron/count', { headers: named });
+    expect(second.headers.get('x-hookrun-run')).toBe('duplicate');
+    expect([first.status, second.status, runs]).toEqual([200, 200, 1]);
+    expect(await allRuns(testDb.db)).toMatchObject([{ trigger: 'schedule', scheduledFor: new Date(at(10)) }]);
+  });
+
+  it('the schedule header alone marks a scheduled delivery (a Vercel Schedules path target), and one that does not parse runs as a manual call', async () => {
+    const unscheduled = await instance({ crons: [] });
+    await unscheduled.app.request('/cron/count', { headers: { ...auth, 'x-vercel-cron-schedule': '0 * * * *' } });
+    await unscheduled.app.request('/cron/count', { headers: { ...auth, 'x-vercel-cron-schedule': '0 * * * *' } });
+    await unscheduled.app.request('/cron/count', { headers: { ...auth, 'x-vercel-cron-schedule': 'not a schedule' } });
+    expect(runs).toBe(2);
+    expect((await allRuns(testDb.db)).map((r) => r.trigger)).toEqual(['schedule', 'http']);
+  });
 });

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -9,10 +9,10 @@ import { parse as parseYaml } from 'yaml';
 import { makeLegacyDataDir } from '../helpers/legacy-layout.js';
 import { SECRETS } from '../helpers/config.js';
 import { acknowledged, sendDelivery, stripeDelivery, supabaseInsert } from '../helpers/signed-deliveries.js';
-import { REPO_ROOT, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
+import { npm, packHookrun } from '../helpers/packed-hookrun.js';
+import { spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
 
 const run = promisify(execFile);
-const NPM_FLAGS = ['--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'];
 
 /** The project's own files this test adds to what `hookrun init` wrote. */
 const FILES: Record<string, string> = {
@@ -53,13 +53,6 @@ let project: string;
 let packed: string[];
 let tool: string;
 
-/** What `npm pack` needs of this checkout; packed from a copy, so its rebuild never empties the dist/ other tests run. */
-const PACKED_FROM = ['src', 'drizzle', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'docs'];
-
-async function npm(args: string[], cwd: string): Promise<void> {
-  await run('npm', [...args, ...NPM_FLAGS], { cwd, timeout: 240_000, env: { ...process.env, npm_config_update_notifier: 'false' } });
-}
-
 /**
  * What a user gets: `npm pack` (which builds dist/ afresh through `prepare`),
  * the tarball installed into folders outside this repository, `hookrun init`
@@ -67,20 +60,9 @@ async function npm(args: string[], cwd: string): Promise<void> {
  */
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'hookrun-installed-'));
-  const checkout = join(work, 'checkout');
-  for (const entry of PACKED_FROM) cpSync(join(REPO_ROOT, entry), join(checkout, entry), { recursive: true });
-  symlinkSync(join(REPO_ROOT, 'node_modules'), join(checkout, 'node_modules'), 'dir');
-  // A file a build from older sources left in dist/: the tarball must not carry it (it would be a live /cron/ghost-job).
-  mkdirSync(join(checkout, 'dist', 'cron', 'jobs'), { recursive: true });
-  writeFileSync(join(checkout, 'dist', 'cron', 'jobs', 'ghost-job.js'), 'export default { run() {} };\n');
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work, '--loglevel=error'], {
-    cwd: checkout,
-    timeout: 180_000,
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  const [pack] = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  packed = pack!.files.map((f) => f.path);
-  const tarball = join(work, pack!.filename);
+  const pack = await packHookrun(work);
+  packed = pack.files;
+  const tarball = pack.tarball;
   tool = join(work, 'tool');
   mkdirSync(tool);
   writeFileSync(join(tool, 'package.json'), JSON.stringify({ name: 'tool', private: true, type: 'module' }));

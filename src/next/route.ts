@@ -1,0 +1,157 @@
+/**
+ * `hookrun/next`: hookrun inside a Next.js app. One catch-all route serves
+ * the same app `hookrun start` serves (receivers, `/cron/<job>`, the admin
+ * API), built from the same project, on PostgreSQL. Each request commits
+ * before it answers, exactly as with `hookrun start`; the events it stored
+ * are processed after the answer (Next.js `after()`), and a drain route
+ * called every minute picks up retries, due cron runs and whatever a
+ * function cut short left behind.
+ */
+import { DRAIN_JOB } from '../cron/vercel-config.js';
+import { ConfigError, messageOf } from '../errors.js';
+import type { DrainReport } from '../service-drain.js';
+import { bearerToken, secureEqual } from '../secure-compare.js';
+import { MountedService, type MountSettings } from './mounted-service.js';
+
+/** How the mount is set up; every field is optional. */
+export interface NextRouteOptions extends MountSettings {
+  /** Processing after a webhook's answer may claim new batches for this long (ms, default 10,000); keep `maxDuration` above it plus HANDLER_TIMEOUT_SECONDS. */
+  processBudgetMs?: number;
+  /** The drain route may claim new batches for this long (ms, default 45,000). */
+  drainBudgetMs?: number;
+  /** Runs work after the response is sent; default Next.js `after` (pass `waitUntil` from `@vercel/functions` or your platform's own). */
+  after?: (task: () => Promise<unknown>) => void;
+  /** The URL path the route is mounted at, when it is not a catch-all route (e.g. `/api/hookrun`); a catch-all's own segments are used otherwise. */
+  basePath?: string;
+}
+
+/** The second argument Next.js passes a route handler: the dynamic segments, a promise since Next.js 15. */
+export interface NextRouteContext {
+  params?: Promise<Record<string, string | string[] | undefined>> | Record<string, string | string[] | undefined>;
+}
+
+/** A Next.js App Router route handler. */
+export type NextRouteHandler = (request: Request, context?: NextRouteContext) => Promise<Response>;
+
+/** The handlers to export from `app/<path>/[...hookrun]/route.ts`. */
+export interface NextRoute {
+  GET: NextRouteHandler;
+  POST: NextRouteHandler;
+  PUT: NextRouteHandler;
+  PATCH: NextRouteHandler;
+  DELETE: NextRouteHandler;
+  HEAD: NextRouteHandler;
+  OPTIONS: NextRouteHandler;
+}
+
+/** The drain route under the mount: Vercel Cron calls it every minute (`hookrun vercel` writes the entry). */
+export const DRAIN_PATH = `/cron/${DRAIN_JOB}`;
+
+const DEFAULT_PROCESS_BUDGET_MS = 10_000;
+const DEFAULT_DRAIN_BUDGET_MS = 45_000;
+
+/** The path inside hookrun's app: the catch-all's segments as they arrived (still encoded), else the URL less `basePath`. */
+async function hookrunPath(url: URL, context: NextRouteContext | undefined, basePath: string | undefined): Promise<string> {
+  if (basePath !== undefined) {
+    const base = basePath.replace(/\/+$/, '');
+    return url.pathname.startsWith(base + '/') ? url.pathname.slice(base.length) : url.pathname === base ? '/' : url.pathname;
+  }
+  const params = await context?.params;
+  const segments = Object.values(params ?? {}).find((value): value is string[] => Array.isArray(value));
+  if (!segments) return url.pathname;
+  if (segments.length === 0) return '/';
+  const raw = url.pathname.split('/');
+  return '/' + raw.slice(raw.length - segments.length).join('/');
+}
+
+/** The same request, at hookrun's own path; its body is streamed through, never buffered here. */
+function atPath(request: Request, url: URL, path: string): Request {
+  const target = new URL(url);
+  target.pathname = path;
+  const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
+  return new Request(target, {
+    method: request.method,
+    headers: request.headers,
+    body: hasBody ? request.body : null,
+    signal: request.signal,
+    ...(hasBody ? { duplex: 'half' } : {}),
+  } as RequestInit);
+}
+
+const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+const errorBody = (status: number, code: string, message: string) => json(status, { error: { code, message } });
+
+type After = (task: () => Promise<unknown>) => void;
+
+/** Next.js's own `after`, loaded from the app's `next` package; without it (outside Next.js) the task runs without holding the response, and the log says so. */
+async function nextAfter(log: { info(msg: string): void; warn(msg: string): void } | undefined): Promise<After> {
+  try {
+    const { after } = (await import('next/server.js' as string)) as { after?: After };
+    if (typeof after === 'function') {
+      log?.info('hookrun processes the events a request stored after answering it, with Next.js after()');
+      return after;
+    }
+  } catch {
+    // not inside a Next.js app
+  }
+  log?.warn(
+    'next/server has no after() (Next.js 15.1 or later has it): events are processed without holding the function, which a serverless platform may freeze; pass createNextRoute({ after: waitUntil }), and the drain route takes over what is left',
+  );
+  return (task) => void task();
+}
+
+/**
+ * Build the route handlers. In `app/api/[...hookrun]/route.ts`:
+ * `export const { GET, POST } = createNextRoute({ project: 'hookrun' });`
+ * with `export const runtime = 'nodejs'` and `serverExternalPackages: ['hookrun']`
+ * in next.config: the receivers at `/api/webhooks/<source>`, jobs at
+ * `/api/cron/<job>`, and the drain at `/api/cron/hookrun-drain`.
+ */
+export function createNextRoute(options: NextRouteOptions = {}): NextRoute {
+  const mounted = new MountedService(options);
+  const processBudgetMs = options.processBudgetMs ?? DEFAULT_PROCESS_BUDGET_MS;
+  const drainBudgetMs = options.drainBudgetMs ?? DEFAULT_DRAIN_BUDGET_MS;
+  let after: Promise<After> | undefined;
+
+  const handle: NextRouteHandler = async (request, context) => {
+    const url = new URL(request.url);
+    const path = await hookrunPath(url, context, options.basePath);
+    let service;
+    try {
+      service = await mounted.get();
+    } catch (error) {
+      if (error instanceof ConfigError) return errorBody(503, 'not_configured', error.message);
+      return errorBody(503, 'unavailable', 'hookrun could not start in this function; the function log says why. Retry shortly.');
+    }
+    const log = service.config.logLevel === 'silent' ? undefined : mounted.logger();
+    if (path === DRAIN_PATH) {
+      const secret = service.config.cronSecret;
+      if (secret === undefined)
+        return errorBody(
+          403,
+          'forbidden',
+          `Set CRON_SECRET (32+ characters) to use ${DRAIN_PATH}: Vercel Cron sends it as Authorization: Bearer <CRON_SECRET>.`,
+        );
+      if (!secureEqual(bearerToken(request.headers.get('authorization') ?? undefined), secret))
+        return errorBody(401, 'unauthorized', 'Send Authorization: Bearer <CRON_SECRET>; the token is missing or wrong.');
+      const report: DrainReport = await service.onDemand.drain(drainBudgetMs);
+      log?.info(report, 'drain pass');
+      return json(200, report);
+    }
+    const response = await service.app.fetch(atPath(request, url, path));
+    const stored = request.method === 'POST' && response.status >= 200 && response.status < 300 && /^\/(webhooks|api)\//.test(path);
+    if (stored) {
+      const schedule = await (after ??= options.after ? Promise.resolve(options.after) : nextAfter(log));
+      const onDemand = service.onDemand;
+      schedule(() =>
+        onDemand.process(processBudgetMs).catch((error: unknown) => {
+          log?.warn({ err: { message: messageOf(error) } }, 'processing after the answer failed; the drain route picks the events up');
+        }),
+      );
+    }
+    return response;
+  };
+  return { GET: handle, POST: handle, PUT: handle, PATCH: handle, DELETE: handle, HEAD: handle, OPTIONS: handle };
+}
+
+export type { DrainReport } from '../service-drain.js';

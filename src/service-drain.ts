@@ -1,0 +1,83 @@
+import type { CronService } from './cron/cron-service.js';
+import type { Worker } from './inbox/worker.js';
+import type { Logger } from './log.js';
+import { messageOf } from './errors.js';
+import type { RetentionLoop } from './retention/retention-loop.js';
+
+/** What one bounded pass did: how many events it claimed, how many cron runs it started, and whether work was left for the next pass. */
+export interface DrainReport {
+  /** Events claimed and run by their handlers (each settled: processed, retried later, or dead). */
+  claimed: number;
+  /** Due cron runs (retries, queued runs) started by this pass. */
+  cronRunsStarted: number;
+  /** The budget ran out with events still claimable: the next pass (or the drain route) takes them. */
+  budgetExhausted: boolean;
+  /** How long the pass took, in ms. */
+  tookMs: number;
+}
+
+/** Processing on demand instead of in a loop: what a serverless function calls after answering, and the drain route calls every minute. */
+export interface OnDemandProcessing {
+  /** Claim and run due events until none is left or `budgetMs` has passed. */
+  process(budgetMs: number): Promise<DrainReport>;
+  /** Everything a long-running process would have done meanwhile: due cron runs, events, an alert check and (hourly) retention, within `budgetMs`. */
+  drain(budgetMs: number): Promise<DrainReport>;
+}
+
+/** A retention pass at most this often per process: every step is idempotent, so a cold instance simply does one on its first drain. */
+const RETENTION_EVERY_MS = 3_600_000;
+
+/**
+ * Build on-demand processing over the service's own worker and cron runner,
+ * with the same claims and leases as the loops of `hookrun start`: a function
+ * frozen or killed mid-handler leaves its claim to expire after LEASE_SECONDS,
+ * and the next pass takes it over. A batch is not cut short by the budget:
+ * the budget decides whether to claim another, so leave a handler's time
+ * limit of headroom before the platform's own limit.
+ */
+export function createOnDemandProcessing(deps: {
+  worker: Worker | undefined;
+  cron: CronService;
+  retention: RetentionLoop | undefined;
+  checkAlerts: () => Promise<void>;
+  log: Logger;
+}): OnDemandProcessing {
+  const { worker, cron, log } = deps;
+  let lastRetentionAt = Number.NEGATIVE_INFINITY;
+
+  async function claimUntil(deadline: number): Promise<{ claimed: number; budgetExhausted: boolean }> {
+    let claimed = 0;
+    if (!worker) return { claimed, budgetExhausted: false };
+    while (performance.now() < deadline) {
+      const batch = await worker.runOnce();
+      claimed += batch;
+      if (batch === 0) return { claimed, budgetExhausted: false };
+    }
+    return { claimed, budgetExhausted: true };
+  }
+
+  const process = async (budgetMs: number): Promise<DrainReport> => {
+    const started = performance.now();
+    const { claimed, budgetExhausted } = await claimUntil(started + budgetMs);
+    return { claimed, cronRunsStarted: 0, budgetExhausted, tookMs: Math.round(performance.now() - started) };
+  };
+
+  const drain = async (budgetMs: number): Promise<DrainReport> => {
+    const started = performance.now();
+    const deadline = started + budgetMs;
+    const cronRunsStarted = await cron.runDue();
+    const { claimed, budgetExhausted } = await claimUntil(deadline);
+    // A cron run started above finishes inside this function, while it still has time (frozen afterwards, its run is retried).
+    await cron.idle(Math.max(0, deadline - performance.now()));
+    await deps.checkAlerts().catch((error: unknown) => log.warn({ err: { message: messageOf(error) } }, 'alert check failed; the next drain tries again'));
+    if (deps.retention && performance.now() - lastRetentionAt >= RETENTION_EVERY_MS && performance.now() < deadline) {
+      lastRetentionAt = performance.now();
+      await deps.retention
+        .runOnce()
+        .catch((error: unknown) => log.warn({ err: { message: messageOf(error) } }, 'retention pass failed; the next drain tries again'));
+    }
+    return { claimed, cronRunsStarted, budgetExhausted, tookMs: Math.round(performance.now() - started) };
+  };
+
+  return { process, drain };
+}

@@ -1,0 +1,121 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { freePort } from './free-port.js';
+import { npm } from './packed-hookrun.js';
+import { pollUntil } from './poll.js';
+
+const run = promisify(execFile);
+
+/** The Next.js the tests build against (Node 20.9+), with the React it needs; pinned so a new release cannot change a run. */
+export const NEXT_PACKAGES = ['next@16.4.6', 'react@19.3.1', 'react-dom@19.3.1', 'typescript@5.9.3', '@types/react@19.3.0', '@types/node@20.19.43'];
+
+/** The route file a user writes: the whole of hookrun under /api. */
+export const ROUTE_FILE = `import { createNextRoute } from 'hookrun/next';
+
+export const runtime = 'nodejs';
+export const dynamic = 'force-dynamic';
+export const maxDuration = 60;
+export const { GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS } = createNextRoute({ project: 'hookrun' });
+`;
+
+/** The app's own files besides hookrun: a page, so it is a product's app and not only an API. */
+const APP_FILES: Record<string, string> = {
+  'next.config.mjs': `/** hookrun loads the project's jobs and handlers at run time: Next.js must not bundle it. */\nexport default { serverExternalPackages: ['hookrun'] };\n`,
+  'app/layout.tsx': `export default function RootLayout({ children }: { children: React.ReactNode }) {\n  return (<html lang="en"><body>{children}</body></html>);\n}\n`,
+  'app/page.tsx': `export default function Home() {\n  return <p>the product</p>;\n}\n`,
+  'app/api/[...hookrun]/route.ts': ROUTE_FILE,
+};
+
+/**
+ * A Next.js app that mounts hookrun from the packed tarball: installed,
+ * then `next build` (its type check covers the route file against
+ * hookrun/next's types). `project` holds the hookrun project's files,
+ * written under `hookrun/`.
+ */
+export async function buildNextApp(dir: string, tarball: string, project: Record<string, string>): Promise<void> {
+  const files = { ...APP_FILES, ...Object.fromEntries(Object.entries(project).map(([path, text]) => [`hookrun/${path}`, text])) };
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'the-product', private: true, type: 'module' }, null, 2));
+  await npm(['install', tarball, ...NEXT_PACKAGES], dir);
+  await run(process.execPath, [join(dir, 'node_modules', 'next', 'dist', 'bin', 'next'), 'build'], {
+    cwd: dir,
+    timeout: 300_000,
+    maxBuffer: 16 * 1024 * 1024,
+    env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' },
+  }).catch((error: { stdout?: string; stderr?: string; message: string }) => {
+    throw new Error(`next build failed: ${error.message}\n${error.stdout ?? ''}\n${error.stderr ?? ''}`);
+  });
+}
+
+/** A running `next start`: its URL, what it printed, and ways to end it. */
+export interface NextServer {
+  url: string;
+  output(): string;
+  /** SIGKILL the whole process group: a function cut short mid-handler. */
+  kill(): Promise<void>;
+  /** SIGTERM, then SIGKILL after 5 s. */
+  stop(): Promise<void>;
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+/** `next start` on a free port with `env`; resolves once `readyPath` answers (any status but a refused connection). */
+export async function startNext(dir: string, env: Record<string, string | undefined>, readyPath = '/'): Promise<NextServer> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(dir, 'node_modules', 'next', 'dist', 'bin', 'next'), 'start', '-p', String(port), '-H', '127.0.0.1'], {
+    cwd: dir,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NEXT_TELEMETRY_DISABLED: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let text = '';
+  child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+  child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+  const url = `http://127.0.0.1:${port}`;
+  const signal = async (name: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, name);
+    } catch {
+      // already gone
+    }
+  };
+  const server: NextServer = {
+    url,
+    output: () => text,
+    async kill() {
+      await signal('SIGKILL');
+      await exited(child);
+    },
+    async stop() {
+      await signal('SIGTERM');
+      const timer = setTimeout(() => void signal('SIGKILL'), 5000);
+      await exited(child);
+      clearTimeout(timer);
+    },
+  };
+  try {
+    await pollUntil(
+      `next start on port ${port}`,
+      60_000,
+      async () => {
+        if (child.exitCode !== null) throw new Error(`next start exited (${child.exitCode}):\n${text}`);
+        return fetch(url + readyPath).then(
+          () => true,
+          () => undefined,
+        );
+      },
+      200,
+    );
+  } catch (error) {
+    await server.kill();
+    throw error;
+  }
+  return server;
+}
