@@ -41,7 +41,8 @@ const membershipSchema = z.object({
   }),
 });
 
-const deletedSchema = z.object({ data: z.object({ id }), timestamp: epochMs.nullish() });
+/** Clerk types a deleted object's `id` as optional (`DeletedObjectJSON`): one without it names nothing to delete, and is not malformed. */
+const deletedSchema = z.object({ data: z.object({ id: id.nullish() }), timestamp: epochMs.nullish() });
 
 const deletedMembershipSchema = z.object({
   data: z.object({
@@ -52,8 +53,24 @@ const deletedMembershipSchema = z.object({
   timestamp: epochMs.nullish(),
 });
 
+/** What this mirror reads of each Clerk payload, so test/webhooks/published checks it against @clerk/backend's published types. */
+export const CLERK_PAYLOADS = {
+  user: userSchema,
+  organization: organizationSchema,
+  membership: membershipSchema,
+  deleted: deletedSchema,
+  deletedMembership: deletedMembershipSchema,
+};
+
 function deletedAt(ctx: HandlerContext, timestamp: number | null | undefined): Date {
   return timestamp != null ? new Date(timestamp) : ctx.event.receivedAt;
+}
+
+/** A delete without an id (Clerk's type allows it) is logged and left: there is no row to mark, and retrying will not add one. */
+function deletedId(ctx: HandlerContext, value: string | null | undefined): value is string {
+  if (value) return true;
+  ctx.log.warn({ eventId: ctx.event.id, type: ctx.event.type }, 'Clerk delete without an id: nothing to mirror');
+  return false;
 }
 
 function primaryEmail(data: z.output<typeof userSchema>['data']): string | null {
@@ -95,13 +112,13 @@ export const clerkMirrorHandlers: HandlerTable = {
   'user.updated': upsertUserHandler,
   'user.deleted': async (ctx) => {
     const payload = parsePayload(deletedSchema, ctx.event);
-    ctx.batch.of(IDENTITY_MIRROR).userDeleted({ id: payload.data.id, at: deletedAt(ctx, payload.timestamp) });
+    if (deletedId(ctx, payload.data.id)) ctx.batch.of(IDENTITY_MIRROR).userDeleted({ id: payload.data.id, at: deletedAt(ctx, payload.timestamp) });
   },
   'organization.created': upsertOrganizationHandler,
   'organization.updated': upsertOrganizationHandler,
   'organization.deleted': async (ctx) => {
     const payload = parsePayload(deletedSchema, ctx.event);
-    ctx.batch.of(IDENTITY_MIRROR).organizationDeleted({ id: payload.data.id, at: deletedAt(ctx, payload.timestamp) });
+    if (deletedId(ctx, payload.data.id)) ctx.batch.of(IDENTITY_MIRROR).organizationDeleted({ id: payload.data.id, at: deletedAt(ctx, payload.timestamp) });
   },
   'organizationMembership.created': upsertMembershipHandler,
   'organizationMembership.updated': upsertMembershipHandler,

@@ -27,6 +27,9 @@ const lemonSubscription = z.object({
   }),
 });
 
+/** What this mirror reads of Lemon Squeezy's subscription events, so test/webhooks/published checks it against the published SDK's types. */
+export const LEMONSQUEEZY_PAYLOADS = { subscription: lemonSubscription };
+
 async function lemonSubscriptionHandler(ctx: HandlerContext): Promise<void> {
   const { data } = parsePayload(lemonSubscription, ctx.event);
   const a = data.attributes;

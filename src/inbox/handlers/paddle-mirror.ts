@@ -25,6 +25,9 @@ const paddleSubscription = z.object({
 
 const paddleCustomer = z.object({ data: z.object({ id: z.string().min(1), email: z.string().nullish(), updated_at: isoDate }) });
 
+/** What this mirror reads of Paddle's notifications, so test/webhooks/published checks it against @paddle/paddle-node-sdk's published types. */
+export const PADDLE_PAYLOADS = { subscription: paddleSubscription, customer: paddleCustomer };
+
 async function paddleSubscriptionHandler(ctx: HandlerContext): Promise<void> {
   const { data } = parsePayload(paddleSubscription, ctx.event);
   ctx.batch.of(PAYMENTS_MIRROR).subscription({

@@ -13,6 +13,9 @@ const workosUser = z.object({
   }),
 });
 
+/** What this mirror reads of WorkOS's user events, so test/webhooks/published checks it against @workos-inc/node's published types. */
+export const WORKOS_PAYLOADS = { user: workosUser };
+
 const at = (value: string | null | undefined, fallback: Date) => {
   const date = value ? new Date(value) : fallback;
   return Number.isNaN(date.getTime()) ? fallback : date;
