@@ -12,14 +12,17 @@ const sorted = (values) => [...new Set(values)].sort();
 
 export function knownEventTypes() {
   const stripe = sorted([...read('stripe', 'esm/resources/Events.d.ts').matchAll(/^\s+type: '([^']+)';$/gm)].map((m) => m[1]));
+  // Thin events (event destinations): each `…EventNotification` of stripe-node's v2 core events names its type.
+  const thinDts = read('stripe', 'esm/resources/V2/Core/Events.d.ts');
+  const stripeThin = sorted([...thinDts.matchAll(/EventNotification extends EventNotificationBase \{\s+type: '([^']+)';/g)].map((m) => m[1]));
   const clerkDts = read('@clerk/backend', 'dist/api/resources/Webhooks.d.ts');
   const clerk = sorted([...clerkDts.matchAll(/Webhook<([^,>]+),/g)].flatMap((m) => [...m[1].matchAll(/'([^']+)'/g)].map((n) => n[1])));
   const map = read('@octokit/webhooks-types', 'schema.d.ts').match(/export interface EventPayloadMap \{([^}]*)\}/)[1];
   const github = sorted([...map.matchAll(/^\s+([a-z0-9_]+):/gm)].map((m) => m[1]));
-  return { stripe, clerk, github };
+  return { stripe, stripeThin, clerk, github };
 }
 
-export function render({ stripe, clerk, github }) {
+export function render({ stripe, stripeThin, clerk, github }) {
   const list = (values) => {
     const lines = [];
     for (const v of values) {
@@ -33,6 +36,9 @@ export function render({ stripe, clerk, github }) {
 
 /** Every event type stripe-node's \`Stripe.Event\` names. */
 export const STRIPE_EVENT_TYPES: readonly string[] = [\n${list(stripe)}\n];
+
+/** Every thin event type (event destinations) stripe-node's \`Stripe.V2.Core.EventNotification\` names. */
+export const STRIPE_THIN_EVENT_TYPES: readonly string[] = [\n${list(stripeThin)}\n];
 
 /** Every event type @clerk/backend's \`WebhookEvent\` names. */
 export const CLERK_EVENT_TYPES: readonly string[] = [\n${list(clerk)}\n];

@@ -15,6 +15,8 @@ export { defineHandler } from './api/define-handler.js';
 export type { HandlerContext, HandlerDatabase, HandlerDefinition, HandlerSpec, StoredEvent } from './api/define-handler.js';
 /** The event names `on` accepts and the payload type each one gives `run`. */
 export type { CustomSenders, DatabaseChange, EventName, EventOf } from './api/event-types.js';
+/** Stripe thin events: their payload type, their types, and `ctx.stripe`'s fetchers for their objects. */
+export type { StripeThinEvent, StripeThinEventFetchers, StripeThinEventType } from './api/stripe-thin-events.js';
 
 /** Throw it from a handler when the payload cannot be handled, ever: the delivery goes dead at once, without retries. */
 export { MalformedPayloadError } from './inbox/handlers/registry.js';

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { EventName, EventOf } from './event-types.js';
+import type { StripeThinEventFetchers, ThinTypeOf } from './stripe-thin-events.js';
 
 /** Marks what `defineHandler` returned, across copies of the package (a project's import and the engine's). */
 export const HANDLER_BRAND = Symbol.for('hookrun.handler');
@@ -21,8 +22,8 @@ export interface StoredEvent {
   receivedAt: Date;
 }
 
-/** What a handler's `run` gets besides the event: the transaction, a logger, its signal and its settings. */
-export interface HandlerContext<E extends string = never> {
+/** What a handler's `run` gets besides the event: the transaction, a logger, its signal, its settings and, for Stripe thin events, their objects. */
+export interface HandlerContext<E extends string = never, N extends string = never> {
   /** The delivery's transaction: a throw rolls back what this handler wrote, and only that. */
   db: HandlerDatabase;
   /** A logger with the event's id, key, type and this handler's name on every line. */
@@ -36,6 +37,12 @@ export interface HandlerContext<E extends string = never> {
   event: StoredEvent;
   /** The settings this handler named in `env`, each checked present at start-up; no other secret. */
   env: Readonly<Record<E, string>>;
+  /**
+   * Stripe thin events (`stripe:v1.…`, `stripe:v2.…` in `on`) carry no
+   * object: `await ctx.stripe.fetchRelatedObject()` and `ctx.stripe.fetchEvent()`
+   * ask Stripe for it with STRIPE_SECRET_KEY, typed by those names.
+   */
+  stripe: StripeThinEventFetchers<ThinTypeOf<N>>;
 }
 
 /** What a handler file writes: the events it takes, the settings it reads, and what it does. */
@@ -50,7 +57,7 @@ export interface HandlerSpec<N extends EventName, E extends string> {
    * order, so make it idempotent and order-safe. Throwing retries this handler
    * alone, with backoff; `MalformedPayloadError` sends it to dead at once.
    */
-  run(event: EventOf<N>, ctx: HandlerContext<E>): Promise<void> | void;
+  run(event: EventOf<N>, ctx: HandlerContext<E, N>): Promise<void> | void;
 }
 
 /** A handler as `defineHandler` returns it; its name is its file's. */
@@ -59,7 +66,7 @@ export interface HandlerDefinition<N extends EventName = EventName, E extends st
   readonly on: readonly N[];
   readonly env: readonly E[];
   readonly description: string;
-  run(event: EventOf<N>, ctx: HandlerContext<E>): Promise<void> | void;
+  run(event: EventOf<N>, ctx: HandlerContext<E, N>): Promise<void> | void;
 }
 
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;

@@ -1,4 +1,4 @@
-import { CLERK_EVENT_TYPES, GITHUB_EVENT_NAMES, STRIPE_EVENT_TYPES } from './known-event-types.js';
+import { CLERK_EVENT_TYPES, GITHUB_EVENT_NAMES, STRIPE_EVENT_TYPES, STRIPE_THIN_EVENT_TYPES } from './known-event-types.js';
 
 /** Where one `<provider>:<type>` of a handler's `on` list is received and stored. */
 export interface EventSelector {
@@ -39,7 +39,8 @@ const TABLE = /^[A-Za-z_][\w$]*(\.[A-Za-z_][\w$]*)?$/;
 const OPERATIONS = ['INSERT', 'UPDATE', 'DELETE'];
 
 function knownType(prefix: string, type: string): string | undefined {
-  if (prefix === 'stripe' && !STRIPE_EVENT_TYPES.includes(type)) return `"${type}" is not a Stripe event type (see https://docs.stripe.com/api/events/types)`;
+  if (prefix === 'stripe' && !STRIPE_EVENT_TYPES.includes(type) && !STRIPE_THIN_EVENT_TYPES.includes(type))
+    return `"${type}" is not a Stripe event type (see https://docs.stripe.com/api/events/types), nor a thin event type (v1.…, v2.…; https://docs.stripe.com/event-destinations#thin-payload)`;
   if (prefix === 'clerk' && !CLERK_EVENT_TYPES.includes(type)) return `"${type}" is not a Clerk event type (e.g. user.created, organizationMembership.deleted)`;
   if (prefix === 'github' && !GITHUB_EVENT_NAMES.includes(type.split('.')[0]!))
     return `"${type.split('.')[0]}" is not a GitHub event name (e.g. push, issues.opened)`;

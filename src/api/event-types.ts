@@ -1,6 +1,7 @@
 import type { WebhookEvent as ClerkWebhookEvent } from '@clerk/backend';
 import type { EventPayloadMap } from '@octokit/webhooks-types';
 import type Stripe from 'stripe';
+import type { StripeThinEvent, StripeThinEventType } from './stripe-thin-events.js';
 
 /**
  * A database change as Supabase Database Webhooks send it (and as hookrun's
@@ -34,13 +35,14 @@ type UntypedProvider =
   'paddle' | 'lemonsqueezy' | 'polar' | 'workos' | 'supabase-auth' | 'shopify' | 'resend' | 'twilio' | Extract<keyof CustomSenders, string>;
 
 /**
- * What `defineHandler({ on })` accepts: `<provider>:<type>`. Stripe, Clerk
- * and GitHub types come from their own packages, so a typo is a compile
+ * What `defineHandler({ on })` accepts: `<provider>:<type>`. Stripe (snapshot
+ * and thin events), Clerk and GitHub types come from their own packages, so a typo is a compile
  * error; `database:INSERT` (or `database:INSERT:orders`, `…:public.orders`)
  * selects database changes, optionally of one table.
  */
 export type EventName =
   | `stripe:${Stripe.Event.Type}`
+  | `stripe:${StripeThinEventType}`
   | `clerk:${ClerkWebhookEvent['type']}`
   | GithubName
   | `database:${DatabaseOperation}`
@@ -52,7 +54,9 @@ type WithType<E, T> = E extends { type: infer U } ? (T extends U ? E & { type: T
 
 /** The payload a handler of event name `N` receives: the provider's own published type for it. */
 export type EventOf<N extends string> = N extends `stripe:${infer T}`
-  ? Extract<Stripe.Event, { type: T }>
+  ? T extends StripeThinEventType
+    ? StripeThinEvent<T>
+    : Extract<Stripe.Event, { type: T }>
   : N extends `clerk:${infer T}`
     ? WithType<ClerkWebhookEvent, T>
     : N extends `github:${infer E}.${infer A}`

@@ -43,6 +43,15 @@ export interface StripeApi {
   retrieveCustomer(id: string): Promise<Record<string, unknown> | null>;
   /** Events created at or after `since`, newest first, page by page (`starting_after`) until `has_more` is false. */
   listEvents(options: { since: Date; types: readonly string[] }): AsyncIterable<StripeEventJson>;
+  /**
+   * A stored (verified at receipt) thin event as stripe-node's own event
+   * notification (`parseEventNotificationWithoutVerification`): its
+   * `fetchEvent` and `fetchRelatedObject` go through this client. Throws for
+   * a snapshot event (`object: "event"`).
+   */
+  thinEvent(payload: unknown): Promise<Stripe.V2.Core.EventNotification>;
+  /** A thin event's related object as a retrieve answers it (`null` when deleted, `StripeObjectMissing` on a 404); `undefined` without `related_object`. */
+  retrieveRelatedObject(payload: unknown): Promise<Record<string, unknown> | null | undefined>;
 }
 
 /** Each request's limit: shorter than the inbox lease, so a stuck fetch fails and is retried. */
@@ -87,8 +96,16 @@ export function createStripeApi(settings: StripeApiSettings): StripeApi {
           : {}),
       });
     }));
+  const thinEvent = async (payload: unknown) => (await stripe()).parseEventNotificationWithoutVerification(JSON.stringify(payload));
   return {
     keyMode: keyModeOf(settings.secretKey),
+    thinEvent,
+    async retrieveRelatedObject(payload) {
+      const notification = (await thinEvent(payload)) as Stripe.V2.Core.Events.UnknownEventNotification;
+      const related = notification.related_object;
+      if (!related) return undefined;
+      return orNull(notification.fetchRelatedObject() as Promise<object>, `${related.type} ${related.id}`, settings.apiBase);
+    },
     retrieveSubscription: async (id) => orNull((await stripe()).subscriptions.retrieve(id), `subscription ${id}`, settings.apiBase),
     retrieveCustomer: async (id) => orNull((await stripe()).customers.retrieve(id), `customer ${id}`, settings.apiBase),
     async *listEvents({ since, types }) {

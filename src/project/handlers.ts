@@ -2,6 +2,8 @@ import { isHandlerDefinition, type HandlerContext, type HandlerDefinition } from
 import { parseEventName, type EventSelector, type ReceivingSetup } from '../api/event-names.js';
 import { ConfigError, messageOf } from '../errors.js';
 import type { EventHandler, HandlerRegistry } from '../inbox/handlers/registry.js';
+import { stripeThinFetchers } from '../inbox/handlers/stripe-thin-events.js';
+import type { StripeApi } from '../payments-api/stripe-client.js';
 import { displayPath, importDefault, listModuleFiles, PROJECT_EXTENSIONS } from '../module-files.js';
 
 /** A handler name is its file name: lowercase letters, digits and dashes. */
@@ -77,11 +79,11 @@ function tableFilter(table: string): EventFilter {
   };
 }
 
-/** How the engine runs a project handler: its payload as the event, and the public context. */
-function adapt(handler: ProjectHandler): EventHandler {
+/** How the engine runs a project handler: its payload as the event, and the public context (`ctx.stripe` through the service's one client). */
+function adapt(handler: ProjectHandler, stripe: StripeApi | undefined): EventHandler {
   return (ctx) => {
     const { event } = ctx;
-    const context: HandlerContext<string> = {
+    const context: HandlerContext<string, string> = {
       db: ctx.db,
       get log() {
         return ctx.log;
@@ -93,15 +95,20 @@ function adapt(handler: ProjectHandler): EventHandler {
       handler: handler.name,
       event: { id: event.id, key: event.key, source: event.source, type: event.type, receivedAt: event.receivedAt },
       env: handler.env,
+      stripe: stripeThinFetchers(event, stripe),
     };
     return Promise.resolve(handler.definition.run(event.payload as never, context));
   };
 }
 
-/** Register a project's handlers: each runs isolated (in a savepoint), on every (route, type) of its `on`. */
-export function registerProjectHandlers(registry: HandlerRegistry, handlers: readonly ProjectHandler[]): void {
+/**
+ * Register a project's handlers: each runs isolated (in a savepoint), on
+ * every (route, type) of its `on`; `services.stripe` (STRIPE_SECRET_KEY) is
+ * what `ctx.stripe` fetches Stripe thin events' objects with.
+ */
+export function registerProjectHandlers(registry: HandlerRegistry, handlers: readonly ProjectHandler[], services: { stripe?: StripeApi } = {}): void {
   for (const handler of handlers) {
-    const run = adapt(handler);
+    const run = adapt(handler, services.stripe);
     const byType = new Map<string, { route: string; type: string; tables: Array<string | undefined> }>();
     for (const s of handler.selectors) {
       const entry = byType.get(`${s.route} ${s.type}`) ?? { route: s.route, type: s.type, tables: [] };

@@ -40,7 +40,8 @@ function isDeclaredProject(projectDir: string, env: Readonly<Record<string, stri
 /**
  * The handlers a running hookrun uses: the shipped ones (on unless
  * platform.json switches them off) and the project's `handlers/` files;
- * the payments mirror asks `services.stripe` (the service's one client) when given.
+ * the payments mirror and the project's `ctx.stripe` (thin events) ask
+ * `services.stripe` (the service's one client) when given.
  */
 export async function loadHandlers(
   config: Config,
@@ -54,6 +55,6 @@ export async function loadHandlers(
       `${displayPath(config.projectDir) || '.'}: no jobs/ or handlers/ folder. Add handlers/<name>.ts (export default defineHandler(…)) or jobs/<name>.ts, or run \`npx hookrun init\` to make a project.`,
     );
   }
-  registerProjectHandlers(registry, project ?? []);
+  registerProjectHandlers(registry, project ?? [], { stripe: services.stripe });
   return { registry, project: project ?? [] };
 }

@@ -22,6 +22,9 @@ describe('the event names a handler may take', () => {
     expect(parseEventName('github:issues.opened', setup)).toMatchObject({ route: 'github', type: 'issues.opened' });
     expect(parseEventName('database:DELETE:public.orders', setup)).toMatchObject({ route: 'database', type: 'DELETE', table: 'public.orders' });
     expect(parseEventName('orders:order.shipped', setup)).toMatchObject({ route: 'orders', type: 'order.shipped' });
+    expect(parseEventName('stripe:v1.invoice.paid', setup)).toEqual({ name: 'stripe:v1.invoice.paid', route: 'payments', type: 'v1.invoice.paid' });
+    expect(parseEventName('stripe:v2.core.account.updated', setup)).toMatchObject({ route: 'payments', type: 'v2.core.account.updated' });
+    expect(() => parseEventName('stripe:v1.invoice.payed', setup)).toThrow(/is not a Stripe event type .*nor a thin event type/);
     expect(() => parseEventName('clerk:user.create', setup)).toThrow(/is not a Clerk event type/);
     expect(() => parseEventName('github:issue.opened', setup)).toThrow(/"issue" is not a GitHub event name/);
     expect(() => parseEventName('database:UPSERT', setup)).toThrow(/INSERT\|UPDATE\|DELETE/);

@@ -11,13 +11,22 @@ type StripeObject = Record<string, unknown> & { id: string };
  * A local stand-in for the few Stripe API endpoints hookrun calls, answering
  * in the shapes Stripe documents (https://docs.stripe.com/api): retrieve a
  * subscription or customer (404 `resource_missing` error object when unknown,
- * `{deleted: true}` for a deleted customer), and the events list (newest
- * first, `created[gte]`, `types[]`, `limit`, `starting_after`, `has_more`).
+ * `{deleted: true}` for a deleted customer), an invoice or checkout session
+ * (what a thin event's `related_object.url` names), the events list (newest
+ * first, `created[gte]`, `types[]`, `limit`, `starting_after`, `has_more`),
+ * and a v2 event (`GET /v2/core/events/:id`, a `v2.core.event`; 404
+ * `not_found` when unknown, https://docs.stripe.com/api/v2/core/events/retrieve).
  * Tests point stripe-node at it through STRIPE_API_BASE: nothing leaves the machine.
  */
 export class FakeStripeApi {
   readonly subscriptions = new Map<string, StripeObject>();
   readonly customers = new Map<string, StripeObject | 'deleted'>();
+  readonly invoices = new Map<string, StripeObject>();
+  readonly checkoutSessions = new Map<string, StripeObject>();
+  /** Full v2 events (`v2.core.event`) by id, for thin events' `fetchEvent`. */
+  readonly v2Events = new Map<string, StripeObject>();
+  /** Each request's `Stripe-Context` header (a thin event's `context`), or null, in arrival order. */
+  readonly contexts: Array<string | null> = [];
   /** Every event the account has, any order; listed newest first. */
   readonly events: StripeObject[] = [];
   /** Each request's method and path with query, in arrival order. */
@@ -44,6 +53,10 @@ export class FakeStripeApi {
   reset(): void {
     this.subscriptions.clear();
     this.customers.clear();
+    this.invoices.clear();
+    this.checkoutSessions.clear();
+    this.v2Events.clear();
+    this.contexts.length = 0;
     this.events.length = 0;
     this.requests.length = 0;
     this.failNext = 0;
@@ -52,6 +65,7 @@ export class FakeStripeApi {
 
   private answer(req: IncomingMessage, res: ServerResponse): void {
     this.requests.push(`${req.method} ${req.url}`);
+    this.contexts.push((req.headers['stripe-context'] as string | undefined) ?? null);
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_${this.requests.length}` });
       res.end(JSON.stringify(body));
@@ -66,10 +80,22 @@ export class FakeStripeApi {
     }
     const url = new URL(req.url ?? '/', 'http://fake');
     if (this.notStripe) return error(404, 'invalid_request_error', `Unrecognized request URL (${req.method}: ${url.pathname}).`);
-    const [, version, resource = '', id] = url.pathname.split('/');
+    const v2Event = /^\/v2\/core\/events\/([^/]+)$/.exec(url.pathname);
+    if (req.method === 'GET' && v2Event) {
+      const event = this.v2Events.get(decodeURIComponent(v2Event[1]!));
+      return event ? send(200, event) : error(404, 'not_found', `No such event: '${v2Event[1]}'`, 'not_found');
+    }
+    const path = url.pathname.replace('/v1/checkout/sessions/', '/v1/checkout_sessions/');
+    const [, version, resource = '', id] = path.split('/');
     if (req.method !== 'GET' || version !== 'v1') return error(404, 'invalid_request_error', `Unrecognized request URL (${req.method}: ${url.pathname}).`);
     if (resource === 'events' && id === undefined) return send(200, this.listEvents(url.searchParams));
-    const store = resource === 'subscriptions' ? this.subscriptions : resource === 'customers' ? this.customers : undefined;
+    const stores: Record<string, Map<string, StripeObject | 'deleted'>> = {
+      subscriptions: this.subscriptions,
+      customers: this.customers,
+      invoices: this.invoices,
+      checkout_sessions: this.checkoutSessions,
+    };
+    const store = stores[resource];
     if (!store || !id) return error(404, 'invalid_request_error', `Unrecognized request URL (GET: ${url.pathname}).`);
     const object = store.get(decodeURIComponent(id));
     if (object === 'deleted') return send(200, { id, object: 'customer', deleted: true });

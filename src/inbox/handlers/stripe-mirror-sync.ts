@@ -1,6 +1,7 @@
 import { markCustomerDeleted, PAYMENTS_MIRROR } from '../../db/payments-mirror.js';
 import { StripeObjectMissing, type StripeApi } from '../../payments-api/stripe-client.js';
 import { MalformedPayloadError, parsePayload, type HandlerContext, type HandlerTable } from './registry.js';
+import { checkKeyMode } from './stripe-thin-events.js';
 import { checkoutSession, customer, envelope, invoice, invoiceSubscriptionId, subscription, subscriptionState } from './stripe-objects.js';
 import { z } from 'zod';
 
@@ -17,27 +18,19 @@ import { z } from 'zod';
  * API error alone makes anything terminal.
  */
 
-const eventMode = z.object({ livemode: z.boolean().nullish() });
-
 /**
  * Fetch an object for this event, or null when Stripe says it is gone. A
  * test key cannot see live objects (and the reverse): its 404 says nothing
  * about the object, so a mode mismatch fails before any request.
  */
-async function fetchForEvent(
+export async function fetchForEvent(
   ctx: HandlerContext,
   api: StripeApi,
-  fetch: () => Promise<Record<string, unknown> | null>,
+  fetch: () => Promise<Record<string, unknown> | null | undefined>,
 ): Promise<Record<string, unknown> | null> {
-  const livemode = parsePayload(eventMode, ctx.event).livemode;
-  const mode = livemode === true ? 'live' : livemode === false ? 'test' : undefined;
-  if (mode !== undefined && mode !== api.keyMode) {
-    throw new Error(
-      `STRIPE_SECRET_KEY is a ${api.keyMode}-mode key but event ${ctx.event.key} is ${mode}-mode (livemode: ${livemode}): the API cannot see its objects, so nothing was changed. Set the account's ${mode}-mode key (sk_${mode}_… or rk_${mode}_…); the event is retried.`,
-    );
-  }
+  const mode = checkKeyMode(ctx.event, api);
   try {
-    return await fetch();
+    return (await fetch()) ?? null;
   } catch (error) {
     if (!(error instanceof StripeObjectMissing) || mode === undefined) {
       if (error instanceof StripeObjectMissing)
@@ -53,7 +46,8 @@ async function fetchForEvent(
 
 const subscriptionRef = envelope(subscription.pick({ id: true, customer: true }));
 
-function parseObject<S extends z.ZodType>(schema: S, object: unknown, what: string): z.output<S> {
+/** An object the API returned, checked like a payload: what the handler cannot read is `MalformedPayloadError`. */
+export function parseObject<S extends z.ZodType>(schema: S, object: unknown, what: string): z.output<S> {
   const result = schema.safeParse(object);
   if (result.success) return result.data;
   const problems = result.error.issues
@@ -63,7 +57,8 @@ function parseObject<S extends z.ZodType>(schema: S, object: unknown, what: stri
   throw new MalformedPayloadError(`The Stripe API returned a ${what} hookrun cannot read: ${problems}`);
 }
 
-async function syncCustomer(ctx: HandlerContext, api: StripeApi, id: string, userId: string | null): Promise<void> {
+/** Store the customer as the API has it now (a deleted one marked deleted), ordered by when the fetch began. */
+export async function syncCustomer(ctx: HandlerContext, api: StripeApi, id: string, userId: string | null): Promise<void> {
   const at = new Date(ctx.clock.now());
   const fetched = await fetchForEvent(ctx, api, () => api.retrieveCustomer(id));
   if (!fetched) {
@@ -75,7 +70,8 @@ async function syncCustomer(ctx: HandlerContext, api: StripeApi, id: string, use
   ctx.batch.of(PAYMENTS_MIRROR).customer({ id, email: current.email ?? null, userId, at });
 }
 
-async function syncSubscription(ctx: HandlerContext, api: StripeApi, id: string, customerId: string | null): Promise<void> {
+/** Store the subscription as the API has it now (a missing one canceled), ordered by when the fetch began. */
+export async function syncSubscription(ctx: HandlerContext, api: StripeApi, id: string, customerId: string | null): Promise<void> {
   const at = new Date(ctx.clock.now());
   const fetched = await fetchForEvent(ctx, api, () => api.retrieveSubscription(id));
   if (!fetched) {

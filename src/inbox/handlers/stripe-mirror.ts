@@ -1,6 +1,7 @@
 import { PAYMENTS_MIRROR } from '../../db/payments-mirror.js';
 import type { StripeApi } from '../../payments-api/stripe-client.js';
 import { createSyncedStripeMirrorHandlers } from './stripe-mirror-sync.js';
+import { createThinStripeMirrorHandlers } from './stripe-mirror-thin.js';
 import { parsePayload, type HandlerContext, type HandlerTable } from './registry.js';
 import { checkoutSession, envelope, fromSeconds, invoice, invoiceSubscriptionId, subscription, subscriptionState } from './stripe-objects.js';
 
@@ -68,7 +69,11 @@ export const stripeMirrorHandlers: HandlerTable = {
   'invoice.payment_failed': invoiceHandler(['active', 'trialing'], 'past_due'),
 };
 
-/** The payments handlers: synced from the Stripe API when a client is given, else from the events alone. */
+/**
+ * The payments handlers: synced from the Stripe API when a client is given,
+ * else from the events alone; thin events (`v1.…`) always through the API
+ * (stripe-mirror-thin.ts: they fail saying STRIPE_SECRET_KEY is needed without one).
+ */
 export function createStripeMirrorHandlers(api?: StripeApi): HandlerTable {
-  return api ? createSyncedStripeMirrorHandlers(api) : stripeMirrorHandlers;
+  return { ...(api ? createSyncedStripeMirrorHandlers(api) : stripeMirrorHandlers), ...createThinStripeMirrorHandlers(api) };
 }
