@@ -7,6 +7,7 @@ import { runAuthDrain } from './auth-drain.js';
 import { runCron } from './cron.js';
 import { BENCH_SECRET } from './events.js';
 import { runIngest, type IngestFigures, type Target } from './ingest.js';
+import { nextIngestTarget } from './next-target.js';
 import { runLevers } from './levers.js';
 import { runProcessing } from './processing.js';
 import { formatReport, type BenchReport } from './report.js';
@@ -18,6 +19,7 @@ import {
   cpuMs,
   createDatabase,
   processedTotal,
+  settledTotal,
   startHello,
   startHookrun,
   startHookrunWorker,
@@ -76,26 +78,32 @@ function builds(): Array<{ label: string; root?: string }> {
   return list;
 }
 
+/** The ceilings hookrun is measured against: a hello-world server, signature verification alone, and verification plus one INSERT. */
+async function ceilingTargets(servers: ServerProcess[], cleanups: Array<() => Promise<void>>): Promise<Target[]> {
+  const hello = await startHello();
+  servers.push(hello);
+  const targets: Target[] = [{ name: 'hello-world', server: hello, path: '/', distinct: false }];
+  const verify = await startVerifyCeiling(BENCH_SECRET);
+  servers.push(verify);
+  targets.push({ name: 'verify-only', server: verify, path: '/webhooks/payments', distinct: true });
+  if (databaseUrl) {
+    const ceilingDb = await createDatabase(databaseUrl, 'ceiling');
+    cleanups.push(() => ceilingDb.drop());
+    const verifyInsert = await startVerifyCeiling(BENCH_SECRET, ceilingDb.url);
+    servers.push(verifyInsert);
+    const ceilingObserver = await openDatabase({ databaseUrl: ceilingDb.url });
+    cleanups.unshift(() => ceilingObserver.close());
+    targets.push({ name: 'verify+insert', server: verifyInsert, path: '/webhooks/payments', distinct: true, databaseCpu: () => backendCpu(ceilingObserver) });
+  }
+  return targets;
+}
+
 async function ingestSection(): Promise<IngestFigures[]> {
   const servers: ServerProcess[] = [];
   const cleanups: Array<() => Promise<void>> = [];
   const nodeArgs = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(ROOT, 'bench/results/profiles')}`] : [];
   try {
-    const hello = await startHello();
-    servers.push(hello);
-    const targets: Target[] = [{ name: 'hello-world', server: hello, path: '/', distinct: false }];
-    const verify = await startVerifyCeiling(BENCH_SECRET);
-    servers.push(verify);
-    targets.push({ name: 'verify-only', server: verify, path: '/webhooks/payments', distinct: true });
-    if (databaseUrl) {
-      const ceilingDb = await createDatabase(databaseUrl, 'ceiling');
-      cleanups.push(() => ceilingDb.drop());
-      const verifyInsert = await startVerifyCeiling(BENCH_SECRET, ceilingDb.url);
-      servers.push(verifyInsert);
-      const ceilingObserver = await openDatabase({ databaseUrl: ceilingDb.url });
-      cleanups.unshift(() => ceilingObserver.close());
-      targets.push({ name: 'verify+insert', server: verifyInsert, path: '/webhooks/payments', distinct: true, databaseCpu: () => backendCpu(ceilingObserver) });
-    }
+    const targets = await ceilingTargets(servers, cleanups);
     for (const build of builds()) {
       const dataDir = mkdtempSync(join(tmpdir(), 'hookrun-bench-ingest-'));
       cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
@@ -149,6 +157,12 @@ async function ingestSection(): Promise<IngestFigures[]> {
             processedTotal: () => processedTotal(pooled.server),
           });
         }
+        // The same build mounted in a Next.js app (hookrun/next): receipt through Next's route handler, processing after each answer.
+        const mounted = !build.root && !skip.has('next') ? await nextIngestTarget(databaseUrl, BENCH_SECRET) : undefined;
+        if (mounted) {
+          cleanups.unshift(mounted.cleanup);
+          targets.push(mounted.target);
+        }
         if (!build.root) {
           // The same build split in two processes: `start --no-worker` receives, `worker` processes (the in-process worker's share, measured apart).
           const splitDb = await createDatabase(databaseUrl, 'split');
@@ -165,10 +179,7 @@ async function ingestSection(): Promise<IngestFigures[]> {
             path: '/webhooks/payments',
             distinct: true,
             databaseCpu: () => backendCpu(splitObserver),
-            processedTotal: async () =>
-              Number(
-                (await splitObserver.query<{ n: number }>(`SELECT count(*)::int AS n FROM hookrun.webhook_events WHERE status IN ('processed', 'dead')`))[0]!.n,
-              ),
+            processedTotal: () => settledTotal(splitObserver),
             workers: [worker],
           });
         }

@@ -46,6 +46,12 @@ export function backendCpuSpent(before: Map<number, number>, after: Map<number, 
   return [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
 }
 
+/** Events settled (processed or dead), counted in the database: for targets whose processing happens outside the server's /metrics. */
+export async function settledTotal(observer: { query<T>(sql: string): Promise<T[]> }): Promise<number> {
+  const rows = await observer.query<{ n: number }>(`SELECT count(*)::int AS n FROM hookrun.webhook_events WHERE status IN ('processed', 'dead')`);
+  return Number(rows[0]!.n);
+}
+
 /** hookrun's `hookrun_events_processed_total` over every outcome, from its /metrics (the embedded database has no other reader). */
 export async function processedTotal(server: ServerProcess): Promise<number> {
   const text = await (await fetch(`${server.url}/metrics`)).text();

@@ -18,7 +18,7 @@ export interface DrainReport {
 
 /** Processing on demand instead of in a loop: what a serverless function calls after answering, and the drain route calls every minute. */
 export interface OnDemandProcessing {
-  /** Claim and run due events until none is left or `budgetMs` has passed. */
+  /** Claim and run due events until none is left or `budgetMs` has passed; a call while a pass runs joins that pass. */
   process(budgetMs: number): Promise<DrainReport>;
   /** Everything a long-running process would have done meanwhile: due cron runs, events, an alert check and (hourly) retention, within `budgetMs`. */
   drain(budgetMs: number): Promise<DrainReport>;
@@ -56,10 +56,32 @@ export function createOnDemandProcessing(deps: {
     return { claimed, budgetExhausted: true };
   }
 
-  const process = async (budgetMs: number): Promise<DrainReport> => {
+  // One pass at a time per instance: a request that stores an event while a pass runs joins it (and makes it look once more before it ends).
+  let running: Promise<DrainReport> | undefined;
+  let lookAgain = false;
+  const pass = async (budgetMs: number): Promise<DrainReport> => {
     const started = performance.now();
-    const { claimed, budgetExhausted } = await claimUntil(started + budgetMs);
+    let claimed = 0;
+    let budgetExhausted: boolean;
+    try {
+      do {
+        lookAgain = false;
+        const round = await claimUntil(started + budgetMs);
+        claimed += round.claimed;
+        budgetExhausted = round.budgetExhausted;
+      } while (lookAgain && !budgetExhausted);
+    } finally {
+      running = undefined; // in the same step as the last look: a call from now on starts its own pass
+    }
     return { claimed, cronRunsStarted: 0, budgetExhausted, tookMs: Math.round(performance.now() - started) };
+  };
+  const process = (budgetMs: number): Promise<DrainReport> => {
+    if (running) {
+      lookAgain = true;
+      return running;
+    }
+    running = pass(budgetMs);
+    return running;
   };
 
   const drain = async (budgetMs: number): Promise<DrainReport> => {

@@ -55,6 +55,8 @@ export async function buildNextApp(dir: string, tarball: string, project: Record
 /** A running `next start`: its URL, what it printed, and ways to end it. */
 export interface NextServer {
   url: string;
+  /** The `next start` process (one process serves every request: the bench reads its CPU). */
+  child: ChildProcess;
   output(): string;
   /** SIGKILL the whole process group: a function cut short mid-handler. */
   kill(): Promise<void>;
@@ -88,6 +90,7 @@ export async function startNext(dir: string, env: Record<string, string | undefi
   };
   const server: NextServer = {
     url,
+    child,
     output: () => text,
     async kill() {
       await signal('SIGKILL');

@@ -1,0 +1,50 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase } from '../src/db/client.js';
+import { buildNextApp, startNext } from '../test/helpers/next-app.js';
+import { packHookrun } from '../test/helpers/packed-hookrun.js';
+import type { Target } from './ingest.js';
+import { backendCpu, createDatabase, settledTotal, type ServerProcess } from './servers.js';
+
+/** A project with nothing of its own: the receivers and the shipped handlers, as `hookrun start` serves them in the bench. */
+const PROJECT = {
+  'jobs/noop.ts': `import { defineJob } from 'hookrun';\nexport default defineJob({ run() {} });\n`,
+};
+
+/**
+ * This checkout packed, installed into a Next.js app and mounted at
+ * `app/api/[...hookrun]/route.ts` (`next build && next start`), on a
+ * database of its own: receipt through Next.js's route handler, processing
+ * after each answer with `after()`. `cleanup` stops and removes all of it.
+ */
+export async function nextIngestTarget(baseUrl: string, secret: string): Promise<{ target: Target; cleanup(): Promise<void> }> {
+  const work = mkdtempSync(join(tmpdir(), 'hookrun-bench-next-'));
+  const database = await createDatabase(baseUrl, 'next');
+  const undo: Array<() => Promise<void>> = [async () => rmSync(work, { recursive: true, force: true }), () => database.drop()];
+  const cleanup = async () => {
+    for (const step of undo) await step();
+  };
+  try {
+    const { tarball } = await packHookrun(work);
+    const app = join(work, 'app');
+    await buildNextApp(app, tarball, PROJECT);
+    const next = await startNext(app, { DATABASE_URL: database.url, PAYMENTS_WEBHOOK_SECRET: secret, LOG_LEVEL: 'warn' }, '/api/health');
+    undo.unshift(() => next.stop());
+    const observer = await openDatabase({ databaseUrl: database.url });
+    undo.unshift(() => observer.close());
+    const server: ServerProcess = { name: 'next', url: next.url, child: next.child, tail: () => next.output().slice(-4000), stop: () => next.stop() };
+    const target: Target = {
+      name: 'hookrun postgres, inside Next.js',
+      server,
+      path: '/api/webhooks/payments',
+      distinct: true,
+      databaseCpu: () => backendCpu(observer),
+      processedTotal: () => settledTotal(observer),
+    };
+    return { target, cleanup };
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
