@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readServerSentEvents } from '../../src/cli/listen.js';
+import { startAlertReceiver } from '../helpers/alert-receiver.js';
 import { SECRETS } from '../helpers/config.js';
 import { createEmptyPostgresDatabase } from '../helpers/db.js';
 import { withDatabase } from '../helpers/inspect-db.js';
 import { PGBOUNCER, startPgBouncer, type Pooler } from '../helpers/pgbouncer.js';
 import { assertNoSecretLeaks } from '../helpers/secret-scan.js';
-import { acknowledged, checkoutCompleted, sendDelivery } from '../helpers/signed-deliveries.js';
+import { acknowledged, checkoutCompleted, sendDelivery, stripeDelivery } from '../helpers/signed-deliveries.js';
 import { pollUntil, runHookrun, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
 
 const POOLED = { DATABASE_POOLER: 'transaction' };
@@ -99,6 +100,33 @@ describe.skipIf(!process.env.TEST_DATABASE_URL || !PGBOUNCER)('behind PgBouncer 
     expect(paused.map((p) => p.job)).toEqual(['keep-alive']);
     const prune = await runHookrun({ databaseUrl: pooledUrl, env: POOLED, args: ['prune', '--json'] });
     expect(prune.code, prune.output).toBe(0);
+  });
+
+  it('alerts through the pooler: an event that goes dead is told to ALERT_WEBHOOK_URL', async () => {
+    for (const earlier of started.splice(0)) await earlier.stop(10_000); // the one instance on this database: it must be the one that alerts
+    const receiver = await startAlertReceiver();
+    try {
+      const server = await spawnHookrun({
+        databaseUrl: pooledUrl,
+        env: { ...POOLED, DATABASE_DIRECT_URL: database.url, SCHEDULER: 'off', ALERT_WEBHOOK_URL: receiver.url },
+      });
+      started.push(server);
+      // A subscription event with no subscription in it: the payments mirror cannot read it, ever, so it goes dead at once.
+      const unreadable = stripeDelivery({
+        id: `evt_unreadable_${Date.now().toString(36)}`,
+        object: 'event',
+        type: 'customer.subscription.updated',
+        created: Math.floor(Date.now() / 1000),
+        livemode: false,
+        data: { object: { object: 'subscription' } },
+      });
+      expect(acknowledged(await sendDelivery(server.url, unreadable))).toBe(true);
+      const [text] = await receiver.waitForDelivered(1, 20_000);
+      expect(text).toContain('went dead');
+      expect(text).toContain(unreadable.key);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('a transaction pooler that accepts the settings and is not declared: hookrun says NOTIFY is not heard, and finds new events by polling', async () => {
