@@ -1,4 +1,9 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ensureDistBuilt } from '../helpers/build-dist.js';
+import { runCli } from '../helpers/spawn-hookrun.js';
 import { parseSchedule, type ScheduledJob } from '../../src/cron/schedule.js';
 import { mergeVercelJson, mountedPath, vercelEntries } from '../../src/cron/vercel-config.js';
 
@@ -64,5 +69,37 @@ describe('hookrun vercel: platform.json schedules as vercel.json entries', () =>
     const asSchedules = mergeVercelJson(merged, vercelEntries([job('nightly', '0 3 * * *')], { ...options, schedules: true }), '/api');
     expect(asSchedules.crons).toEqual([{ path: '/api/own-route', schedule: '0 2 * * *' }]);
     expect(Object.keys(asSchedules.schedules as object)).toEqual(['nightly', 'hookrun-drain']);
+  });
+});
+
+describe('hookrun vercel (the command)', { timeout: 120_000 }, () => {
+  it('updates vercel.json in place from the project, keeping its other keys; a zoned job is refused (exit 78) and the file left as it was', async () => {
+    await ensureDistBuilt();
+    const dir = mkdtempSync(join(tmpdir(), 'hookrun-vercel-'));
+    try {
+      mkdirSync(join(dir, 'jobs'));
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'the-product', type: 'module' }));
+      writeFileSync(join(dir, 'jobs', 'nightly.ts'), 'export default { run() {} };\n');
+      writeFileSync(join(dir, 'platform.json'), JSON.stringify({ crons: [{ path: '/cron/nightly', schedule: '0 3 * * *' }] }));
+      const vercelJson = join(dir, 'vercel.json');
+      writeFileSync(vercelJson, JSON.stringify({ framework: 'nextjs' }));
+      const written = await runCli(['vercel', '--project', dir, '--file', vercelJson, '--base-path', '/api/hookrun']);
+      expect(written.code, written.stderr).toBe(0);
+      expect(JSON.parse(readFileSync(vercelJson, 'utf8'))).toEqual({
+        framework: 'nextjs',
+        crons: [
+          { path: '/api/hookrun/cron/nightly', schedule: '0 3 * * *' },
+          { path: '/api/hookrun/cron/hookrun-drain', schedule: '* * * * *' },
+        ],
+      });
+      writeFileSync(join(dir, 'platform.json'), JSON.stringify({ crons: [{ path: '/cron/nightly', schedule: '0 3 * * *', timezone: 'Europe/Paris' }] }));
+      const before = readFileSync(vercelJson, 'utf8');
+      const refused = await runCli(['vercel', '--project', dir, '--file', vercelJson]);
+      expect(refused.code).toBe(78);
+      expect(refused.stderr).toContain('nightly runs in Europe/Paris: run `hookrun vercel --schedules`');
+      expect(readFileSync(vercelJson, 'utf8')).toBe(before);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
