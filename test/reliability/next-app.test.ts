@@ -115,7 +115,8 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)(
         20_000,
         () => (noted().includes('invoice evt_next_ok cus_evt_next_ok attempt 1') && noted().includes('user user_next1')) || undefined,
       );
-      expect(server!.output()).toContain('with Next.js after()');
+      // Logged before the handlers ran, but through a pipe the notes file does not wait for.
+      await pollUntil('the log line naming after()', 10_000, () => server!.output().includes('with Next.js after()') || undefined);
       const repeat = await sendDelivery(`${server!.url}/api`, invoicePaid('evt_next_ok'));
       expect('status' in repeat && JSON.parse(repeat.body)).toMatchObject({ duplicate: true });
     });
