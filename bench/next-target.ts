@@ -12,13 +12,19 @@ const PROJECT = {
   'jobs/noop.ts': `import { defineJob } from 'hookrun';\nexport default defineJob({ run() {} });\n`,
 };
 
+/** A route of the app's own that reads the body and answers: what Next.js costs per request before hookrun does anything. */
+const HELLO_ROUTE = {
+  'app/api/hello/route.ts': `export const dynamic = 'force-dynamic';\nexport async function POST(request: Request) {\n  await request.text();\n  return new Response('ok');\n}\n`,
+};
+
 /**
  * This checkout packed, installed into a Next.js app and mounted at
  * `app/api/[...hookrun]/route.ts` (`next build && next start`), on a
  * database of its own: receipt through Next.js's route handler, processing
- * after each answer with `after()`. `cleanup` stops and removes all of it.
+ * after each answer with `after()`; beside it, the same app's own hello
+ * route (Next.js's floor). `cleanup` stops and removes all of it.
  */
-export async function nextIngestTarget(baseUrl: string, secret: string): Promise<{ target: Target; cleanup(): Promise<void> }> {
+export async function nextIngestTargets(baseUrl: string, secret: string): Promise<{ targets: Target[]; cleanup(): Promise<void> }> {
   const work = mkdtempSync(join(tmpdir(), 'hookrun-bench-next-'));
   const database = await createDatabase(baseUrl, 'next');
   const undo: Array<() => Promise<void>> = [async () => rmSync(work, { recursive: true, force: true }), () => database.drop()];
@@ -28,12 +34,13 @@ export async function nextIngestTarget(baseUrl: string, secret: string): Promise
   try {
     const { tarball } = await packHookrun(work);
     const app = join(work, 'app');
-    await buildNextApp(app, tarball, PROJECT);
+    await buildNextApp(app, tarball, PROJECT, HELLO_ROUTE);
     const next = await startNext(app, { DATABASE_URL: database.url, PAYMENTS_WEBHOOK_SECRET: secret, LOG_LEVEL: 'warn' }, '/api/health');
     undo.unshift(() => next.stop());
     const observer = await openDatabase({ databaseUrl: database.url });
     undo.unshift(() => observer.close());
     const server: ServerProcess = { name: 'next', url: next.url, child: next.child, tail: () => next.output().slice(-4000), stop: () => next.stop() };
+    const hello: Target = { name: 'Next.js hello route', server, path: '/api/hello', distinct: false };
     const target: Target = {
       name: 'hookrun postgres, inside Next.js',
       server,
@@ -42,7 +49,7 @@ export async function nextIngestTarget(baseUrl: string, secret: string): Promise
       databaseCpu: () => backendCpu(observer),
       processedTotal: () => settledTotal(observer),
     };
-    return { target, cleanup };
+    return { targets: [hello, target], cleanup };
   } catch (error) {
     await cleanup();
     throw error;

@@ -7,7 +7,7 @@ import { runAuthDrain } from './auth-drain.js';
 import { runCron } from './cron.js';
 import { BENCH_SECRET } from './events.js';
 import { runIngest, type IngestFigures, type Target } from './ingest.js';
-import { nextIngestTarget } from './next-target.js';
+import { nextIngestTargets } from './next-target.js';
 import { runLevers } from './levers.js';
 import { runProcessing } from './processing.js';
 import { formatReport, type BenchReport } from './report.js';
@@ -158,10 +158,10 @@ async function ingestSection(): Promise<IngestFigures[]> {
           });
         }
         // The same build mounted in a Next.js app (hookrun/next): receipt through Next's route handler, processing after each answer.
-        const mounted = !build.root && !skip.has('next') ? await nextIngestTarget(databaseUrl, BENCH_SECRET) : undefined;
+        const mounted = !build.root && !skip.has('next') ? await nextIngestTargets(databaseUrl, BENCH_SECRET) : undefined;
         if (mounted) {
           cleanups.unshift(mounted.cleanup);
-          targets.push(mounted.target);
+          targets.push(...mounted.targets);
         }
         if (!build.root) {
           // The same build split in two processes: `start --no-worker` receives, `worker` processes (the in-process worker's share, measured apart).

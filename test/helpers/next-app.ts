@@ -32,10 +32,10 @@ const APP_FILES: Record<string, string> = {
  * A Next.js app that mounts hookrun from the packed tarball: installed,
  * then `next build` (its type check covers the route file against
  * hookrun/next's types). `project` holds the hookrun project's files,
- * written under `hookrun/`.
+ * written under `hookrun/`; `appFiles` more files of the app itself.
  */
-export async function buildNextApp(dir: string, tarball: string, project: Record<string, string>): Promise<void> {
-  const files = { ...APP_FILES, ...Object.fromEntries(Object.entries(project).map(([path, text]) => [`hookrun/${path}`, text])) };
+export async function buildNextApp(dir: string, tarball: string, project: Record<string, string>, appFiles: Record<string, string> = {}): Promise<void> {
+  const files = { ...APP_FILES, ...appFiles, ...Object.fromEntries(Object.entries(project).map(([path, text]) => [`hookrun/${path}`, text])) };
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), text);
