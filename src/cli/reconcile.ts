@@ -38,7 +38,8 @@ export function registerReconcileCommand(program: Command): void {
       [
         '\nExamples:\n  hookrun reconcile payments --since 3d\n  hookrun reconcile payments --since 2026-11-20T08:00:00Z --json\n  hookrun reconcile github --since 12h',
         '\nNeeds: payments STRIPE_SECRET_KEY (30 days back at most); github GITHUB_TOKEN and GITHUB_HOOK (3 days);',
-        'paddle PADDLE_API_KEY and PAYMENTS_PROVIDER=paddle (90 days); workos WORKOS_API_KEY and AUTH_PROVIDER=workos (30 days).',
+        'paddle PADDLE_API_KEY and PAYMENTS_PROVIDER=paddle (90 days); workos WORKOS_API_KEY and AUTH_PROVIDER=workos (30 days);',
+        'clerk CLERK_SECRET_KEY (users and organizations changed since then, stored as user.updated / organization.updated).',
         'Running it twice adds nothing. Exit codes: 0 done, 1 failed, 2 usage, 78 config.',
       ].join('\n'),
     )

@@ -16,9 +16,10 @@ const EDGE_MS = 10 * 60_000;
  */
 export function reconcileWindowStart(sender: ReconcileSender, nowMs: number, lastSuccessMs: number | undefined): Date {
   const { jobWindowDays, maxDays } = SENDER_RECONCILES[sender];
-  const fromLast = lastSuccessMs === undefined ? -Infinity : lastSuccessMs - OVERLAP_MS;
+  const minWindowStart = nowMs - jobWindowDays * DAY_MS;
+  const fromLast = lastSuccessMs === undefined ? minWindowStart : Math.min(minWindowStart, lastSuccessMs - OVERLAP_MS);
   const floor = maxDays === undefined ? -Infinity : nowMs - maxDays * DAY_MS + EDGE_MS;
-  return new Date(Math.max(floor, Math.min(nowMs - jobWindowDays * DAY_MS, fromLast)));
+  return new Date(Math.max(floor, fromLast));
 }
 
 /**

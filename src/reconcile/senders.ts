@@ -3,13 +3,14 @@ import type { Database } from '../db/database.js';
 import type { EventWriter } from '../db/event-writer.js';
 import { ConfigError } from '../errors.js';
 import { parseSince } from '../since.js';
+import { clerkReady, createClerkApi, reconcileClerk } from './clerk.js';
 import { createGithubApi, GITHUB_REDELIVERY_DAYS, githubReady, reconcileGithub } from './github.js';
 import { createPaddleApi, PADDLE_EVENT_DAYS, paddleReady, reconcilePaddle } from './paddle.js';
 import type { ReconcileProgress, ReconcileSummary } from './summary.js';
 import { createWorkosApi, reconcileWorkos, WORKOS_EVENT_DAYS, workosReady } from './workos.js';
 
 /** The senders `hookrun reconcile <sender>` repairs gaps of beyond Stripe (`payments`, payments-api/reconcile.ts). */
-export const RECONCILE_SENDERS = ['github', 'paddle', 'workos'] as const;
+export const RECONCILE_SENDERS = ['github', 'paddle', 'workos', 'clerk'] as const;
 /** One of RECONCILE_SENDERS: a CLI argument, an admin route segment and a job name's suffix (`reconcile-github`). */
 export type ReconcileSender = (typeof RECONCILE_SENDERS)[number];
 
@@ -117,6 +118,25 @@ export const SENDER_RECONCILES: Record<ReconcileSender, SenderReconcile> = {
     async run(input) {
       this.check(input.config);
       return reconcileWorkos({ api: createWorkosApi(workosReady(input.config.senderApis.workos)!), ...input });
+    },
+  },
+  clerk: {
+    title: 'Clerk',
+    maxDays: undefined,
+    maxDaysReason: '',
+    jobWindowDays: 3,
+    jobDescription:
+      'store the Clerk users and organizations changed since the last run as user.updated / organization.updated events for the Clerk mirror. Needs CLERK_SECRET_KEY.',
+    found: 'users and organizations',
+    added: STORED,
+    check(config) {
+      if (!clerkReady(config.senderApis.clerk))
+        throw missing('CLERK_SECRET_KEY', 'hookrun needs a Clerk secret key (sk_…, API keys in the dashboard) to list users and organizations.');
+      requireProvider(config, 'auth', 'clerk', 'Clerk');
+    },
+    async run(input) {
+      this.check(input.config);
+      return reconcileClerk({ api: createClerkApi(clerkReady(input.config.senderApis.clerk)!), ...input });
     },
   },
 };

@@ -43,6 +43,9 @@ describe('GitHub gap repair settings', () => {
     expect(() => parseSenderSince('github', '4d', now)).toThrow(/more than 3 days ago: GitHub redelivers a webhook delivery only within 3 days/);
     expect(reconcileWindowStart('github', now, undefined).getTime()).toBe(now - 72 * HOUR + 10 * 60_000);
     expect(reconcileWindowStart('github', now, now - HOUR).getTime()).toBe(now - 72 * HOUR + 10 * 60_000);
+    expect(reconcileWindowStart('clerk', now, undefined).getTime()).toBe(now - 72 * HOUR);
+    expect(reconcileWindowStart('clerk', now, now - 10 * 24 * HOUR).getTime()).toBe(now - 10 * 24 * HOUR - HOUR); // since the last success, an hour of overlap
+    expect(reconcileWindowStart('workos', now, now - 40 * 24 * HOUR).getTime()).toBe(now - 30 * 24 * HOUR + 10 * 60_000);
   });
 });
 
