@@ -36,15 +36,23 @@ module.exports = {
       from: { path: '^src/config[.]ts$' },
       to: {
         path: '^src/',
-        pathNot: '^src/(errors|config-values|config-secrets|platform-config|platform-entries|config-variables)[.]ts$|^src/webhooks/provider(s/index)?[.]ts$',
+        pathNot:
+          '^src/(errors|config-values|config-secrets|config-senders|platform-config|platform-entries|config-variables)[.]ts$|^src/webhooks/provider(s/index)?[.]ts$',
       },
     },
     {
       name: 'config-values-are-leaves',
       severity: 'error',
       comment: "The value readers and platform.json parsing import only errors.ts (and, as a type, the custom sender's scheme).",
-      from: { path: '^src/(config-values|platform-config|platform-entries|config-variables|nearest-key)[.]ts$' },
-      to: { path: '^src/', pathNot: '^src/(errors|nearest-key|platform-entries)[.]ts$|^src/webhooks/providers/custom[.]ts$' },
+      from: { path: '^src/(config-values|platform-config|platform-entries|config-variables(-senders)?|nearest-key)[.]ts$' },
+      to: { path: '^src/', pathNot: '^src/(errors|nearest-key|platform-entries|config-variables(-senders)?)[.]ts$|^src/webhooks/providers/custom[.]ts$' },
+    },
+    {
+      name: 'config-senders-reads-values-only',
+      severity: 'error',
+      comment: 'The sender API settings (config-senders.ts) import only the value readers and errors.ts.',
+      from: { path: '^src/config-senders[.]ts$' },
+      to: { path: '^src/', pathNot: '^src/(errors|config-values)[.]ts$' },
     },
     {
       name: 'config-values-type-only-scheme',

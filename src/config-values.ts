@@ -46,6 +46,13 @@ export function readOneOf<const T extends readonly [string, ...string[]]>(env: E
   return parseSetting(z.union([unset.transform(() => fallback), z.enum(values)]), env[name], message);
 }
 
+/** A provider switch (`<ROUTE>_PROVIDER`): one of `names`, case-insensitive, or the default when unset. */
+export function readChoice(env: Env, name: string, names: readonly string[], fallback: string): string {
+  const raw = env[name]?.trim().toLowerCase() || fallback;
+  if (!names.includes(raw)) throw new ConfigError(`${name}="${env[name]}" is not valid: use one of ${names.join(', ')} (default ${fallback}).`);
+  return raw;
+}
+
 /**
  * `HOOKRUN_SCHEMA`: the PostgreSQL schema hookrun's tables live in (default
  * `hookrun`, as db/schema-name.ts names it). A plain lower-case identifier, so

@@ -1,3 +1,5 @@
+import { SENDER_API_VARIABLES } from './config-variables-senders.js';
+
 /**
  * One environment variable hookrun reads: what `docs/configuration.md` says
  * of it (the page is generated from this list by `npm run docs:config`, and a
@@ -190,6 +192,7 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
     description:
       'where the Stripe client sends requests (tests point it at a local server); `http://` only to this machine (127.0.0.0/8, `::1`, `localhost`), so the key never travels unencrypted',
   },
+  ...SENDER_API_VARIABLES,
   {
     name: 'HOOKRUN_REMOTE_TOKEN',
     default: 'unset',

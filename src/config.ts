@@ -4,6 +4,7 @@ import { ConfigError } from './errors.js';
 import {
   readAlerts,
   readChanges,
+  readChoice,
   readDatabaseUrl,
   readInt,
   readOneOf,
@@ -23,6 +24,7 @@ import {
 import { readBuiltInHandlerSwitches, readPlatformConfig, readWebhookSchemes } from './platform-config.js';
 import type { CronEntry, WebhookSchemeEntry } from './platform-entries.js';
 import { checkBearerValues, readBearer, readSecret } from './config-secrets.js';
+import { readSenderApis, type SenderApiSettings } from './config-senders.js';
 import type { SecretSetting } from './webhooks/provider.js';
 import {
   CHOOSABLE_SOURCES,
@@ -64,12 +66,6 @@ function readProviderChoice(env: Env): ProviderChoice {
       return [source, readChoice(env, choiceEnvName(source), names, defaultProvider(source).name)];
     }),
   ) as ProviderChoice;
-}
-
-function readChoice(env: Env, name: string, names: readonly string[], fallback: string): string {
-  const raw = env[name]?.trim().toLowerCase() || fallback;
-  if (!names.includes(raw)) throw new ConfigError(`${name}="${env[name]}" is not valid: use one of ${names.join(', ')} (default ${fallback}).`);
-  return raw;
 }
 
 /** A custom sender from platform.json `webhooks`, with its secret (undefined: the route answers 503). */
@@ -142,6 +138,8 @@ export interface Config {
    * missed events. Unset → event order rules, no reconcile.
    */
   stripe: StripeSettings | undefined;
+  /** `GITHUB_TOKEN`, `PADDLE_API_KEY`, `WORKOS_API_KEY`, `CLERK_SECRET_KEY` and their API bases: the senders' APIs `hookrun reconcile` calls. */
+  senderApis: SenderApiSettings;
   /** `CHANGES_DATABASE_URL` and its slot: capture the product database's committed changes from its WAL; undefined → off. */
   changes: ChangesSettings | undefined;
   /** `PUBLIC_URL`: the origin senders post to (behind a proxy it differs from what hookrun sees); Twilio signs it. */
@@ -210,6 +208,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     dbTimeoutMs: readInt(env, 'DB_TIMEOUT_MS', 1500, 100, 60_000),
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 8000, 100, 120_000),
     stripe: readStripe(env),
+    senderApis: readSenderApis(env),
     changes: readChanges(env),
     publicUrl: readOrigin(env, 'PUBLIC_URL', 'https://api.example.com, where senders post'),
     remoteToken: env.HOOKRUN_REMOTE_TOKEN || undefined,

@@ -29,6 +29,7 @@ import type { PruneReport } from '../retention/prune.js';
 import { bearerToken, secureEqual } from '../secure-compare.js';
 import type { EventStream } from './event-stream.js';
 import { createErrorHandler, errorResponse } from './errors.js';
+import { addSenderReconcileRoute, type ReconcileSenderRun } from './reconcile-routes.js';
 
 /** What the admin API reads and drives; the dashboard and the CLI use the same modules. */
 export interface AdminApiDeps {
@@ -42,6 +43,8 @@ export interface AdminApiDeps {
   eventStream?: EventStream;
   /** Set when STRIPE_SECRET_KEY is: feed the events Stripe lists since a date into the inbox. */
   reconcilePayments?: (since: Date) => Promise<ReconcileSummary>;
+  /** `POST /api/reconcile/{sender}`: GitHub, Paddle, WorkOS, Clerk gap repair with this server's settings. */
+  reconcileSender?: ReconcileSenderRun;
   /** The WAL capture (CHANGES_DATABASE_URL): `GET /api/changes` shows its state with the last error's message; without it the route is 404. */
   changes?: Pick<ChangeCapture, 'status'>;
   /** One retention pass now (`hookrun prune` while the server holds the embedded database); without it the route is 404. */
@@ -102,6 +105,7 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
 
   addEventRoutes(app, deps);
   addCronRoutes(app, deps);
+  addSenderReconcileRoute(app, { reconcileSender: deps.reconcileSender, now: () => clock.now(), log: deps.log, readBody: readJson });
 
   app.get('/changes', (c) => {
     if (!deps.changes) throw new AppError('not_found', 'CHANGES_DATABASE_URL is not set, so this hookrun captures no database changes.');

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MIRROR_TABLES } from '../db/mirror-read.js';
 import { MAX_EVENT_STREAMS } from './event-stream.js';
+import { RECONCILE_SENDERS } from '../reconcile/senders.js';
 import {
   backfillBody,
   eventListQuery,
@@ -114,5 +115,11 @@ export function adminPaths(): Record<string, Json> {
     '/api/payments/reconcile': admin('post', 'Store the Stripe events the inbox is missing since `since`; needs STRIPE_SECRET_KEY', {
       requestBody: bodyFrom(reconcileBody),
     }),
+    '/api/reconcile/{sender}': admin(
+      'post',
+      'Gap repair for a sender with an events or deliveries API since `since`: GitHub (redeliveries asked for; GITHUB_TOKEN, GITHUB_HOOK), Paddle (PADDLE_API_KEY), WorkOS (WORKOS_API_KEY), Clerk (users and organizations; CLERK_SECRET_KEY)',
+      { parameters: [path('sender', 'which sender', { type: 'string', enum: [...RECONCILE_SENDERS] })], requestBody: bodyFrom(reconcileBody) },
+      notFound,
+    ),
   };
 }

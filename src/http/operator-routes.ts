@@ -9,6 +9,7 @@ import { retainedTableBytes } from '../db/retention.js';
 import { prune } from '../retention/prune.js';
 import type { EventWriter } from '../db/event-writer.js';
 import { reconcilePayments } from '../payments-api/reconcile.js';
+import { SENDER_RECONCILES } from '../reconcile/senders.js';
 import type { StripeApi } from '../payments-api/stripe-client.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -54,6 +55,8 @@ export function createOperatorMounts(deps: OperatorRoutesDeps): Array<{ prefix: 
     cron: deps.cron,
     log: deps.log,
     reconcilePayments: reconcile,
+    reconcileSender: (sender: keyof typeof SENDER_RECONCILES, since: Date) =>
+      SENDER_RECONCILES[sender].run({ config: deps.config, db: deps.db, writer: deps.writer, since }),
     prune: runPrune,
     eventStream: deps.eventStream,
     changes: deps.changes,

@@ -2,6 +2,9 @@ import type { EventWriter } from '../db/event-writer.js';
 import { parseSince } from '../since.js';
 import { STRIPE_SAMPLE_TYPES } from '../webhooks/sample-events/types.js';
 import type { StripeApi, StripeEventJson } from './stripe-client.js';
+import type { ReconcileSummary } from '../reconcile/summary.js';
+
+export type { ReconcileSummary };
 
 /** Stripe keeps events for 30 days: `GET /v1/events` cannot return anything older. */
 export const STRIPE_EVENT_RETENTION_DAYS = 30;
@@ -10,18 +13,6 @@ export const RECONCILED_PAYMENT_TYPES: readonly string[] = STRIPE_SAMPLE_TYPES;
 
 /** Events written side by side: one group-committed INSERT per page of the listing. */
 const WRITE_CHUNK = 100;
-
-/** What a reconcile found, for the CLI, the admin API and the job's log. */
-export interface ReconcileSummary {
-  since: string;
-  /** Events the Stripe API listed (of the handled types). */
-  found: number;
-  /** Events that were missing from the inbox and are now stored (the worker processes them). */
-  added: number;
-  alreadyStored: number;
-  /** Ids of the added events, oldest first, at most 100. */
-  addedIds: string[];
-}
 
 /** What a reconcile needs: the API, the receivers' insert-or-ignore, the window and the types. */
 export interface ReconcileInput {

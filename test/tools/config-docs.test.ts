@@ -13,7 +13,7 @@ describe('docs/configuration.md', () => {
   });
 
   it('describes every variable config reads (a new one needs its entry in src/config-variables.ts)', () => {
-    const source = ['src/config.ts', 'src/config-values.ts'].map((file) => readFileSync(join(ROOT, file), 'utf8')).join('\n');
+    const source = ['src/config.ts', 'src/config-values.ts', 'src/config-senders.ts'].map((file) => readFileSync(join(ROOT, file), 'utf8')).join('\n');
     const read = new Set([...source.matchAll(/env\.([A-Z][A-Z0-9_]+)|\(env, '([A-Z][A-Z0-9_]+)'/g)].map((m) => (m[1] ?? m[2])!));
     const described = new Set([...ENV_VARIABLES.map((v) => v.name), ...PROVIDERS.flatMap((p) => p.secretEnv)]);
     expect([...read].filter((name) => !described.has(name))).toEqual([]);

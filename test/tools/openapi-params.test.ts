@@ -52,7 +52,8 @@ describe('every documented admin parameter is enforced as documented (GET /opena
     await testDb?.close();
   });
 
-  const url = (template: string) => template.replace('{id}', String(eventId)).replace('{job}', 'tick').replace('{table}', 'users');
+  const url = (template: string) =>
+    template.replace('{id}', String(eventId)).replace('{job}', 'tick').replace('{table}', 'users').replace('{sender}', 'github');
 
   it('query parameters: the documented limit passes, one past it is a 400 naming the parameter', async () => {
     let checked = 0;

@@ -1,0 +1,124 @@
+import type { GithubApiSettings, GithubHook } from '../config-senders.js';
+import type { Queryable } from '../db/database.js';
+import { storedKeys } from '../db/stored-keys.js';
+import { apiUrl, callSenderApi, sameOriginLink, type SenderApiClient } from './sender-api.js';
+import { oldestFirst } from './store-events.js';
+import { MAX_ADDED_IDS, type ReconcileProgress, type ReconcileSummary } from './summary.js';
+
+/** GitHub redelivers a delivery only within 3 days of it: the API refuses an older one. */
+export const GITHUB_REDELIVERY_DAYS = 3;
+/** The route GitHub's deliveries are stored under (`/webhooks/github`). */
+const GITHUB_SOURCE = 'github';
+/** Deliveries per page: the list endpoint's maximum. */
+const PER_PAGE = 100;
+
+/** One attempt as `GET …/hooks/{hook_id}/deliveries` lists it (a redelivery is a new attempt with the same `guid`). */
+export interface GithubDelivery {
+  id: number;
+  guid: string;
+  delivered_at: string;
+  redelivery: boolean;
+  status: string;
+  status_code: number;
+  event: string;
+  action: string | null;
+}
+
+/** The two calls gap repair makes on a webhook's deliveries. */
+export interface GithubDeliveriesApi {
+  /** Every attempt delivered at or after `since`, newest first: all pages read before it returns. */
+  listDeliveries(since: Date, signal?: AbortSignal): Promise<GithubDelivery[]>;
+  /** Ask GitHub to send this delivery again, signed as the first time (202). */
+  redeliver(deliveryId: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** A hook's path under the REST API: a repository's or an organization's webhook. */
+export function hookPath(hook: GithubHook): string {
+  const e = encodeURIComponent;
+  return hook.kind === 'org' ? `/orgs/${e(hook.org)}/hooks/${hook.id}` : `/repos/${e(hook.owner)}/${e(hook.repo)}/hooks/${hook.id}`;
+}
+
+/** The `rel="next"` URL of a Link header, as GitHub pages with `cursor`. */
+export function nextLink(link: string | null): string | undefined {
+  return link
+    ?.split(',')
+    .find((part) => /;\s*rel="next"/.test(part))
+    ?.match(/<([^>]+)>/)?.[1];
+}
+
+/** GitHub's REST API for one webhook, with the token; plain fetch (no Octokit dependency for two calls). */
+export function createGithubApi(settings: { token: string; hook: GithubHook; apiBase: URL }): GithubDeliveriesApi {
+  const client: SenderApiClient = {
+    provider: 'GitHub',
+    headers: { authorization: `Bearer ${settings.token}`, accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' },
+    errorMessage: (body) => {
+      const message = (body as { message?: unknown } | undefined)?.message;
+      return typeof message === 'string' ? message : undefined;
+    },
+  };
+  const base = apiUrl(settings.apiBase, `${hookPath(settings.hook)}/deliveries`);
+  return {
+    async listDeliveries(since, signal) {
+      const all: GithubDelivery[] = [];
+      let url: URL | undefined = apiUrl(settings.apiBase, `${hookPath(settings.hook)}/deliveries`, { per_page: String(PER_PAGE) });
+      while (url) {
+        const page: { body: GithubDelivery[]; headers: Headers } = await callSenderApi<GithubDelivery[]>(client, 'GET', url, { signal });
+        if (!Array.isArray(page.body)) throw new Error(`GitHub API answered ${url.pathname} with something other than a list of deliveries.`);
+        const inWindow = page.body.filter((d) => !(Date.parse(d.delivered_at) < since.getTime()));
+        all.push(...inWindow);
+        const next = inWindow.length < page.body.length ? undefined : nextLink(page.headers.get('link'));
+        url = next ? sameOriginLink(next, settings.apiBase, client.provider) : undefined;
+      }
+      return all;
+    },
+    async redeliver(deliveryId, signal) {
+      await callSenderApi(client, 'POST', new URL(`${base.href}/${deliveryId}/attempts`), { signal });
+    },
+  };
+}
+
+/** `GITHUB_TOKEN` and `GITHUB_HOOK` present, or the name of the first missing one. */
+export function githubReady(settings: GithubApiSettings): { token: string; hook: GithubHook; apiBase: URL } | { missing: string } {
+  if (!settings.token) return { missing: 'GITHUB_TOKEN' };
+  if (!settings.hook) return { missing: 'GITHUB_HOOK' };
+  return { token: settings.token, hook: settings.hook, apiBase: settings.apiBase };
+}
+
+/**
+ * GitHub never retries a failed delivery: list the webhook's deliveries since
+ * `since`, and ask GitHub to redeliver each whose GUID (X-GitHub-Delivery, the
+ * inbox key) the inbox does not hold. The inbox is the truth, not GitHub's
+ * status code: a 2xx whose row is gone (a restored backup) is redelivered, and
+ * a timed-out attempt hookrun did store is not (its redelivery would only be a
+ * duplicate). GitHub then sends each one signed, and the receiver stores it as
+ * usual, so `added` counts redeliveries asked for, not rows written here.
+ */
+export async function reconcileGithub(input: {
+  api: GithubDeliveriesApi;
+  db: Queryable;
+  since: Date;
+  onProgress?: ReconcileProgress;
+  signal?: AbortSignal;
+}): Promise<ReconcileSummary> {
+  const attempts = await input.api.listDeliveries(input.since, input.signal);
+  // Newest first: the first attempt seen of a GUID is its latest, which is the one to redeliver.
+  const latest = new Map<string, GithubDelivery>();
+  for (const attempt of attempts) if (!latest.has(attempt.guid)) latest.set(attempt.guid, attempt);
+  input.onProgress?.({ found: latest.size, added: 0 });
+  const stored = await storedKeys(input.db, GITHUB_SOURCE, [...latest.keys()]);
+  const missing = [...latest.values()].filter((d) => !stored.has(d.guid)).map((d) => ({ key: d.guid, atMs: Date.parse(d.delivered_at), id: d.id }));
+  const order = oldestFirst(missing);
+  const byGuid = new Map(missing.map((m) => [m.key, m.id]));
+  for (const [i, guid] of order.entries()) {
+    input.signal?.throwIfAborted();
+    try {
+      await input.api.redeliver(byGuid.get(guid)!, input.signal);
+    } catch (error) {
+      if (error instanceof Error && i > 0)
+        error.message = `${error.message} (after ${i} of ${order.length} redeliveries were asked for; run it again for the rest)`;
+      throw error;
+    }
+    input.onProgress?.({ found: latest.size, added: i + 1 });
+  }
+  return { since: input.since.toISOString(), found: latest.size, added: order.length, alreadyStored: stored.size, addedIds: order.slice(0, MAX_ADDED_IDS) };
+}
