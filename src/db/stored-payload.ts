@@ -1,4 +1,4 @@
-import { parse } from 'lossless-json';
+import { LosslessNumber, parse, stringify } from 'lossless-json';
 
 /** A run of 16 digits or more: the only text in which an integer can lie beyond 2^53. */
 const LONG_DIGITS = /\d{16}/;
@@ -20,3 +20,21 @@ export function parseStoredPayload(text: string): unknown {
 
 /** PGlite's parsers for json (114) and jsonb (3802) (an option of the instance, or of one query), as node-postgres gets them in postgres-database.ts. */
 export const JSON_PARSERS = { parsers: { 114: parseStoredPayload, 3802: parseStoredPayload } };
+
+/** An integer beyond 2^53 as a LosslessNumber (its digits, written back as a number); every other number a number. */
+const keepExactInteger = (digits: string): unknown =>
+  INTEGER.test(digits) && !Number.isSafeInteger(Number(digits)) ? new LosslessNumber(digits) : Number(digits);
+
+/**
+ * JSON from a provider's API that hookrun stores again (gap repair): an
+ * integer beyond 2^53 is kept exactly, so `stringifyExactJson` writes the
+ * digits the provider sent instead of JSON.parse's rounding of them.
+ */
+export function parseExactJson(text: string): unknown {
+  return LONG_DIGITS.test(text) ? parse(text, null, keepExactInteger) : JSON.parse(text);
+}
+
+/** JSON text of a value `parseExactJson` read, its exact integers included. */
+export function stringifyExactJson(value: unknown): string {
+  return stringify(value) ?? 'null';
+}

@@ -1,3 +1,4 @@
+import { stringifyExactJson } from '../db/stored-payload.js';
 import type { KeyedApiSettings } from '../config-senders.js';
 import type { EventWriter } from '../db/event-writer.js';
 import { apiUrl, callSenderApi, type SenderApiClient } from './sender-api.js';
@@ -83,7 +84,7 @@ export function backfillEvent(kind: 'user' | 'organization', object: ClerkObject
   return {
     key: `backfill_${kind}_${object.id}_${object.updated_at}`,
     type,
-    payloadJson: JSON.stringify({ data: object, object: 'event', type, timestamp: object.updated_at }),
+    payloadJson: stringifyExactJson({ data: object, object: 'event', type, timestamp: object.updated_at }),
     atMs: object.updated_at,
   };
 }

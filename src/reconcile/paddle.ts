@@ -1,3 +1,4 @@
+import { stringifyExactJson } from '../db/stored-payload.js';
 import type { KeyedApiSettings } from '../config-senders.js';
 import type { EventWriter } from '../db/event-writer.js';
 import { paddleMirrorHandlers } from '../inbox/handlers/paddle-mirror.js';
@@ -86,7 +87,7 @@ export async function reconcilePaddle(input: {
     writer: input.writer,
     source: 'payments',
     since: input.since,
-    events: events.map((e) => ({ key: e.event_id, type: e.event_type, payloadJson: JSON.stringify(e), atMs: isoMs(e.occurred_at) })),
+    events: events.map((e) => ({ key: e.event_id, type: e.event_type, payloadJson: stringifyExactJson(e), atMs: isoMs(e.occurred_at) })),
     onProgress: input.onProgress,
     signal: input.signal,
   });

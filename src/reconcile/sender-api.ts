@@ -1,3 +1,5 @@
+import { parseExactJson } from '../db/stored-payload.js';
+
 /** Each request's limit: a sender API that hangs fails the reconcile instead of holding it (and a job's run) open. */
 const REQUEST_TIMEOUT_MS = 15_000;
 /** At most this much of a non-JSON error body goes into a message. */
@@ -71,7 +73,7 @@ export async function callSenderApi<T>(
   }
   let body: unknown;
   try {
-    body = text === '' ? undefined : JSON.parse(text);
+    body = text === '' ? undefined : parseExactJson(text);
   } catch {
     body = undefined;
   }

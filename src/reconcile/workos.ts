@@ -1,3 +1,4 @@
+import { stringifyExactJson } from '../db/stored-payload.js';
 import type { KeyedApiSettings } from '../config-senders.js';
 import type { EventWriter } from '../db/event-writer.js';
 import { workosMirrorHandlers } from '../inbox/handlers/workos-mirror.js';
@@ -84,7 +85,7 @@ export async function reconcileWorkos(input: {
     writer: input.writer,
     source: 'auth',
     since: input.since,
-    events: events.map((e) => ({ key: e.id, type: e.event, payloadJson: JSON.stringify(e), atMs: isoMs(e.created_at) })),
+    events: events.map((e) => ({ key: e.id, type: e.event, payloadJson: stringifyExactJson(e), atMs: isoMs(e.created_at) })),
     onProgress: input.onProgress,
     signal: input.signal,
   });

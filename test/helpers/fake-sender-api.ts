@@ -1,3 +1,4 @@
+import { stringify } from 'lossless-json';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -63,7 +64,7 @@ export abstract class FakeSenderApi {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const answer = await this.answer(req, Buffer.concat(chunks).toString('utf8'));
     res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
-    res.end(answer.body === undefined ? '' : JSON.stringify(answer.body));
+    res.end(answer.body === undefined ? '' : stringify(answer.body)); // lossless-json: a LosslessNumber in a body is sent as its exact digits
   }
 
   private async answer(req: IncomingMessage, body: string): Promise<FakeAnswer> {

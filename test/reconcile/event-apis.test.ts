@@ -1,3 +1,4 @@
+import { LosslessNumber } from 'lossless-json';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadJobs } from '../../src/cron/registry.js';
 import { EventWriter } from '../../src/db/event-writer.js';
@@ -106,6 +107,19 @@ describe.each(databaseKinds())('reconcile paddle and workos on $name', (kind) =>
     await drain(testWorker(testDb.db, { handlers: createDefaultHandlers({ providers: { payments: 'paddle', auth: 'clerk' } }) }).worker);
     expect(await testDb.db.query(`SELECT count(*)::int AS n FROM hookrun.subscriptions WHERE provider = 'paddle'`)).toEqual([{ n: 239 }]);
     expect(await run('paddle', '10d')).toMatchObject({ added: 0, alreadyStored: 239 });
+  });
+
+  it('paddle: an integer beyond 2^53 in a listed event is stored with its exact digits', async () => {
+    const [event] = paddleEvents(1);
+    const data = { ...(event!.data as Record<string, unknown>), custom_data: { ledger_id: new LosslessNumber('9223372036854775807') } };
+    paddle.events.push({ ...event!, data });
+    expect(await run('paddle')).toMatchObject({ added: 1 });
+    const [stored] = await testDb.db.query<{ text: string; payload: { data: { custom_data: { ledger_id: unknown } } } }>(
+      `SELECT payload::text AS text, payload FROM hookrun.webhook_events WHERE key = $1`,
+      [event!.event_id],
+    );
+    expect(stored!.text).toContain('9223372036854775807');
+    expect(stored!.payload.data.custom_data.ledger_id).toBe('9223372036854775807'); // as handlers read it (handlers.md)
   });
 
   it('workos: stores the missing events (paged past 100) as /webhooks/auth with AUTH_PROVIDER=workos would; the WorkOS mirror processes them', async () => {
