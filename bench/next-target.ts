@@ -35,7 +35,9 @@ export async function nextIngestTargets(baseUrl: string, secret: string): Promis
     const { tarball } = await packHookrun(work);
     const app = join(work, 'app');
     await buildNextApp(app, tarball, PROJECT, HELLO_ROUTE);
-    const next = await startNext(app, { DATABASE_URL: database.url, PAYMENTS_WEBHOOK_SECRET: secret, LOG_LEVEL: 'warn' }, '/api/health');
+    const cronSecret = 'bench-cron-secret-0123456789abcdef0123';
+    const env = { DATABASE_URL: database.url, PAYMENTS_WEBHOOK_SECRET: secret, CRON_SECRET: cronSecret, LOG_LEVEL: 'warn' };
+    const next = await startNext(app, env, '/api/health');
     undo.unshift(() => next.stop());
     const observer = await openDatabase({ databaseUrl: database.url });
     undo.unshift(() => observer.close());
@@ -47,7 +49,11 @@ export async function nextIngestTargets(baseUrl: string, secret: string): Promis
       path: '/api/webhooks/payments',
       distinct: true,
       databaseCpu: () => backendCpu(observer),
-      processedTotal: () => settledTotal(observer),
+      // What a pass's budget left is the drain route's, which Vercel Cron calls every minute: here at every probe after a round.
+      processedTotal: async () => {
+        await fetch(`${next.url}/api/cron/hookrun-drain`, { headers: { authorization: `Bearer ${cronSecret}` } });
+        return settledTotal(observer);
+      },
     };
     return { targets: [hello, target], cleanup };
   } catch (error) {
