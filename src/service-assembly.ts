@@ -133,8 +133,8 @@ export async function assembleService(config: Config, options: ServiceOptions, d
           });
     const writer = new EventWriter(db, () => worker?.wake());
     const retention = worker && createRetentionLoop({ db, days: config.retention, clock, log, metrics });
-    // Loaded only when configured: the replication client and pg cost ~150 ms of every start-up otherwise.
     const background = options.background !== false;
+    // Loaded only when configured: the replication client and pg cost ~150 ms of every start-up otherwise.
     const capture =
       (background || undefined) &&
       worker &&
