@@ -1,5 +1,4 @@
 import { stringifyExactJson } from '../db/stored-payload.js';
-import type { KeyedApiSettings } from '../config-senders.js';
 import type { EventWriter } from '../db/event-writer.js';
 import { apiUrl, callSenderApi, type SenderApiClient } from './sender-api.js';
 import { storeListedEvents, type ListedEvent } from './store-events.js';
@@ -66,11 +65,6 @@ export function createClerkApi(settings: { key: string; apiBase: URL }): ClerkBa
       }
     },
   };
-}
-
-/** CLERK_SECRET_KEY present, or undefined. */
-export function clerkReady(settings: KeyedApiSettings): { key: string; apiBase: URL } | undefined {
-  return settings.key ? { key: settings.key, apiBase: settings.apiBase } : undefined;
 }
 
 /**

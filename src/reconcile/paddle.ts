@@ -1,5 +1,4 @@
 import { stringifyExactJson } from '../db/stored-payload.js';
-import type { KeyedApiSettings } from '../config-senders.js';
 import type { EventWriter } from '../db/event-writer.js';
 import { paddleMirrorHandlers } from '../inbox/handlers/paddle-mirror.js';
 import { apiUrl, callSenderApi, sameOriginLink, type SenderApiClient } from './sender-api.js';
@@ -60,11 +59,6 @@ export function createPaddleApi(settings: { key: string; apiBase: URL }): Paddle
       return all;
     },
   };
-}
-
-/** PADDLE_API_KEY present, or undefined. */
-export function paddleReady(settings: KeyedApiSettings): { key: string; apiBase: URL } | undefined {
-  return settings.key ? { key: settings.key, apiBase: settings.apiBase } : undefined;
 }
 
 /**

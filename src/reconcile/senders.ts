@@ -3,12 +3,17 @@ import type { Database } from '../db/database.js';
 import type { EventWriter } from '../db/event-writer.js';
 import { ConfigError } from '../errors.js';
 import { parseSince } from '../since.js';
-import { clerkReady, createClerkApi, reconcileClerk } from './clerk.js';
+import type { KeyedApiSettings } from '../config-senders.js';
+import { createClerkApi, reconcileClerk } from './clerk.js';
 import { createGithubApi, GITHUB_REDELIVERY_DAYS, githubReady, reconcileGithub } from './github.js';
-import { createPaddleApi, PADDLE_EVENT_DAYS, paddleReady, reconcilePaddle } from './paddle.js';
+import { createPaddleApi, PADDLE_EVENT_DAYS, reconcilePaddle } from './paddle.js';
 import type { ReconcileProgress, ReconcileSummary } from './summary.js';
-import { createWorkosApi, reconcileWorkos, WORKOS_EVENT_DAYS, workosReady } from './workos.js';
+import { createWorkosApi, reconcileWorkos, WORKOS_EVENT_DAYS } from './workos.js';
 
+/** A sender API reached with one key (PADDLE_API_KEY, WORKOS_API_KEY, CLERK_SECRET_KEY): the key and base, or undefined when the key is unset. */
+function keyedApi(settings: KeyedApiSettings): { key: string; apiBase: URL } | undefined {
+  return settings.key ? { key: settings.key, apiBase: settings.apiBase } : undefined;
+}
 /** The senders `hookrun reconcile <sender>` repairs gaps of beyond Stripe (`payments`, payments-api/reconcile.ts). */
 export const RECONCILE_SENDERS = ['github', 'paddle', 'workos', 'clerk'] as const;
 /** One of RECONCILE_SENDERS: a CLI argument, an admin route segment and a job name's suffix (`reconcile-github`). */
@@ -93,13 +98,13 @@ export const SENDER_RECONCILES: Record<ReconcileSender, SenderReconcile> = {
     found: 'events',
     added: STORED,
     check(config) {
-      if (!paddleReady(config.senderApis.paddle))
+      if (!keyedApi(config.senderApis.paddle))
         throw missing('PADDLE_API_KEY', 'hookrun needs a Paddle API key with read access to events (Developer tools → Authentication).');
       requireProvider(config, 'payments', 'paddle', 'Paddle');
     },
     async run(input) {
       this.check(input.config);
-      return reconcilePaddle({ api: createPaddleApi(paddleReady(input.config.senderApis.paddle)!), ...input });
+      return reconcilePaddle({ api: createPaddleApi(keyedApi(input.config.senderApis.paddle)!), ...input });
     },
   },
   workos: {
@@ -111,13 +116,13 @@ export const SENDER_RECONCILES: Record<ReconcileSender, SenderReconcile> = {
     found: 'events',
     added: STORED,
     check(config) {
-      if (!workosReady(config.senderApis.workos))
+      if (!keyedApi(config.senderApis.workos))
         throw missing('WORKOS_API_KEY', 'hookrun needs a WorkOS secret key (sk_…, API Keys in the dashboard) to list events.');
       requireProvider(config, 'auth', 'workos', 'WorkOS');
     },
     async run(input) {
       this.check(input.config);
-      return reconcileWorkos({ api: createWorkosApi(workosReady(input.config.senderApis.workos)!), ...input });
+      return reconcileWorkos({ api: createWorkosApi(keyedApi(input.config.senderApis.workos)!), ...input });
     },
   },
   clerk: {
@@ -130,13 +135,13 @@ export const SENDER_RECONCILES: Record<ReconcileSender, SenderReconcile> = {
     found: 'users and organizations',
     added: STORED,
     check(config) {
-      if (!clerkReady(config.senderApis.clerk))
+      if (!keyedApi(config.senderApis.clerk))
         throw missing('CLERK_SECRET_KEY', 'hookrun needs a Clerk secret key (sk_…, API keys in the dashboard) to list users and organizations.');
       requireProvider(config, 'auth', 'clerk', 'Clerk');
     },
     async run(input) {
       this.check(input.config);
-      return reconcileClerk({ api: createClerkApi(clerkReady(input.config.senderApis.clerk)!), ...input });
+      return reconcileClerk({ api: createClerkApi(keyedApi(input.config.senderApis.clerk)!), ...input });
     },
   },
 };

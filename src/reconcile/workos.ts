@@ -1,5 +1,4 @@
 import { stringifyExactJson } from '../db/stored-payload.js';
-import type { KeyedApiSettings } from '../config-senders.js';
 import type { EventWriter } from '../db/event-writer.js';
 import { workosMirrorHandlers } from '../inbox/handlers/workos-mirror.js';
 import { apiUrl, callSenderApi, type SenderApiClient } from './sender-api.js';
@@ -59,11 +58,6 @@ export function createWorkosApi(settings: { key: string; apiBase: URL }): Workos
       return all;
     },
   };
-}
-
-/** WORKOS_API_KEY present, or undefined. */
-export function workosReady(settings: KeyedApiSettings): { key: string; apiBase: URL } | undefined {
-  return settings.key ? { key: settings.key, apiBase: settings.apiBase } : undefined;
 }
 
 /**
