@@ -1,19 +1,12 @@
 import { sign } from '@octokit/webhooks-methods';
 import { FakeSenderApi, type FakeAnswer } from './fake-sender-api.js';
+import type { GithubDelivery } from '../../src/reconcile/github.js';
 
 /** GITHUB_TOKEN for the fake API (a test token: the secret scan looks for it). */
 export const TEST_GITHUB_TOKEN = 'ghp_hookrunFakeApiTokenForTests0000000000';
 
-/** One delivery attempt as GitHub records it, with the body it sent. */
-export interface FakeDelivery {
-  id: number;
-  guid: string;
-  delivered_at: string;
-  redelivery: boolean;
-  status: string;
-  status_code: number;
-  event: string;
-  action: string | null;
+/** One delivery attempt as GitHub records it (the list's fields, the type hookrun reads), with the body it sent. */
+export interface FakeDelivery extends GithubDelivery {
   payload: Record<string, unknown>;
 }
 
