@@ -15,11 +15,14 @@ export interface ClaimedEvent {
   lockedUntil: Date;
   /** Which of its handlers are done with it (several handlers per event); null until one settles apart from the others. */
   deliveries: Deliveries | null;
+  /** A debounced run: the earlier events folded into it (flow control). */
+  debouncedIds?: readonly number[];
 }
 
 /** One handler's finished delivery of an event: it will not run again until a replay. */
 export interface FinishedDelivery {
-  status: 'processed' | 'dead';
+  /** `queued`: handed to the handler's flow control, which finishes it (handler_deliveries). */
+  status: 'processed' | 'dead' | 'queued';
   error?: string;
 }
 
@@ -36,7 +39,7 @@ export interface Deliveries {
 /** One handler's run within an attempt, recorded in `event_attempts` (handler null: no handler ran). */
 export interface HandlerRun {
   handler: string | null;
-  outcome: 'processed' | 'ignored' | 'failed' | 'dead';
+  outcome: 'processed' | 'ignored' | 'failed' | 'dead' | 'waiting';
   error?: string;
   startedAt?: number;
   durationMs?: number;
@@ -58,6 +61,7 @@ export type Settlement = (
   | { id: number; attempts: number; status: 'processed' | 'ignored' }
   | { id: number; attempts: number; status: 'failed'; error: string; nextAttemptAt: Date }
   | { id: number; attempts: number; status: 'dead'; error: string }
+  | { id: number; attempts: number; status: 'waiting' }
 ) & { timing?: AttemptTiming; runs?: HandlerRun[]; deliveries?: Deliveries | null; handler?: string };
 
 /**

@@ -6,7 +6,8 @@ export type RequeueTarget = { id: number } | { status: string; source?: string; 
 /**
  * A replay's new per-handler state. All handlers: a finished event runs them
  * all again; a dead one runs again only the handlers that died (the others
- * stay done). One handler (`$3`): only it runs (it is taken out of `done`,
+ * stay done) and hands its flow-controlled ones over again (their dead or
+ * parked deliveries start afresh, finished ones stay). One handler (`$3`): only it runs (it is taken out of `done`,
  * and, unless the event is still retrying others, named in `only`).
  */
 const REPLAY_DELIVERIES = `
@@ -14,7 +15,7 @@ const REPLAY_DELIVERIES = `
     WHEN $3::text IS NOT NULL AND status = 'failed' THEN jsonb_build_object('done', coalesce(deliveries->'done', '{}'::jsonb) - $3::text)
     WHEN $3::text IS NOT NULL THEN jsonb_build_object('done', coalesce(deliveries->'done', '{}'::jsonb) - $3::text, 'only', jsonb_build_array($3::text))
     WHEN deliveries IS NULL OR status IN ('processed', 'ignored') THEN NULL
-    ELSE jsonb_build_object('done', coalesce((SELECT jsonb_object_agg(k, v) FROM jsonb_each(deliveries->'done') AS d(k, v) WHERE v->>'status' <> 'dead'), '{}'::jsonb))
+    ELSE jsonb_build_object('done', coalesce((SELECT jsonb_object_agg(k, v) FROM jsonb_each(deliveries->'done') AS d(k, v) WHERE v->>'status' NOT IN ('dead', 'queued')), '{}'::jsonb))
   END`;
 
 /**

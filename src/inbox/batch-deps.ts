@@ -3,6 +3,7 @@ import type { Database } from '../db/database.js';
 import type { ClaimedEvent, Settlement } from '../db/inbox-queue.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
+import type { FlowRunner } from './flow-runner.js';
 import type { HandlerRegistry } from './handlers/registry.js';
 import type { RetryPolicy } from './retry.js';
 
@@ -24,6 +25,8 @@ export interface BatchDeps {
   isStopping(): boolean;
   /** Told of each event settled `dead`, after the commit (alerts). Must not throw or block. */
   onDead?: (event: ClaimedEvent, error: string) => void;
+  /** Flow control: the handlers whose deliveries are handed over instead of run inline. */
+  flow?: FlowRunner;
 }
 
 /** Thrown inside the batch transaction to roll it back and fall back to one event at a time. */

@@ -73,6 +73,11 @@ class BatchRunner {
       const started = performance.now();
       const startedAt = clock.now();
       try {
+        const flow = this.deps.flow;
+        if (flow?.handsOver(handler)) {
+          outcomes.push(outcome(handler, await db.transaction((tx) => flow.handOver(tx, handler, event)), startedAt, started));
+          continue;
+        }
         // A project handler gets a transaction of its own where long ones are cheap (PostgreSQL); PGlite's one session cannot hold it.
         if (handler.isolated && db.tuning.inTransactionBudgetMs === undefined)
           await db.transaction((tx) => runAndFlush(this.runDeps, handler, event, tx, handlerTimeoutMs));
@@ -117,9 +122,11 @@ class BatchRunner {
         ? { query: async (text, params) => (await (savepoint ??= tx.query(SAVEPOINT.take)), q.query(text, params)) }
         : q;
       try {
-        await runHandler(this.runDeps, handler, event, scoped, batch, inTransactionBudgetMs);
+        const flow = this.deps.flow;
+        const handedOver = flow?.handsOver(handler) ? await flow.handOver(scoped, handler, event) : undefined;
+        if (!handedOver) await runHandler(this.runDeps, handler, event, scoped, batch, inTransactionBudgetMs);
         if (savepoint) await tx.query(SAVEPOINT.release);
-        outcomes.push(outcome(handler, processed(event), startedAt, started));
+        outcomes.push(outcome(handler, handedOver ?? processed(event), startedAt, started));
       } catch (error) {
         if (error instanceof HandlerTimeout && inTransactionBudgetMs < handlerTimeoutMs) {
           this.slowTypes.add(typeKey(event));
@@ -228,6 +235,8 @@ class BatchRunner {
       result.owned.push(...(await settleEvents(db, settlements, clock.now())));
     }
     this.report(claims, result);
+    const waiting = result.settlements.filter((s) => s.status === 'waiting').map((s) => s.id);
+    await this.deps.flow?.afterCommit(waiting);
   }
 
   /** Count each settled event, warn of a lease lost before settling, tell of the dead ones. */

@@ -35,7 +35,8 @@ const joined = (parts: string[]) => parts.join('; ').slice(0, MAX_ERROR_CHARS);
  * handler's name and timing). With several: any failed
  * handler makes the event `failed` (due when the soonest of them is), and
  * only the failed ones run at the next claim; else any dead handler makes it
- * `dead`; else `processed`. Each finished handler is kept in `deliveries`.
+ * `dead`; else `waiting` if one was handed to flow control; else `processed`.
+ * Each finished (or handed-over) handler is kept in `deliveries`.
  */
 export function settleHandlers(event: ClaimedEvent, outcomes: HandlerOutcome[], apart: boolean): Settlement {
   if (!apart && outcomes.length === 1) {
@@ -58,6 +59,7 @@ export function settleHandlers(event: ClaimedEvent, outcomes: HandlerOutcome[], 
   for (const { handler, settlement } of outcomes) {
     if (settlement.status === 'failed') failed.push({ handler, error: settlement.error, at: settlement.nextAttemptAt });
     else if (settlement.status === 'dead') done[handler] = { status: 'dead', error: settlement.error };
+    else if (settlement.status === 'waiting') done[handler] = { status: 'queued' };
     else done[handler] = { status: 'processed' };
   }
   if (failed.length > 0) {
@@ -73,6 +75,8 @@ export function settleHandlers(event: ClaimedEvent, outcomes: HandlerOutcome[], 
   }
   const dead = Object.entries(done).filter(([, d]) => d.status === 'dead');
   if (dead.length > 0) return { ...base, status: 'dead', error: joined(dead.map(([name, d]) => `${name}: ${d.error ?? 'dead'}`)), deliveries: { done } };
+  // Handed to flow control (now or in an earlier attempt): the event waits for those deliveries (finishWaitingEvents).
+  if (Object.values(done).some((d) => d.status === 'queued')) return { ...base, status: 'waiting', deliveries: { done } };
   return { ...base, status: 'processed', deliveries: { done } };
 }
 

@@ -10,6 +10,7 @@ import { createDefaultHandlers } from './handlers/defaults.js';
 import type { HandlerRegistry } from './handlers/registry.js';
 import type { BatchDeps } from './batch-deps.js';
 import { createBatchRunner } from './batch.js';
+import { FlowRunner } from './flow-runner.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 
 /** Tuning knobs; the defaults suit production, tests shrink them. */
@@ -23,6 +24,10 @@ export interface WorkerOptions {
   abortGraceMs?: number;
   /** Jitter source of every backoff (event retries, database outages), injectable for tests. */
   random?: () => number;
+  /** How far ahead rate-limited deliveries are claimed, each then started at its slot. Default 50 ms; 0 with an injected clock. */
+  flowHorizonMs?: number;
+  /** Deliveries of one flow-controlled handler this instance runs at once. Default 16. */
+  flowLocalLimit?: number;
 }
 
 /** What the worker needs; `handlers` defaults to the shipped auth/payments/database handlers. */
@@ -52,7 +57,7 @@ export interface Worker {
   wake(): void;
   /** Stop claiming, finish the current batch (bounded by shutdownTimeoutMs) and release unstarted claims. */
   stop(): Promise<void>;
-  /** Claim and process one batch; resolves to how many events were claimed (tests, CLI). */
+  /** Claim and process one batch, or else one round of flow-controlled deliveries (waiting for them); resolves to how many were claimed (tests, CLI). */
   runOnce(): Promise<number>;
 }
 
@@ -79,6 +84,16 @@ export function createWorker(deps: WorkerDeps): Worker {
   const random = deps.options?.random ?? Math.random;
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...deps.options?.retry, maxAttempts: config.maxAttempts };
   const handlers = deps.handlers ?? createDefaultHandlers();
+  const flow = new FlowRunner({
+    ...{ db, handlers, clock, log, policy, random, pollIntervalMs },
+    leaseMs: config.leaseSeconds * 1000,
+    handlerTimeoutMs: config.handlerTimeoutSeconds * 1000,
+    abortGraceMs: deps.options?.abortGraceMs ?? 5000,
+    horizonMs: deps.options?.flowHorizonMs ?? 50,
+    localLimit: deps.options?.flowLocalLimit ?? 16,
+    wake: () => worker.wake(),
+    onDead: deps.onDead,
+  });
   const batches = createBatchRunner({
     ...{ db, handlers, clock, log, metrics: deps.metrics, policy, random, batchSize },
     leaseMs: config.leaseSeconds * 1000,
@@ -86,6 +101,7 @@ export function createWorker(deps: WorkerDeps): Worker {
     abortGraceMs: deps.options?.abortGraceMs ?? 5000,
     isStopping: () => stopping,
     onDead: deps.onDead,
+    flow,
   });
 
   let started = false;
@@ -143,6 +159,7 @@ export function createWorker(deps: WorkerDeps): Worker {
         await ensureListening(); // before the claim: an event committed after it is claimed now or NOTIFYs
         await yieldToIngest();
         wakePending = false;
+        await flow.refresh(); // which handlers are paused, before the inbox decides what to hand over
         const lanes: number = backlog ? tuning.lanes : 1;
         const claimed: number = await track(
           Promise.all(Array.from({ length: lanes }, () => batches.run())).then((counts) => counts.reduce((a, b) => a + b, 0)),
@@ -151,14 +168,18 @@ export function createWorker(deps: WorkerDeps): Worker {
         if (failures > 0) log.info({ failures }, 'database reachable again; processing resumed');
         failures = 0;
         processedSinceMaintenance += claimed;
-        if (claimed > 0) continue;
+        const flowRound = await track(flow.run());
+        if (claimed > 0 || flowRound.started > 0) continue;
         const maintenance = tuning.idleMaintenance;
         if (maintenance && processedSinceMaintenance >= maintenance.every) {
           processedSinceMaintenance = 0;
           await maintenance.run();
         }
-        const due = await nextDueAt(db);
-        delayMs = due === undefined ? pollIntervalMs : Math.min(pollIntervalMs, Math.max(MIN_DUE_SLEEP_MS, due - clock.now()));
+        const inboxDue = await nextDueAt(db);
+        const due = Math.min(inboxDue ?? Infinity, flowRound.nextAt ?? Infinity);
+        // A flow slot is kept to the millisecond (rate limits); the inbox's retries need not be.
+        const floor = flowRound.nextAt === due ? 1 : MIN_DUE_SLEEP_MS;
+        delayMs = due === Infinity ? pollIntervalMs : Math.min(pollIntervalMs, Math.max(floor, due - clock.now()));
       } catch (error) {
         failures += 1;
         delayMs = backoffMs(failures, DB_BACKOFF, random);
@@ -191,7 +212,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       worker.wake();
       let timer: NodeJS.Timeout | undefined;
       const finished = await Promise.race([
-        Promise.allSettled([loopDone, ...inFlight]).then(() => true),
+        Promise.allSettled([loopDone, ...inFlight]).then(async () => (await flow.idle(), true)),
         new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), config.shutdownTimeoutMs))),
       ]);
       clearTimeout(timer);
@@ -199,7 +220,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       await unlisten?.().catch(() => undefined);
       unlisten = undefined;
     },
-    runOnce: () => track(batches.run()),
+    runOnce: () => track(flow.refresh().then(async () => (await batches.run()) || flow.runOnce())),
   };
   return worker;
 }

@@ -4,6 +4,7 @@ import type { Queryable } from '../../db/database.js';
 import type { ClaimedEvent } from '../../db/inbox-queue.js';
 import type { WriteBatch } from '../../db/write-batch.js';
 import type { Logger } from '../../log.js';
+import type { FlowPlan } from '../../flow/options.js';
 
 /**
  * What an engine handler may use (the shipped mirrors; a project's handlers
@@ -77,13 +78,16 @@ export interface RegisteredHandler {
   isolated: boolean;
   /** Whether this event is for it at all (e.g. a database change of one table); absent: every event of its types. */
   accepts?: (event: Pick<ClaimedEvent, 'source' | 'type' | 'payload'>) => boolean;
+  /** Its flow options: the inbox hands its deliveries to the flow claimer instead of running them inline. */
+  flow?: FlowPlan;
 }
 
-/** How to register a handler: its name (default: the source) and whether it runs in a savepoint. */
+/** How to register a handler: its name (default: the source), whether it runs in a savepoint, and its flow options. */
 export interface RegisterOptions {
   name?: string;
   isolated?: boolean;
   accepts?: (event: Pick<ClaimedEvent, 'source' | 'type' | 'payload'>) => boolean;
+  flow?: FlowPlan;
 }
 
 /**
@@ -97,7 +101,13 @@ export class HandlerRegistry {
   /** Register the handler of one (source, type); a second one of the same name replaces the first. */
   on(source: string, type: string, handler: EventHandler, options: RegisterOptions = {}): this {
     const key = `${source}\u0000${type}`;
-    const entry: RegisteredHandler = { name: options.name ?? source, run: handler, isolated: options.isolated ?? false, accepts: options.accepts };
+    const entry: RegisteredHandler = {
+      name: options.name ?? source,
+      run: handler,
+      isolated: options.isolated ?? false,
+      accepts: options.accepts,
+      flow: options.flow,
+    };
     const list = (this.handlers.get(key) ?? []).filter((h) => h.name !== entry.name);
     list.push(entry);
     this.handlers.set(key, list);
@@ -119,6 +129,19 @@ export class HandlerRegistry {
   /** Every handler name registered, once each (replay and listings check names against it). */
   names(): string[] {
     return [...new Set([...this.handlers.values()].flat().map((h) => h.name))];
+  }
+
+  /** One registered handler by name (the flow claimer runs deliveries by handler, not by type). */
+  byName(name: string): RegisteredHandler | undefined {
+    for (const list of this.handlers.values()) for (const h of list) if (h.name === name) return h;
+    return undefined;
+  }
+
+  /** Every handler with flow options, once each. */
+  flowControlled(): RegisteredHandler[] {
+    return this.names()
+      .map((name) => this.byName(name)!)
+      .filter((h) => h.flow !== undefined);
   }
 }
 

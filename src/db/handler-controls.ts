@@ -1,0 +1,80 @@
+import type { Queryable } from './database.js';
+
+/** A handler's control row: paused or not. */
+export interface HandlerControl {
+  handler: string;
+  paused: boolean;
+}
+
+/** Every handler with a control row (flow-controlled ones after their first claim, and any an operator paused). */
+export async function pausedHandlers(db: Queryable): Promise<HandlerControl[]> {
+  return db.query<HandlerControl>(`SELECT handler, paused FROM hookrun.handler_controls`);
+}
+
+/**
+ * Pause or resume a handler on every instance, across restarts: while paused
+ * its deliveries are handed over and wait (none starts); on resume they run
+ * in their order, within their limits. Returns whether it was paused before.
+ */
+export async function setHandlerPaused(db: Queryable, handler: string, paused: boolean, now: number): Promise<boolean> {
+  const [row] = await db.query<{ was: boolean | null }>(
+    `WITH before AS (SELECT paused FROM hookrun.handler_controls WHERE handler = $1)
+     INSERT INTO hookrun.handler_controls (handler, paused, paused_at) VALUES ($1, $2, CASE WHEN $2 THEN $3::timestamptz END)
+     ON CONFLICT (handler) DO UPDATE SET paused = excluded.paused, paused_at = excluded.paused_at
+     RETURNING (SELECT paused FROM before) AS was`,
+    [handler, paused, new Date(now).toISOString()],
+  );
+  return row?.was === true;
+}
+
+/** Why deliveries wait, per handler, as the console and `hookrun handlers list` show it. */
+export interface HandlerFlowStats {
+  handler: string;
+  paused: boolean;
+  running: number;
+  /** Waiting deliveries by reason. `ready`: nothing of its own holds it (it starts at the next claim, or waits for a limit on the whole handler). */
+  waiting: { ready: number; concurrency: number; rate: number; debounce: number; retry: number; paused: number };
+  parked: number;
+  dead: number;
+}
+
+/** Count each handler's deliveries by what they wait for (reads every unfinished delivery: an operator's query, not a hot path). */
+export async function handlerFlowStats(db: Queryable, now: number): Promise<HandlerFlowStats[]> {
+  const rows = await db.query<Record<string, string | number | boolean | null>>(
+    `SELECT d.handler, coalesce(bool_or(c.paused), false) AS paused,
+       count(*) FILTER (WHERE d.status = 'running') AS running,
+       count(*) FILTER (WHERE d.status = 'parked') AS parked,
+       count(*) FILTER (WHERE d.status = 'dead') AS dead,
+       count(*) FILTER (WHERE d.status = 'waiting' AND c.paused) AS w_paused,
+       count(*) FILTER (WHERE d.status = 'waiting' AND NOT coalesce(c.paused, false) AND d.run_after > $1::timestamptz AND d.first_at IS NOT NULL) AS w_debounce,
+       count(*) FILTER (WHERE d.status = 'waiting' AND NOT coalesce(c.paused, false) AND d.run_after > $1::timestamptz AND d.first_at IS NULL) AS w_retry,
+       count(*) FILTER (WHERE d.status = 'waiting' AND NOT coalesce(c.paused, false) AND d.run_after <= $1::timestamptz AND k.ready_at IS NULL) AS w_concurrency,
+       count(*) FILTER (WHERE d.status = 'waiting' AND NOT coalesce(c.paused, false) AND d.run_after <= $1::timestamptz AND k.ready_at > $1::timestamptz) AS w_rate,
+       count(*) FILTER (WHERE d.status = 'waiting' AND NOT coalesce(c.paused, false) AND d.run_after <= $1::timestamptz AND k.ready_at <= $1::timestamptz) AS w_ready
+     FROM hookrun.handler_deliveries d
+     LEFT JOIN hookrun.handler_controls c ON c.handler = d.handler
+     LEFT JOIN hookrun.flow_keys k ON k.handler = d.handler AND k.flow_key = d.flow_key
+     WHERE d.status IN ('waiting', 'running', 'parked', 'dead')
+     GROUP BY d.handler ORDER BY d.handler`,
+    [new Date(now).toISOString()],
+  );
+  const n = (value: unknown) => Number(value ?? 0);
+  return rows.map((r) => ({
+    handler: String(r.handler),
+    paused: r.paused === true,
+    running: n(r.running),
+    waiting: { ready: n(r.w_ready), concurrency: n(r.w_concurrency), rate: n(r.w_rate), debounce: n(r.w_debounce), retry: n(r.w_retry), paused: n(r.w_paused) },
+    parked: n(r.parked),
+    dead: n(r.dead),
+  }));
+}
+
+/** The keys with the most deliveries waiting for one handler. */
+export async function topWaitingKeys(db: Queryable, handler: string, limit = 5): Promise<Array<{ key: string; waiting: number }>> {
+  const rows = await db.query<{ flow_key: string; n: number }>(
+    `SELECT flow_key, count(*) AS n FROM hookrun.handler_deliveries WHERE handler = $1 AND status = 'waiting'
+     GROUP BY flow_key ORDER BY n DESC, flow_key LIMIT $2`,
+    [handler, limit],
+  );
+  return rows.map((r) => ({ key: r.flow_key, waiting: Number(r.n) }));
+}
