@@ -26,6 +26,7 @@ CREATE TABLE "hookrun"."handler_deliveries" (
 	"run_after" timestamp with time zone DEFAULT now() NOT NULL,
 	"rank" timestamp with time zone DEFAULT now() NOT NULL,
 	"locked_until" timestamp with time zone,
+	"started_at" timestamp with time zone,
 	"last_error" text,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"finished_at" timestamp with time zone,

@@ -187,9 +187,9 @@ async function startDeliveries(
   const lastSlot = (slots: number[]) => slots[slots.length - 1]! + interval;
   if (deliveries.length > 0) {
     await tx.query(
-      `UPDATE hookrun.handler_deliveries d SET status = 'running', attempts = d.attempts + 1, locked_until = u.locked_until
-       FROM unnest($1::bigint[], $2::timestamptz[]) AS u(id, locked_until) WHERE d.id = u.id`,
-      [deliveries.map((d) => d.id), deliveries.map((d) => iso(d.startAt + leaseMs))],
+      `UPDATE hookrun.handler_deliveries d SET status = 'running', attempts = d.attempts + 1, started_at = u.started_at, locked_until = u.started_at + $3::interval
+       FROM unnest($1::bigint[], $2::timestamptz[]) AS u(id, started_at) WHERE d.id = u.id`,
+      [deliveries.map((d) => d.id), deliveries.map((d) => iso(d.startAt)), `${leaseMs} milliseconds`],
     );
     await addRunning(tx, rule.handler, countByKey(deliveries.map((d) => d.flowKey)));
     if (rule.rate?.perKey) {

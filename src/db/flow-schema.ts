@@ -28,6 +28,8 @@ export const handlerDeliveries = hookrun.table(
     /** Its place in line: when it was handed over, less its priority (ordered handlers: the event id decides). */
     rank: tz('rank').notNull().defaultNow(),
     lockedUntil: tz('locked_until'),
+    /** The start its claim granted (a rate limit's slot): the handler is called then. */
+    startedAt: tz('started_at'),
     lastError: text('last_error'),
     createdAt: tz('created_at').notNull().defaultNow(),
     finishedAt: tz('finished_at'),
