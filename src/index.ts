@@ -13,6 +13,10 @@ export type { JobContext, JobSpec, JobDefinition, OverlapPolicy, CatchUpPolicy, 
 export { defineHandler } from './api/define-handler.js';
 /** A handler's context, its spec and what `defineHandler` returns. */
 export type { HandlerContext, HandlerDatabase, HandlerDefinition, HandlerSpec, StoredEvent } from './api/define-handler.js';
+/** Flow control options on a handler: concurrency, rate, debounce, priority, order by key. */
+export type { FlowKey, FlowOptions } from './api/flow-options.js';
+/** A duration flow options take: milliseconds or "500ms", "1s", "10m", "1h", "1d". */
+export type { Period } from './api/flow-options.js';
 /** The event names `on` accepts and the payload type each one gives `run`. */
 export type { CustomSenders, DatabaseChange, EventName, EventOf } from './api/event-types.js';
 /** Stripe thin events: their payload type, their types, and `ctx.stripe`'s fetchers for their objects. */

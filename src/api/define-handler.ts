@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { EventName, EventOf } from './event-types.js';
 import type { StripeThinEventFetchers, ThinTypeOf } from './stripe-thin-events.js';
+import { FLOW_OPTION_NAMES, type FlowOptions } from './flow-options.js';
 
 /** Marks what `defineHandler` returned, across copies of the package (a project's import and the engine's). */
 export const HANDLER_BRAND = Symbol.for('hookrun.handler');
@@ -32,6 +33,8 @@ export interface HandlerContext<E extends string = never, N extends string = nev
   signal: AbortSignal;
   /** 1 on the first run of this handler for this event, 2 on its first retry, … */
   attempt: number;
+  /** With `debounce`: the ids of the earlier events folded into this run (this run has the latest); empty otherwise. */
+  debouncedEventIds: readonly number[];
   /** This handler's name: its file name. */
   handler: string;
   event: StoredEvent;
@@ -45,8 +48,8 @@ export interface HandlerContext<E extends string = never, N extends string = nev
   stripe: StripeThinEventFetchers<ThinTypeOf<N>>;
 }
 
-/** What a handler file writes: the events it takes, the settings it reads, and what it does. */
-export interface HandlerSpec<N extends EventName, E extends string> {
+/** What a handler file writes: the events it takes, the settings it reads, what it does, and (optionally) its flow control. */
+export interface HandlerSpec<N extends EventName, E extends string> extends FlowOptions<EventOf<N>> {
   /** `<provider>:<type>` entries: `stripe:invoice.paid`, `clerk:user.created`, `database:INSERT:orders`, … */
   on: readonly N[];
   /** Environment variables it needs (start-up refuses while one is unset); `ctx.env` has these and nothing else. */
@@ -66,6 +69,8 @@ export interface HandlerDefinition<N extends EventName = EventName, E extends st
   readonly on: readonly N[];
   readonly env: readonly E[];
   readonly description: string;
+  /** Its flow options as written (checked when the project loads, naming the file). */
+  readonly flow: Readonly<FlowOptions<EventOf<N>>>;
   run(event: EventOf<N>, ctx: HandlerContext<E, N>): Promise<void> | void;
 }
 
@@ -90,6 +95,7 @@ export function defineHandler<const N extends EventName, const E extends string 
     on: Object.freeze([...spec.on]),
     env: Object.freeze([...env]),
     description: spec.description ?? '',
+    flow: Object.freeze(Object.fromEntries(FLOW_OPTION_NAMES.filter((name) => spec[name] !== undefined).map((name) => [name, spec[name]]))),
     run: spec.run,
   });
 }

@@ -1,27 +1,5 @@
-import { parsePeriod, type Period } from './period.js';
-
-/** What a flow option groups deliveries by: a function of the event (a customer id, an account); strings over 256 characters are hashed. */
-export type FlowKey<Ev> = (event: Ev) => string | number;
-
-/**
- * Flow control on a handler, enforced by the database when a delivery is
- * claimed, so it holds across every instance. Each option is optional; with
- * none the handler runs inline in the inbox's batch, as fast as events come.
- */
-export interface FlowOptions<Ev> {
-  /** At most `limit` deliveries of this handler run at once, across instances; per value of `key` if given. */
-  concurrency?: { limit: number; key?: FlowKey<Ev> };
-  /** At most `limit` starts per `period` (evenly spaced: one every period/limit), per value of `key` if given. Over it, deliveries wait. */
-  rateLimit?: { limit: number; period: Period; key?: FlowKey<Ev> };
-  /** Events of one key arriving within `period` of each other run the handler once, with the last; `maxWait` bounds the delay. */
-  debounce?: { period: Period; key: FlowKey<Ev>; maxWait?: Period };
-  /** Seconds (−600 … 600) that move a delivery ahead of (or behind) others of this handler waiting to start. */
-  priority?: (event: Ev) => number;
-  /** `'key'`: one key's deliveries run one at a time, in the order their events were stored; one that keeps failing is parked. */
-  order?: 'key';
-  /** The key `order: 'key'` groups by (and the default of the options above that take one). */
-  key?: FlowKey<Ev>;
-}
+import { FLOW_OPTION_NAMES } from '../api/flow-options.js';
+import { parsePeriod } from './period.js';
 
 /** The engine's reading of a handler's flow options: checked, with periods in milliseconds. */
 export interface FlowPlan {
@@ -35,9 +13,6 @@ export interface FlowPlan {
 
 /** The longest a priority moves a delivery, in seconds: nothing waits more than this behind later arrivals. */
 export const MAX_PRIORITY_SECONDS = 600;
-
-/** The option names `defineHandler` accepts besides on/env/description/run. */
-export const FLOW_OPTION_NAMES = ['concurrency', 'rateLimit', 'debounce', 'priority', 'order', 'key'] as const;
 
 const positiveInt = (value: unknown) => typeof value === 'number' && Number.isInteger(value) && value > 0;
 const shown = (value: unknown) => (typeof value === 'string' ? JSON.stringify(value) : String(value));

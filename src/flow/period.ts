@@ -1,6 +1,3 @@
-/** A duration as flow options take it: milliseconds, or a string such as `'500ms'`, `'1s'`, `'10m'`, `'1h'`, `'1d'`. */
-export type Period = number | `${number}${'ms' | 's' | 'm' | 'h' | 'd'}`;
-
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 const PERIOD = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)$/;
 

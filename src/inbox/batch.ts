@@ -5,6 +5,7 @@ import { settleEvents } from '../db/inbox-settle.js';
 import { WriteBatch } from '../db/write-batch.js';
 import { BATCH_ABANDONED, type BatchDeps, type BatchResult, type BatchState } from './batch-deps.js';
 import { BatchMetrics } from './batch-metrics.js';
+import { reportSettled } from './batch-report.js';
 import { startLeaseHeartbeat } from './lease-heartbeat.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -234,24 +235,9 @@ class BatchRunner {
       result.settlements.push(...settlements);
       result.owned.push(...(await settleEvents(db, settlements, clock.now())));
     }
-    this.report(claims, result);
+    reportSettled(this.deps, claims, result);
+    this.observed.flush();
     const waiting = result.settlements.filter((s) => s.status === 'waiting').map((s) => s.id);
     await this.deps.flow?.afterCommit(waiting);
-  }
-
-  /** Count each settled event, warn of a lease lost before settling, tell of the dead ones. */
-  private report(claims: ClaimedEvent[], result: Extract<BatchResult, { kind: 'committed' }>): void {
-    const owned = new Set(result.owned);
-    const byId = new Map(claims.map((c) => [c.id, c]));
-    for (const settlement of result.settlements) {
-      const event = byId.get(settlement.id)!;
-      if (!owned.has(settlement.id)) {
-        this.deps.log.warn(eventFields(event), 'lease lost before settling: another worker claimed the event again');
-        continue;
-      }
-      this.deps.metrics.eventsProcessed.inc({ source: event.source, outcome: settlement.status });
-      if (settlement.status === 'dead') this.deps.onDead?.(event, settlement.error);
-    }
-    this.observed.flush();
   }
 }

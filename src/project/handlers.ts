@@ -5,6 +5,7 @@ import type { EventHandler, HandlerRegistry } from '../inbox/handlers/registry.j
 import { stripeThinFetchers } from '../inbox/handlers/stripe-thin-events.js';
 import type { StripeApi } from '../payments-api/stripe-client.js';
 import { displayPath, importDefault, listModuleFiles, PROJECT_EXTENSIONS } from '../module-files.js';
+import { parseFlowOptions, type FlowPlan } from '../flow/options.js';
 
 /** A handler name is its file name: lowercase letters, digits and dashes. */
 export const HANDLER_NAME = /^[a-z0-9][a-z0-9-]*$/;
@@ -16,6 +17,8 @@ export interface ProjectHandler {
   definition: HandlerDefinition;
   selectors: EventSelector[];
   env: Readonly<Record<string, string>>;
+  /** Its flow options, checked; undefined when it sets none (it runs inline in the inbox's batch). */
+  flow?: FlowPlan;
 }
 
 function readEnv(where: string, definition: HandlerDefinition, env: Readonly<Record<string, string | undefined>>): Record<string, string> {
@@ -64,7 +67,13 @@ export async function loadProjectHandlers(
     } catch (error) {
       throw new ConfigError(`${where}: ${messageOf(error)}`);
     }
-    handlers.push({ name, file, definition: exported, selectors, env: readEnv(where, exported, env) });
+    let flow: FlowPlan | undefined;
+    try {
+      flow = parseFlowOptions(exported.flow ?? {});
+    } catch (error) {
+      throw new ConfigError(`${where}: ${messageOf(error)}`);
+    }
+    handlers.push({ name, file, definition: exported, selectors, env: readEnv(where, exported, env), flow });
   }
   return handlers;
 }
@@ -92,6 +101,7 @@ function adapt(handler: ProjectHandler, stripe: StripeApi | undefined): EventHan
         return ctx.signal;
       },
       attempt: event.attempts,
+      debouncedEventIds: event.debouncedIds ?? [],
       handler: handler.name,
       event: { id: event.id, key: event.key, source: event.source, type: event.type, receivedAt: event.receivedAt },
       env: handler.env,
@@ -118,7 +128,7 @@ export function registerProjectHandlers(registry: HandlerRegistry, handlers: rea
     for (const { route, type, tables } of byType.values()) {
       const filters = tables.map((t) => (t === undefined ? undefined : tableFilter(t)));
       const accepts = filters.includes(undefined) ? undefined : (event: { payload: unknown }) => filters.some((f) => f!(event));
-      registry.on(route, type, run, { name: handler.name, isolated: true, accepts });
+      registry.on(route, type, run, { name: handler.name, isolated: true, accepts, flow: handler.flow });
     }
   }
 }

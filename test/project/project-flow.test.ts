@@ -1,0 +1,124 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { defineHandler } from '../../src/index.js';
+import { ConfigError } from '../../src/errors.js';
+import { parseFlowOptions } from '../../src/flow/options.js';
+import { loadHandlers } from '../../src/project/load-project.js';
+import { testConfig } from '../helpers/config.js';
+import { databaseKinds, useTestDatabase } from '../helpers/db.js';
+import { drain, eventRow, storeEvent, testWorker } from '../inbox/fixtures.js';
+
+/** hookrun's public entry as a project file imports it (from source, under Vitest). */
+const HOOKRUN = JSON.stringify(join(import.meta.dirname, '..', '..', 'src', 'index.ts'));
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function project(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'hookrun-flow-project-'));
+  dirs.push(dir);
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(dir, path, '..'), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  return dir;
+}
+
+/** A handler file on stripe:invoice.paid with these flow options (TypeScript source). */
+const handler = (options: string, body = '') =>
+  `import { defineHandler } from ${HOOKRUN};\nexport default defineHandler({ on: ['stripe:invoice.paid'], ${options}, async run(event, ctx) { ${body} } });\n`;
+
+async function refusal(options: string): Promise<string> {
+  const dir = project({ 'handlers/sync-crm.ts': handler(options) });
+  const error = await loadHandlers(testConfig({ HOOKRUN_PROJECT: dir }), {}, {}).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ConfigError);
+  return (error as Error).message;
+}
+
+describe('flow options in a handler file', () => {
+  it('refuses each bad option at start-up, naming the file, the option and the fix', async () => {
+    expect(await refusal('concurrency: { limit: 0 }')).toMatch(/handlers\/sync-crm\.ts: concurrency\.limit must be a positive integer \(got 0\)/);
+    expect(await refusal('concurrency: { limit: -2 }')).toMatch(/concurrency\.limit must be a positive integer \(got -2\)/);
+    expect(await refusal("rateLimit: { limit: 10, period: 'soon' }")).toMatch(
+      /sync-crm\.ts: rateLimit\.period must be a duration such as '500ms'.*\(got "soon"\)/,
+    );
+    expect(await refusal("debounce: { period: '5s' } as never")).toMatch(/sync-crm\.ts: debounce needs a key/);
+    expect(await refusal("concurrency: { limit: 1, key: 'customer' as never }")).toMatch(/concurrency\.key must be a function of the event/);
+    expect(await refusal("order: 'key'")).toMatch(/order: 'key' needs key/);
+    expect(await refusal("order: 'time' as never, key: (e) => e.id")).toMatch(/order must be 'key' \(got "time"\)/);
+    expect(await refusal('concurrency: { limit: 1, key: (e) => e.id }, rateLimit: { limit: 1, period: 1000, key: (e) => e.data.object.id }')).toMatch(
+      /concurrency\.key and rateLimit\.key are different functions; .* pass the same function to each option/,
+    );
+  });
+
+  it('types each option by the events in `on` (checked by the typecheck)', () => {
+    const typed = defineHandler({
+      on: ['stripe:invoice.paid', 'stripe:invoice.payment_failed'],
+      concurrency: { limit: 2, key: (event) => event.data.object.id ?? 'none' },
+      rateLimit: { limit: 100, period: '1s' },
+      priority: (event) => (event.type === 'invoice.payment_failed' ? 600 : 0),
+      run() {},
+    });
+    expect(Object.keys(typed.flow).sort()).toEqual(['concurrency', 'priority', 'rateLimit']);
+    defineHandler({
+      on: ['stripe:invoice.paid'],
+      order: 'key',
+      // @ts-expect-error a key is a string or a number, not the customer object Stripe may expand
+      key: (event) => event.data.object.customer,
+      run() {},
+    });
+  });
+
+  it('reads periods as milliseconds and keeps one key for every option', () => {
+    const key = (e: unknown) => String(e);
+    expect(parseFlowOptions({ rateLimit: { limit: 100, period: '1s', key }, concurrency: { limit: 5 } })).toEqual({
+      key,
+      ordered: false,
+      rate: { limit: 100, periodMs: 1000, perKey: true },
+      concurrency: { limit: 5, perKey: false },
+    });
+    expect(parseFlowOptions({ debounce: { period: '1.5m', key, maxWait: '1h' } })?.debounce).toEqual({ periodMs: 90_000, maxWaitMs: 3_600_000 });
+    expect(parseFlowOptions({})).toBeUndefined();
+  });
+});
+
+describe.each(databaseKinds())('a flow-controlled project handler on $name', (kind) => {
+  const testDb = useTestDatabase(kind);
+
+  it('runs with its typed key, and a long key is hashed, not refused', async () => {
+    await testDb.db.query('CREATE TABLE IF NOT EXISTS flow_seen (handler text, customer text)');
+    await testDb.db.query('TRUNCATE flow_seen');
+    const dir = project({
+      'handlers/sync-crm.ts': handler(
+        'concurrency: { limit: 1, key: (event) => String(event.data.object.customer) }, priority: (event) => (event.data.object.amount_paid > 1000 ? 60 : 0)',
+        "await ctx.db.query('INSERT INTO flow_seen VALUES ($1, $2)', [ctx.handler, String(event.data.object.customer)]);",
+      ),
+    });
+    const env = { HOOKRUN_PROJECT: dir };
+    const { registry } = await loadHandlers(testConfig(env), {}, env);
+    const { worker } = testWorker(testDb.db, { handlers: registry, options: { flowHorizonMs: 0 } });
+    const invoice = (id: string, customer: string) => ({
+      id,
+      type: 'invoice.paid',
+      created: 1,
+      data: { object: { id: `in_${id}`, object: 'invoice', customer, amount_paid: 2000 } },
+    });
+    const long = `cus_${'x'.repeat(400)}`;
+    const ids = [
+      await storeEvent(testDb.db, 'payments', 'invoice.paid', invoice('evt_1', 'cus_1')),
+      await storeEvent(testDb.db, 'payments', 'invoice.paid', invoice('evt_2', long)),
+    ];
+    await drain(worker);
+    for (const id of ids) expect((await eventRow(testDb.db, id)).status).toBe('processed');
+    const keys = await testDb.db.query<{ flow_key: string }>(`SELECT flow_key FROM hookrun.handler_deliveries ORDER BY event_id`);
+    expect(keys.map((k) => k.flow_key)).toEqual(['cus_1', expect.stringMatching(/^sha256:[0-9a-f]{64}$/)]);
+    expect((await testDb.db.query('SELECT * FROM flow_seen')).length).toBe(2);
+  });
+});
