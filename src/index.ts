@@ -12,9 +12,17 @@ export type { JobContext, JobSpec, JobDefinition, OverlapPolicy, CatchUpPolicy, 
 /** Declare a handler: `export default defineHandler({ on: ['stripe:invoice.paid'], run(event, ctx) { … } })` in `handlers/<name>.ts`. */
 export { defineHandler } from './api/define-handler.js';
 /** A handler's context, its spec and what `defineHandler` returns. */
-export type { HandlerContext, HandlerDatabase, HandlerDefinition, HandlerSpec, StoredEvent } from './api/define-handler.js';
+export type {
+  BatchHandlerContext,
+  BatchHandlerSpec,
+  HandlerContext,
+  HandlerDatabase,
+  HandlerDefinition,
+  HandlerSpec,
+  StoredEvent,
+} from './api/define-handler.js';
 /** Flow control options on a handler: concurrency, rate, debounce, priority, order by key. */
-export type { FlowKey, FlowOptions } from './api/flow-options.js';
+export type { BatchOptions, FlowKey, FlowOptions } from './api/flow-options.js';
 /** A duration flow options take: milliseconds or "500ms", "1s", "10m", "1h", "1d". */
 export type { Period } from './api/flow-options.js';
 /** The event names `on` accepts and the payload type each one gives `run`. */

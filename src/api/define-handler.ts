@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { EventName, EventOf } from './event-types.js';
 import type { StripeThinEventFetchers, ThinTypeOf } from './stripe-thin-events.js';
-import { FLOW_OPTION_NAMES, type FlowOptions } from './flow-options.js';
+import { FLOW_OPTION_NAMES, type BatchOptions, type FlowOptions } from './flow-options.js';
 
 /** Marks what `defineHandler` returned, across copies of the package (a project's import and the engine's). */
 export const HANDLER_BRAND = Symbol.for('hookrun.handler');
@@ -63,6 +63,21 @@ export interface HandlerSpec<N extends EventName, E extends string> extends Flow
   run(event: EventOf<N>, ctx: HandlerContext<E, N>): Promise<void> | void;
 }
 
+/** What a batch handler's `run` gets besides the events: the context of the batch's last event, every member, and a way to fail one member alone. */
+export interface BatchHandlerContext<E extends string = never, N extends string = never> extends HandlerContext<E, N> {
+  /** The stored events of this batch, in the order they were stored (as `run`'s first argument). */
+  events: readonly StoredEvent[];
+  /** Send one member (its `ctx.events[i].id`) to dead with the reason; the others end as the run does. */
+  dead(eventId: number, reason: string): void;
+}
+
+/** A handler with `batch`: `run` receives up to `batch.maxSize` events at once. */
+export interface BatchHandlerSpec<N extends EventName, E extends string> extends Omit<HandlerSpec<N, E>, 'run' | 'debounce'> {
+  batch: BatchOptions<EventOf<N>>;
+  /** Act on a batch; throwing retries the whole batch (members sent to `ctx.dead` stay dead). */
+  run(events: Array<EventOf<N>>, ctx: BatchHandlerContext<E, N>): Promise<void> | void;
+}
+
 /** A handler as `defineHandler` returns it; its name is its file's. */
 export interface HandlerDefinition<N extends EventName = EventName, E extends string = string> {
   readonly [HANDLER_BRAND]: true;
@@ -70,7 +85,7 @@ export interface HandlerDefinition<N extends EventName = EventName, E extends st
   readonly env: readonly E[];
   readonly description: string;
   /** Its flow options as written (checked when the project loads, naming the file). */
-  readonly flow: Readonly<FlowOptions<EventOf<N>>>;
+  readonly flow: Readonly<FlowOptions<EventOf<N>> & { batch?: BatchOptions<EventOf<N>> }>;
   run(event: EventOf<N>, ctx: HandlerContext<E, N>): Promise<void> | void;
 }
 
@@ -81,7 +96,9 @@ const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
  * in `handlers/<name>.ts`. `event` has the provider's own type for the names
  * in `on`. The shape is checked here; providers and types at start-up.
  */
-export function defineHandler<const N extends EventName, const E extends string = never>(spec: HandlerSpec<N, E>): HandlerDefinition<N, E> {
+export function defineHandler<const N extends EventName, const E extends string = never>(spec: BatchHandlerSpec<N, E>): HandlerDefinition<N, E>;
+export function defineHandler<const N extends EventName, const E extends string = never>(spec: HandlerSpec<N, E>): HandlerDefinition<N, E>;
+export function defineHandler(spec: HandlerSpec<EventName, string> | BatchHandlerSpec<EventName, string>): HandlerDefinition {
   if (typeof spec !== 'object' || spec === null || typeof spec.run !== 'function')
     throw new TypeError('defineHandler: pass { on: ["<provider>:<type>"], run: async (event, ctx) => { … } }');
   if (!Array.isArray(spec.on) || spec.on.length === 0)
@@ -95,8 +112,8 @@ export function defineHandler<const N extends EventName, const E extends string 
     on: Object.freeze([...spec.on]),
     env: Object.freeze([...env]),
     description: spec.description ?? '',
-    flow: Object.freeze(Object.fromEntries(FLOW_OPTION_NAMES.filter((name) => spec[name] !== undefined).map((name) => [name, spec[name]]))),
-    run: spec.run,
+    flow: Object.freeze(Object.fromEntries(FLOW_OPTION_NAMES.flatMap((name) => (spec[name as keyof typeof spec] !== undefined ? [[name, (spec as unknown as Record<string, unknown>)[name]]] : [])))),
+    run: spec.run as HandlerDefinition['run'],
   });
 }
 

@@ -22,9 +22,21 @@ export interface FlowOptions<Ev> {
   priority?: (event: Ev) => number;
   /** `'key'`: one key's deliveries run one at a time, in the order their events were stored; one that keeps failing is parked. */
   order?: 'key';
-  /** The key `order: 'key'` groups by (and the default of the options above that take one). */
+  /** The key `order: 'key'` groups by (the other options take their own `key`, which must be this same function). */
+  key?: FlowKey<Ev>;
+}
+
+/**
+ * Run the handler on up to `maxSize` events at once (`run(events, ctx)`),
+ * after at most `maxWait` from the oldest; with `key`, each batch holds one
+ * key's events. A batch that throws is retried as a batch; `ctx.dead(id,
+ * reason)` sends one member to dead alone. Limits count a batch as one run.
+ */
+export interface BatchOptions<Ev> {
+  maxSize: number;
+  maxWait: Period;
   key?: FlowKey<Ev>;
 }
 
 /** The option names `defineHandler` accepts besides on/env/description/run. */
-export const FLOW_OPTION_NAMES = ['concurrency', 'rateLimit', 'debounce', 'priority', 'order', 'key'] as const;
+export const FLOW_OPTION_NAMES = ['concurrency', 'rateLimit', 'debounce', 'batch', 'priority', 'order', 'key'] as const;

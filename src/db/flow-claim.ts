@@ -39,28 +39,18 @@ export function rateSlots(tat: number | undefined, now: number, intervalMs: numb
   return slots;
 }
 
-/** Running deliveries whose lease ran out (their instance died): back to waiting, counters down. */
+/** Running deliveries whose lease ran out (their instance died): back to waiting, counters down; returns the runs lost (a batch is one). */
 async function recoverLost(tx: Queryable, rule: ClaimRule, now: number): Promise<number> {
-  const lost = await tx.query<{ flow_key: string }>(
+  const lost = await tx.query<{ flow_key: string; started_at: Date | string | null }>(
     `UPDATE hookrun.handler_deliveries SET status = 'waiting', locked_until = NULL, run_after = $2::timestamptz
-     WHERE handler = $1 AND status = 'running' AND locked_until <= $2::timestamptz RETURNING flow_key`,
+     WHERE handler = $1 AND status = 'running' AND locked_until <= $2::timestamptz RETURNING flow_key, started_at`,
     [rule.handler, iso(now)],
   );
   if (lost.length === 0) return 0;
-  await addRunning(
-    tx,
-    rule.handler,
-    countByKey(
-      lost.map((r) => r.flow_key),
-      -1,
-    ),
-  );
-  await recomputeKeys(
-    tx,
-    rule,
-    lost.map((r) => r.flow_key),
-  );
-  return lost.length;
+  const runs = rule.batch ? [...new Map(lost.map((r) => [`${r.flow_key}\u0000${ms(r.started_at)}`, r.flow_key])).values()] : lost.map((r) => r.flow_key);
+  await addRunning(tx, rule.handler, countByKey(runs, -1));
+  await recomputeKeys(tx, rule, runs);
+  return runs.length;
 }
 
 /** The lowest id of an inbox event not yet handed over (pending or being processed): ordered deliveries after it wait for it. */
@@ -123,7 +113,8 @@ export async function claimDeliveries(db: Database, rule: ClaimRule, o: { now: n
     const wanted = new Map<string, number[]>(); // key → its start slots
     for (const key of keys) {
       if (room <= 0) break;
-      const free = Math.min(room, rule.keyLimit === null ? room : rule.keyLimit - Number(key.running));
+      // A batch handler starts one batch per key per claim.
+      const free = Math.min(room, rule.keyLimit === null ? room : rule.keyLimit - Number(key.running), rule.batch ? 1 : Infinity);
       const slots = rule.rate?.perKey
         ? rateSlots(ms(key.tat), o.now, rule.rate.intervalMs, until, free)
         : Array.from({ length: Math.max(0, free) }, () => o.now);
@@ -138,40 +129,49 @@ export async function claimDeliveries(db: Database, rule: ClaimRule, o: { now: n
          SELECT * FROM hookrun.handler_deliveries d
          WHERE d.handler = $1 AND d.flow_key = u.flow_key AND d.status = 'waiting' AND ($5::boolean OR d.run_after <= $4::timestamptz)
          ORDER BY d.rank, d.event_id LIMIT u.n) d`,
-      [rule.handler, [...wanted.keys()], [...wanted.values()].map((s) => s.length), iso(o.now), rule.ordered],
+      [rule.handler, [...wanted.keys()], [...wanted.values()].map((s) => (rule.batch ? rule.batch.maxSize : s.length)), iso(o.now), rule.ordered],
     );
     if (rule.ordered) {
       const first = await firstUnhandedEvent(tx);
       rows = rows.filter((r) => ms(r.run_after)! <= o.now && Number(r.event_id) < first);
     }
-    const deliveries = assignSlots(rows, wanted, globalSlots);
+    const deliveries = assignSlots(rows, wanted, globalSlots, rule.batch !== undefined);
     await startDeliveries(tx, rule, deliveries, o.leaseMs, running, globalSlots);
     const [next] = await tx.query<{ at: Date | string | null }>(`SELECT min(ready_at) AS at FROM hookrun.flow_keys WHERE handler = $1`, [rule.handler]);
     return { deliveries: await withEvents(tx, deliveries), paused: false, nextAt: ms(next?.at) };
   });
 }
 
-/** Give each delivery its start: its key's next slot, or the handler's when the rate is global. */
+/** Give each delivery its start: its key's next slot, or the handler's when the rate is global (a batch's members share theirs). */
 function assignSlots(
   rows: DeliveryRow[],
   wanted: Map<string, number[]>,
   globalSlots: number[] | undefined,
+  batch: boolean,
 ): Array<Omit<ClaimedDelivery, 'event'> & { eventId: number }> {
   const used = new Map<string, number>();
+  const units = new Map<string, number>(); // batch: key → its run's index among this claim's runs
   return rows
     .sort((a, b) => Number(a.event_id) - Number(b.event_id))
     .map((row, i) => {
-      const n = used.get(row.flow_key) ?? 0;
+      const n = batch ? 0 : (used.get(row.flow_key) ?? 0);
       used.set(row.flow_key, n + 1);
+      if (!units.has(row.flow_key)) units.set(row.flow_key, units.size);
       return {
         id: Number(row.id),
         eventId: Number(row.event_id),
         flowKey: row.flow_key,
         attempts: Number(row.attempts) + 1,
-        startAt: globalSlots ? globalSlots[i]! : wanted.get(row.flow_key)![n]!,
+        startAt: globalSlots ? globalSlots[batch ? units.get(row.flow_key)! : i]! : wanted.get(row.flow_key)![n]!,
         debouncedIds: (row.debounced_ids ?? []).map(Number),
       };
     });
+}
+
+/** The key of each run the deliveries make: one per delivery, or one per batch. */
+export function runKeys(rule: Pick<ClaimRule, 'batch'>, deliveries: Array<{ flowKey: string }>): string[] {
+  const keys = deliveries.map((d) => d.flowKey);
+  return rule.batch ? [...new Set(keys)] : keys;
 }
 
 /** Mark the chosen deliveries running and move the counters and rate state on. */
@@ -191,7 +191,7 @@ async function startDeliveries(
        FROM unnest($1::bigint[], $2::timestamptz[]) AS u(id, started_at) WHERE d.id = u.id`,
       [deliveries.map((d) => d.id), deliveries.map((d) => iso(d.startAt)), `${leaseMs} milliseconds`],
     );
-    await addRunning(tx, rule.handler, countByKey(deliveries.map((d) => d.flowKey)));
+    await addRunning(tx, rule.handler, countByKey(runKeys(rule, deliveries)));
     if (rule.rate?.perKey) {
       const tats = new Map<string, number>();
       for (const d of deliveries) tats.set(d.flowKey, Math.max(tats.get(d.flowKey) ?? 0, d.startAt + interval));
@@ -206,10 +206,11 @@ async function startDeliveries(
       deliveries.map((d) => d.flowKey),
     );
   }
-  const tat = globalSlots && deliveries.length > 0 ? iso(lastSlot(globalSlots.slice(0, deliveries.length))) : null;
+  const runs = runKeys(rule, deliveries).length;
+  const tat = globalSlots && runs > 0 ? iso(lastSlot(globalSlots.slice(0, runs))) : null;
   await tx.query(`UPDATE hookrun.handler_controls SET running = $2, tat = coalesce($3::timestamptz, tat) WHERE handler = $1`, [
     rule.handler,
-    running + deliveries.length,
+    running + runs,
     tat,
   ]);
 }

@@ -6,13 +6,16 @@ export interface KeyRule {
   /** Deliveries of one key that may run at once; null when only global limits apply. */
   keyLimit: number | null;
   ordered: boolean;
+  /** Batches: a key is ready once `maxSize` wait or its oldest has waited `maxWaitMs`; a batch counts as one run. */
+  batch?: { maxSize: number; maxWaitMs: number };
 }
 
 /**
  * Recompute `rank` and `ready_at` of some keys of a handler from their
  * waiting deliveries (two index probes per key): ready when something waits,
  * the key is under its limit, and at the later of the head's run_after and
- * the key's rate slot (`tat`). An ordered key's head is its oldest event,
+ * the key's rate slot (`tat`) and, for batches, once the batch is full or
+ * its oldest has waited maxWait. An ordered key's head is its oldest event,
  * due or not (nothing overtakes it); otherwise the soonest due delivery
  * makes the key ready and the best-ranked due one runs first.
  */
@@ -22,10 +25,14 @@ const RECOMPUTE_SQL = `
       ready_at = CASE
         WHEN h.run_after IS NULL THEN NULL
         WHEN $3::int IS NOT NULL AND k.running >= $3::int THEN NULL
-        ELSE greatest(h.run_after, coalesce(k.tat, h.run_after)) END
+        ELSE greatest(h.run_after, k.tat, CASE
+          WHEN $5::int IS NULL THEN NULL
+          WHEN (SELECT count(*) FROM (SELECT 1 FROM hookrun.handler_deliveries c
+                WHERE c.handler = $1 AND c.flow_key = u.flow_key AND c.status = 'waiting' LIMIT $5::int) f) >= $5::int THEN NULL
+          ELSE h.created_at + $6::interval END) END
   FROM unnest($2::text[]) AS u(flow_key)
   LEFT JOIN LATERAL (
-    SELECT n.rank, CASE WHEN $4::boolean THEN n.run_after ELSE (
+    SELECT n.rank, n.created_at, CASE WHEN $4::boolean THEN n.run_after ELSE (
       SELECT r.run_after FROM hookrun.handler_deliveries r
       WHERE r.handler = $1 AND r.flow_key = u.flow_key AND r.status = 'waiting' ORDER BY r.run_after LIMIT 1) END AS run_after
     FROM hookrun.handler_deliveries n
@@ -38,7 +45,8 @@ const RECOMPUTE_SQL = `
 export async function recomputeKeys(db: Queryable, rule: KeyRule, keys: Iterable<string>): Promise<void> {
   const list = [...new Set(keys)];
   if (list.length === 0) return;
-  await db.query(RECOMPUTE_SQL, [rule.handler, list, rule.keyLimit, rule.ordered]);
+  const batch = rule.batch;
+  await db.query(RECOMPUTE_SQL, [rule.handler, list, rule.keyLimit, rule.ordered, batch?.maxSize ?? null, batch ? `${batch.maxWaitMs} milliseconds` : null]);
 }
 
 /** Make sure each key has its row (a delivery was just handed over for it). */

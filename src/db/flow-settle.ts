@@ -51,9 +51,10 @@ export async function settleDeliveries(db: Queryable, rule: KeyRule, outcomes: D
       rule.handler,
     ],
   );
-  const keys = rows.map((r) => r.flow_key);
+  // A batch's members settle together: its key ran one run.
+  const keys = rule.batch ? [...new Set(rows.map((r) => r.flow_key))] : rows.map((r) => r.flow_key);
   await addRunning(db, rule.handler, countByKey(keys, -1));
-  await db.query(`UPDATE hookrun.handler_controls SET running = greatest(running - $2, 0) WHERE handler = $1`, [rule.handler, rows.length]);
+  await db.query(`UPDATE hookrun.handler_controls SET running = greatest(running - $2, 0) WHERE handler = $1`, [rule.handler, keys.length]);
   await recomputeKeys(db, rule, keys);
   return rows.map((r) => Number(r.id));
 }

@@ -17,6 +17,8 @@ export interface ClaimedEvent {
   deliveries: Deliveries | null;
   /** A debounced run: the earlier events folded into it (flow control). */
   debouncedIds?: readonly number[];
+  /** A batch run (flow control): every member, and the members its handler sent to dead (id → reason). */
+  batch?: { events: readonly ClaimedEvent[]; dead: Map<number, string> };
 }
 
 /** One handler's finished delivery of an event: it will not run again until a replay. */

@@ -2,17 +2,17 @@ import type { Clock } from '../clock.js';
 import type { Database, Queryable } from '../db/database.js';
 import { claimDeliveries, type ClaimedDelivery, type ClaimRule } from '../db/flow-claim.js';
 import { handOver } from '../db/flow-handoff.js';
-import { finishWaitingEvents, settleDeliveries, type DeliveryOutcome } from '../db/flow-settle.js';
+import { finishWaitingEvents } from '../db/flow-settle.js';
 import { pausedHandlers } from '../db/handler-controls.js';
 import type { ClaimedEvent, Settlement } from '../db/inbox-queue.js';
 import { messageOf } from '../errors.js';
 import { flowKeyOf, priorityMsOf } from '../flow/keys.js';
 import type { FlowPlan } from '../flow/options.js';
 import type { Logger } from '../log.js';
-import { eventFields, runAndFlush, SAVEPOINT, type HandlerRunDeps } from './handler-run.js';
+import { eventFields } from './handler-run.js';
+import { runFlowUnit, type FlowRunDeps } from './flow-run.js';
 import type { HandlerRegistry, RegisteredHandler } from './handlers/registry.js';
 import type { RetryPolicy } from './retry.js';
-import { settleFailure } from './settle.js';
 
 /** What the flow claimer needs: the worker's database, clock, policy and limits. */
 export interface FlowRunnerDeps {
@@ -44,7 +44,16 @@ export function claimRuleOf(name: string, plan: FlowPlan | undefined): ClaimRule
     ordered: plan?.ordered ?? false,
     globalLimit: plan?.concurrency && !plan.concurrency.perKey ? plan.concurrency.limit : null,
     rate: plan?.rate ? { intervalMs: plan.rate.periodMs / plan.rate.limit, perKey: plan.rate.perKey } : undefined,
+    batch: plan?.batch ? { maxSize: plan.batch.maxSize, maxWaitMs: plan.batch.maxWaitMs } : undefined,
   };
+}
+
+/** What a claim's deliveries run as: one unit each, or one batch per key. */
+function units(rule: ClaimRule, deliveries: ClaimedDelivery[]): ClaimedDelivery[][] {
+  if (!rule.batch) return deliveries.map((d) => [d]);
+  const byKey = new Map<string, ClaimedDelivery[]>();
+  for (const d of deliveries) byKey.set(d.flowKey, [...(byKey.get(d.flowKey) ?? []), d]);
+  return [...byKey.values()];
 }
 
 interface Entry {
@@ -69,10 +78,11 @@ export class FlowRunner {
   private lastRefresh = -Infinity;
   private folded: number[] = [];
   private readonly running = new Set<Promise<void>>();
-  private readonly runDeps: HandlerRunDeps;
+  private readonly runDeps: FlowRunDeps;
 
   constructor(private readonly deps: FlowRunnerDeps) {
-    this.runDeps = { clock: deps.clock, log: deps.log, abortGraceMs: deps.abortGraceMs };
+    const { db, clock, log, policy, random, handlerTimeoutMs, onDead } = deps;
+    this.runDeps = { db, clock, log, policy, random, handlerTimeoutMs, onDead, runDeps: { clock, log, abortGraceMs: deps.abortGraceMs } };
     for (const handler of deps.handlers.flowControlled()) this.entry(handler);
   }
 
@@ -142,7 +152,7 @@ export class FlowRunner {
         entry.lastClaim = now;
         const leaseMs = Math.max(this.deps.leaseMs, this.deps.handlerTimeoutMs + this.deps.abortGraceMs + 5000) + this.deps.horizonMs;
         const claim = await claimDeliveries(this.deps.db, entry.rule, { now, leaseMs, max: room, horizonMs: this.deps.horizonMs });
-        for (const delivery of claim.deliveries) this.start(entry, delivery);
+        for (const unit of units(entry.rule, claim.deliveries)) this.start(entry, unit);
         started += claim.deliveries.length;
         entry.nextAt = claim.deliveries.length > 0 ? now : claim.nextAt !== undefined && claim.nextAt > now ? claim.nextAt : undefined;
       }
@@ -165,12 +175,13 @@ export class FlowRunner {
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
 
-  private start(entry: Entry, delivery: ClaimedDelivery): void {
+  /** Start one unit (a delivery, or a batch) without waiting for it; a settle that fails is retried when its lease ends. */
+  private start(entry: Entry, unit: ClaimedDelivery[]): void {
     entry.inFlight += 1;
-    const run = this.runDelivery(entry, delivery)
+    const run = runFlowUnit(this.runDeps, entry.handler, entry.rule, unit)
       .catch((error: unknown) =>
         this.deps.log.error(
-          { ...eventFields(delivery.event), handler: entry.rule.handler, err: { message: messageOf(error) } },
+          { ...eventFields(unit[0]!.event), handler: entry.rule.handler, err: { message: messageOf(error) } },
           'flow delivery could not be settled; it is retried when its lease ends',
         ),
       )
@@ -181,67 +192,5 @@ export class FlowRunner {
         this.deps.wake();
       });
     this.running.add(run);
-  }
-
-  /** Wait for the delivery's start slot, run the handler, and settle the delivery with its writes. */
-  private async runDelivery(entry: Entry, delivery: ClaimedDelivery): Promise<void> {
-    const { db, clock, policy, handlerTimeoutMs } = this.deps;
-    const wait = delivery.startAt - clock.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    const event: ClaimedEvent = { ...delivery.event, debouncedIds: delivery.debouncedIds };
-    const startedAt = clock.now();
-    const began = performance.now();
-    const finish = (error?: unknown): DeliveryOutcome => this.outcome(entry, delivery, error, startedAt, performance.now() - began);
-    let outcome: DeliveryOutcome;
-    if (delivery.attempts > policy.maxAttempts) {
-      outcome = finish(
-        new Error(`Claimed ${delivery.attempts} times without finishing (the worker crashed or stopped each time). Fix the cause, then replay it.`),
-      );
-      await db.transaction((tx) => settleDeliveries(tx, entry.rule, [outcome], clock.now()));
-    } else if (db.tuning.inTransactionBudgetMs === undefined) {
-      // PostgreSQL: the handler's writes and the delivery's outcome commit together; a throw rolls back its writes only.
-      outcome = await db.transaction(async (tx) => {
-        await tx.query(SAVEPOINT.take);
-        let result: DeliveryOutcome;
-        try {
-          await runAndFlush(this.runDeps, entry.handler, event, tx, handlerTimeoutMs);
-          await tx.query(SAVEPOINT.release);
-          result = finish();
-        } catch (error) {
-          await tx.query(SAVEPOINT.rollback);
-          result = finish(error);
-        }
-        await settleDeliveries(tx, entry.rule, [result], clock.now());
-        return result;
-      });
-    } else {
-      // PGlite's one session cannot be held for a handler: it runs on its own, then the outcome is written.
-      try {
-        await runAndFlush(this.runDeps, entry.handler, event, db, handlerTimeoutMs);
-        outcome = finish();
-      } catch (error) {
-        outcome = finish(error);
-      }
-      await db.transaction((tx) => settleDeliveries(tx, entry.rule, [outcome], clock.now()));
-    }
-    await finishWaitingEvents(db, [delivery.event.id], clock.now());
-    if (outcome.status === 'dead' || outcome.status === 'parked')
-      this.deps.onDead?.(delivery.event, `${entry.rule.handler} ${outcome.status}: ${outcome.error ?? ''}`);
-  }
-
-  /** A run's outcome: processed; waiting again after the backoff; or dead (parked, for an ordered handler). */
-  private outcome(entry: Entry, delivery: ClaimedDelivery, error: unknown, startedAt: number, durationMs: number): DeliveryOutcome {
-    const base = { id: delivery.id, eventId: delivery.event.id, flowKey: delivery.flowKey, attempts: delivery.attempts, startedAt, durationMs };
-    if (error === undefined) return { ...base, status: 'processed' };
-    const event = { ...delivery.event, attempts: delivery.attempts };
-    const settled = settleFailure(event, error, this.deps.policy, this.deps.clock.now(), this.deps.random);
-    const message = 'error' in settled ? settled.error : messageOf(error);
-    const terminal = settled.status !== 'failed';
-    this.deps.log[terminal ? 'error' : 'warn'](
-      { ...eventFields(delivery.event), handler: entry.rule.handler, attempts: delivery.attempts, err: { message } },
-      terminal ? `delivery ${entry.rule.ordered ? 'parked' : 'dead'}` : 'delivery failed',
-    );
-    if (settled.status === 'failed') return { ...base, status: 'waiting', error: message, runAfter: settled.nextAttemptAt.getTime() };
-    return { ...base, status: entry.rule.ordered ? 'parked' : 'dead', error: message };
   }
 }

@@ -1,4 +1,5 @@
-import { isHandlerDefinition, type HandlerContext, type HandlerDefinition } from '../api/define-handler.js';
+import { isHandlerDefinition, type BatchHandlerContext, type HandlerContext, type HandlerDefinition, type StoredEvent } from '../api/define-handler.js';
+import type { ClaimedEvent } from '../db/inbox-queue.js';
 import { parseEventName, type EventSelector, type ReceivingSetup } from '../api/event-names.js';
 import { ConfigError, messageOf } from '../errors.js';
 import type { EventHandler, HandlerRegistry } from '../inbox/handlers/registry.js';
@@ -103,13 +104,33 @@ function adapt(handler: ProjectHandler, stripe: StripeApi | undefined): EventHan
       attempt: event.attempts,
       debouncedEventIds: event.debouncedIds ?? [],
       handler: handler.name,
-      event: { id: event.id, key: event.key, source: event.source, type: event.type, receivedAt: event.receivedAt },
+      event: stored(event),
       env: handler.env,
       stripe: stripeThinFetchers(event, stripe),
     };
-    return Promise.resolve(handler.definition.run(event.payload as never, context));
+    const batch = event.batch;
+    if (!batch) return Promise.resolve(handler.definition.run(event.payload as never, context));
+    // A batch handler: every member's payload, their stored events, and ctx.dead for one member alone.
+    const members = new Set(batch.events.map((e) => e.id));
+    const batchContext: BatchHandlerContext<string, string> = Object.assign(context, {
+      events: batch.events.map(stored),
+      dead(eventId: number, reason: string) {
+        if (!members.has(eventId)) throw new Error(`ctx.dead: event ${eventId} is not in this batch (its ids are ctx.events[i].id).`);
+        batch.dead.set(eventId, String(reason));
+      },
+    });
+    const run = handler.definition.run as unknown as (events: unknown[], ctx: BatchHandlerContext<string, string>) => Promise<void> | void;
+    return Promise.resolve(
+      run(
+        batch.events.map((e) => e.payload),
+        batchContext,
+      ),
+    );
   };
 }
+
+/** The stored event a handler's context describes. */
+const stored = (event: ClaimedEvent): StoredEvent => ({ id: event.id, key: event.key, source: event.source, type: event.type, receivedAt: event.receivedAt });
 
 /**
  * Register a project's handlers: each runs isolated (in a savepoint), on

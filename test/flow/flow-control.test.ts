@@ -199,3 +199,44 @@ describe.each(databaseKinds())('flow control on $name', (kind) => {
     expect((await eventRow(testDb.db, good)).status).toBe('processed');
   });
 });
+
+describe.each(databaseKinds())('batches on $name', (kind) => {
+  const testDb = useTestDatabase(kind);
+  const store = (k: string) => storeEvent(testDb.db, 'test', 'item.changed', { key: k });
+
+  it('runs up to maxSize events at once per key, a partial batch after maxWait, and counts a batch as one run', async () => {
+    const t = flowHandler({ batch: { maxSize: 3, maxWait: '10s', key }, concurrency: { limit: 1 } }, () => clock.now());
+    const { worker, clock } = testWorker(testDb.db, { handlers: t.handlers, options: { flowHorizonMs: 0 } });
+    const a = [await store('a'), await store('a'), await store('a'), await store('a')];
+    const b = await store('b');
+    await drain(worker);
+    expect(t.calls.map((c) => c.batch)).toEqual([a.slice(0, 3)]); // full: runs at once; 'a'’s fourth and 'b' wait for maxWait
+    clock.advance(10_000);
+    await drain(worker);
+    expect(t.calls[0]!.batch).toEqual(a.slice(0, 3));
+    expect(t.calls.slice(1).map((c) => c.batch![0]).sort()).toEqual([a[3], b].sort()); // one partial batch per key
+    expect(t.state.maxRunning).toBe(1);
+    for (const id of [...a, b]) expect((await eventRow(testDb.db, id)).status).toBe('processed');
+    const [control] = await testDb.db.query<{ running: number }>(`SELECT running FROM hookrun.handler_controls WHERE handler = 'h'`);
+    expect(Number(control!.running)).toBe(0);
+  });
+
+  it('a batch that throws is retried as a batch; a member sent to dead stays dead alone', async () => {
+    const t = flowHandler({ batch: { maxSize: 2, maxWait: '1s' } }, () => clock.now());
+    const { worker, clock } = testWorker(testDb.db, { handlers: t.handlers, options: { flowHorizonMs: 0 } });
+    const [one, two] = [await store('x'), await store('y')];
+    t.state.fail = (call) => t.calls.indexOf(call) === 0;
+    t.state.deadMembers.add(two);
+    await drain(worker);
+    expect(t.calls.map((c) => c.batch)).toEqual([[one, two]]);
+    expect(await deliveryStatuses(testDb.db)).toEqual({ [one]: 'waiting', [two]: 'dead' });
+    t.state.deadMembers.clear();
+    clock.advance(3_600_000);
+    await drain(worker);
+    expect(t.calls.map((c) => c.batch)).toEqual([[one, two], [one]]);
+    expect((await eventRow(testDb.db, one)).status).toBe('processed');
+    const dead = await eventRow(testDb.db, two);
+    expect(dead.status).toBe('dead');
+    expect(dead.last_error).toMatch(/^h dead: member \d+ is bad/);
+  });
+});

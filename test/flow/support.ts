@@ -8,6 +8,8 @@ export interface Call {
   key: string;
   at: number;
   debounced: readonly number[];
+  /** A batch run: its members' event ids. */
+  batch?: number[];
 }
 
 /**
@@ -17,13 +19,27 @@ export interface Call {
  */
 export function flowHandler(options: Record<string, unknown>, now: () => number) {
   const calls: Call[] = [];
-  const state = { running: 0, maxRunning: 0, fail: (_call: Call) => false, gate: undefined as Promise<void> | undefined };
+  const state = {
+    running: 0,
+    maxRunning: 0,
+    fail: (_call: Call) => false,
+    gate: undefined as Promise<void> | undefined,
+    /** Batch members the handler sends to dead (ctx.dead). */
+    deadMembers: new Set<number>(),
+  };
   const plan = parseFlowOptions(options);
   const handlers = new HandlerRegistry().on(
     'test',
     'item.changed',
     async ({ event }) => {
-      const call: Call = { eventId: event.id, key: String((event.payload as { key?: string }).key), at: now(), debounced: event.debouncedIds ?? [] };
+      const call: Call = {
+        eventId: event.id,
+        key: String((event.payload as { key?: string }).key),
+        at: now(),
+        debounced: event.debouncedIds ?? [],
+        batch: event.batch?.events.map((e) => e.id),
+      };
+      for (const id of call.batch ?? []) if (state.deadMembers.has(id)) event.batch!.dead.set(id, `member ${id} is bad`);
       calls.push(call);
       state.running += 1;
       state.maxRunning = Math.max(state.maxRunning, state.running);

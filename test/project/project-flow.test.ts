@@ -67,6 +67,15 @@ describe('flow options in a handler file', () => {
       run() {},
     });
     expect(Object.keys(typed.flow).sort()).toEqual(['concurrency', 'priority', 'rateLimit']);
+    const batched = defineHandler({
+      on: ['stripe:invoice.paid'],
+      batch: { maxSize: 5, maxWait: '1s', key: (event) => event.data.object.currency },
+      run(invoices, ctx) {
+        const total: number = invoices.reduce((sum, invoice) => sum + invoice.data.object.amount_paid, 0);
+        if (total < 0) ctx.dead(ctx.events[0]!.id, 'negative');
+      },
+    });
+    expect(Object.keys(batched.flow)).toEqual(['batch']);
     defineHandler({
       on: ['stripe:invoice.paid'],
       order: 'key',
@@ -120,5 +129,40 @@ describe.each(databaseKinds())('a flow-controlled project handler on $name', (ki
     const keys = await testDb.db.query<{ flow_key: string }>(`SELECT flow_key FROM hookrun.handler_deliveries ORDER BY event_id`);
     expect(keys.map((k) => k.flow_key)).toEqual(['cus_1', expect.stringMatching(/^sha256:[0-9a-f]{64}$/)]);
     expect((await testDb.db.query('SELECT * FROM flow_seen')).length).toBe(2);
+  });
+
+  it('a batch handler gets every payload at once, typed, and ctx.dead fails one member alone', async () => {
+    await testDb.db.query('CREATE TABLE IF NOT EXISTS flow_batches (ids text, amounts text)');
+    await testDb.db.query('TRUNCATE flow_batches');
+    const dir = project({
+      'handlers/ledger.ts': `import { defineHandler } from ${HOOKRUN};
+export default defineHandler({
+  on: ['stripe:invoice.paid'],
+  batch: { maxSize: 10, maxWait: '1s' },
+  async run(invoices, ctx) {
+    const amounts = invoices.map((invoice) => invoice.data.object.amount_paid);
+    await ctx.db.query('INSERT INTO flow_batches VALUES ($1, $2)', [ctx.events.map((e) => e.id).join(','), amounts.join(',')]);
+    for (const [i, amount] of amounts.entries()) if (amount < 0) ctx.dead(ctx.events[i].id, 'a negative amount');
+  },
+});
+`,
+    });
+    const env = { HOOKRUN_PROJECT: dir };
+    const { registry } = await loadHandlers(testConfig(env), {}, env);
+    const { worker, clock } = testWorker(testDb.db, { handlers: registry, options: { flowHorizonMs: 0 } });
+    const paid = (id: string, amount: number) =>
+      storeEvent(testDb.db, 'payments', 'invoice.paid', {
+        id,
+        type: 'invoice.paid',
+        created: 1,
+        data: { object: { id: `in_${id}`, object: 'invoice', amount_paid: amount } },
+      });
+    const ids = [await paid('evt_a', 100), await paid('evt_b', -5), await paid('evt_c', 300)];
+    await drain(worker);
+    clock.advance(1000);
+    await drain(worker);
+    expect(await testDb.db.query('SELECT ids, amounts FROM flow_batches')).toEqual([{ ids: ids.join(','), amounts: '100,-5,300' }]);
+    expect((await eventRow(testDb.db, ids[0]!)).status).toBe('processed');
+    expect(await eventRow(testDb.db, ids[1]!)).toMatchObject({ status: 'dead', last_error: 'ledger dead: a negative amount' });
   });
 });
