@@ -112,7 +112,13 @@ export function defineHandler(spec: HandlerSpec<EventName, string> | BatchHandle
     on: Object.freeze([...spec.on]),
     env: Object.freeze([...env]),
     description: spec.description ?? '',
-    flow: Object.freeze(Object.fromEntries(FLOW_OPTION_NAMES.flatMap((name) => (spec[name as keyof typeof spec] !== undefined ? [[name, (spec as unknown as Record<string, unknown>)[name]]] : [])))),
+    flow: Object.freeze(
+      Object.fromEntries(
+        FLOW_OPTION_NAMES.flatMap((name) =>
+          spec[name as keyof typeof spec] !== undefined ? [[name, (spec as unknown as Record<string, unknown>)[name]]] : [],
+        ),
+      ),
+    ),
     run: spec.run as HandlerDefinition['run'],
   });
 }

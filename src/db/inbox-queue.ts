@@ -15,6 +15,8 @@ export interface ClaimedEvent {
   lockedUntil: Date;
   /** Which of its handlers are done with it (several handlers per event); null until one settles apart from the others. */
   deliveries: Deliveries | null;
+  /** A captured database change's row identity (`schema.table` and its key): its changes keep commit order. */
+  orderKey?: string | null;
   /** A debounced run: the earlier events folded into it (flow control). */
   debouncedIds?: readonly number[];
   /** A batch run (flow control): every member, and the members its handler sent to dead (id → reason). */
@@ -74,10 +76,8 @@ export type Settlement = (
  * by side; the outer UPDATE re-checks the row, so two claims never both win.
  * Ordered by next_attempt_at (≈ arrival order for new events) so the partial
  * due index is read in order and a large backlog costs no sort per batch.
- * An event with an order key (a captured row's change) waits while an
- * earlier event with the same key is unfinished (pending, failed or being
- * processed): one row's changes reach handlers one at a time, in id order.
- * A dead event no longer holds the ones after it.
+ * A captured row's change (an order key) is claimed like any event: each
+ * project handler keeps one row's changes in order through flow control.
  */
 const CLAIM_SQL = `
   UPDATE hookrun.webhook_events e
@@ -87,15 +87,12 @@ const CLAIM_SQL = `
     WHERE (w.status = 'pending'
        OR (w.status = 'failed' AND w.next_attempt_at <= $1::timestamptz)
        OR (w.status = 'processing' AND w.locked_until <= $1::timestamptz))
-      AND (w.order_key IS NULL OR NOT EXISTS (
-        SELECT 1 FROM hookrun.webhook_events p
-        WHERE p.order_key = w.order_key AND p.id < w.id AND p.status IN ('pending', 'failed', 'processing')))
     ORDER BY w.next_attempt_at
     LIMIT $3
     FOR UPDATE SKIP LOCKED
   ) due
   WHERE e.id = due.id
-  RETURNING e.id, e.source, e.key, e.type, e.payload, e.attempts, e.received_at, e.locked_until, e.deliveries`;
+  RETURNING e.id, e.source, e.key, e.type, e.payload, e.attempts, e.received_at, e.locked_until, e.deliveries, e.order_key`;
 
 /** Give a claim back untouched (shutdown before its handler ran): it does not count as an attempt. */
 const RELEASE_SQL = `
@@ -136,6 +133,7 @@ interface ClaimRow {
   received_at: Date | string;
   locked_until: Date | string;
   deliveries: Deliveries | string | null;
+  order_key: string | null;
 }
 
 /** Claim up to `limit` due events for `leaseMs`, marking them `processing` and counting the attempt. */
@@ -152,6 +150,7 @@ export async function claimDueEvents(db: Queryable, options: { now: number; leas
       receivedAt: new Date(row.received_at),
       lockedUntil: new Date(row.locked_until),
       deliveries: typeof row.deliveries === 'string' ? (JSON.parse(row.deliveries) as Deliveries) : row.deliveries,
+      orderKey: row.order_key,
     }))
     .sort((a, b) => a.id - b.id);
 }

@@ -26,16 +26,13 @@ export const webhookEvents = hookrun.table(
     lastError: text('last_error'),
     receivedAt: tz('received_at').notNull().defaultNow(),
     processedAt: tz('processed_at'),
-    /** Events with the same order key are processed one at a time, in id order (a captured row's changes). */
+    /** A captured row's identity: each handler runs one row's changes one at a time, in id order (flow control). */
     orderKey: text('order_key'),
     /** With several handlers: which are done with the event (inbox-queue.ts `Deliveries`); null while they share its status. */
     deliveries: jsonb('deliveries'),
   },
   (t) => [
     uniqueIndex('webhook_events_source_key_uq').on(t.source, t.key),
-    index('webhook_events_order_idx')
-      .on(t.orderKey, t.id)
-      .where(sql`${t.orderKey} is not null and ${t.status} in ('pending', 'failed', 'processing')`),
     index('webhook_events_due_idx')
       .on(t.nextAttemptAt)
       .where(sql`${t.status} in ('pending', 'failed', 'processing')`),

@@ -10,7 +10,16 @@ export interface FlowPlan {
   batch?: { maxSize: number; maxWaitMs: number; perKey: boolean };
   priority?: (payload: unknown) => unknown;
   ordered: boolean;
+  /**
+   * Captured database changes only: the key is the changed row's (the event's
+   * order key), and events without one (no capture) run inline as if the
+   * handler had no flow options.
+   */
+  byRowKey?: boolean;
 }
+
+/** The order every handler without flow options keeps for captured database changes: one row's changes one at a time, in commit order. */
+export const ROW_ORDER: FlowPlan = Object.freeze({ ordered: true, byRowKey: true });
 
 /** The most events one batch run receives. */
 export const MAX_BATCH_SIZE = 1000;
@@ -83,9 +92,12 @@ export function parseFlowOptions(spec: Record<string, unknown>): FlowPlan | unde
     plan.debounce = { periodMs: periodOf('debounce.period', debounce.period), maxWaitMs };
   }
   if (batch) {
-    if (debounce) throw new Error('debounce and batch cannot be combined on one handler: debounce runs the last event of a key, batch runs them all at once; keep one.');
+    if (debounce)
+      throw new Error('debounce and batch cannot be combined on one handler: debounce runs the last event of a key, batch runs them all at once; keep one.');
     if (!positiveInt(batch.maxSize) || (batch.maxSize as number) > MAX_BATCH_SIZE)
-      throw new Error(`batch.maxSize must be an integer from 1 to ${MAX_BATCH_SIZE} (got ${shown(batch.maxSize)}); e.g. batch: { maxSize: 100, maxWait: '5s' }.`);
+      throw new Error(
+        `batch.maxSize must be an integer from 1 to ${MAX_BATCH_SIZE} (got ${shown(batch.maxSize)}); e.g. batch: { maxSize: 100, maxWait: '5s' }.`,
+      );
     plan.batch = { maxSize: batch.maxSize as number, maxWaitMs: periodOf('batch.maxWait', batch.maxWait), perKey: batch.key !== undefined };
   }
   if (spec.priority !== undefined) {

@@ -75,7 +75,7 @@ class BatchRunner {
       const startedAt = clock.now();
       try {
         const flow = this.deps.flow;
-        if (flow?.handsOver(handler)) {
+        if (flow?.handsOver(handler, event)) {
           outcomes.push(outcome(handler, await db.transaction((tx) => flow.handOver(tx, handler, event)), startedAt, started));
           continue;
         }
@@ -124,7 +124,7 @@ class BatchRunner {
         : q;
       try {
         const flow = this.deps.flow;
-        const handedOver = flow?.handsOver(handler) ? await flow.handOver(scoped, handler, event) : undefined;
+        const handedOver = flow?.handsOver(handler, event) ? await flow.handOver(scoped, handler, event) : undefined;
         if (!handedOver) await runHandler(this.runDeps, handler, event, scoped, batch, inTransactionBudgetMs);
         if (savepoint) await tx.query(SAVEPOINT.release);
         outcomes.push(outcome(handler, handedOver ?? processed(event), startedAt, started));

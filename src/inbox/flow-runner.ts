@@ -93,16 +93,23 @@ export class FlowRunner {
     return entry;
   }
 
-  /** Whether the inbox hands this handler's deliveries over instead of running them: it has flow options, or is paused. */
-  handsOver(handler: RegisteredHandler): boolean {
-    return handler.flow !== undefined || this.paused.has(handler.name);
+  /**
+   * Whether the inbox hands this delivery over instead of running it: the
+   * handler has flow options or is paused; a handler keeping captured rows in
+   * order (ROW_ORDER) only for a captured change.
+   */
+  handsOver(handler: RegisteredHandler, event: ClaimedEvent): boolean {
+    if (this.paused.has(handler.name)) return true;
+    return handler.flow?.byRowKey ? event.orderKey != null : handler.flow !== undefined;
   }
 
   /** Hand one event to a handler's flow control, on the inbox batch's transaction (`q`); a key or priority function that throws makes it dead. */
   async handOver(q: Queryable, handler: RegisteredHandler, event: ClaimedEvent): Promise<Settlement> {
-    const entry = this.entry(handler);
+    const entry = this.entry(this.deps.handlers.byName(handler.name) ?? handler);
     const plan = handler.flow;
-    const flowKey = plan ? flowKeyOf(plan, event.payload) : '';
+    // Without a key of its own (a paused handler, a change without a row), an ordered handler's delivery is its own key.
+    const ownKey = entry.rule.ordered ? `event:${event.id}` : '';
+    const flowKey = plan?.byRowKey ? (event.orderKey ?? ownKey) : plan ? flowKeyOf(plan, event.payload) : ownKey;
     const priorityMs = plan ? priorityMsOf(plan, event.payload) : 0;
     const now = this.deps.clock.now();
     const folded = await handOver(q, entry.rule, {

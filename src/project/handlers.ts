@@ -6,7 +6,7 @@ import type { EventHandler, HandlerRegistry } from '../inbox/handlers/registry.j
 import { stripeThinFetchers } from '../inbox/handlers/stripe-thin-events.js';
 import type { StripeApi } from '../payments-api/stripe-client.js';
 import { displayPath, importDefault, listModuleFiles, PROJECT_EXTENSIONS } from '../module-files.js';
-import { parseFlowOptions, type FlowPlan } from '../flow/options.js';
+import { parseFlowOptions, ROW_ORDER, type FlowPlan } from '../flow/options.js';
 
 /** A handler name is its file name: lowercase letters, digits and dashes. */
 export const HANDLER_NAME = /^[a-z0-9][a-z0-9-]*$/;
@@ -149,7 +149,8 @@ export function registerProjectHandlers(registry: HandlerRegistry, handlers: rea
     for (const { route, type, tables } of byType.values()) {
       const filters = tables.map((t) => (t === undefined ? undefined : tableFilter(t)));
       const accepts = filters.includes(undefined) ? undefined : (event: { payload: unknown }) => filters.some((f) => f!(event));
-      registry.on(route, type, run, { name: handler.name, isolated: true, accepts, flow: handler.flow });
+      // Without flow options of its own, a handler keeps each captured row's changes in commit order.
+      registry.on(route, type, run, { name: handler.name, isolated: true, accepts, flow: handler.flow ?? (route === 'database' ? ROW_ORDER : undefined) });
     }
   }
 }

@@ -3,6 +3,7 @@ import { createChangeCapture, STANDBY_POLL_MS, type ChangeCapture } from '../../
 import type { ChangesSettings } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
 import { ConfigError } from '../../src/errors.js';
+import { ROW_ORDER } from '../../src/flow/options.js';
 import { HandlerRegistry } from '../../src/inbox/handlers/registry.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
@@ -163,7 +164,12 @@ describe.skipIf(!available).each(databaseKinds())('change capture into $name', (
       }
       seen.set(id, [...(seen.get(id) ?? []), record ? record.n : -1]);
     };
-    const handlers = new HandlerRegistry().on('database', 'INSERT', handle).on('database', 'UPDATE', handle).on('database', 'DELETE', handle);
+    // A project handler on database events keeps each row's changes in order (ROW_ORDER), per handler, through flow control.
+    const options = { name: 'items-sync', isolated: true, flow: ROW_ORDER };
+    const handlers = new HandlerRegistry()
+      .on('database', 'INSERT', handle, options)
+      .on('database', 'UPDATE', handle, options)
+      .on('database', 'DELETE', handle, options);
     const { worker, clock } = testWorker(test.db, { handlers, options: { batchSize: 50 } });
     const running = capture();
     running.start();

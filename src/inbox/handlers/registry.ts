@@ -131,10 +131,11 @@ export class HandlerRegistry {
     return [...new Set([...this.handlers.values()].flat().map((h) => h.name))];
   }
 
-  /** One registered handler by name (the flow claimer runs deliveries by handler, not by type). */
+  /** One registered handler by name (the flow claimer runs deliveries by handler, not by type): one with flow options if any. */
   byName(name: string): RegisteredHandler | undefined {
-    for (const list of this.handlers.values()) for (const h of list) if (h.name === name) return h;
-    return undefined;
+    let found: RegisteredHandler | undefined;
+    for (const list of this.handlers.values()) for (const h of list) if (h.name === name && (!found || (!found.flow && h.flow))) found = h;
+    return found;
   }
 
   /** Every handler with flow options, once each. */
