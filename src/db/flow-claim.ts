@@ -131,6 +131,13 @@ export async function claimDeliveries(db: Database, rule: ClaimRule, o: { now: n
          ORDER BY d.rank, d.event_id LIMIT u.n) d`,
       [rule.handler, [...wanted.keys()], [...wanted.values()].map((s) => (rule.batch ? rule.batch.maxSize : s.length)), iso(o.now), rule.ordered],
     );
+    // A key chosen as ready whose deliveries are not due yet (its row was stale): bring it up to date.
+    const found = new Set(rows.map((r) => r.flow_key));
+    await recomputeKeys(
+      tx,
+      rule,
+      [...wanted.keys()].filter((k) => !found.has(k)),
+    );
     if (rule.ordered) {
       const first = await firstUnhandedEvent(tx);
       rows = rows.filter((r) => ms(r.run_after)! <= o.now && Number(r.event_id) < first);

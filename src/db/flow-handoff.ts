@@ -1,5 +1,21 @@
 import type { Queryable } from './database.js';
-import { ensureKeys, recomputeKeys, type KeyRule } from './flow-keys.js';
+import type { KeyRule } from './flow-keys.js';
+
+/**
+ * Make the key's row, ready, if it has none. On a database with several
+ * sessions this runs on its own, outside the inbox batch: two batches making
+ * the same new keys in different orders would otherwise deadlock, and a key
+ * row held until a batch commits would stall the handler's claims. Its
+ * readiness is brought up to date after the hand-over commits
+ * (recomputeKeys), when every transaction's deliveries are visible.
+ */
+export async function ensureKey(db: Queryable, handler: string, flowKey: string, readyAt: number): Promise<void> {
+  await db.query(`INSERT INTO hookrun.flow_keys (handler, flow_key, ready_at, rank) VALUES ($1, $2, $3::timestamptz, $3::timestamptz) ON CONFLICT DO NOTHING`, [
+    handler,
+    flowKey,
+    iso(readyAt),
+  ]);
+}
 
 /** One event handed to a flow-controlled (or paused) handler. */
 export interface Handoff {
@@ -36,10 +52,9 @@ const HANDOFF_SQL = `
  * carried in `debounced_ids`), an older one arriving late is folded into it;
  * the run waits `period` after the latest arrival, at most `maxWait` after
  * the first. Returns the events whose delivery was folded here (their event
- * rows may now be finished).
+ * rows may now be finished). After the commit, recompute the key.
  */
 export async function handOver(db: Queryable, rule: KeyRule, h: Handoff): Promise<number[]> {
-  await ensureKeys(db, rule.handler, [h.flowKey]);
   const folded: number[] = [];
   let status = 'waiting';
   let runAfter = h.now;
@@ -81,6 +96,5 @@ export async function handOver(db: Queryable, rule: KeyRule, h: Handoff): Promis
     firstAt === null ? null : iso(firstAt),
     debounced ?? (h.debounce ? [] : null),
   ]);
-  await recomputeKeys(db, rule, [h.flowKey]);
   return folded;
 }

@@ -49,11 +49,21 @@ export async function recomputeKeys(db: Queryable, rule: KeyRule, keys: Iterable
   await db.query(RECOMPUTE_SQL, [rule.handler, list, rule.keyLimit, rule.ordered, batch?.maxSize ?? null, batch ? `${batch.maxWaitMs} milliseconds` : null]);
 }
 
-/** Make sure each key has its row (a delivery was just handed over for it). */
-export async function ensureKeys(db: Queryable, handler: string, keys: Iterable<string>): Promise<void> {
-  const list = [...new Set(keys)];
-  if (list.length === 0) return;
-  await db.query(`INSERT INTO hookrun.flow_keys (handler, flow_key) SELECT $1, k FROM unnest($2::text[]) AS k ON CONFLICT DO NOTHING`, [handler, list]);
+/**
+ * Recompute the keys that can start nothing although they may have work:
+ * ready_at null and under their limit. Repairs a key whose hand-over
+ * committed but whose recompute never ran (the instance died in between).
+ */
+export async function repairKeys(db: Queryable, rule: KeyRule): Promise<void> {
+  const rows = await db.query<{ flow_key: string }>(
+    `SELECT flow_key FROM hookrun.flow_keys WHERE handler = $1 AND ready_at IS NULL AND ($2::int IS NULL OR running < $2::int)`,
+    [rule.handler, rule.keyLimit],
+  );
+  await recomputeKeys(
+    db,
+    rule,
+    rows.map((r) => r.flow_key),
+  );
 }
 
 /** Change how many deliveries of each key run (positive: claimed; negative: finished or lost). */

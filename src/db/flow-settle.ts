@@ -24,6 +24,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
  */
 export async function settleDeliveries(db: Queryable, rule: KeyRule, outcomes: DeliveryOutcome[], now: number): Promise<number[]> {
   if (outcomes.length === 0) return [];
+  // Locks in the claim's order (the handler's control row, then deliveries, then keys): never a deadlock with a claim.
+  await db.query(`SELECT 1 FROM hookrun.handler_controls WHERE handler = $1 FOR UPDATE`, [rule.handler]);
   const rows = await db.query<{ id: number; flow_key: string }>(
     `WITH settled AS (
        UPDATE hookrun.handler_deliveries d

@@ -238,6 +238,9 @@ class BatchRunner {
     reportSettled(this.deps, claims, result);
     this.observed.flush();
     const waiting = result.settlements.filter((s) => s.status === 'waiting').map((s) => s.id);
-    await this.deps.flow?.afterCommit(waiting);
+    await this.deps.flow?.afterCommit(
+      claims.map((c) => c.id),
+      waiting,
+    );
   }
 }

@@ -5,6 +5,7 @@ import { finishWaitingEvents, settleDeliveries, type DeliveryOutcome } from '../
 import type { ClaimedEvent } from '../db/inbox-queue.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
 import { eventFields, runAndFlush, SAVEPOINT, type HandlerRunDeps } from './handler-run.js';
 import type { RegisteredHandler } from './handlers/registry.js';
 import type { RetryPolicy } from './retry.js';
@@ -19,6 +20,7 @@ export interface FlowRunDeps {
   random: () => number;
   handlerTimeoutMs: number;
   runDeps: HandlerRunDeps;
+  metrics: Metrics;
   onDead?: (event: ClaimedEvent, error: string) => void;
 }
 

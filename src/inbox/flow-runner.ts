@@ -1,7 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { Database, Queryable } from '../db/database.js';
 import { claimDeliveries, type ClaimedDelivery, type ClaimRule } from '../db/flow-claim.js';
-import { handOver } from '../db/flow-handoff.js';
+import { ensureKey, handOver } from '../db/flow-handoff.js';
+import { recomputeKeys, repairKeys } from '../db/flow-keys.js';
 import { finishWaitingEvents } from '../db/flow-settle.js';
 import { pausedHandlers } from '../db/handler-controls.js';
 import type { ClaimedEvent, Settlement } from '../db/inbox-queue.js';
@@ -9,10 +10,14 @@ import { messageOf } from '../errors.js';
 import { flowKeyOf, priorityMsOf } from '../flow/keys.js';
 import type { FlowPlan } from '../flow/options.js';
 import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
 import { eventFields } from './handler-run.js';
 import { runFlowUnit, type FlowRunDeps } from './flow-run.js';
 import type { HandlerRegistry, RegisteredHandler } from './handlers/registry.js';
 import type { RetryPolicy } from './retry.js';
+
+/** How often each handler's keys are checked for a hand-over whose recompute was lost (repairKeys). */
+const REPAIR_INTERVAL_MS = 60_000;
 
 /** What the flow claimer needs: the worker's database, clock, policy and limits. */
 export interface FlowRunnerDeps {
@@ -20,6 +25,7 @@ export interface FlowRunnerDeps {
   handlers: HandlerRegistry;
   clock: Clock;
   log: Logger;
+  metrics: Metrics;
   policy: RetryPolicy;
   random: () => number;
   leaseMs: number;
@@ -64,6 +70,8 @@ interface Entry {
   dirty: boolean;
   nextAt?: number;
   lastClaim: number;
+  /** When its keys were last repaired (repairKeys), by performance.now(). */
+  lastRepair: number;
 }
 
 /**
@@ -76,20 +84,24 @@ export class FlowRunner {
   private readonly entries = new Map<string, Entry>();
   private paused = new Set<string>();
   private lastRefresh = -Infinity;
-  private folded: number[] = [];
+  /** Hand-overs of inbox claims not yet committed, by event id: their keys are recomputed after the commit. */
+  private readonly pending = new Map<number, Array<{ entry: Entry; flowKey: string; folded: number[] }>>();
   private readonly running = new Set<Promise<void>>();
   private readonly runDeps: FlowRunDeps;
 
   constructor(private readonly deps: FlowRunnerDeps) {
-    const { db, clock, log, policy, random, handlerTimeoutMs, onDead } = deps;
-    this.runDeps = { db, clock, log, policy, random, handlerTimeoutMs, onDead, runDeps: { clock, log, abortGraceMs: deps.abortGraceMs } };
+    const { db, clock, log, metrics, policy, random, handlerTimeoutMs, onDead } = deps;
+    this.runDeps = { db, clock, log, metrics, policy, random, handlerTimeoutMs, onDead, runDeps: { clock, log, abortGraceMs: deps.abortGraceMs } };
     for (const handler of deps.handlers.flowControlled()) this.entry(handler);
   }
 
   private entry(handler: RegisteredHandler): Entry {
     let entry = this.entries.get(handler.name);
     if (!entry)
-      this.entries.set(handler.name, (entry = { handler, rule: claimRuleOf(handler.name, handler.flow), inFlight: 0, dirty: true, lastClaim: -Infinity }));
+      this.entries.set(
+        handler.name,
+        (entry = { handler, rule: claimRuleOf(handler.name, handler.flow), inFlight: 0, dirty: true, lastClaim: -Infinity, lastRepair: -Infinity }),
+      );
     return entry;
   }
 
@@ -112,6 +124,8 @@ export class FlowRunner {
     const flowKey = plan?.byRowKey ? (event.orderKey ?? ownKey) : plan ? flowKeyOf(plan, event.payload) : ownKey;
     const priorityMs = plan ? priorityMsOf(plan, event.payload) : 0;
     const now = this.deps.clock.now();
+    // One session (PGlite): nothing runs beside the batch, so its own transaction is the only place to write.
+    await ensureKey(this.deps.db.tuning.longestStatementMs === 0 ? q : this.deps.db, entry.rule.handler, flowKey, now);
     const folded = await handOver(q, entry.rule, {
       eventId: event.id,
       flowKey,
@@ -120,16 +134,30 @@ export class FlowRunner {
       resetAny: event.deliveries === null || (event.deliveries.only?.includes(handler.name) ?? false),
       debounce: plan?.debounce,
     });
-    this.folded.push(...folded);
+    this.pending.set(event.id, [...(this.pending.get(event.id) ?? []), { entry, flowKey, folded }]);
     entry.dirty = true;
     return { id: event.id, attempts: event.attempts, status: 'waiting' };
   }
 
-  /** After an inbox batch committed: finish its waiting events (and the ones a debounce folded) whose deliveries already ended. */
-  async afterCommit(waiting: number[]): Promise<void> {
-    const ids = [...waiting, ...this.folded];
-    this.folded = [];
+  /**
+   * After an inbox claim's outcome committed (`claimed`: its events; `waiting`:
+   * those now waiting): bring the keys it handed over up to date, now that its
+   * deliveries are visible to every claim, and finish its waiting events (and
+   * the ones a debounce folded) whose deliveries already ended.
+   */
+  async afterCommit(claimed: readonly number[], waiting: readonly number[]): Promise<void> {
+    const keys = new Map<Entry, Set<string>>();
+    const ids = [...waiting];
+    for (const id of claimed) {
+      for (const { entry, flowKey, folded } of this.pending.get(id) ?? []) {
+        keys.set(entry, (keys.get(entry) ?? new Set()).add(flowKey));
+        ids.push(...folded);
+      }
+      this.pending.delete(id);
+    }
+    for (const [entry, list] of keys) await recomputeKeys(this.deps.db, entry.rule, list);
     await finishWaitingEvents(this.deps.db, ids, this.deps.clock.now());
+    if (keys.size > 0) this.deps.wake();
   }
 
   /** Re-read which handlers are paused, at most once per poll interval (`force`: now). */
@@ -154,6 +182,10 @@ export class FlowRunner {
     for (const entry of this.entries.values()) {
       const due = entry.dirty || (entry.nextAt !== undefined && entry.nextAt <= now) || now - entry.lastClaim >= this.deps.pollIntervalMs;
       const room = this.deps.localLimit - entry.inFlight;
+      if (performance.now() - entry.lastRepair >= REPAIR_INTERVAL_MS) {
+        entry.lastRepair = performance.now();
+        await repairKeys(this.deps.db, entry.rule);
+      }
       if (due && room > 0 && !this.paused.has(entry.handler.name)) {
         entry.dirty = false;
         entry.lastClaim = now;

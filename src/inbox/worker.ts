@@ -10,6 +10,7 @@ import { createDefaultHandlers } from './handlers/defaults.js';
 import type { HandlerRegistry } from './handlers/registry.js';
 import type { BatchDeps } from './batch-deps.js';
 import { createBatchRunner } from './batch.js';
+import { createFlowLoop } from './flow-loop.js';
 import { FlowRunner } from './flow-runner.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 
@@ -85,15 +86,16 @@ export function createWorker(deps: WorkerDeps): Worker {
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...deps.options?.retry, maxAttempts: config.maxAttempts };
   const handlers = deps.handlers ?? createDefaultHandlers();
   const flow = new FlowRunner({
-    ...{ db, handlers, clock, log, policy, random, pollIntervalMs },
+    ...{ db, handlers, clock, log, policy, random, pollIntervalMs, metrics: deps.metrics },
     leaseMs: config.leaseSeconds * 1000,
     handlerTimeoutMs: config.handlerTimeoutSeconds * 1000,
     abortGraceMs: deps.options?.abortGraceMs ?? 5000,
     horizonMs: deps.options?.flowHorizonMs ?? 50,
     localLimit: deps.options?.flowLocalLimit ?? 16,
-    wake: () => worker.wake(),
+    wake: () => flowLoop.wake(),
     onDead: deps.onDead,
   });
+  const flowLoop = createFlowLoop(flow, { clock, log, pollIntervalMs, random });
   const batches = createBatchRunner({
     ...{ db, handlers, clock, log, metrics: deps.metrics, policy, random, batchSize },
     leaseMs: config.leaseSeconds * 1000,
@@ -168,18 +170,14 @@ export function createWorker(deps: WorkerDeps): Worker {
         if (failures > 0) log.info({ failures }, 'database reachable again; processing resumed');
         failures = 0;
         processedSinceMaintenance += claimed;
-        const flowRound = await track(flow.run());
-        if (claimed > 0 || flowRound.started > 0) continue;
+        if (claimed > 0) continue;
         const maintenance = tuning.idleMaintenance;
         if (maintenance && processedSinceMaintenance >= maintenance.every) {
           processedSinceMaintenance = 0;
           await maintenance.run();
         }
-        const inboxDue = await nextDueAt(db);
-        const due = Math.min(inboxDue ?? Infinity, flowRound.nextAt ?? Infinity);
-        // A flow slot is kept to the millisecond (rate limits); the inbox's retries need not be.
-        const floor = flowRound.nextAt === due ? 1 : MIN_DUE_SLEEP_MS;
-        delayMs = due === Infinity ? pollIntervalMs : Math.min(pollIntervalMs, Math.max(floor, due - clock.now()));
+        const due = await nextDueAt(db);
+        delayMs = due === undefined ? pollIntervalMs : Math.min(pollIntervalMs, Math.max(MIN_DUE_SLEEP_MS, due - clock.now()));
       } catch (error) {
         failures += 1;
         delayMs = backoffMs(failures, DB_BACKOFF, random);
@@ -197,6 +195,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       if (started) return;
       started = true;
       loopDone = loop();
+      flowLoop.start();
     },
     wake() {
       wakePending = true;
@@ -212,7 +211,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       worker.wake();
       let timer: NodeJS.Timeout | undefined;
       const finished = await Promise.race([
-        Promise.allSettled([loopDone, ...inFlight]).then(async () => (await flow.idle(), true)),
+        Promise.allSettled([loopDone, ...inFlight, flowLoop.stop()]).then(() => true),
         new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), config.shutdownTimeoutMs))),
       ]);
       clearTimeout(timer);

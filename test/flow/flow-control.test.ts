@@ -214,7 +214,12 @@ describe.each(databaseKinds())('batches on $name', (kind) => {
     clock.advance(10_000);
     await drain(worker);
     expect(t.calls[0]!.batch).toEqual(a.slice(0, 3));
-    expect(t.calls.slice(1).map((c) => c.batch![0]).sort()).toEqual([a[3], b].sort()); // one partial batch per key
+    expect(
+      t.calls
+        .slice(1)
+        .map((c) => c.batch![0])
+        .sort(),
+    ).toEqual([a[3], b].sort()); // one partial batch per key
     expect(t.state.maxRunning).toBe(1);
     for (const id of [...a, b]) expect((await eventRow(testDb.db, id)).status).toBe('processed');
     const [control] = await testDb.db.query<{ running: number }>(`SELECT running FROM hookrun.handler_controls WHERE handler = 'h'`);
