@@ -24,6 +24,9 @@ const iso = (ms: number) => new Date(ms).toISOString();
  */
 export async function settleDeliveries(db: Queryable, rule: KeyRule, outcomes: DeliveryOutcome[], now: number): Promise<number[]> {
   if (outcomes.length === 0) return [];
+  // The handler's control row first, as a claim takes it: a claim holds it while it updates flow_keys, so a settle
+  // that updated a key's row before it (addRunning below) and then waited for it deadlocked with the claim.
+  await db.query(`SELECT 1 FROM hookrun.handler_controls WHERE handler = $1 FOR UPDATE`, [rule.handler]);
   const rows = await db.query<{ id: number; flow_key: string }>(
     `WITH settled AS (
        UPDATE hookrun.handler_deliveries d
