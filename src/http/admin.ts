@@ -159,6 +159,7 @@ function addEventRoutes(app: Hono, deps: AdminApiDeps): void {
       source: q.source,
       status: q.status,
       type: q.type,
+      parked: q.parked === 'true',
       limit: q.limit,
       before: q.cursor === undefined ? undefined : Number(q.cursor),
     });
