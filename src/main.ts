@@ -30,6 +30,7 @@ const COMMAND_GROUPS: ReadonlyArray<readonly [names: readonly string[], load: ()
   [['send'], async () => (await import('./cli/send.js')).registerSendCommand],
   [['cron'], async () => (await import('./cli/cron.js')).registerCronCommands],
   [['events'], async () => (await import('./cli/events.js')).registerEventsCommands],
+  [['handlers'], async () => (await import('./cli/handlers.js')).registerHandlersCommands],
   [['reconcile'], async () => (await import('./cli/reconcile.js')).registerReconcileCommand],
   [['prune'], async () => (await import('./cli/prune.js')).registerPruneCommand],
   [['alert'], async () => (await import('./cli/alert.js')).registerAlertCommand],

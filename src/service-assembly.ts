@@ -148,7 +148,19 @@ export async function assembleService(config: Config, options: ServiceOptions, d
         onWalRetained: alerts.onWalRetained,
       });
     await capture?.preflight(); // wal_level, REPLICATION, the publication: a ConfigError stops start-up here
-    const { app, eventStream } = buildApp({ config, db, clock, log, metrics, writer, cron, verifiers, changes: capture || undefined, stripe });
+    const { app, eventStream } = buildApp({
+      config,
+      db,
+      clock,
+      log,
+      metrics,
+      writer,
+      cron,
+      verifiers,
+      changes: capture || undefined,
+      stripe,
+      handlers: async () => handlers,
+    });
 
     const server = options.http === false ? undefined : await listen(app, config);
     if (background) {

@@ -3,12 +3,13 @@ import { systemClock } from '../clock.js';
 import type { Config } from '../config.js';
 import { createCronService } from '../cron/cron-service.js';
 import type { Database } from '../db/database.js';
-import { ConfigError } from '../errors.js';
+import { AppError, ConfigError } from '../errors.js';
 import { EventWriter } from '../db/event-writer.js';
 import { buildApp } from '../http/build-app.js';
 import { silentLogger } from '../log.js';
 import { Metrics } from '../metrics.js';
-import { createStripeApi } from '../payments-api/stripe-client.js';
+import type { HandlerCatalog } from '../inbox/handler-overview.js';
+import { createStripeApi, type StripeApi } from '../payments-api/stripe-client.js';
 import { embeddedHolderPid, openCliDatabase } from './local-database.js';
 
 /** An admin API call that did not answer 2xx: its status and the error contract's code and message. */
@@ -95,6 +96,20 @@ function remoteClient(config: Config, pid: number): AdminClient {
   };
 }
 
+/** The project's handlers and the built-in ones, loaded once and only when a command asks for them (`hookrun handlers`). */
+function projectHandlers(config: Config, stripe: StripeApi | undefined): () => Promise<HandlerCatalog> {
+  let loading: Promise<HandlerCatalog> | undefined;
+  const load = async () => {
+    const { loadHandlers } = await import('../project/load-project.js');
+    try {
+      return (await loadHandlers(config, { stripe })).registry;
+    } catch (error) {
+      throw new AppError('not_configured', (error as Error).message); // a broken handler file: its message, not a generic 500
+    }
+  };
+  return () => (loading ??= load());
+}
+
 async function localClient(config: Config): Promise<AdminClient> {
   const db: Database = await openCliDatabase(config);
   try {
@@ -111,6 +126,7 @@ async function localClient(config: Config): Promise<AdminClient> {
       writer: new EventWriter(db),
       cron,
       stripe,
+      handlers: projectHandlers(config, stripe),
     });
     return {
       mode: 'local',

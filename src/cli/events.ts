@@ -25,6 +25,7 @@ interface ListFlags {
   source?: string;
   status?: string;
   type?: string;
+  parked?: boolean;
   limit: number;
   cursor?: string;
   json?: boolean;
@@ -32,7 +33,7 @@ interface ListFlags {
 
 const PAGE = 200;
 
-function listPath(filter: { source?: string; status?: string; type?: string; limit: number; cursor?: string }): string {
+function listPath(filter: { source?: string; status?: string; type?: string; parked?: true; limit: number; cursor?: string }): string {
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(filter)) if (value !== undefined) params.set(key, String(value));
   return `/events?${params}`;
@@ -51,8 +52,13 @@ async function matchingIds(client: AdminClient, filter: { status: string; source
 }
 
 /** What an empty listing says: with filters, that nothing matched them; with none, how to send a first event. */
-function emptyListMessage(flags: { source?: string; status?: string; type?: string; cursor?: string }): string {
-  const filters = [flags.status && `status ${flags.status}`, flags.source && `source ${flags.source}`, flags.type && `type ${flags.type}`].filter(Boolean);
+function emptyListMessage(flags: { source?: string; status?: string; type?: string; parked?: boolean; cursor?: string }): string {
+  const filters = [
+    flags.parked && 'a parked handler delivery',
+    flags.status && `status ${flags.status}`,
+    flags.source && `source ${flags.source}`,
+    flags.type && `type ${flags.type}`,
+  ].filter(Boolean);
   if (flags.cursor) return 'No more events.';
   return filters.length > 0 ? `No events with ${filters.join(', ')}.` : 'No events yet. Send one with: hookrun send auth user.created';
 }
@@ -70,6 +76,7 @@ export function registerEventsCommands(program: Command): void {
     .addOption(sourceOption())
     .addOption(statusOption())
     .option('--type <type>', 'only this event type, e.g. user.created')
+    .option('--parked', "only events a handler parked (an order: 'key' handler out of attempts: its key went on without them; replay once fixed)")
     .option('--limit <n>', `how many (max ${PAGE})`, positiveInt('--limit', PAGE), 20)
     .option('--cursor <cursor>', 'continue after a previous page (printed when there is more)')
     .option('--json', 'print {"events": [...], "nextCursor"} as JSON')
@@ -78,7 +85,14 @@ export function registerEventsCommands(program: Command): void {
         const page = await withAdminClient(loadConfig(), (client) =>
           client.request<{ events: EventJson[]; nextCursor: string | null }>(
             'GET',
-            listPath({ source: flags.source, status: flags.status, type: flags.type, limit: flags.limit, cursor: flags.cursor }),
+            listPath({
+              source: flags.source,
+              status: flags.status,
+              type: flags.type,
+              parked: flags.parked === true ? true : undefined,
+              limit: flags.limit,
+              cursor: flags.cursor,
+            }),
           ),
         );
         printListing(

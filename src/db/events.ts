@@ -35,6 +35,8 @@ export interface ListEventsQuery {
   limit?: number;
   /** An id, an exact idempotency key, or the start of a type (`invoice.` finds `invoice.paid`). */
   search?: string;
+  /** Only events with a handler delivery `parked` (an ordered handler out of attempts): what an operator fixes, then replays. */
+  parked?: boolean;
 }
 
 /** One page, newest first; pass `nextCursor` as `before` for the next page (undefined: last page). */
@@ -68,6 +70,7 @@ export async function listEvents(db: Database, query: ListEventsQuery = {}): Pro
   if (query.type) conditions.push(`type = ${param(query.type)}`);
   if (query.before !== undefined) conditions.push(`id < ${param(query.before)}`);
   if (query.search) conditions.push(searchCondition(query.search, param));
+  if (query.parked) conditions.push(PARKED_CONDITION);
   const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
   const rows = (
     await db.query<SummaryRow>(`SELECT ${SUMMARY_COLUMNS} FROM hookrun.webhook_events ${where} ORDER BY id DESC LIMIT ${param(limit + 1)}`, params)
@@ -75,6 +78,9 @@ export async function listEvents(db: Database, query: ListEventsQuery = {}): Pro
   const events = rows.slice(0, limit);
   return { events, nextCursor: rows.length > limit ? events[events.length - 1]!.id : undefined };
 }
+
+/** A handler delivery of the event is parked (the event index on handler_deliveries finds it per row). */
+const PARKED_CONDITION = `EXISTS (SELECT 1 FROM hookrun.handler_deliveries d WHERE d.event_id = webhook_events.id AND d.status = 'parked')`;
 
 /** id = n, or the exact key, or a type prefix (the newest-first walk of the id index filters on it: an admin search, not a hot path). */
 function searchCondition(text: string, param: (value: unknown) => string): string {

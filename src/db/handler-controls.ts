@@ -78,3 +78,29 @@ export async function topWaitingKeys(db: Queryable, handler: string, limit = 5):
   );
   return rows.map((r) => ({ key: r.flow_key, waiting: Number(r.n) }));
 }
+
+/** A handler's control row as operators read it: paused since when, and its limits on the whole handler right now. */
+export interface HandlerControlState {
+  handler: string;
+  paused: boolean;
+  pausedAt: Date | null;
+  /** Its deliveries running (counted against a concurrency limit without a key). */
+  running: number;
+  /** When a rate limit without a key lets the next one start (null: now). */
+  nextStartAt: Date | null;
+}
+
+/** Every handler's control row (a paused handler may have nothing waiting yet, so the delivery counts alone do not show it). */
+export async function handlerControlStates(db: Queryable): Promise<HandlerControlState[]> {
+  const rows = await db.query<{ handler: string; paused: boolean; paused_at: Date | string | null; running: number; tat: Date | string | null }>(
+    `SELECT handler, paused, paused_at, running, tat FROM hookrun.handler_controls ORDER BY handler`,
+  );
+  const date = (value: Date | string | null) => (value === null ? null : new Date(value));
+  return rows.map((r) => ({
+    handler: r.handler,
+    paused: r.paused === true,
+    pausedAt: date(r.paused_at),
+    running: Number(r.running),
+    nextStartAt: date(r.tat),
+  }));
+}

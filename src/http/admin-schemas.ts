@@ -23,6 +23,7 @@ export const eventListQuery = z.object({
   source: z.enum(SOURCES).optional().describe('only this source'),
   status: z.enum(EVENT_STATUSES).optional().describe('only this status'),
   type: eventType.optional(),
+  parked: z.enum(['true', 'false']).optional().describe("`true`: only events with a handler delivery parked (an `order: 'key'` handler out of attempts)"),
   limit: limit.default(50),
   cursor: cursor.optional(),
 });

@@ -29,6 +29,7 @@ import type { PruneReport } from '../retention/prune.js';
 import { bearerToken, secureEqual } from '../secure-compare.js';
 import type { EventStream } from './event-stream.js';
 import { createErrorHandler, errorResponse } from './errors.js';
+import { addHandlerRoutes, type HandlerCatalogSource } from './handler-routes.js';
 import { addSenderReconcileRoute, type ReconcileSenderRun } from './reconcile-routes.js';
 
 /** What the admin API reads and drives; the dashboard and the CLI use the same modules. */
@@ -49,6 +50,8 @@ export interface AdminApiDeps {
   changes?: Pick<ChangeCapture, 'status'>;
   /** One retention pass now (`hookrun prune` while the server holds the embedded database); without it the route is 404. */
   prune?: (dryRun: boolean) => Promise<PruneReport>;
+  /** The handlers this hookrun runs, for `/api/handlers` and the dashboard's handlers (without it no name is known). */
+  handlers?: HandlerCatalogSource;
 }
 
 /** Parse with zod; a bad value is a 400 `bad_request` that names the field. */
@@ -83,7 +86,8 @@ async function readJson(c: Context): Promise<unknown> {
 /**
  * The admin JSON API, mounted at `/api`: events (list with filters and
  * cursor pagination, one event, replay one or all of a status), cron jobs
- * with schedule, next runs and last run, cron runs, run a job. Bearer
+ * with schedule, next runs and last run, cron runs, run a job, handlers with
+ * what their deliveries wait for, pause and resume one. Bearer
  * ADMIN_TOKEN, compared in constant time; with no ADMIN_TOKEN it answers 503
  * `not_configured` and is never open.
  */
@@ -105,6 +109,7 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
 
   addEventRoutes(app, deps);
   addCronRoutes(app, deps);
+  addHandlerRoutes(app, { db, handlers: deps.handlers, now: () => clock.now(), log: deps.log });
   addSenderReconcileRoute(app, { reconcileSender: deps.reconcileSender, now: () => clock.now(), log: deps.log, readBody: readJson });
 
   app.get('/changes', (c) => {
@@ -159,6 +164,7 @@ function addEventRoutes(app: Hono, deps: AdminApiDeps): void {
       source: q.source,
       status: q.status,
       type: q.type,
+      parked: q.parked === 'true',
       limit: q.limit,
       before: q.cursor === undefined ? undefined : Number(q.cursor),
     });

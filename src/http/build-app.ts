@@ -12,6 +12,7 @@ import type { StripeApi } from '../payments-api/stripe-client.js';
 import { createVerifiers, type SourceVerifier } from '../webhooks/verifiers.js';
 import { createApp } from './app.js';
 import { createEventStream, type EventStream } from './event-stream.js';
+import type { HandlerCatalogSource } from './handler-routes.js';
 import { createOperatorMounts } from './operator-routes.js';
 
 /** The parts a running hookrun (or a test, or the CLI) already has; the app is built from them. */
@@ -31,6 +32,8 @@ export interface AppParts {
   verifiers?: Record<Source, SourceVerifier>;
   /** The Stripe API client the service built (STRIPE_SECRET_KEY), for `POST /api/payments/reconcile`. */
   stripe?: StripeApi;
+  /** The handlers the worker runs (or a loader of them), which the operator's routes list, pause and resume. */
+  handlers?: HandlerCatalogSource;
 }
 
 /** The app and the parts of it its owner must stop. */
@@ -52,7 +55,19 @@ export function buildApp(parts: AppParts): BuiltApp {
   const mounts = cron
     ? [
         { prefix: '/cron', app: cron.routes },
-        ...createOperatorMounts({ config, db, clock, log, metrics, cron, writer, eventStream, changes: parts.changes, stripe: parts.stripe }),
+        ...createOperatorMounts({
+          config,
+          db,
+          clock,
+          log,
+          metrics,
+          cron,
+          writer,
+          eventStream,
+          changes: parts.changes,
+          stripe: parts.stripe,
+          handlers: parts.handlers,
+        }),
       ]
     : [];
   const app = createApp({ config, db, writer, verifiers: parts.verifiers ?? createVerifiers(config), clock, log, metrics, mounts, changes: parts.changes });

@@ -3,7 +3,9 @@ import type { JobStatus } from '../cron/cron-service.js';
 import type { CronRunRow } from '../db/cron-runs.js';
 import { EVENT_STATUSES, type EventAttempt, type EventDetail, type EventSummary, type MinuteCounts } from '../db/events.js';
 import { MIRROR_TABLES } from '../db/mirror-read.js';
+import type { HandlerOverview } from '../inbox/handler-overview.js';
 import { minuteChart } from './dashboard-chart.js';
+import { handlersTable } from './dashboard-handlers.js';
 import { html, trusted, type SafeHtml } from './html.js';
 
 const STYLE = `
@@ -81,6 +83,8 @@ export interface OverviewData {
   /** Events per minute over the last hour, for the chart. */
   perMinute: MinuteCounts;
   runs: CronRunRow[];
+  /** Each handler: flow options, what its deliveries wait for, paused or not. */
+  handlers: HandlerOverview[];
   notice?: string;
   csrf: string;
 }
@@ -136,7 +140,7 @@ ${runs.map((r) => html`<tr><td>${r.id}</td><td>${r.job}</td><td>${r.trigger}</td
 </tbody></table></div>`;
 }
 
-/** Counts by status, the events table with filters and paging, cron jobs and recent runs. */
+/** Counts by status, the events table with filters and paging, handlers, cron jobs and recent runs. */
 export function overviewPage(data: OverviewData): string {
   const { filter } = data;
   const dead = data.counts.dead ?? 0;
@@ -154,6 +158,7 @@ ${searchForm(filter)}
 ${eventsTable(data.events, Boolean(filter.status || filter.source || filter.type || filter.q), data.now)}
 ${data.nextCursor !== undefined ? html`<p><a href="${filterLink(filter, { cursor: data.nextCursor })}">Older events →</a></p>` : ''}
 <h2>What the handlers wrote</h2><p id="mirrors">${Object.keys(MIRROR_TABLES).map((t, i) => html`${i ? ' · ' : ''}<a href="/admin/mirror/${t}">${t}</a>`)}</p>
+<h2>Handlers</h2>${handlersTable(data.handlers, data.csrf)}
 <h2>Cron jobs</h2>${jobsTable(data.jobs, data.csrf)}
 <h2>Recent cron runs</h2>${runsTable(data.runs)}`;
   return layout('Dashboard', body, data.csrf, filter.live ? LIVE_REFRESH_SECONDS : undefined);

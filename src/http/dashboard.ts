@@ -11,6 +11,10 @@ import { createSession, csrfTokenMatches, sessionIsValid, SESSION_SECONDS } from
 import { socketAddress } from '../cron/routes.js';
 import { MIRROR_TABLES, listMirrorRows, type MirrorTable } from '../db/mirror-read.js';
 import { eventPage, loginPage, messagePage, mirrorPage, overviewPage, replayOutcome } from './dashboard-pages.js';
+import { listHandlerOverviews } from '../inbox/handler-overview.js';
+import { handlerNotice } from './dashboard-handlers.js';
+import { addHandlerControlRoutes } from './dashboard-handler-routes.js';
+import { catalogOf } from './handler-routes.js';
 import { LoginThrottle } from './login-throttle.js';
 import { csrfOf, formField, isHttps, page, sameOrigin, SECURITY_HEADERS, SESSION_COOKIE } from './dashboard-http.js';
 
@@ -49,6 +53,7 @@ export function createDashboard(deps: AdminApiDeps): Hono {
   app.get('/', (c) => overview(c, deps));
   addEventRoutes(app, deps);
   addCronRoutes(app, deps);
+  addHandlerControlRoutes(app, deps);
   return app;
 }
 
@@ -91,7 +96,7 @@ function addLoginRoutes(app: Hono, deps: AdminApiDeps): void {
   });
 }
 
-/** GET /admin: counts, the filtered event list, jobs and runs. */
+/** GET /admin: counts, the filtered event list, handlers, jobs and runs. */
 async function overview(c: Context, deps: AdminApiDeps): Promise<Response> {
   const { db, clock } = deps;
   const text = (name: string, max: number) => {
@@ -106,15 +111,19 @@ async function overview(c: Context, deps: AdminApiDeps): Promise<Response> {
     live: c.req.query('live') === '1' ? '1' : undefined,
   };
   const cursor = /^\d{1,15}$/.test(c.req.query('cursor') ?? '') ? Number(c.req.query('cursor')) : undefined;
-  const [counts, page_, jobs, runs, perMinute] = await Promise.all([
+  const [counts, page_, jobs, runs, perMinute, handlers] = await Promise.all([
     countEventsByStatus(db),
     listEvents(db, { status: filter.status, source: filter.source, type: filter.type, search: filter.q, before: cursor, limit: 50 }),
     deps.cron.listJobs(3),
     deps.cron.listRuns({ limit: 10 }),
     countsPerMinute(db, clock.now()),
+    catalogOf(deps.handlers).then((catalog) => listHandlerOverviews(db, catalog, clock.now(), { topKeys: 0 })),
   ]);
   const replayed = c.req.query('replayed');
-  const notice = replayed !== undefined && /^\d+$/.test(replayed) ? `Replayed ${replayed} event(s).` : cronNotice(c.req.query('job'), c.req.query('did'), jobs);
+  const notice =
+    replayed !== undefined && /^\d+$/.test(replayed)
+      ? `Replayed ${replayed} event(s).`
+      : (cronNotice(c.req.query('job'), c.req.query('did'), jobs) ?? handlerNotice(c.req.query('handler'), c.req.query('did'), handlers));
   return page(
     c,
     overviewPage({
@@ -124,6 +133,7 @@ async function overview(c: Context, deps: AdminApiDeps): Promise<Response> {
       filter,
       jobs,
       runs,
+      handlers,
       notice,
       csrf: csrfOf(c, deps),
       now: clock.now(),

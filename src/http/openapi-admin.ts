@@ -99,6 +99,22 @@ export function adminPaths(): Record<string, Json> {
       { parameters: [path('job', 'job name')], requestBody: bodyFrom(backfillBody) },
       notFound,
     ),
+    '/api/handlers': admin(
+      'get',
+      "Handlers with their flow options, paused or not, deliveries running, waiting by reason (ready, concurrency, rate, debounce, retry, paused), parked and dead, and each one's top 5 waiting keys",
+    ),
+    '/api/handlers/{name}/pause': admin(
+      'post',
+      'Pause a handler on every instance, across restarts: its deliveries wait (none starts) until resumed',
+      { parameters: [path('name', 'handler name')] },
+      notFound,
+    ),
+    '/api/handlers/{name}/resume': admin(
+      'post',
+      'Resume a paused handler: its waiting deliveries start in their order, within its limits',
+      { parameters: [path('name', 'handler name')] },
+      notFound,
+    ),
     '/api/mirror/{table}': admin(
       'get',
       'Rows of a mirror table, most recently changed first',

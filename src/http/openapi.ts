@@ -178,7 +178,7 @@ export function buildOpenApiDocument(version: string = '0.1.0', custom: readonly
       ...receiverPaths(custom),
       '/cron/{job}': { get: cronRoute('get', 'what Vercel Cron sends'), post: cronRoute('post', 'the documented method') },
       ...adminPaths(),
-      '/admin': page('get', 'Dashboard: counts, events, cron jobs (login required)', [
+      '/admin': page('get', 'Dashboard: counts, events, handlers, cron jobs (login required)', [
         query('status', 'filter'),
         query('source', 'filter'),
         query('type', 'exact event type'),
@@ -199,6 +199,8 @@ export function buildOpenApiDocument(version: string = '0.1.0', custom: readonly
       '/admin/cron/{job}/run': page('post', 'Run a cron job now (form with CSRF token)', [path('job', 'job name')]),
       '/admin/cron/{job}/pause': page('post', 'Pause a cron job on every instance (form with CSRF token)', [path('job', 'job name')]),
       '/admin/cron/{job}/resume': page('post', 'Resume a paused cron job (form with CSRF token)', [path('job', 'job name')]),
+      '/admin/handlers/{name}/pause': page('post', 'Pause a handler on every instance (form with CSRF token)', [path('name', 'handler name')]),
+      '/admin/handlers/{name}/resume': page('post', 'Resume a paused handler (form with CSRF token)', [path('name', 'handler name')]),
     },
     components: {
       schemas: {

@@ -16,6 +16,7 @@ import type { Metrics } from '../metrics.js';
 import { createAdminApi } from './admin.js';
 import { createDashboard } from './dashboard.js';
 import type { EventStream } from './event-stream.js';
+import type { HandlerCatalogSource } from './handler-routes.js';
 import { createMetricsRoute } from './metrics.js';
 import { createOpenApiRoute } from './openapi.js';
 import { customProvider } from '../webhooks/providers/custom.js';
@@ -36,6 +37,8 @@ export interface OperatorRoutesDeps {
   changes?: Pick<ChangeCapture, 'status'>;
   /** The service's Stripe API client: with it `POST /api/payments/reconcile` is served. */
   stripe?: StripeApi;
+  /** The handlers the worker runs: `/api/handlers` and the dashboard list, pause and resume them. */
+  handlers?: HandlerCatalogSource;
 }
 
 /**
@@ -60,6 +63,7 @@ export function createOperatorMounts(deps: OperatorRoutesDeps): Array<{ prefix: 
     prune: runPrune,
     eventStream: deps.eventStream,
     changes: deps.changes,
+    handlers: deps.handlers,
   };
   return [
     {

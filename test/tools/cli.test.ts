@@ -85,6 +85,19 @@ describe('hookrun CLI (spawned)', { timeout: 120_000 }, () => {
     expect(JSON.parse(list.stdout)).toEqual({ events: [], nextCursor: null });
   });
 
+  it('handlers pause, list and resume with no server running; an unknown name is exit 1 naming the handlers', async () => {
+    const paused = await hookrun(['handlers', 'pause', 'stripe-mirror'], env);
+    expect(paused.code, paused.stderr).toBe(0);
+    expect(paused.stdout).toContain('stripe-mirror paused: its deliveries wait on every instance');
+    const list = JSON.parse((await hookrun(['handlers', 'list', '--json'], env)).stdout) as Array<{ name: string; paused: boolean; flow: string | null }>;
+    expect(list.find((h) => h.name === 'stripe-mirror')).toMatchObject({ paused: true, flow: null });
+    expect((await hookrun(['handlers', 'list'], env)).stdout).toMatch(/^stripe-mirror\s+—\s+since \d{4}-/m);
+    expect((await hookrun(['handlers', 'resume', 'stripe-mirror'], env)).stdout).toContain('stripe-mirror resumed');
+    const unknown = await hookrun(['handlers', 'pause', 'stripe-miror'], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/^hookrun: No handler "stripe-miror"\. Did you mean "stripe-mirror"\? Handlers: .*stripe-mirror/);
+  });
+
   it('send: posts a signed sample the running server accepts; events and cron go through its admin API', async () => {
     server = await spawnHookrun({ dataDir, env: { PLATFORM_CONFIG: env.PLATFORM_CONFIG, SCHEDULER: 'off' } });
     const port = new URL(server.url).port;
@@ -124,6 +137,9 @@ describe('hookrun CLI (spawned)', { timeout: 120_000 }, () => {
     expect(cron.code, cron.stderr).toBe(0);
     const jobs = JSON.parse(cron.stdout) as Array<{ name: string; nextRuns: string[]; lastRun: { trigger: string } | null }>;
     expect(jobs.find((j) => j.name === 'keep-alive')).toMatchObject({ lastRun: { trigger: 'cli' } });
+    const handlers = await hookrun(['handlers', 'list', '--json'], remote); // the server's own registry
+    expect(handlers.code, handlers.stderr).toBe(0);
+    expect((JSON.parse(handlers.stdout) as Array<{ name: string }>).map((h) => h.name)).toContain('clerk-mirror');
 
     const noToken = await hookrun(['events', 'list'], { ...remote, ADMIN_TOKEN: undefined });
     expect(noToken.code).toBe(78);
@@ -204,6 +220,7 @@ describe('hookrun CLI (spawned)', { timeout: 120_000 }, () => {
       'send',
       'cron',
       'events',
+      'handlers',
       'reconcile',
       'prune',
       'alert',
