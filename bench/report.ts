@@ -1,5 +1,6 @@
 import type { AuthDrainFigures } from './auth-drain.js';
 import type { CronFigures } from './cron.js';
+import type { FlowDrainFigures, FlowFigures } from './flow.js';
 import type { IngestFigures } from './ingest.js';
 import type { LeverFigures } from './levers.js';
 import type { ProcessingFigures } from './processing.js';
@@ -26,6 +27,8 @@ export interface BenchReport {
   /** A Clerk backlog drained by `hookrun start`, per build (`--baseline`) and storage kind. */
   authDrain?: AuthDrainFigures[];
   scale?: ScaleFigures;
+  /** Flow control: claims beside a blocked backlog, and a rate limit held (PostgreSQL). */
+  flow?: FlowFigures;
 }
 
 const NA = 'not available';
@@ -183,6 +186,37 @@ function scaleSection(scale: ScaleFigures): string[] {
   return [...out, ''];
 }
 
+function flowSection(flow: FlowFigures): string[] {
+  if (!flow.available) return ['Flow control', `${NA}: ${flow.reason}`, ''];
+  const { empty, withBacklog: full, backlog, rate } = flow;
+  const row = (name: string, f: FlowDrainFigures, base?: FlowDrainFigures) => [
+    name,
+    `${range(f.perSecond)}${base ? ratio(f.perSecond.median, base.perSecond.median) : ''}`,
+    `${range(f.hookrunUs)} + ${range(f.postgresUs)}${base ? ` ×${(f.hookrunUs.median / base.hookrunUs.median).toFixed(2)} + ×${(f.postgresUs.median / base.postgresUs.median).toFixed(2)}` : ''}`,
+    `${num(f.claimP50Ms, 2)} / ${num(f.claimP99Ms, 2)}${base ? ` ×${(f.claimP50Ms / base.claimP50Ms).toFixed(2)} / ×${(f.claimP99Ms / base.claimP99Ms).toFixed(2)}` : ''} (${num(f.claims)})`,
+    f.flowClaims > 0 ? `${num(f.flowClaimP50Ms, 2)} / ${num(f.flowClaimP99Ms, 2)} (${num(f.flowClaims)})` : '–',
+  ];
+  return [
+    `Flow control (PostgreSQL): ${num(flow.events)} events of a handler without flow options drained by the worker loop, on an empty inbox and beside ` +
+      `${num(backlog.deliveries)} waiting deliveries over ${num(backlog.keys)} keys of two blocked handlers (filled in ${num(backlog.fillMs / 1000, 1)} s)`,
+    table(
+      [
+        'inbox',
+        'drain events/s (×empty)',
+        'CPU µs/event: hookrun + PostgreSQL',
+        'inbox claim p50 / p99 ms (claims)',
+        'flow claim transaction p50 / p99 ms (claims)',
+      ],
+      [row('empty', empty), row(`+ ${num(backlog.deliveries)} blocked deliveries`, full, empty)],
+    ),
+    `drain with the backlog, each round over the empty drain before it: ×${range(flow.pairRatio, 2)} (target within 10 %: ≥ ×0.90); blocked deliveries started: ${flow.blockedStarted} (must be 0)`,
+    `rateLimit ${rate.limit}/s for ${rate.seconds} s: ${num(rate.starts)} starts, ${num(rate.perSecond, 2)}/s, ${rate.deviation >= 0 ? '+' : ''}${(rate.deviation * 100).toFixed(1)} % (target ± 5 %); ` +
+      `most in any 1 s: ${rate.maxPerSecondByHandler} by handler start, ${rate.maxPerSecondBySlot} by granted slot (${num(rate.slots)} slots); ` +
+      `events started again: ${rate.repeated}; worker errors: ${rate.workerErrors}${rate.firstError ? ` (first: ${rate.firstError})` : ''}`,
+    '',
+  ];
+}
+
 /** The human table printed at the end of a run (medians, min–max, ratio to hello-world of the same run). */
 export function formatReport(report: BenchReport): string {
   const out: string[] = [];
@@ -258,6 +292,7 @@ export function formatReport(report: BenchReport): string {
   if (report.authDrain) out.push(authDrainTable(report.authDrain), '');
   if (report.levers) out.push(leversTable(report.levers), '');
   if (report.scale) out.push(...scaleSection(report.scale));
+  if (report.flow) out.push(...flowSection(report.flow));
   if (report.cron) {
     const c = report.cron;
     const value = c.available

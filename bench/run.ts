@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runAuthDrain } from './auth-drain.js';
 import { runCron } from './cron.js';
+import { runFlow } from './flow.js';
 import { BENCH_SECRET } from './events.js';
 import { runIngest, type IngestFigures, type Target } from './ingest.js';
 import { nextIngestTargets } from './next-target.js';
@@ -237,6 +238,13 @@ async function main(): Promise<void> {
     const ingest = { rounds, seconds, warmupSeconds: smoke ? 1 : 3, connections };
     report.scale = await runScale(databaseUrl, { sizes, backlog: smoke ? 500 : 20_000, drainRepeats: smoke ? 1 : 3, ingest, retentionFraction: 0.8 }, progress);
     if (!report.scale.available) progress(`scale: skipped: ${report.scale.reason}`);
+  }
+  if (!skip.has('flow')) {
+    const sizes = smoke
+      ? { events: 2_000, deliveries: 20_000, keys: 200, rounds, rate: { limit: 50, seconds: 5 } }
+      : { events: 20_000, deliveries: 1_000_000, keys: 10_000, rounds, rate: { limit: 50, seconds: 60 } };
+    report.flow = await runFlow(databaseUrl, sizes, progress);
+    if (!report.flow.available) progress(`flow: skipped: ${report.flow.reason}`);
   }
   if (!skip.has('cron')) report.cron = await runCron(smoke ? 3 : 30, databaseUrl, progress);
 
