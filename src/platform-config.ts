@@ -7,7 +7,10 @@ import type { CronEntry, WebhookSchemeEntry } from './platform-entries.js';
 /** Fields an HTTP target may carry that a job file sets in `defineJob`. */
 const POLICY_KEYS = ['retries', 'catchUp', 'catchUpWindow', 'catchUpMax', 'overlap'] as const;
 
-const ENTRY_KEYS = ['path', 'name', 'url', 'method', 'tokenEnv', 'allowHttp', 'schedule', 'timezone', 'timeoutMs', ...POLICY_KEYS];
+/** An HTTP target's limits across instances, checked with the target (cron/http-target.ts). */
+const LIMIT_KEYS = ['concurrency', 'rateLimit'] as const;
+
+const ENTRY_KEYS = ['path', 'name', 'url', 'method', 'tokenEnv', 'allowHttp', 'schedule', 'timezone', 'timeoutMs', ...POLICY_KEYS, ...LIMIT_KEYS];
 
 /** hookrun's own credentials: a target never gets them as its token. */
 const OWN_CREDENTIALS = new Set(['CRON_SECRET', 'ADMIN_TOKEN']);
@@ -47,6 +50,9 @@ const cronEntrySchema = z
       catchUpWindow: z.unknown().optional(),
       catchUpMax: z.unknown().optional(),
       overlap: z.unknown().optional(),
+      // Checked with the target, which names it in the message.
+      concurrency: z.unknown().optional(),
+      rateLimit: z.unknown().optional(),
     },
     {
       error: (issue) =>
@@ -62,6 +68,7 @@ const cronEntrySchema = z
     const { path, name, url, tokenEnv } = entry;
     const isTarget = url !== undefined;
     const policyKey = POLICY_KEYS.find((key) => entry[key] !== undefined);
+    const limitKey = LIMIT_KEYS.find((key) => entry[key] !== undefined);
     if (path === undefined && url === undefined) fail('path', 'must be a string like "/cron/keep-alive" (or give "name" and "url" for an HTTP target).');
     else if (path !== undefined && (url !== undefined || name !== undefined))
       fail(undefined, `has "path" and "${url !== undefined ? 'url' : 'name'}"; a job is either a file ("path") or an HTTP target ("name" and "url").`);
@@ -70,6 +77,8 @@ const cronEntrySchema = z
       fail('method', 'only an HTTP target has one, and it is "GET" (default) or "POST".');
     else if (entry.timeoutMs !== undefined && !isTarget) fail('timeoutMs', TIMEOUT_MS);
     else if (policyKey !== undefined && !isTarget) fail(policyKey, 'a job file sets its policies in defineJob; only an HTTP target ("url") sets them here.');
+    else if (limitKey !== undefined && !isTarget)
+      fail(limitKey, 'only an HTTP target ("name" and "url") has one: at most so many calls of it at once (concurrency) or per period (rateLimit).');
     else if (tokenEnv !== undefined && !isTarget) fail('tokenEnv', TARGET_ONLY_TOKEN);
     else if (tokenEnv !== undefined && OWN_CREDENTIALS.has(tokenEnv))
       fail('tokenEnv', `"${tokenEnv}" is hookrun's own credential; give the target a token of its own, like "BILLING_CRON_TOKEN".`);

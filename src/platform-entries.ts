@@ -27,6 +27,10 @@ export interface CronEntry {
   timeoutMs?: number;
   /** An HTTP target's policies, as a job file writes them (`defineJob` checks them). */
   policy?: Record<string, unknown>;
+  /** An HTTP target's most runs at once across instances, as written (a whole number; checked by `withHttpTargets`). */
+  concurrency?: unknown;
+  /** An HTTP target's most starts per period across instances, as written (`{ limit, period }`; checked by `withHttpTargets`). */
+  rateLimit?: unknown;
 }
 
 /**

@@ -135,7 +135,11 @@ export function registerCronCommands(program: Command): void {
         if (flags.json) printJson(run);
         else if (run.status === 'succeeded') process.stdout.write(`${job} succeeded in ${run.durationMs} ms (run ${run.id})\n`);
         else if (run.status === 'queued')
-          process.stdout.write(`${job} is running; this run waits behind it and starts when it ends (overlap "queue-one", run ${run.id})\n`);
+          process.stdout.write(
+            run.waiting
+              ? `${job}: this run waits: ${run.waiting} (run ${run.id})\n`
+              : `${job} is running; this run waits behind it and starts when it ends (overlap "queue-one", run ${run.id})\n`,
+          );
         else process.stdout.write(`${job} ${run.status}: ${run.error ?? 'no message'} (run ${run.id})\n`);
         if (run.status !== 'succeeded' && run.status !== 'queued') process.exitCode = EXIT_CODES.failure;
       }),

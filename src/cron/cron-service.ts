@@ -15,7 +15,7 @@ import { loadAllJobs, unknownJobMessage, type JobRegistry } from './registry.js'
 import { withHttpTargets } from './http-target.js';
 import { backfill, pause, resume, type BackfillPlan, type PauseState } from './controls.js';
 import { findOverdueJobs, type OverdueJob } from './overdue.js';
-import { startDueRuns } from './pending-runs.js';
+import { rateWaker, startDueRuns } from './pending-runs.js';
 import { createCronRoutes, type ScheduledDelivery } from './routes.js';
 import { JobRunner } from './run-job.js';
 import type { CronRunResult, RunnerDeps } from './runner-deps.js';
@@ -113,14 +113,16 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
   const { config, db, log, metrics } = deps;
   const clock = deps.clock ?? systemClock;
   const jobs = withHttpTargets(deps.jobs ?? (await loadAllJobs(config.projectDir)), config);
+  const startWaiting = (job: string) =>
+    (ticker && !stopping ? startDueRuns(pending, job) : Promise.resolve()).catch((error: unknown) =>
+      log.warn({ job, err: { message: messageOf(error) } }, 'could not start the run waiting behind this one; the scheduler tries again'),
+    );
+  const waker = rateWaker(startWaiting, clock, () => ticker !== undefined && !stopping);
   const runner: JobRunner = new JobRunner({
     ...{ config, stripe: deps.stripe, db, jobs, clock, log, metrics, onRunFailed: deps.onRunFailed },
-    onRunEnded: (job) =>
-      (ticker && !stopping ? startDueRuns(pending, job) : Promise.resolve()).catch((error: unknown) =>
-        log.warn({ job, err: { message: messageOf(error) } }, 'could not start the run waiting behind this one; the scheduler tries again'),
-      ),
+    ...{ onRunEnded: startWaiting, onRunQueued: waker.wakeAt },
   });
-  const pending = { db, jobs, clock, runner, log };
+  const pending = { db, jobs, clock, runner, log, wakeAt: waker.wakeAt };
   let validated: { scheduled: ScheduledJob[]; warnings: string[] } | undefined;
   let ticker: Ticker | undefined;
   let stopping: Promise<void> | undefined;
@@ -234,6 +236,7 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
     stop: () =>
       (stopping ??= (async () => {
         await ticker?.stop();
+        waker.stop();
         if (!(await runner.drain(config.shutdownTimeoutMs))) {
           log.warn({ timeoutMs: config.shutdownTimeoutMs }, 'cron jobs still running at shutdown: aborting them');
           runner.abortAll('aborted: hookrun is shutting down');

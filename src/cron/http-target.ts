@@ -4,6 +4,8 @@ import { ConfigError } from '../errors.js';
 import type { CronEntry } from '../platform-entries.js';
 import { DEFAULT_JOB_TIMEOUT_MS, defineJob, type JobDefinition, type JobSpec } from './job.js';
 import { displayPath } from '../module-files.js';
+import type { RunLimits } from '../db/cron-limits.js';
+import { parsePeriod } from '../flow/period.js';
 import { JOB_NAME, type JobRegistry } from './registry.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
@@ -28,6 +30,45 @@ function callsItself(url: URL, config: Pick<Config, 'port' | 'host'>): boolean {
   return ownHost && port === config.port && url.pathname.startsWith('/cron/');
 }
 
+const MAX_CONCURRENCY = 100;
+const shown = (value: unknown) => (typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value)));
+
+/**
+ * The entry's `concurrency` and `rateLimit`, checked: a ConfigError names the
+ * entry, the target, the setting and the fix. Undefined when it sets neither.
+ */
+function targetLimits(entry: CronEntry, where: string): RunLimits | undefined {
+  const fail = (setting: string, problem: string) => new ConfigError(`${where}.${setting} (target "${entry.name}"): ${problem}`);
+  const limits: RunLimits = {};
+  const { concurrency, rateLimit } = entry;
+  if (concurrency !== undefined) {
+    if (!Number.isInteger(concurrency) || (concurrency as number) < 1 || (concurrency as number) > MAX_CONCURRENCY)
+      throw fail(
+        'concurrency',
+        `${shown(concurrency)} is not a whole number from 1 to ${MAX_CONCURRENCY}; write e.g. "concurrency": 2 for at most 2 runs of it at once, or remove it.`,
+      );
+    if (entry.policy?.overlap !== undefined)
+      throw fail(
+        'concurrency',
+        'the entry sets "overlap" too; with "concurrency" a run over the limit waits its turn, so remove "overlap" (or remove "concurrency" to keep the overlap policy).',
+      );
+    limits.concurrency = concurrency as number;
+  }
+  if (rateLimit !== undefined) {
+    const example = 'like { "limit": 10, "period": "1m" } (at most 10 starts a minute, one every 6 s)';
+    if (typeof rateLimit !== 'object' || rateLimit === null || Array.isArray(rateLimit) || Object.keys(rateLimit).some((k) => k !== 'limit' && k !== 'period'))
+      throw fail('rateLimit', `must be an object with "limit" and "period" only, ${example}.`);
+    const { limit, period } = rateLimit as Record<string, unknown>;
+    const periodMs = parsePeriod(period);
+    if (periodMs === undefined)
+      throw fail('rateLimit.period', `${shown(period)} is not a duration; write one like "1s", "1m" or "1h" (or a number of ms), ${example}.`);
+    if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > periodMs)
+      throw fail('rateLimit.limit', `${shown(limit)} is not a whole number from 1 to ${periodMs} (at most one start per ms); write one ${example}.`);
+    limits.rate = { limit: limit as number, periodMs };
+  }
+  return limits.concurrency === undefined && limits.rate === undefined ? undefined : limits;
+}
+
 /**
  * A job in any runtime: each tick calls `url`, as Vercel Cron calls a route,
  * with `Authorization: Bearer <token>` when the entry names a `tokenEnv` (its
@@ -35,10 +76,10 @@ function callsItself(url: URL, config: Pick<Config, 'port' | 'host'>): boolean {
  * the time limit is success; any other answer, a redirect, or no answer is a
  * failure (and takes the same exactly-once claim and history as a job file).
  */
-function httpTargetJob(entry: Required<Pick<CronEntry, 'name' | 'url'>> & CronEntry): JobDefinition {
+function httpTargetJob(entry: Required<Pick<CronEntry, 'name' | 'url'>> & CronEntry, limits: RunLimits | undefined): JobDefinition {
   const url = new URL(entry.url);
   const method = entry.method ?? 'GET';
-  return defineJob({
+  const job = defineJob({
     ...(entry.policy as Partial<JobSpec>),
     description: `${method} ${shownUrl(url)}`,
     timeoutMs: entry.timeoutMs ?? DEFAULT_JOB_TIMEOUT_MS,
@@ -62,13 +103,15 @@ function httpTargetJob(entry: Required<Pick<CronEntry, 'name' | 'url'>> & CronEn
       if (response.status < 200 || response.status > 299) throw new Error(`${method} ${shownUrl(url)} answered ${response.status}; a 2xx is success`);
     },
   });
+  return limits ? Object.freeze({ ...job, limits }) : job;
 }
 
 /**
  * The job files plus one job per platform.json entry with a `url`. Throws a
  * ConfigError for a name a job file already has, a URL that is not absolute
- * http(s), a plain http:// one on another machine without `allowHttp`, or one
- * that calls this hookrun's own `/cron/` routes.
+ * http(s), a plain http:// one on another machine without `allowHttp`, one
+ * that calls this hookrun's own `/cron/` routes, or a bad `concurrency` or
+ * `rateLimit`.
  */
 export function withHttpTargets(files: JobRegistry, config: Pick<Config, 'crons' | 'port' | 'host' | 'platformConfigPath'>): JobRegistry {
   const jobs = new Map(files);
@@ -96,8 +139,9 @@ export function withHttpTargets(files: JobRegistry, config: Pick<Config, 'crons'
         `${where}.url "${shownUrl(url)}": calls this hookrun's own /cron/ routes, so each tick would run a job through itself. Schedule the job by "path" instead.`,
       );
     }
+    const limits = targetLimits(entry, where);
     try {
-      jobs.set(entry.name, httpTargetJob({ ...entry, name: entry.name, url: entry.url }));
+      jobs.set(entry.name, httpTargetJob({ ...entry, name: entry.name, url: entry.url }, limits));
     } catch (error) {
       throw new ConfigError(`${where}: ${(error as Error).message.replace(/^defineJob: /, '')}.`);
     }

@@ -2,7 +2,8 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { StripeApi } from '../payments-api/stripe-client.js';
 import type { Database } from '../db/database.js';
-import type { CronTrigger } from '../db/cron-runs.js';
+import type { ClaimInput, CronTrigger } from '../db/cron-runs.js';
+import type { RunLimits } from '../db/cron-limits.js';
 import type { Logger } from '../log.js';
 import { backoffMs } from '../backoff.js';
 import { parseDuration } from '../since.js';
@@ -77,6 +78,8 @@ export interface JobDefinition {
   retries: RetryPolicy;
   /** The job file's zone; platform.json's entry wins over it. */
   timezone: string | undefined;
+  /** An HTTP target's `concurrency` and `rateLimit`, enforced when a run is claimed (with `concurrency`, `overlap` does not apply). */
+  limits?: RunLimits;
   run(context: JobContext): Promise<void> | void;
 }
 
@@ -103,6 +106,20 @@ const MAX_RETRY_DELAY_MS = 6 * 3_600_000;
 /** How long after failed attempt `attempt` (1-based) the next one is due: hookrun's one backoff, without jitter. */
 export function retryDelayMs(policy: RetryPolicy, attempt: number): number {
   return policy.backoff === 'fixed' ? policy.delayMs : backoffMs(attempt, { baseMs: policy.delayMs, maxMs: MAX_RETRY_DELAY_MS });
+}
+
+/**
+ * The claim's overlap flags: by the job's overlap policy, unless it has a
+ * `concurrency` (then the database counts the running runs, and one over the
+ * limit waits: never skipped for overlap).
+ */
+export function overlapFlags(definition: JobDefinition, busyHere: boolean): Pick<ClaimInput, 'skipIfRunning' | 'queueIfRunning' | 'busyHere'> {
+  if (definition.limits?.concurrency !== undefined) return { skipIfRunning: false, queueIfRunning: false, busyHere: false };
+  return {
+    skipIfRunning: definition.overlap === 'skip',
+    queueIfRunning: definition.overlap === 'queue-one',
+    busyHere: definition.overlap !== 'allow' && busyHere,
+  };
 }
 
 /** Default job timeout; also how long a crashed instance's `running` row blocks the job. */

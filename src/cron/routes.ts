@@ -134,7 +134,7 @@ export function createCronRoutes(options: CronRoutesOptions): Hono {
       const reason = result.error?.startsWith('paused') ? `${result.error}` : `it is ${result.error ?? 'already running'}`;
       throw new AppError('conflict', `Job "${job}" was not run: ${reason}; this call was recorded as skipped (run ${result.id}).`);
     }
-    if (result.status === 'queued') return c.text(`Queued: the job is running; this run starts when it ends (run ${result.id}).`, 202);
+    if (result.status === 'queued') return c.text(`Queued: ${result.waiting ?? 'the job is running; this run starts when it ends'} (run ${result.id}).`, 202);
     if (result.status === 'failed') return c.text(`Job failed: ${result.error ?? 'unknown error'}`, 500);
     return c.text('OK', 200);
   });

@@ -1,6 +1,6 @@
 import { claimCronRun, retryOf, settleCronRun, type CronTrigger, type RetryRule } from '../db/cron-runs.js';
 import { AppError, messageOf } from '../errors.js';
-import { retryDelayMs, type JobDefinition } from './job.js';
+import { overlapFlags, retryDelayMs, type JobDefinition } from './job.js';
 import { captureRunLog } from './run-output.js';
 import { unknownJobMessage } from './registry.js';
 import { INSTANCE, type CronRunResult, type RunnerDeps, type StartedRun } from './runner-deps.js';
@@ -59,11 +59,10 @@ export class JobRunner {
         scheduledFor,
         startedAt,
         expiresAt: new Date(startedAt.getTime() + definition.timeoutMs),
-        skipIfRunning: definition.overlap === 'skip',
-        queueIfRunning: definition.overlap === 'queue-one',
-        busyHere: definition.overlap !== 'allow' && (this.busy.get(job) ?? 0) > 0,
+        ...overlapFlags(definition, (this.busy.get(job) ?? 0) > 0),
         instance: INSTANCE,
         retry: retryRule(definition),
+        limits: definition.limits,
       });
     } catch (error) {
       throw new AppError('unavailable', `Cannot record a run of "${job}": the database is unavailable (${messageOf(error)}). Retry later.`, { cause: error });
@@ -71,8 +70,13 @@ export class JobRunner {
     if (claim.kind === 'taken') return null;
     const base = { id: claim.id, job, trigger, scheduledFor, startedAt, attempt: 1, retryOf: null };
     if (claim.kind === 'queued') {
-      this.deps.log.info({ job, trigger, runId: claim.id }, 'cron run queued behind the running one (overlap "queue-one")');
-      const result: CronRunResult = { ...base, status: 'queued', error: null, finishedAt: startedAt, durationMs: 0 };
+      this.deps.log.info(
+        { job, trigger, runId: claim.id, reason: claim.reason },
+        `cron run queued ${claim.reason ? 'by its limits' : 'behind the running one (overlap "queue-one")'}`,
+      );
+      const waiting = claim.reason;
+      if (waiting) this.deps.onRunQueued?.(job, claim.dueAt); // its limits hold it: look again at its slot
+      const result: CronRunResult = { ...base, status: 'queued', error: null, finishedAt: startedAt, durationMs: 0, ...(waiting && { waiting }) };
       return { id: claim.id, status: 'queued', done: Promise.resolve(result) };
     }
     if (claim.kind === 'skipped') {

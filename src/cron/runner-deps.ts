@@ -14,7 +14,7 @@ export interface CronRunResult extends RunOutput {
   id: number;
   job: string;
   trigger: CronTrigger;
-  /** `queued`: overlap `queue-one` put it behind the running one (`pending`); it runs when that ends. */
+  /** `queued`: overlap `queue-one` put it behind the running one, or its limits hold it (`pending`); it runs when it may. */
   status: 'succeeded' | 'failed' | 'skipped' | 'queued';
   error: string | null;
   scheduledFor: Date | null;
@@ -25,6 +25,8 @@ export interface CronRunResult extends RunOutput {
   attempt: number;
   /** When a failed scheduled run will be tried again (retry policy); null otherwise. */
   retryAt?: Date | null;
+  /** `queued` by the job's concurrency or rate limit: why it waits (and from when it may start). */
+  waiting?: string;
 }
 
 /** Who ran a run, in `cron_runs.instance`: enough to find the process's logs. */
@@ -51,4 +53,6 @@ export interface RunnerDeps {
   onRunFailed?: (run: { job: string; trigger: CronTrigger; error: string; runId: number }) => void;
   /** A run of the job just ended here: start what waits behind it (overlap `queue-one`, catch-up, retries). */
   onRunEnded?: (job: string) => Promise<unknown>;
+  /** A run was queued as `pending`, due at `dueAt` (its rate slot, or now): look again then. Must not throw or block. */
+  onRunQueued?: (job: string, dueAt: Date) => void;
 }

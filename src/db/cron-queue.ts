@@ -1,4 +1,5 @@
 import type { Database, Queryable } from './database.js';
+import { mayStartPending, type RunLimits } from './cron-limits.js';
 import { COLUMNS, lockJob, runningRunOf, type CronRunRow, type RetryRule } from './cron-runs.js';
 
 export { enqueueRuns, type PendingRun } from './cron-runs.js';
@@ -15,17 +16,23 @@ export async function jobsWithDueRuns(db: Queryable, now: Date): Promise<string[
 /**
  * Start the job's oldest due `pending` run, under the job's lock (which fails
  * expired `running` rows and queues their retries by `retry`): it becomes
- * `running` on this instance. Unless the job allows overlap, nothing starts
- * while another run of it is going (queued and caught-up ticks run one after
- * another, in tick order). Undefined when there is nothing to start.
+ * `running` on this instance. With `limits`, only while the job has a place
+ * under its concurrency and its rate allows a start (else `retryAt`: the next
+ * rate slot); without, unless the job allows overlap, nothing starts while
+ * another run of it is going (queued and caught-up ticks run one after
+ * another, in tick order). No `row` when there is nothing to start.
  */
 export async function startDueRun(
   db: Database,
-  options: { job: string; now: Date; expiresAt: Date; allowOverlap: boolean; instance: string; retry?: RetryRule },
-): Promise<CronRunRow | undefined> {
+  options: { job: string; now: Date; expiresAt: Date; allowOverlap: boolean; limits?: RunLimits; instance: string; retry?: RetryRule },
+): Promise<{ row?: CronRunRow; retryAt?: Date }> {
   return db.transaction(async (tx) => {
     await lockJob(tx, options.job, options.now, options.retry);
-    if (!options.allowOverlap && (await runningRunOf(tx, options.job)) !== undefined) return undefined;
+    if (options.limits) {
+      const may = await mayStartPending(tx, options.job, options.now, options.limits);
+      if (!may.ok) return { retryAt: may.retryAt };
+    }
+    if (!options.limits?.concurrency && !options.allowOverlap && (await runningRunOf(tx, options.job)) !== undefined) return {};
     const rows = await tx.query<CronRunRow>(
       `UPDATE hookrun.cron_runs SET status = 'running', started_at = $2, expires_at = $3, instance = $4
        WHERE id = (SELECT id FROM hookrun.cron_runs WHERE job = $1 AND status = 'pending' AND due_at <= $2::timestamptz
@@ -33,7 +40,8 @@ export async function startDueRun(
        RETURNING ${COLUMNS}`,
       [options.job, options.now, options.expiresAt, options.instance],
     );
-    return rows[0] && { ...rows[0], id: Number(rows[0].id), retryOf: rows[0].retryOf === null ? null : Number(rows[0].retryOf) };
+    const row = rows[0];
+    return row ? { row: { ...row, id: Number(row.id), retryOf: row.retryOf === null ? null : Number(row.retryOf) } } : {};
   });
 }
 

@@ -1,4 +1,5 @@
 import type { Database, Queryable } from './database.js';
+import { waitForLimits, type RunLimits } from './cron-limits.js';
 
 /** What started a run; the `trigger` column of `cron_runs`, read by operators' queries, so its values do not change (docs/design.md). */
 export type CronTrigger = 'schedule' | 'http' | 'cli';
@@ -56,11 +57,16 @@ export interface ClaimInput {
   instance: string;
   /** The job's retry policy, for a crashed run this claim finds expired. */
   retry?: RetryRule;
+  /** The job's concurrency and rate (an HTTP target's): a run over them waits as `pending`, due at its slot (with `concurrency` the runner sets no overlap flag). */
+  limits?: RunLimits;
 }
 
-/** The outcome of a claim: we run it, it waits behind a running one, we recorded a skip, or another instance owns this tick. */
+/** The outcome of a claim: we run it, it waits (behind a running one, or for its limits), we recorded a skip, or another instance owns this tick. */
 export type ClaimResult =
-  { kind: 'started'; id: number } | { kind: 'queued'; id: number } | { kind: 'skipped'; id: number; reason: string } | { kind: 'taken' };
+  | { kind: 'started'; id: number }
+  | { kind: 'queued'; id: number; dueAt: Date; reason?: string }
+  | { kind: 'skipped'; id: number; reason: string }
+  | { kind: 'taken' };
 
 /** A job's retry policy as the database needs it: attempts in all (the first included), and the wait after failed attempt n. */
 export interface RetryRule {
@@ -162,7 +168,8 @@ export async function runningRunOf(tx: Queryable, job: string): Promise<number |
 
 /**
  * Start a run atomically: under a per-job advisory lock, expire crashed
- * `running` rows, check pause and overlap, then insert the row with
+ * `running` rows, check pause, overlap and the job's limits (over them the
+ * run waits as `pending`, due at its rate slot), then insert the row with
  * `ON CONFLICT (job, scheduled_for, attempt) DO NOTHING`, the claim that makes
  * a tick run exactly once however many instances tick (graphile-worker's cron
  * model). A paused job's scheduled tick is recorded `skipped` with the reason.
@@ -183,6 +190,9 @@ export async function claimCronRun(db: Database, input: ClaimInput): Promise<Cla
         else queue = true;
       } else if (running !== undefined) reason = `already running${running > 0 ? ` (run ${running})` : ''}`;
     }
+    let dueAt = input.startedAt;
+    const wait = reason === undefined && !queue && input.limits ? await waitForLimits(tx, input.job, input.startedAt, input.limits) : undefined;
+    if (wait) [queue, dueAt] = [true, wait.dueAt];
     const status = reason !== undefined ? 'skipped' : queue ? 'pending' : 'running';
     const rows = await tx.query<{ id: number }>(
       `INSERT INTO hookrun.cron_runs (job, trigger, scheduled_for, started_at, status, expires_at, finished_at, duration_ms, error, due_at, instance)
@@ -192,13 +202,13 @@ export async function claimCronRun(db: Database, input: ClaimInput): Promise<Cla
       status === 'running'
         ? [input.job, input.trigger, input.scheduledFor, input.startedAt, status, input.expiresAt, null, null, null, null, input.instance]
         : status === 'pending'
-          ? [input.job, input.trigger, input.scheduledFor, input.startedAt, status, null, null, null, null, input.startedAt, null]
+          ? [input.job, input.trigger, input.scheduledFor, input.startedAt, status, null, null, null, null, dueAt, null]
           : [input.job, input.trigger, input.scheduledFor, input.startedAt, status, null, input.startedAt, 0, reason, null, input.instance],
     );
     const id = rows[0]?.id === undefined ? undefined : Number(rows[0].id);
     if (id === undefined) return { kind: 'taken' } as const;
     if (status === 'skipped') return { kind: 'skipped', id, reason: reason! } as const;
-    return status === 'pending' ? ({ kind: 'queued', id } as const) : ({ kind: 'started', id } as const);
+    return status === 'pending' ? ({ kind: 'queued', id, dueAt, reason: wait?.reason } as const) : ({ kind: 'started', id } as const);
   });
 }
 

@@ -67,6 +67,14 @@ describe('platform.json with a time zone and an HTTP target (spawned hookrun)', 
     expect(plain.stderr).toContain(
       'crons[0].url "http://billing.example.com/sync": plain http:// to another machine sends each call unencrypted. Use https://, or add "allowHttp": true',
     );
+
+    const limited = await runCli(['check'], {
+      PLATFORM_CONFIG: platform([
+        { name: 'billing-sync', url: 'https://billing.example.com/sync', schedule: '0 9 * * *', rateLimit: { limit: 2, period: 'often' } },
+      ]),
+    });
+    expect(limited.code).toBe(78);
+    expect(limited.stderr).toContain('crons[0].rateLimit.period (target "billing-sync"): "often" is not a duration; write one like "1s", "1m" or "1h"');
   });
 
   it('cron pause, resume and backfill from the CLI (no server: the runs happen here)', async () => {
