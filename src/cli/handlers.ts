@@ -16,7 +16,7 @@ export function registerHandlersCommands(program: Command): void {
 
   handlers
     .command('list')
-    .description('every handler: flow options, paused, running, waiting by reason (ready, concurrency, rate, debounce, retry, paused), parked, dead')
+    .description('every handler: flow options, paused, running, waiting by reason (ready, concurrency, rate, debounce, batch, retry, paused), parked, dead')
     .option('--json', 'print JSON (with the top 5 waiting keys of each handler)')
     .action(
       adminAction(async (flags: { json?: boolean }) => {

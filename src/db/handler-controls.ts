@@ -33,7 +33,7 @@ export interface HandlerFlowStats {
   paused: boolean;
   running: number;
   /** Waiting deliveries by reason. `ready`: nothing of its own holds it (it starts at the next claim, or waits for a limit on the whole handler). */
-  waiting: { ready: number; concurrency: number; rate: number; debounce: number; retry: number; paused: number };
+  waiting: { ready: number; concurrency: number; rate: number; debounce: number; batch: number; retry: number; paused: number };
   parked: number;
   dead: number;
 }
@@ -63,7 +63,15 @@ export async function handlerFlowStats(db: Queryable, now: number): Promise<Hand
     handler: String(r.handler),
     paused: r.paused === true,
     running: n(r.running),
-    waiting: { ready: n(r.w_ready), concurrency: n(r.w_concurrency), rate: n(r.w_rate), debounce: n(r.w_debounce), retry: n(r.w_retry), paused: n(r.w_paused) },
+    waiting: {
+      ready: n(r.w_ready),
+      concurrency: n(r.w_concurrency),
+      rate: n(r.w_rate),
+      debounce: n(r.w_debounce),
+      batch: 0,
+      retry: n(r.w_retry),
+      paused: n(r.w_paused),
+    },
     parked: n(r.parked),
     dead: n(r.dead),
   }));

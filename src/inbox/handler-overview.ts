@@ -34,7 +34,7 @@ export interface HandlerOverview {
   topWaitingKeys: Array<{ key: string; waiting: number }>;
 }
 
-const NOTHING_WAITING: HandlerFlowStats['waiting'] = { ready: 0, concurrency: 0, rate: 0, debounce: 0, retry: 0, paused: 0 };
+const NOTHING_WAITING: HandlerFlowStats['waiting'] = { ready: 0, concurrency: 0, rate: 0, debounce: 0, batch: 0, retry: 0, paused: 0 };
 
 /** How many deliveries of a handler wait, whatever holds them. */
 export const waitingTotal = (waiting: HandlerFlowStats['waiting']) => Object.values(waiting).reduce((sum, n) => sum + n, 0);
@@ -54,6 +54,8 @@ export function waitingSummary(waiting: HandlerFlowStats['waiting']): string {
  * see only each key's state; the handler's own is in its control row.
  */
 function withHandlerLimits(waiting: HandlerFlowStats['waiting'], plan: FlowPlan | undefined, control: HandlerControlState | undefined, now: number) {
+  // A batch key waits for its batch to fill or its maxWait: the key's readiness counts it as `rate` unless the handler has a rate.
+  if (plan?.batch && !plan.rate && waiting.rate > 0) waiting = { ...waiting, batch: waiting.batch + waiting.rate, rate: 0 };
   if (!plan || !control || waiting.ready === 0) return waiting;
   if (plan.concurrency && !plan.concurrency.perKey && control.running >= plan.concurrency.limit)
     return { ...waiting, ready: 0, concurrency: waiting.concurrency + waiting.ready };

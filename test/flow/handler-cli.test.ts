@@ -99,7 +99,7 @@ describe.each(databaseKinds())('hookrun handlers on $name', (kind) => {
     expect(json).toMatchObject({
       name: 'send-welcome',
       paused: true,
-      waiting: { ready: 0, concurrency: 0, rate: 0, debounce: 0, retry: 0, paused: 1 },
+      waiting: { ready: 0, concurrency: 0, rate: 0, debounce: 0, batch: 0, retry: 0, paused: 1 },
       topWaitingKeys: [{ key: 'cus_1', waiting: 1 }],
     });
 

@@ -47,7 +47,7 @@ describe.each(databaseKinds())('handlers for operators on $name', (kind) => {
     expect(calls.seen).toHaveLength(1);
     const h = (await listed(restarted.api)).find((x) => x.name === 'h')!;
     expect(h).toMatchObject({ flow: 'concurrency 2 per key', registered: true, paused: true, running: 0, parked: 0, dead: 0 });
-    expect(h.waiting).toEqual({ ready: 0, concurrency: 0, rate: 0, debounce: 0, retry: 0, paused: 2 });
+    expect(h.waiting).toEqual({ ready: 0, concurrency: 0, rate: 0, debounce: 0, batch: 0, retry: 0, paused: 2 });
     expect(h.pausedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
     expect(h.topWaitingKeys).toEqual([
       { key: 'a', waiting: 1 },
@@ -68,6 +68,7 @@ describe.each(databaseKinds())('handlers for operators on $name', (kind) => {
         limited: { concurrency: { limit: 1, key } },
         paced: { rateLimit: { limit: 1, period: '1m' } },
         quiet: { debounce: { period: '5s', key, maxWait: '1m' } },
+        grouped: { batch: { maxSize: 10, maxWait: '1m' } },
         flaky: { concurrency: { limit: 5 } },
         plain: {},
       },
@@ -78,6 +79,7 @@ describe.each(databaseKinds())('handlers for operators on $name', (kind) => {
     for (const k of ['a', 'a', 'a']) await store('limited', k);
     for (const k of ['p1', 'p2']) await store('paced', k);
     await store('quiet', 'q');
+    await store('grouped', 'g');
     await store('flaky', 'f');
     await worker.runOnce(); // hand over
     const held = gate();
@@ -88,7 +90,8 @@ describe.each(databaseKinds())('handlers for operators on $name', (kind) => {
     held.open();
     await round;
 
-    expect(Object.keys(byName)).toEqual(['flaky', 'limited', 'paced', 'plain', 'quiet']);
+    expect(Object.keys(byName)).toEqual(['flaky', 'grouped', 'limited', 'paced', 'plain', 'quiet']);
+    expect(byName.grouped).toMatchObject({ flow: 'batch 10 within 1m', running: 0, waiting: { batch: 1, rate: 0 } });
     expect(byName.limited).toMatchObject({
       flow: 'concurrency 1 per key',
       running: 1,
