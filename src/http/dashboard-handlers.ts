@@ -14,7 +14,8 @@ function handlerAction(name: string, action: 'pause' | 'resume', label: string, 
 }
 
 /**
- * The dashboard's handlers: flow options, running, waiting by reason, parked,
+ * The dashboard's handlers: flow options, running, waiting by reason (and the
+ * keys with most waiting), parked (linked to those events),
  * with Pause / Resume. Names and flow summaries come from the project's
  * files, so every value goes through `html` (escaped).
  */
@@ -24,7 +25,8 @@ export function handlersTable(handlers: HandlerOverview[], csrf: string): SafeHt
 ${handlers.map(
   (h) => html`<tr data-handler="${h.name}"><td>${h.name}${h.registered ? '' : html` <small>(not loaded)</small>`}</td><td>${h.flow ?? NO_FLOW}</td>
 <td>${h.paused ? html`<b>paused</b>${h.pausedAt ? html` since ${utc(new Date(h.pausedAt))}` : ''}` : 'active'}</td><td class="num">${h.running}</td>
-<td>${waitingSummary(h.waiting)}</td><td class="num">${h.parked}</td><td class="num wide">${h.dead}</td>
+<td>${waitingSummary(h.waiting)}${h.topWaitingKeys.length > 0 ? html`<br><small>most waiting: ${h.topWaitingKeys.map((k) => `${k.key} (${k.waiting})`).join(', ')}</small>` : ''}</td>
+<td class="num">${h.parked > 0 ? html`<a href="/admin?parked=1">${h.parked}</a>` : h.parked}</td><td class="num wide">${h.dead}</td>
 <td>${h.paused ? handlerAction(h.name, 'resume', 'Resume', csrf) : h.registered ? handlerAction(h.name, 'pause', 'Pause', csrf) : ''}</td></tr>`,
 )}
 </tbody></table></div>`;

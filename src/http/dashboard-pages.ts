@@ -76,7 +76,7 @@ export interface OverviewData {
   counts: Record<string, number>;
   events: EventSummary[];
   nextCursor: number | undefined;
-  filter: { status?: string; source?: string; type?: string; q?: string; live?: string };
+  filter: { status?: string; source?: string; type?: string; q?: string; live?: string; parked?: string };
   jobs: JobStatus[];
   /** The server clock, for relative times. */
   now: number;
@@ -153,6 +153,7 @@ export function overviewPage(data: OverviewData): string {
 <h2>Events by status</h2><div class="counts"><a href="${filterLink(filter, { status: undefined })}" class="${filter.status ? '' : 'on'}">all</a>
 ${EVENT_STATUSES.map((s) => html`<a href="${filterLink(filter, { status: s })}" class="${filter.status === s ? 'on' : ''}" data-status="${s}">${s}: <b>${data.counts[s] ?? 0}</b></a>`)} ${replayDead}</div>
 <h2>Events${filter.live ? html`<a class="live" href="${filterLink(filter, { live: undefined })}">⏸ pause auto-refresh</a>` : html`<a class="live" href="${filterLink(filter, { live: '1' })}">▶ auto-refresh every 5 s</a>`}</h2>
+${filter.parked ? html`<p>Only events with a parked delivery · <a href="${filterLink(filter, { parked: undefined })}">show all</a></p>` : ''}
 <p>Source: <a href="${filterLink(filter, { source: undefined })}">all</a> ${SOURCES.map((s) => html`· <a href="${filterLink(filter, { source: s })}">${filter.source === s ? html`<b>${s}</b>` : s}</a> `)}</p>
 ${searchForm(filter)}
 ${eventsTable(data.events, Boolean(filter.status || filter.source || filter.type || filter.q), data.now)}

@@ -109,15 +109,24 @@ async function overview(c: Context, deps: AdminApiDeps): Promise<Response> {
     type: text('type', 255),
     q: text('q', 255),
     live: c.req.query('live') === '1' ? '1' : undefined,
+    parked: c.req.query('parked') === '1' ? '1' : undefined,
   };
   const cursor = /^\d{1,15}$/.test(c.req.query('cursor') ?? '') ? Number(c.req.query('cursor')) : undefined;
   const [counts, page_, jobs, runs, perMinute, handlers] = await Promise.all([
     countEventsByStatus(db),
-    listEvents(db, { status: filter.status, source: filter.source, type: filter.type, search: filter.q, before: cursor, limit: 50 }),
+    listEvents(db, {
+      status: filter.status,
+      source: filter.source,
+      type: filter.type,
+      search: filter.q,
+      parked: filter.parked === '1',
+      before: cursor,
+      limit: 50,
+    }),
     deps.cron.listJobs(3),
     deps.cron.listRuns({ limit: 10 }),
     countsPerMinute(db, clock.now()),
-    catalogOf(deps.handlers).then((catalog) => listHandlerOverviews(db, catalog, clock.now(), { topKeys: 0 })),
+    catalogOf(deps.handlers).then((catalog) => listHandlerOverviews(db, catalog, clock.now(), { topKeys: 3 })),
   ]);
   const replayed = c.req.query('replayed');
   const notice =

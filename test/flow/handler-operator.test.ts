@@ -171,9 +171,18 @@ describe.each(databaseKinds())('handlers for operators on $name', (kind) => {
     expect(page).toContain('h is paused on every instance: its deliveries wait until resumed.');
     expect(page).toMatch(/<tr data-handler="h">.*<b>paused<\/b> since/s);
     expect(page).toContain('1: paused 1');
+    expect(page).toContain('most waiting: a (1)');
     expect(page).toContain('action="/admin/handlers/h/resume"');
     expect((await post('/admin/handlers/h/resume')).headers.get('location')).toBe('/admin?handler=h&did=resumed');
     expect(await testDb.db.query('SELECT handler, paused FROM hookrun.handler_controls')).toEqual([{ handler: 'h', paused: false }]);
+    // A parked delivery: counted in the table, linked to the events list filtered to it.
+    await testDb.db.query(`UPDATE hookrun.handler_deliveries SET status = 'parked' WHERE handler = 'h'`);
+    const withParked = await overview();
+    expect(withParked).toMatch(/<tr data-handler="h">.*<a href="\/admin\?parked=1">1<\/a>/s);
+    const parkedList = await overview('/admin?parked=1');
+    expect(parkedList).toContain('Only events with a parked delivery');
+    expect(parkedList.match(/data-event-id=/g)).toHaveLength(1);
+    expect((await overview('/admin?parked=1&status=processed')).match(/data-event-id=/g) ?? []).toHaveLength(0);
     const missing = await post('/admin/handlers/nope/pause');
     expect(missing.status).toBe(404);
     expect(await missing.text()).toContain('No handler &quot;nope&quot;.');
