@@ -9,7 +9,8 @@ import type { CronRunRow, CronRunStatus, CronTrigger } from '../db/cron-runs.js'
 import { AppError, messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { CatchUpPolicy, JobDefinition, OverlapPolicy } from './job.js';
+import type { JobDefinition } from './job.js';
+import type { JobStatus } from './job-status.js';
 import { displayPath } from '../module-files.js';
 import { loadAllJobs, unknownJobMessage, type JobRegistry } from './registry.js';
 import { withHttpTargets } from './http-target.js';
@@ -24,24 +25,7 @@ import { DEFAULT_TIME_ZONE } from './time-zone.js';
 import { Ticker, type TickerOptions, type TickOutcome } from './ticker.js';
 
 /** A job as `cron list`, the admin API and the dashboard show it. */
-export interface JobStatus {
-  name: string;
-  path: string;
-  description: string;
-  /** The platform.json expression, or null when only HTTP/CLI run it. */
-  schedule: string | null;
-  /** The IANA zone the expression is read in (UTC unless the entry or the job file names one). */
-  timezone: string;
-  nextRuns: Date[];
-  lastRun: CronRunRow | null;
-  timeoutMs: number;
-  overlap: OverlapPolicy;
-  catchUp: CatchUpPolicy;
-  /** Attempts per tick, the first included (1: no retries). */
-  attempts: number;
-  /** Since when its scheduled ticks are skipped (`hookrun cron pause`), or null. */
-  pausedAt: Date | null;
-}
+export type { JobStatus } from './job-status.js';
 
 /** What the cron capability needs from the service. */
 export interface CronServiceDeps {
@@ -216,6 +200,7 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
           lastRun: last.get(name) ?? null,
           timeoutMs: definition.timeoutMs,
           overlap: definition.overlap,
+          limits: definition.limits ?? null,
           catchUp: definition.catchUp,
           attempts: definition.retries.attempts,
           pausedAt: paused.get(name) ?? null,
