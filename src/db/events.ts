@@ -1,7 +1,7 @@
 import type { Database } from './database.js';
 
 /** Every status an inbox event can have, in lifecycle order; stored, filtered on and shown, so a name operators rely on (docs/design.md). */
-export const EVENT_STATUSES = ['pending', 'processing', 'processed', 'ignored', 'failed', 'dead'] as const;
+export const EVENT_STATUSES = ['pending', 'processing', 'waiting', 'processed', 'ignored', 'failed', 'dead'] as const;
 /** One of `EVENT_STATUSES`: the `status` column's vocabulary. */
 export type EventStatus = (typeof EVENT_STATUSES)[number];
 
