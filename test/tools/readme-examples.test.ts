@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { METRICS_RENDER_MS } from '../../src/http/metrics.js';
 import { ensureDistBuilt } from '../helpers/build-dist.js';
 import { REPO_ROOT, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
 
@@ -82,9 +83,16 @@ describe('the documentation examples marked runnable, pasted into a shell agains
       expect(result.code, `${heading}:\n${pasted}\n--- output ---\n${result.out}`).toBe(0);
       expect(result.out).not.toMatch(/"error":\{"code"/);
     }
-    const metrics = await (await fetch(`${server.url}/metrics`)).text();
-    // payments (send --curl | sh), auth (send), database (curl): one accepted delivery each
-    for (const source of ['payments', 'auth', 'database'])
-      expect(metrics).toMatch(new RegExp(`hookrun_events_received_total\\{source="${source}",outcome="accepted",reason=""\\} 1`));
+    // payments (send --curl | sh), auth (send), database (curl): one accepted delivery each. /metrics serves one rendering for
+    // METRICS_RENDER_MS: the operations block's scrape may still be the one served, so read until a newer one is.
+    const accepted = ['payments', 'auth', 'database'].map(
+      (source) => new RegExp(`hookrun_events_received_total\\{source="${source}",outcome="accepted",reason=""\\} 1`),
+    );
+    let metrics = '';
+    for (const deadline = Date.now() + METRICS_RENDER_MS * 5; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 100))) {
+      metrics = await (await fetch(`${server.url}/metrics`)).text();
+      if (accepted.every((pattern) => pattern.test(metrics))) break;
+    }
+    for (const pattern of accepted) expect(metrics).toMatch(pattern);
   });
 });
