@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { FlowRunner } from './flow-runner.js';
+import { WakeableSleep } from '../wakeable-sleep.js';
 
 /** The flow claimer's loop: started and stopped with the worker, woken by hand-overs and finished deliveries. */
 export interface FlowLoop {
@@ -22,21 +23,15 @@ const DB_BACKOFF = { baseMs: 500, maxMs: 30_000 };
  */
 export function createFlowLoop(flow: FlowRunner, deps: { clock: Clock; log: Logger; pollIntervalMs: number; random: () => number }): FlowLoop {
   let stopping = false;
-  let wakePending = false;
-  let sleeper: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
+  const sleeper = new WakeableSleep();
   let done: Promise<void> | undefined;
-
-  const sleep = (ms: number) =>
-    wakePending || stopping
-      ? Promise.resolve()
-      : new Promise<void>((resolve) => (sleeper = { resolve, timer: setTimeout(() => ((sleeper = undefined), resolve()), ms) }));
 
   async function loop(): Promise<void> {
     let failures = 0;
     while (!stopping) {
       let delayMs: number;
       try {
-        wakePending = false;
+        sleeper.clear();
         const { started, nextAt } = await flow.run();
         if (failures > 0) deps.log.info({ failures }, 'database reachable again; flow-controlled deliveries resumed');
         failures = 0;
@@ -49,7 +44,7 @@ export function createFlowLoop(flow: FlowRunner, deps: { clock: Clock; log: Logg
           'flow claimer cannot reach the database; backing off',
         );
       }
-      if (delayMs > 0) await sleep(delayMs);
+      if (delayMs > 0 && !stopping) await sleeper.sleep(delayMs);
     }
   }
 
@@ -57,14 +52,7 @@ export function createFlowLoop(flow: FlowRunner, deps: { clock: Clock; log: Logg
     start() {
       done ??= loop();
     },
-    wake() {
-      wakePending = true;
-      if (!sleeper) return;
-      clearTimeout(sleeper.timer);
-      const { resolve } = sleeper;
-      sleeper = undefined;
-      resolve();
-    },
+    wake: () => sleeper.wake(),
     async stop() {
       stopping = true;
       self.wake();

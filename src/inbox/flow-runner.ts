@@ -1,5 +1,5 @@
-import type { Clock } from '../clock.js';
-import type { Database, Queryable } from '../db/database.js';
+import type { Queryable } from '../db/database.js';
+import type { BatchDeps, FlowHandOff } from './batch-deps.js';
 import { claimDeliveries, type ClaimedDelivery, type ClaimRule } from '../db/flow-claim.js';
 import { ensureKey, handOver } from '../db/flow-handoff.js';
 import { recomputeKeys, repairKeys } from '../db/flow-keys.js';
@@ -9,28 +9,18 @@ import type { ClaimedEvent, Settlement } from '../db/inbox-queue.js';
 import { messageOf } from '../errors.js';
 import { flowKeyOf, priorityMsOf } from '../flow/keys.js';
 import type { FlowPlan } from '../flow/options.js';
-import type { Logger } from '../log.js';
-import type { Metrics } from '../metrics.js';
 import { eventFields } from './handler-run.js';
 import { runFlowUnit, type FlowRunDeps } from './flow-run.js';
-import type { HandlerRegistry, RegisteredHandler } from './handlers/registry.js';
-import type { RetryPolicy } from './retry.js';
+import type { RegisteredHandler } from './handlers/registry.js';
 
 /** How often each handler's keys are checked for a hand-over whose recompute was lost (repairKeys). */
 const REPAIR_INTERVAL_MS = 60_000;
 
-/** What the flow claimer needs: the worker's database, clock, policy and limits. */
-export interface FlowRunnerDeps {
-  db: Database;
-  handlers: HandlerRegistry;
-  clock: Clock;
-  log: Logger;
-  metrics: Metrics;
-  policy: RetryPolicy;
-  random: () => number;
-  leaseMs: number;
-  handlerTimeoutMs: number;
-  abortGraceMs: number;
+/** What the flow claimer needs: the inbox batch's database, clock, policy and limits, and its own pacing. */
+export interface FlowRunnerDeps extends Pick<
+  BatchDeps,
+  'db' | 'handlers' | 'clock' | 'log' | 'metrics' | 'policy' | 'random' | 'leaseMs' | 'handlerTimeoutMs' | 'abortGraceMs' | 'onDead'
+> {
   /** How often paused handlers are read, and idle handlers looked at again. */
   pollIntervalMs: number;
   /** How far ahead rate-limited starts are claimed (each then waits for its slot); 0 with an injected clock. */
@@ -39,7 +29,6 @@ export interface FlowRunnerDeps {
   localLimit: number;
   /** A delivery ended: claim again now (another may start). */
   wake(): void;
-  onDead?: (event: ClaimedEvent, error: string) => void;
 }
 
 /** The claim rule a handler's flow options make. */
@@ -80,7 +69,7 @@ interface Entry {
  * limits allow, runs each (its writes and outcome in one transaction on
  * PostgreSQL) and finishes the events whose deliveries have all ended.
  */
-export class FlowRunner {
+export class FlowRunner implements FlowHandOff {
   private readonly entries = new Map<string, Entry>();
   private paused = new Set<string>();
   private lastRefresh = -Infinity;

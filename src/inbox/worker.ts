@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { backoffMs } from '../backoff.js';
+import { WakeableSleep } from '../wakeable-sleep.js';
 import type { Database } from '../db/database.js';
 import { EVENTS_CHANNEL, nextDueAt } from '../db/inbox-queue.js';
 import { messageOf } from '../errors.js';
@@ -108,8 +109,7 @@ export function createWorker(deps: WorkerDeps): Worker {
 
   let started = false;
   let stopping = false;
-  let wakePending = false;
-  let sleeper: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
+  const sleeper = new WakeableSleep();
   let loopDone: Promise<void> | undefined;
   let unlisten: (() => Promise<void>) | undefined;
   let lastListenAttempt = -Infinity;
@@ -121,12 +121,7 @@ export function createWorker(deps: WorkerDeps): Worker {
     return promise;
   }
 
-  function sleep(ms: number): Promise<void> {
-    if (wakePending || stopping) return Promise.resolve();
-    return new Promise((resolve) => {
-      sleeper = { resolve, timer: setTimeout(() => ((sleeper = undefined), resolve()), ms) };
-    });
-  }
+  const sleep = (ms: number): Promise<void> => (stopping ? Promise.resolve() : sleeper.sleep(ms));
 
   /** Let the receivers' waiting inserts go first where the database asks for it (bounded: processing never starves). */
   async function yieldToIngest(): Promise<void> {
@@ -160,7 +155,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       try {
         await ensureListening(); // before the claim: an event committed after it is claimed now or NOTIFYs
         await yieldToIngest();
-        wakePending = false;
+        sleeper.clear();
         await flow.refresh(); // which handlers are paused, before the inbox decides what to hand over
         const lanes: number = backlog ? tuning.lanes : 1;
         const claimed: number = await track(
@@ -197,15 +192,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       loopDone = loop();
       flowLoop.start();
     },
-    wake() {
-      wakePending = true;
-      if (sleeper) {
-        clearTimeout(sleeper.timer);
-        const { resolve } = sleeper;
-        sleeper = undefined;
-        resolve();
-      }
-    },
+    wake: () => sleeper.wake(),
     async stop() {
       stopping = true;
       worker.wake();
