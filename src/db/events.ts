@@ -96,8 +96,8 @@ export async function getEvent(db: Database, id: number): Promise<EventDetail | 
   return row && asSummary(row);
 }
 
-/** Statuses whose rows the worker still owes or an operator must look at: few, and counted exactly on every call. */
-const LIVE_STATUSES = ['pending', 'processing', 'failed', 'dead'];
+/** Statuses whose rows the worker still owes (waiting: flow control) or an operator must look at: counted exactly on every call. */
+const LIVE_STATUSES = ['pending', 'processing', 'waiting', 'failed', 'dead'];
 /** Statuses that only grow with what is stored (retention bounds them). */
 const SETTLED_STATUSES = ['processed', 'ignored'];
 /**
