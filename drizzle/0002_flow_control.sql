@@ -34,7 +34,6 @@ CREATE TABLE "hookrun"."handler_deliveries" (
 	"debounced_ids" bigint[]
 );
 --> statement-breakpoint
-DROP INDEX "hookrun"."webhook_events_order_idx";--> statement-breakpoint
 ALTER TABLE "hookrun"."handler_deliveries" ADD CONSTRAINT "handler_deliveries_event_id_webhook_events_id_fk" FOREIGN KEY ("event_id") REFERENCES "hookrun"."webhook_events"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "flow_keys_ready_idx" ON "hookrun"."flow_keys" USING btree ("handler","ready_at") WHERE "hookrun"."flow_keys"."ready_at" is not null;--> statement-breakpoint
 CREATE INDEX "flow_keys_any_ready_idx" ON "hookrun"."flow_keys" USING btree ("ready_at") WHERE "hookrun"."flow_keys"."ready_at" is not null;--> statement-breakpoint

@@ -76,8 +76,12 @@ export type Settlement = (
  * by side; the outer UPDATE re-checks the row, so two claims never both win.
  * Ordered by next_attempt_at (≈ arrival order for new events) so the partial
  * due index is read in order and a large backlog costs no sort per batch.
- * A captured row's change (an order key) is claimed like any event: each
- * project handler keeps one row's changes in order through flow control.
+ * An event with an order key (a captured row's change) waits while an
+ * earlier event with the same key is unfinished (pending, failed or being
+ * processed): the handlers run inline (the shipped ones) see one row's
+ * changes one at a time, in id order. Handing it to flow control (every
+ * project handler keeps each row's order there, parking what keeps failing)
+ * makes it `waiting`, which holds nothing. A dead event holds nothing either.
  */
 const CLAIM_SQL = `
   UPDATE hookrun.webhook_events e
@@ -87,6 +91,9 @@ const CLAIM_SQL = `
     WHERE (w.status = 'pending'
        OR (w.status = 'failed' AND w.next_attempt_at <= $1::timestamptz)
        OR (w.status = 'processing' AND w.locked_until <= $1::timestamptz))
+      AND (w.order_key IS NULL OR NOT EXISTS (
+        SELECT 1 FROM hookrun.webhook_events p
+        WHERE p.order_key = w.order_key AND p.id < w.id AND p.status IN ('pending', 'failed', 'processing')))
     ORDER BY w.next_attempt_at
     LIMIT $3
     FOR UPDATE SKIP LOCKED

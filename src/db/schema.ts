@@ -26,13 +26,16 @@ export const webhookEvents = hookrun.table(
     lastError: text('last_error'),
     receivedAt: tz('received_at').notNull().defaultNow(),
     processedAt: tz('processed_at'),
-    /** A captured row's identity: each handler runs one row's changes one at a time, in id order (flow control). */
+    /** A captured row's identity: its changes are processed one at a time, in id order (see inbox-queue.ts CLAIM_SQL and flow control). */
     orderKey: text('order_key'),
     /** With several handlers: which are done with the event (inbox-queue.ts `Deliveries`); null while they share its status. */
     deliveries: jsonb('deliveries'),
   },
   (t) => [
     uniqueIndex('webhook_events_source_key_uq').on(t.source, t.key),
+    index('webhook_events_order_idx')
+      .on(t.orderKey, t.id)
+      .where(sql`${t.orderKey} is not null and ${t.status} in ('pending', 'failed', 'processing')`),
     index('webhook_events_due_idx')
       .on(t.nextAttemptAt)
       .where(sql`${t.status} in ('pending', 'failed', 'processing')`),
