@@ -1,5 +1,5 @@
 import type { Database, Queryable } from './database.js';
-import { addRunning, countByKey, recomputeKeys, type KeyRule } from './flow-keys.js';
+import { addRunning, countByKey, lockControlRow, recomputeKeys, type KeyRule } from './flow-keys.js';
 import type { ClaimedEvent } from './inbox-queue.js';
 
 /** Everything a claim enforces for one handler. */
@@ -86,14 +86,10 @@ interface DeliveryRow {
  */
 export async function claimDeliveries(db: Database, rule: ClaimRule, o: { now: number; leaseMs: number; max: number; horizonMs: number }): Promise<FlowClaim> {
   return db.transaction(async (tx) => {
-    await tx.query(`INSERT INTO hookrun.handler_controls (handler) VALUES ($1) ON CONFLICT DO NOTHING`, [rule.handler]);
-    const [control] = await tx.query<{ paused: boolean; running: number; tat: Date | string | null }>(
-      `SELECT paused, running, tat FROM hookrun.handler_controls WHERE handler = $1 FOR UPDATE`,
-      [rule.handler],
-    );
-    if (control!.paused) return { deliveries: [], paused: true };
+    const control = await lockControlRow(tx, rule.handler);
+    if (control.paused) return { deliveries: [], paused: true };
     const lost = await recoverLost(tx, rule, o.now);
-    const running = Math.max(0, Number(control!.running) - lost);
+    const running = Math.max(0, Number(control.running) - lost);
     let room = Math.min(o.max, rule.globalLimit === null ? Infinity : rule.globalLimit - running);
     if (room <= 0) {
       if (lost > 0) await tx.query(`UPDATE hookrun.handler_controls SET running = $2 WHERE handler = $1`, [rule.handler, running]);
@@ -102,9 +98,9 @@ export async function claimDeliveries(db: Database, rule: ClaimRule, o: { now: n
     const until = o.now + (rule.rate ? o.horizonMs : 0);
     let globalSlots: number[] | undefined;
     if (rule.rate && !rule.rate.perKey) {
-      globalSlots = rateSlots(ms(control!.tat), o.now, rule.rate.intervalMs, until, room);
+      globalSlots = rateSlots(ms(control.tat), o.now, rule.rate.intervalMs, until, room);
       room = globalSlots.length;
-      if (room === 0) return { deliveries: [], paused: false, nextAt: ms(control!.tat) };
+      if (room === 0) return { deliveries: [], paused: false, nextAt: ms(control.tat) };
     }
     const keys = await tx.query<KeyRow>(
       `SELECT flow_key, running, tat FROM hookrun.flow_keys WHERE handler = $1 AND ready_at <= $2::timestamptz ORDER BY rank LIMIT $3`,

@@ -1,5 +1,5 @@
 import type { Queryable } from './database.js';
-import type { KeyRule } from './flow-keys.js';
+import { lockControlRow, type KeyRule } from './flow-keys.js';
 
 /**
  * Make the key's row, ready, if it has none. On a database with several
@@ -62,8 +62,7 @@ export async function handOver(db: Queryable, rule: KeyRule, h: Handoff): Promis
   let debounced: number[] | null = null;
   if (h.debounce) {
     // The handler's control row serialises debounce hand-overs of one handler across instances.
-    await db.query(`INSERT INTO hookrun.handler_controls (handler) VALUES ($1) ON CONFLICT DO NOTHING`, [rule.handler]);
-    await db.query(`SELECT 1 FROM hookrun.handler_controls WHERE handler = $1 FOR UPDATE`, [rule.handler]);
+    await lockControlRow(db, rule.handler);
     const [prev] = await db.query<{ id: number; event_id: number; first_at: Date | string | null; debounced_ids: number[] | null }>(
       `SELECT id, event_id, first_at, debounced_ids FROM hookrun.handler_deliveries
        WHERE handler = $1 AND flow_key = $2 AND status = 'waiting' AND event_id <> $3 ORDER BY event_id DESC LIMIT 1`,

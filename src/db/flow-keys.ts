@@ -82,3 +82,21 @@ export function countByKey(keys: Iterable<string>, sign = 1): Map<string, number
   for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + sign);
   return counts;
 }
+
+/** A handler's control row, as a claim holds it. */
+export interface ControlRow {
+  paused: boolean;
+  running: number;
+  tat: Date | string | null;
+}
+
+/**
+ * Lock the handler's control row (made if it has none) for this transaction:
+ * claims, debounce hand-overs and settles of one handler take turns on it
+ * across instances, and it is always the first lock they take.
+ */
+export async function lockControlRow(tx: Queryable, handler: string): Promise<ControlRow> {
+  await tx.query(`INSERT INTO hookrun.handler_controls (handler) VALUES ($1) ON CONFLICT DO NOTHING`, [handler]);
+  const [row] = await tx.query<ControlRow>(`SELECT paused, running, tat FROM hookrun.handler_controls WHERE handler = $1 FOR UPDATE`, [handler]);
+  return row!;
+}

@@ -1,5 +1,5 @@
 import type { Queryable } from './database.js';
-import { addRunning, countByKey, recomputeKeys, type KeyRule } from './flow-keys.js';
+import { addRunning, countByKey, lockControlRow, recomputeKeys, type KeyRule } from './flow-keys.js';
 
 /** How one delivery's run ended: finished, or waiting again until `runAfter`. */
 export interface DeliveryOutcome {
@@ -25,7 +25,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export async function settleDeliveries(db: Queryable, rule: KeyRule, outcomes: DeliveryOutcome[], now: number): Promise<number[]> {
   if (outcomes.length === 0) return [];
   // Locks in the claim's order (the handler's control row, then deliveries, then keys): never a deadlock with a claim.
-  await db.query(`SELECT 1 FROM hookrun.handler_controls WHERE handler = $1 FOR UPDATE`, [rule.handler]);
+  await lockControlRow(db, rule.handler);
   const rows = await db.query<{ id: number; flow_key: string }>(
     `WITH settled AS (
        UPDATE hookrun.handler_deliveries d

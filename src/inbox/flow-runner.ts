@@ -47,7 +47,11 @@ export function claimRuleOf(name: string, plan: FlowPlan | undefined): ClaimRule
 function units(rule: ClaimRule, deliveries: ClaimedDelivery[]): ClaimedDelivery[][] {
   if (!rule.batch) return deliveries.map((d) => [d]);
   const byKey = new Map<string, ClaimedDelivery[]>();
-  for (const d of deliveries) byKey.set(d.flowKey, [...(byKey.get(d.flowKey) ?? []), d]);
+  for (const d of deliveries) {
+    const unit = byKey.get(d.flowKey);
+    if (unit) unit.push(d);
+    else byKey.set(d.flowKey, [d]);
+  }
   return [...byKey.values()];
 }
 

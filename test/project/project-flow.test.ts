@@ -1,32 +1,14 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defineHandler } from '../../src/index.js';
 import { ConfigError } from '../../src/errors.js';
 import { parseFlowOptions } from '../../src/flow/options.js';
 import { loadHandlers } from '../../src/project/load-project.js';
 import { testConfig } from '../helpers/config.js';
 import { databaseKinds, useTestDatabase } from '../helpers/db.js';
+import { HOOKRUN, useProjectDirs } from '../helpers/project-dir.js';
 import { drain, eventRow, storeEvent, testWorker } from '../inbox/fixtures.js';
 
-/** hookrun's public entry as a project file imports it (from source, under Vitest). */
-const HOOKRUN = JSON.stringify(join(import.meta.dirname, '..', '..', 'src', 'index.ts'));
-
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-function project(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'hookrun-flow-project-'));
-  dirs.push(dir);
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(join(dir, path, '..'), { recursive: true });
-    writeFileSync(join(dir, path), text);
-  }
-  return dir;
-}
+const project = useProjectDirs('hookrun-flow-project-');
 
 /** A handler file on stripe:invoice.paid with these flow options (TypeScript source). */
 const handler = (options: string, body = '') =>
