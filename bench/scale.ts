@@ -137,7 +137,7 @@ async function drain(
 
 /** An empty inbox again (fresh files; the mirrors keep their few thousand rows, as on the filled side). */
 async function empty(db: Database): Promise<void> {
-  await db.query('TRUNCATE hookrun.webhook_events, hookrun.event_attempts, hookrun.handler_deliveries, hookrun.webhook_event_keys');
+  await db.query('TRUNCATE hookrun.webhook_events, hookrun.event_attempts, hookrun.handler_deliveries, hookrun.webhook_event_keys, hookrun.event_requests');
 }
 
 async function measureStep(

@@ -40,6 +40,11 @@ export const webhookEvents = hookrun.table(
       .on(t.nextAttemptAt)
       .where(sql`${t.status} in ('pending', 'failed', 'processing')`),
     index('webhook_events_status_idx').on(t.status, t.id),
+    // The console's filters: newest first within a source or a type, a time range, a JSON path's value.
+    index('webhook_events_source_idx').on(t.source, t.id),
+    index('webhook_events_type_idx').on(t.type, t.id),
+    index('webhook_events_received_brin').using('brin', t.receivedAt),
+    index('webhook_events_payload_gin').using('gin', sql`${t.payload} jsonb_path_ops`),
   ],
 );
 

@@ -14,7 +14,7 @@ import type { StripeApi } from '../payments-api/stripe-client.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { createAdminApi } from './admin.js';
-import { createDashboard } from './dashboard.js';
+import { createDashboard } from './console/console.js';
 import type { EventStream } from './event-stream.js';
 import type { HandlerCatalogSource } from './handler-routes.js';
 import { createMetricsRoute } from './metrics.js';

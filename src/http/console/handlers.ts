@@ -1,6 +1,6 @@
-import { NO_FLOW } from '../flow/describe.js';
-import { waitingSummary, type HandlerOverview } from '../inbox/handler-overview.js';
-import { html, type SafeHtml } from './html.js';
+import { NO_FLOW } from '../../flow/describe.js';
+import { waitingSummary, type HandlerOverview } from '../../inbox/handler-overview.js';
+import { html, type SafeHtml } from '../html.js';
 
 const utc = (value: Date) =>
   value

@@ -1,8 +1,8 @@
 import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import type { AdminApiDeps } from './admin.js';
-import { csrfToken } from './admin-auth.js';
+import type { AdminApiDeps } from '../admin.js';
+import { csrfToken } from '../admin-auth.js';
 
 /** The session cookie; scoped to /admin, HttpOnly, SameSite=Strict. */
 export const SESSION_COOKIE = 'hookrun_admin';

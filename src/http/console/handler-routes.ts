@@ -1,10 +1,10 @@
 import type { Hono } from 'hono';
-import { AppError } from '../errors.js';
-import { pauseHandler, resumeHandler } from '../inbox/handler-overview.js';
-import type { AdminApiDeps } from './admin.js';
-import { messagePage } from './dashboard-pages.js';
-import { csrfOf, page } from './dashboard-http.js';
-import { catalogOf } from './handler-routes.js';
+import { AppError } from '../../errors.js';
+import { pauseHandler, resumeHandler } from '../../inbox/handler-overview.js';
+import type { AdminApiDeps } from '../admin.js';
+import { messagePage } from './layout.js';
+import { csrfOf, page } from './http.js';
+import { catalogOf } from '../handler-routes.js';
 
 /**
  * `POST /admin/handlers/{name}/pause|resume`: the handlers table's buttons.

@@ -1,5 +1,5 @@
-import type { MinuteCounts } from '../db/events.js';
-import { html, type SafeHtml } from './html.js';
+import type { MinuteCounts } from '../../db/events.js';
+import { html, type SafeHtml } from '../html.js';
 
 const SERIES = [
   ['received', '#2563eb'],

@@ -1,0 +1,101 @@
+import { Hono, type Context } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { isSessionRevoked, revokeSession } from '../../db/admin-sessions.js';
+import type { AdminApiDeps } from '../admin.js';
+import { secureEqual } from '../../secure-compare.js';
+import { createSession, csrfTokenMatches, sessionIsValid, SESSION_SECONDS } from '../admin-auth.js';
+import { socketAddress } from '../../cron/routes.js';
+import { LoginThrottle } from '../login-throttle.js';
+import { loginPage, messagePage } from './layout.js';
+import { formField, isHttps, page, sameOrigin, SESSION_COOKIE } from './http.js';
+import { addOverviewRoute } from './overview.js';
+import { addEventRoutes } from './events.js';
+import { addMirrorRoutes } from './mirrors.js';
+import { addJobRoutes } from './jobs.js';
+import { addHandlerControlRoutes } from './handler-routes.js';
+import { addSenderPages } from './senders.js';
+import { addIssuePages } from './issues.js';
+import { addReplayPages } from './replays.js';
+
+/**
+ * The dashboard at `/admin`: server-rendered HTML on the same query modules
+ * as the admin API (no build step, no external assets, everything escaped).
+ * Login with ADMIN_TOKEN sets an HttpOnly, SameSite=Strict cookie holding a
+ * random session id signed with the token, never the token. Every POST needs that session,
+ * a same-origin Origin and the session's CSRF token.
+ */
+export function createDashboard(deps: AdminApiDeps): Hono {
+  const app = new Hono();
+  app.use('*', async (c, next) => {
+    if (!deps.config.adminToken)
+      return page(c, messagePage('Not configured', 'ADMIN_TOKEN is not set, so the dashboard is closed. Set ADMIN_TOKEN and restart hookrun.'), 503);
+    if (c.req.method === 'POST' && !sameOrigin(c)) return page(c, messagePage('Forbidden', 'Cross-site form posts are refused.'), 403);
+    await next();
+  });
+  addLoginRoutes(app, deps);
+  // Everything below needs a session; POSTs also need its CSRF token.
+  app.use('*', async (c, next) => {
+    const current = await session(c, deps);
+    if (!current) return c.redirect('/admin/login', 303);
+    if (c.req.method === 'POST' && !csrfTokenMatches(await formField(c, 'csrf'), current, deps.config.adminToken!)) {
+      return page(c, messagePage('Forbidden', 'The form is stale or was not sent by this dashboard; reload the page and try again.'), 403);
+    }
+    await next();
+  });
+  app.post('/logout', async (c) => {
+    const value = getCookie(c, SESSION_COOKIE)!;
+    // Remembered until the session would have expired, so a copied cookie stops working too.
+    await revokeSession(deps.db, value, new Date(Number(value.split('.')[0]) * 1000), new Date(deps.clock.now()));
+    deleteCookie(c, SESSION_COOKIE, { path: '/admin' });
+    return c.redirect('/admin/login', 303);
+  });
+  // Each page group registers its own routes (all behind the guard above).
+  addOverviewRoute(app, deps);
+  addEventRoutes(app, deps);
+  addMirrorRoutes(app, deps);
+  addJobRoutes(app, deps);
+  addHandlerControlRoutes(app, deps);
+  addSenderPages(app, deps);
+  addIssuePages(app, deps);
+  addReplayPages(app, deps);
+  return app;
+}
+
+/** The request's session when it is signed with ADMIN_TOKEN, not expired, and not logged out (on any instance). */
+async function session(c: Context, deps: AdminApiDeps): Promise<string | undefined> {
+  const value = getCookie(c, SESSION_COOKIE);
+  if (!value || !sessionIsValid(value, deps.config.adminToken!, deps.clock.now())) return undefined;
+  return (await isSessionRevoked(deps.db, value)) ? undefined : value;
+}
+
+/** The session's CSRF token; only behind the session guard, which let only a live session through: its cookie is the session. */
+
+function addLoginRoutes(app: Hono, deps: AdminApiDeps): void {
+  const { clock } = deps;
+  const throttle = new LoginThrottle();
+  app.get('/login', async (c) => ((await session(c, deps)) ? c.redirect('/admin', 303) : page(c, loginPage())));
+  app.post('/login', async (c) => {
+    const client = socketAddress(c) ?? 'unknown';
+    // The token first: a correct one always logs in, however many wrong ones came from the same address (a proxy's).
+    const token = await formField(c, 'token');
+    if (!secureEqual(token, deps.config.adminToken!)) {
+      const waitMs = throttle.retryAfterMs(client, clock.now());
+      throttle.fail(client, clock.now());
+      if (waitMs > 0) {
+        // Not logged: the 10 refusals before it were (at most 100 a minute), a flood past them is not.
+        c.header('retry-after', String(Math.ceil(waitMs / 1000)));
+        return page(c, loginPage(`Too many wrong tokens from your address; try again in ${Math.ceil(waitMs / 1000)} s.`), 429);
+      }
+      return page(c, loginPage('That is not the ADMIN_TOKEN.'), 401);
+    }
+    throttle.succeed(client);
+    setCookie(c, SESSION_COOKIE, createSession(deps.config.adminToken!, clock.now()), {
+      path: '/admin',
+      httpOnly: true,
+      sameSite: 'Strict',
+      secure: isHttps(c),
+      maxAge: SESSION_SECONDS,
+    });
+    return c.redirect('/admin', 303);
+  });
+}

@@ -1,0 +1,92 @@
+import { html, trusted, type SafeHtml } from '../html.js';
+
+const STYLE = `
+body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d1d1f;background:#f6f7f9}
+header{background:#111827;color:#fff;padding:10px 24px;display:flex;gap:16px;align-items:center}
+header a{color:#fff;text-decoration:none;font-weight:600}header form{margin-left:auto}
+header nav{display:flex;gap:4px 12px;flex-wrap:wrap}header nav a{font-weight:400;opacity:.85}header nav a.on{opacity:1;font-weight:600;text-decoration:underline}
+main{padding:16px 24px;max-width:1200px}h2{margin:24px 0 8px;font-size:16px}
+table{border-collapse:collapse;width:100%;background:#fff}th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #e5e7eb;vertical-align:top}
+th{background:#f3f4f6;font-weight:600}td.num{text-align:right}pre{background:#fff;border:1px solid #e5e7eb;padding:12px;overflow:auto;max-height:70vh}
+.status{display:inline-block;padding:1px 8px;border-radius:10px;background:#e5e7eb}.s-processed,.s-succeeded{background:#d1fae5}.s-dead,.s-failed{background:#fee2e2}.s-pending,.s-running{background:#fef3c7}.s-ignored,.s-skipped{background:#e0e7ff}
+.counts{display:flex;gap:8px;flex-wrap:wrap}.counts a{background:#fff;border:1px solid #e5e7eb;padding:6px 12px;border-radius:6px;text-decoration:none;color:inherit}
+.counts a.on{border-color:#111827}.notice{background:#ecfdf5;border:1px solid #a7f3d0;padding:8px 12px}.error{background:#fef2f2;border:1px solid #fecaca;padding:8px 12px}
+form.inline{display:inline}button{cursor:pointer}dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;background:#fff;padding:12px}dt{font-weight:600}
+dd{margin:0;overflow-wrap:anywhere}.scroll{overflow-x:auto;max-width:100%}.ago{color:#6b7280;font-size:12px}form.search{display:flex;gap:8px;flex-wrap:wrap;margin:8px 0}
+form.search input{padding:4px 8px}.live{margin-left:8px;font-size:13px}
+figure.chart{margin:0;background:#fff;border:1px solid #e5e7eb;padding:8px}figcaption{font-size:13px;color:#374151}
+@media (max-width:640px){header,main{padding-left:10px;padding-right:10px}.wide{display:none}td,th{padding:4px 5px}pre{max-height:50vh}}`;
+
+/** The console's pages, in the order the navigation shows them: [key, path, label]. */
+export const NAV = [
+  ['overview', '/admin', 'Overview'],
+  ['events', '/admin/events', 'Events'],
+  ['handlers', '/admin/handlers', 'Handlers'],
+  ['jobs', '/admin/jobs', 'Jobs'],
+  ['senders', '/admin/senders', 'Senders'],
+  ['issues', '/admin/issues', 'Issues'],
+  ['replays', '/admin/replays', 'Replays'],
+  ['mirrors', '/admin/mirrors', 'Mirrors'],
+  ['settings', '/admin/settings', 'Settings'],
+] as const;
+
+/** A page of the console, as NAV names it. */
+export type NavKey = (typeof NAV)[number][0];
+
+/** The navigation bar of a logged-in page, `active` marked for the reader and for screen readers. */
+function nav(active: NavKey | undefined): SafeHtml {
+  return html`<nav aria-label="console">${NAV.map(([key, path, label]) => html`<a href="${path}"${key === active ? trusted(' aria-current="page" class="on"') : ''}>${label}</a>`)}</nav>`;
+}
+
+/**
+ * The page frame; `csrf` present means a logged-in page (the navigation and
+ * the logout button); `active` is the navigation entry it belongs to;
+ * `refreshSeconds` reloads it (a meta refresh).
+ */
+export function layout(title: string, body: SafeHtml, csrf?: string, refreshSeconds?: number, active?: NavKey): string {
+  const logout = csrf
+    ? html`${nav(active)}<form method="post" action="/admin/logout"><input type="hidden" name="csrf" value="${csrf}"><button>Log out</button></form>`
+    : '';
+  const refresh = refreshSeconds ? html`<meta http-equiv="refresh" content="${refreshSeconds}">` : '';
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">${refresh}
+<title>${title} · hookrun</title><style>${trusted(STYLE)}</style></head>
+<body><header><a href="/admin">hookrun</a><span>${title}</span>${logout}</header><main>${body}</main></body></html>`.toString();
+}
+
+export const status = (value: string) => html`<span class="status s-${value}">${value}</span>`;
+export const time = (value: Date | string | null | undefined) =>
+  value
+    ? new Date(value)
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d{3}Z$/, 'Z')
+    : '-';
+
+/** "3 min ago" / "in 2 h", from the server's clock, so a reader need not do UTC arithmetic. */
+export function relativeTime(value: Date | string, nowMs: number): string {
+  const seconds = Math.round((new Date(value).getTime() - nowMs) / 1000);
+  const abs = Math.abs(seconds);
+  const [n, unit] =
+    abs < 60 ? [abs, 's'] : abs < 3600 ? [Math.round(abs / 60), 'min'] : abs < 172_800 ? [Math.round(abs / 3600), 'h'] : [Math.round(abs / 86_400), 'd'];
+  if (abs < 5) return 'just now';
+  return seconds < 0 ? `${n} ${unit} ago` : `in ${n} ${unit}`;
+}
+
+/** An absolute UTC time with its relative form beside it. */
+export const when = (value: Date | string | null | undefined, nowMs: number) =>
+  value ? html`<time datetime="${new Date(value).toISOString()}">${time(value)}</time> <span class="ago">${relativeTime(value, nowMs)}</span>` : '-';
+
+/** The login form; `error` is shown above it after a wrong token. */
+export function loginPage(error?: string): string {
+  return layout(
+    'Log in',
+    html`${error ? html`<p class="error">${error}</p>` : ''}
+<form method="post" action="/admin/login"><p><label>Admin token (ADMIN_TOKEN)<br><input type="password" name="token" autocomplete="current-password" required size="50" autofocus></label></p>
+<p><button type="submit">Log in</button></p></form>`,
+  );
+}
+
+/** A page that only says something (not configured, not found, conflict). */
+export function messagePage(title: string, message: string, csrf?: string): string {
+  return layout(title, html`<p class="error">${message}</p><p><a href="/admin">Back to the dashboard</a></p>`, csrf);
+}
