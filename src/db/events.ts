@@ -1,4 +1,5 @@
 import type { Database } from './database.js';
+import { filterConditions, type EventFilter } from './event-filter.js';
 
 /** Every status an inbox event can have, in lifecycle order; stored, filtered on and shown, so a name operators rely on (docs/design.md). */
 export const EVENT_STATUSES = ['pending', 'processing', 'waiting', 'processed', 'ignored', 'failed', 'dead'] as const;
@@ -25,18 +26,11 @@ export interface EventDetail extends EventSummary {
   payload: unknown;
 }
 
-/** Filters for a list page; every field optional. `before` is the cursor: only ids below it. */
-export interface ListEventsQuery {
-  source?: string;
-  status?: string;
-  type?: string;
+/** Filters for a list page (event-filter.ts); `before` is the cursor: only ids below it. */
+export interface ListEventsQuery extends EventFilter {
   before?: number;
   /** Page size, clamped to 1..200 (default 50). */
   limit?: number;
-  /** An id, an exact idempotency key, or the start of a type (`invoice.` finds `invoice.paid`). */
-  search?: string;
-  /** Only events with a handler delivery `parked` (an ordered handler out of attempts): what an operator fixes, then replays. */
-  parked?: boolean;
 }
 
 /** One page, newest first; pass `nextCursor` as `before` for the next page (undefined: last page). */
@@ -62,32 +56,16 @@ const asSummary = <T extends SummaryRow>(row: T): T & { id: number } => ({ ...ro
  */
 export async function listEvents(db: Database, query: ListEventsQuery = {}): Promise<EventPage> {
   const limit = Math.min(Math.max(Math.trunc(query.limit ?? DEFAULT_PAGE), 1), MAX_PAGE);
-  const conditions: string[] = [];
   const params: unknown[] = [];
   const param = (value: unknown) => `$${params.push(value)}`;
-  if (query.source) conditions.push(`source = ${param(query.source)}`);
-  if (query.status) conditions.push(`status = ${param(query.status)}`);
-  if (query.type) conditions.push(`type = ${param(query.type)}`);
-  if (query.before !== undefined) conditions.push(`id < ${param(query.before)}`);
-  if (query.search) conditions.push(searchCondition(query.search, param));
-  if (query.parked) conditions.push(PARKED_CONDITION);
+  const conditions = filterConditions(query, param);
+  if (query.before !== undefined) conditions.push(`e.id < ${param(query.before)}`);
   const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
   const rows = (
-    await db.query<SummaryRow>(`SELECT ${SUMMARY_COLUMNS} FROM hookrun.webhook_events ${where} ORDER BY id DESC LIMIT ${param(limit + 1)}`, params)
+    await db.query<SummaryRow>(`SELECT ${SUMMARY_COLUMNS} FROM hookrun.webhook_events e ${where} ORDER BY id DESC LIMIT ${param(limit + 1)}`, params)
   ).map(asSummary);
   const events = rows.slice(0, limit);
   return { events, nextCursor: rows.length > limit ? events[events.length - 1]!.id : undefined };
-}
-
-/** A handler delivery of the event is parked (the event index on handler_deliveries finds it per row). */
-const PARKED_CONDITION = `EXISTS (SELECT 1 FROM hookrun.handler_deliveries d WHERE d.event_id = webhook_events.id AND d.status = 'parked')`;
-
-/** id = n, or the exact key, or a type prefix (the newest-first walk of the id index filters on it: an admin search, not a hot path). */
-function searchCondition(text: string, param: (value: unknown) => string): string {
-  const prefix = `${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  const options = [`key = ${param(text)}`, `type LIKE ${param(prefix)}`];
-  if (/^\d{1,15}$/.test(text)) options.unshift(`id = ${param(Number(text))}`);
-  return `(${options.join(' OR ')})`;
 }
 
 /** One event with its payload, or undefined when no row has that id. */
