@@ -5,6 +5,8 @@ import type { IngestFigures } from './ingest.js';
 import type { LeverFigures } from './levers.js';
 import type { ProcessingFigures } from './processing.js';
 import type { ScaleFigures } from './scale.js';
+import type { SearchFigures } from './search.js';
+import { formatSearch } from './search-report.js';
 import type { Spread } from './stats.js';
 import type { StartupFigures } from './startup.js';
 import type { StorageFigures } from './storage.js';
@@ -29,6 +31,8 @@ export interface BenchReport {
   scale?: ScaleFigures;
   /** Flow control: claims beside a blocked backlog, and a rate limit held (PostgreSQL). */
   flow?: FlowFigures;
+  /** Searches over a large inbox through listEvents, and what the console's indexes cost (PostgreSQL). */
+  search?: SearchFigures;
 }
 
 const NA = 'not available';
@@ -293,6 +297,7 @@ export function formatReport(report: BenchReport): string {
   if (report.levers) out.push(leversTable(report.levers), '');
   if (report.scale) out.push(...scaleSection(report.scale));
   if (report.flow) out.push(...flowSection(report.flow));
+  if (report.search) out.push(...formatSearch(report.search));
   if (report.cron) {
     const c = report.cron;
     const value = c.available

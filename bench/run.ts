@@ -13,6 +13,7 @@ import { runLevers } from './levers.js';
 import { runProcessing } from './processing.js';
 import { formatReport, type BenchReport } from './report.js';
 import { runScale } from './scale.js';
+import { runSearch } from './search.js';
 import { openDatabase } from '../src/db/client.js';
 import {
   ROOT,
@@ -42,6 +43,7 @@ const { values: args } = parseArgs({
     profile: { type: 'boolean', default: false },
     baseline: { type: 'string' },
     'scale-sizes': { type: 'string' },
+    'search-events': { type: 'string' },
   },
 });
 
@@ -245,6 +247,12 @@ async function main(): Promise<void> {
       : { events: 20_000, deliveries: 1_000_000, keys: 10_000, rounds, rate: { limit: 50, seconds: 60 } };
     report.flow = await runFlow(databaseUrl, sizes, progress);
     if (!report.flow.available) progress(`flow: skipped: ${report.flow.reason}`);
+  }
+  if (!skip.has('search')) {
+    const events = Number(args['search-events'] ?? (smoke ? 20_000 : 1_000_000));
+    if (!Number.isInteger(events) || events < 1) throw new Error(`--search-events takes a whole number, e.g. 1000000 (got ${args['search-events']})`);
+    report.search = await runSearch(databaseUrl, { events, repeats: smoke ? 3 : 7 }, progress);
+    if (!report.search.available) progress(`search: skipped: ${report.search.reason}`);
   }
   if (!skip.has('cron')) report.cron = await runCron(smoke ? 3 : 30, databaseUrl, progress);
 
