@@ -104,13 +104,14 @@ export function filterConditions(filter: EventFilter, param: (value: unknown) =>
   return conditions;
 }
 
-function payloadCondition(match: PayloadMatch, param: (value: unknown) => string): string {
+/** The payload match as a condition on the row aliased `alias`. */
+export function payloadCondition(match: PayloadMatch, param: (value: unknown) => string, alias = 'e'): string {
   if (match.op === 'equals') {
-    const options = typedValues(match.value).map((value) => `e.payload @> ${param(containment(match.path, value))}::jsonb`);
+    const options = typedValues(match.value).map((value) => `${alias}.payload @> ${param(containment(match.path, value))}::jsonb`);
     return options.length === 1 ? options[0]! : `(${options.join(' OR ')})`;
   }
   const pattern = `%${match.value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  return `e.payload #>> ${param(match.path)}::text[] ILIKE ${param(pattern)}`;
+  return `${alias}.payload #>> ${param(match.path)}::text[] ILIKE ${param(pattern)}`;
 }
 
 /** id = n, or the exact key, or a type prefix (the newest-first walk of the id index filters on it: an admin search, not a hot path). */
