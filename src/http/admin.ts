@@ -37,7 +37,7 @@ import { addSenderReconcileRoute, type ReconcileSenderRun } from './reconcile-ro
 /** What the admin API reads and drives; the dashboard and the CLI use the same modules. */
 export interface AdminApiDeps {
   /** Only `adminToken` is read: unset → every route answers 503 `not_configured`. */
-  config: Pick<Config, 'adminToken'>;
+  config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'maxAttempts'>>;
   db: Database;
   clock: Clock;
   cron: Pick<CronService, 'listJobs' | 'listRuns' | 'runJob' | 'pause' | 'resume' | 'backfill'>;
