@@ -34,7 +34,9 @@ export const eventListQuery = z.object({
     .min(1)
     .max(400)
     .optional()
-    .describe('a value in the payload: `path = value` (equals; a number or boolean matches its JSON form too) or `path ~ value` (contains), e.g. `data.object.customer = cus_123`'),
+    .describe(
+      'a value in the payload: `path = value` (equals; a number or boolean matches its JSON form too) or `path ~ value` (contains), e.g. `data.object.customer = cus_123`',
+    ),
   limit: limit.default(50),
   cursor: cursor.optional(),
 });

@@ -24,10 +24,7 @@ const SECRET_PART = /signature|secret|token|hmac|api-key|apikey|key-id/;
 /** Whether a header's value is replaced by a mask when kept (`provider` adds its own credential headers, e.g. a platform.json sender's). */
 export function isSecretHeader(name: string, provider?: Pick<ProviderDefinition, 'credentialHeaders'>): boolean {
   return (
-    SECRET_HEADERS.has(name) ||
-    PROVIDER_SIGNATURE_HEADERS.includes(name) ||
-    SECRET_PART.test(name) ||
-    (provider?.credentialHeaders.includes(name) ?? false)
+    SECRET_HEADERS.has(name) || PROVIDER_SIGNATURE_HEADERS.includes(name) || SECRET_PART.test(name) || (provider?.credentialHeaders.includes(name) ?? false)
   );
 }
 

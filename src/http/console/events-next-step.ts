@@ -48,7 +48,9 @@ export function nextStep(input: NextStepInput): SafeHtml {
     );
   switch (event.status) {
     case 'dead':
-      return line(html`dead after ${event.attempts} attempts: no more retries. Fix the cause (the last error below), then ${replayButton(event.id, csrf, 'Replay')}`);
+      return line(
+        html`dead after ${event.attempts} attempts: no more retries. Fix the cause (the last error below), then ${replayButton(event.id, csrf, 'Replay')}`,
+      );
     case 'failed':
       return line(html`retrying ${when(event.nextAttemptAt, now)} (${of(event.attempts + 1, maxAttempts)}).`);
     case 'pending':

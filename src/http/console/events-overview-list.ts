@@ -40,4 +40,3 @@ export function searchForm(filter: ListFilter): SafeHtml {
 <input type="text" name="type" value="${filter.type ?? ''}" placeholder="exact type, e.g. invoice.paid" aria-label="type" size="24">
 <button type="submit">Search</button>${filter.q || filter.type ? html` <a href="${filterLink(filter, { q: undefined, type: undefined })}">clear</a>` : ''}</form>`;
 }
-
