@@ -41,7 +41,7 @@ function waitReason(d: EventDelivery, handlers: HandlerState[], now: number): Sa
 export function nextStep(input: NextStepInput): SafeHtml {
   const { event, csrf, now, maxAttempts } = input;
   const parked = input.deliveries.filter((d) => d.status === 'parked');
-  const line = (content: SafeHtml | string) => html`<p id="next-step"><b>Next:</b> ${content}</p>`;
+  const line = (content: SafeHtml | string) => html`<div id="next-step"><b>Next:</b> ${content}</div>`;
   if (parked.length > 0)
     return line(
       html`${parked.map((d) => html`<b>${d.handler}</b> parked it: an ordered handler out of attempts, so later events of its key${d.flowKey ? html` <code>${d.flowKey}</code>` : ''} went on without it. Fix ${d.handler}, then replay it: ${replayButton(event.id, csrf, `Replay for ${d.handler}`, d.handler)} `)}`,
