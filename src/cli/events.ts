@@ -1,4 +1,4 @@
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { SOURCES } from '../webhooks/providers/index.js';
 import { EVENT_STATUSES } from '../db/events.js';
@@ -26,6 +26,10 @@ interface ListFlags {
   status?: string;
   type?: string;
   parked?: boolean;
+  handler?: string;
+  from?: string;
+  to?: string;
+  where?: string;
   limit: number;
   cursor?: string;
   json?: boolean;
@@ -33,7 +37,7 @@ interface ListFlags {
 
 const PAGE = 200;
 
-function listPath(filter: { source?: string; status?: string; type?: string; parked?: true; limit: number; cursor?: string }): string {
+function listPath(filter: Record<string, string | number | true | undefined>): string {
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(filter)) if (value !== undefined) params.set(key, String(value));
   return `/events?${params}`;
@@ -52,15 +56,28 @@ async function matchingIds(client: AdminClient, filter: { status: string; source
 }
 
 /** What an empty listing says: with filters, that nothing matched them; with none, how to send a first event. */
-function emptyListMessage(flags: { source?: string; status?: string; type?: string; parked?: boolean; cursor?: string }): string {
+function emptyListMessage(flags: ListFlags): string {
   const filters = [
     flags.parked && 'a parked handler delivery',
     flags.status && `status ${flags.status}`,
     flags.source && `source ${flags.source}`,
     flags.type && `type ${flags.type}`,
+    flags.handler && `handler ${flags.handler}`,
+    flags.from && `received from ${flags.from}`,
+    flags.to && `received before ${flags.to}`,
+    flags.where && `payload ${flags.where}`,
   ].filter(Boolean);
   if (flags.cursor) return 'No more events.';
   return filters.length > 0 ? `No events with ${filters.join(', ')}.` : 'No events yet. Send one with: hookrun send auth user.created';
+}
+
+/** A time flag as the ISO time the API takes: any date `Date` reads (`2025-01-31`, `2025-01-31T09:00Z`). */
+function isoTime(flag: string): (value: string) => string {
+  return (value) => {
+    const ms = Date.parse(value);
+    if (Number.isNaN(ms)) throw new InvalidArgumentError(`${flag} takes a date or an ISO time, e.g. 2025-01-31T09:00:00Z.`);
+    return new Date(ms).toISOString();
+  };
 }
 
 const statusOption = () => new Option('--status <status>', 'only this status').choices(EVENT_STATUSES);
@@ -77,6 +94,10 @@ export function registerEventsCommands(program: Command): void {
     .addOption(statusOption())
     .option('--type <type>', 'only this event type, e.g. user.created')
     .option('--parked', "only events a handler parked (an order: 'key' handler out of attempts: its key went on without them; replay once fixed)")
+    .option('--handler <name>', 'only events this handler (its file name) has run or owes a delivery of')
+    .option('--from <time>', 'received at or after this time (ISO, e.g. 2025-01-31T09:00:00Z)', isoTime('--from'))
+    .option('--to <time>', 'received before this time (ISO)', isoTime('--to'))
+    .option('--where <match>', 'a payload value: "path = value" (equals) or "path ~ value" (contains), e.g. "data.object.customer = cus_123"')
     .option('--limit <n>', `how many (max ${PAGE})`, positiveInt('--limit', PAGE), 20)
     .option('--cursor <cursor>', 'continue after a previous page (printed when there is more)')
     .option('--json', 'print {"events": [...], "nextCursor"} as JSON')
@@ -90,6 +111,10 @@ export function registerEventsCommands(program: Command): void {
               status: flags.status,
               type: flags.type,
               parked: flags.parked === true ? true : undefined,
+              handler: flags.handler,
+              from: flags.from,
+              to: flags.to,
+              where: flags.where,
               limit: flags.limit,
               cursor: flags.cursor,
             }),

@@ -1,5 +1,6 @@
 import type { Database, Queryable } from './database.js';
 import { insertWithDigestSql } from './event-digest-sql.js';
+import { INSERT_WIDTH, insertSql } from './event-insert-sql.js';
 import { NotConfirmedError, NotStoredError, RejectedPayloadError } from './event-write-errors.js';
 
 /** What a receiver hands over once a delivery is verified and parsed. */
@@ -11,6 +12,16 @@ export interface NewEvent {
   payloadJson: string;
   /** A second unique key per source (event-digest-sql.ts): the same body under a new key is a duplicate. */
   bodyDigest?: string;
+  /** The HTTP request it came in, kept beside it (event_requests); absent for events without one. */
+  request?: KeptRequest;
+}
+
+/** A delivery's request as kept: masked headers as JSON, the body, how it was verified. */
+export interface KeptRequest {
+  headersJson: string;
+  /** The raw body text; undefined when it is the payload text itself (JSON senders: sent to the database once). */
+  body: string | undefined;
+  verification: string;
 }
 
 /** The outcome of storing one delivery. */
@@ -28,33 +39,11 @@ const MAX_BATCH_ROWS = 500;
  */
 const ROW_ERROR_CLASSES = ['22', '23', '54'];
 
-// A key retention has moved to webhook_event_keys (its event deleted) is a duplicate too, for DEDUPE_RETENTION_DAYS.
-const INSERT_HEAD = 'INSERT INTO hookrun.webhook_events (source, key, type, payload) SELECT v.s, v.k, v.t, v.p FROM (VALUES ';
-const INSERT_TAIL = `) AS v(s, k, t, p)
-  WHERE v.s IS NOT NULL AND NOT EXISTS (SELECT 1 FROM hookrun.webhook_event_keys d WHERE d.source = v.s AND d.key = v.k)
-  ON CONFLICT (source, key) DO NOTHING
-  RETURNING id, source, key, pg_notify('hookrun_events', '')`; // wakes LISTENing workers at commit (one per transaction; none for duplicates)
-
-// One statement text per power-of-two size, built once: a multi-row VALUES with plain text parameters, so the
-// ~1.5 KB payloads travel as they are (an unnest over text[] made the driver escape every quote of every body).
-// A batch fills the smallest size that holds it and leaves the rest NULL (skipped by `v.s IS NOT NULL`): ten
-// texts in all, so PostgreSQL can keep each one prepared (db/statement-names.ts) instead of parsing and
-// planning a new VALUES list of every length.
-const insertSqlBySlots = new Map<number, string>();
+/** The smallest power of two that holds `rows`: the insert's statement sizes (event-insert-sql.ts). */
 function slotsFor(rows: number): number {
   let slots = 1;
   while (slots < rows) slots *= 2;
   return slots;
-}
-function insertSql(slots: number): string {
-  let sql = insertSqlBySlots.get(slots);
-  if (sql === undefined) {
-    const values: string[] = new Array(slots);
-    for (let i = 0, p = 1; i < slots; i++, p += 4) values[i] = `($${p}::text, $${p + 1}::text, $${p + 2}::text, $${p + 3}::jsonb)`;
-    sql = INSERT_HEAD + values.join(', ') + INSERT_TAIL;
-    insertSqlBySlots.set(slots, sql);
-  }
-  return sql;
 }
 
 const FIND_SQL = `
@@ -173,17 +162,21 @@ export class EventWriter {
     }
     const unique = [...firstByIdentity.values()];
     const slots = slotsFor(unique.length);
-    const width = firstByDigest.size > 0 ? 5 : 4;
+    const digests = firstByDigest.size > 0;
+    const width = digests ? INSERT_WIDTH + 1 : INSERT_WIDTH;
     const params: Array<string | null> = new Array(slots * width).fill(null);
     for (let i = 0, p = 0; i < unique.length; i++) {
-      const { source, key, type, payloadJson, bodyDigest } = unique[i]!.event;
+      const { source, key, type, payloadJson, bodyDigest, request } = unique[i]!.event;
       params[p++] = source;
       params[p++] = key;
       params[p++] = type;
       params[p++] = payloadJson;
-      if (width === 5) params[p++] = bodyDigest ?? null;
+      params[p++] = request?.headersJson ?? null;
+      params[p++] = request?.body ?? null;
+      params[p++] = request?.verification ?? null;
+      if (digests) params[p++] = bodyDigest ?? null;
     }
-    const inserted = await this.db.query<{ id: number; source: string; key: string }>(width === 5 ? insertWithDigestSql(slots) : insertSql(slots), params);
+    const inserted = await this.db.query<{ id: number; source: string; key: string }>(digests ? insertWithDigestSql(slots) : insertSql(slots), params);
     const insertedIds = new Map(inserted.map((row) => [identity(row), Number(row.id)]));
     const missing = unique.filter((p) => !insertedIds.has(identity(p.event)));
     const existingIds = new Map<string, number>();

@@ -16,6 +16,7 @@ const cursor = z
   .regex(/^\d{1,15}$/, 'cursor must be the nextCursor of the previous page')
   .describe('the `nextCursor` of the previous page');
 const limit = z.coerce.number().int().min(1).max(MAX_PAGE).describe('page size');
+const handlerName = z.string().regex(/^[a-z0-9][a-z0-9-]{0,99}$/, 'a handler name: lowercase letters, digits and dashes (its file name)');
 const eventType = z.string().min(1).max(255).describe('exact event type, e.g. user.created');
 
 /** `GET /api/events` */
@@ -24,6 +25,18 @@ export const eventListQuery = z.object({
   status: z.enum(EVENT_STATUSES).optional().describe('only this status'),
   type: eventType.optional(),
   parked: z.enum(['true', 'false']).optional().describe("`true`: only events with a handler delivery parked (an `order: 'key'` handler out of attempts)"),
+  handler: handlerName.optional().describe('only events this handler has run or owes a delivery of'),
+  from: z.iso.datetime({ offset: true }).optional().describe('received at or after this time (ISO 8601, e.g. 2025-01-31T09:00:00Z)'),
+  to: z.iso.datetime({ offset: true }).optional().describe('received before this time (ISO 8601)'),
+  search: z.string().min(1).max(255).optional().describe('an id, an exact idempotency key, or the start of a type (`invoice.` finds `invoice.paid`)'),
+  where: z
+    .string()
+    .min(1)
+    .max(400)
+    .optional()
+    .describe(
+      'a value in the payload: `path = value` (equals; a number or boolean matches its JSON form too) or `path ~ value` (contains), e.g. `data.object.customer = cus_123`',
+    ),
   limit: limit.default(50),
   cursor: cursor.optional(),
 });

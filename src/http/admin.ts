@@ -19,6 +19,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { CronService } from '../cron/cron-service.js';
 import type { Database } from '../db/database.js';
+import { getEventRequest } from '../db/event-requests.js';
 import { countEventsByStatus, getEvent, listAttempts, listEvents } from '../db/events.js';
 import { MIRROR_TABLES, listMirrorRows, type MirrorTable } from '../db/mirror-read.js';
 import { AppError } from '../errors.js';
@@ -28,6 +29,7 @@ import { parseReconcileSince, type ReconcileSummary } from '../payments-api/reco
 import type { PruneReport } from '../retention/prune.js';
 import { bearerToken, secureEqual } from '../secure-compare.js';
 import type { EventStream } from './event-stream.js';
+import { eventListFilter } from './event-query.js';
 import { createErrorHandler, errorResponse } from './errors.js';
 import { addHandlerRoutes, type HandlerCatalogSource } from './handler-routes.js';
 import { addSenderReconcileRoute, type ReconcileSenderRun } from './reconcile-routes.js';
@@ -35,7 +37,7 @@ import { addSenderReconcileRoute, type ReconcileSenderRun } from './reconcile-ro
 /** What the admin API reads and drives; the dashboard and the CLI use the same modules. */
 export interface AdminApiDeps {
   /** Only `adminToken` is read: unset → every route answers 503 `not_configured`. */
-  config: Pick<Config, 'adminToken'>;
+  config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'maxAttempts'>>;
   db: Database;
   clock: Clock;
   cron: Pick<CronService, 'listJobs' | 'listRuns' | 'runJob' | 'pause' | 'resume' | 'backfill'>;
@@ -160,14 +162,7 @@ function addEventRoutes(app: Hono, deps: AdminApiDeps): void {
   const { db, clock } = deps;
   app.get('/events', async (c) => {
     const q = parse(eventListQuery, c.req.query());
-    const page = await listEvents(db, {
-      source: q.source,
-      status: q.status,
-      type: q.type,
-      parked: q.parked === 'true',
-      limit: q.limit,
-      before: q.cursor === undefined ? undefined : Number(q.cursor),
-    });
+    const page = await listEvents(db, eventListFilter(q));
     return c.json({ events: page.events, nextCursor: page.nextCursor === undefined ? null : String(page.nextCursor) });
   });
 
@@ -182,7 +177,7 @@ function addEventRoutes(app: Hono, deps: AdminApiDeps): void {
     const id = eventId(c);
     const event = await getEvent(db, id);
     if (!event) throw new AppError('not_found', `No event with id ${id}.`);
-    return c.json({ event, history: await listAttempts(db, id) });
+    return c.json({ event, history: await listAttempts(db, id), request: await getEventRequest(db, id) });
   });
 
   app.post('/events/replay', async (c) => {

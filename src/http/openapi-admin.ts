@@ -58,14 +58,23 @@ function admin(method: 'get' | 'post', summary: string, extra: { parameters?: Js
  */
 export function adminPaths(): Record<string, Json> {
   return {
-    '/api/events': admin('get', 'List events, newest first, with filters and cursor pagination', { parameters: queryFrom(eventListQuery) }),
+    '/api/events': admin(
+      'get',
+      'List events, newest first, with filters (source, status, type, handler, from/to, search, a payload `where`, parked) and cursor pagination; a malformed `where` is a 400 `bad_request` saying why',
+      { parameters: queryFrom(eventListQuery) },
+    ),
     '/api/events/stream': admin(
       'get',
       `Server-sent events: \`event: ready\` once, then \`event: event\` per committed event (\`id:\` the inbox id, \`data:\` {id, source, key, type, receivedAt, payload}); 503 past ${MAX_EVENT_STREAMS} open streams`,
       { parameters: [...queryFrom(streamQuery), header('Last-Event-ID', 'resume after this inbox id')] },
     ),
     '/api/events/counts': admin('get', 'Number of events by status'),
-    '/api/events/{id}': admin('get', 'One event with its payload and attempts', { parameters: [eventId] }, notFound),
+    '/api/events/{id}': admin(
+      'get',
+      'One event with its payload, its attempts, and `request`: the HTTP request it came in ({headers (secrets masked), body, verification}), or null when it came without one',
+      { parameters: [eventId] },
+      notFound,
+    ),
     '/api/events/{id}/replay': admin(
       'post',
       'Put one event back in the queue (all its handlers, or `handler` only)',

@@ -8,6 +8,7 @@ import type { Metrics } from '../metrics.js';
 import type { RejectionLog } from '../rejection-log.js';
 import type { BodyBudget } from './body-budget.js';
 import { holdBody, isClientGone, readLimitedBody, releaseBody } from './body-reader.js';
+import { keptRequest } from './request-record.js';
 import { missingCredentials, type SourceVerifier } from './verifiers.js';
 
 /** What a receiver needs; assembled once by the HTTP app. */
@@ -65,10 +66,12 @@ export function createReceiver(source: string, verifier: SourceVerifier, deps: R
         }
         throw error;
       }
-      const delivery = verifier.verify({ body, headers: c.req.raw.headers, url: c.req.url, nowMs: deps.clock.now(), toleranceSeconds: deps.toleranceSeconds });
+      const nowMs = deps.clock.now();
+      const delivery = verifier.verify({ body, headers: c.req.raw.headers, url: c.req.url, nowMs, toleranceSeconds: deps.toleranceSeconds });
+      const request = keptRequest(verifier.provider, c.req.raw.headers, body, nowMs);
       let stored: StoredEvent;
       try {
-        stored = await deps.writer.write({ source, ...delivery }, deps.dbTimeoutMs);
+        stored = await deps.writer.write({ source, ...delivery, request }, deps.dbTimeoutMs);
       } catch (error) {
         if (error instanceof RejectedPayloadError) throw new AppError('invalid_payload', error.message, { cause: error });
         if (!(error instanceof NotConfirmedError)) {

@@ -100,6 +100,7 @@ describe('every documented admin parameter is enforced as documented (GET /opena
 
   it('documents the fixes: limit up to 200, replay by status only, a status filter on cron runs that works', async () => {
     const limit = paths['/api/events']!.get!.parameters!.find((p) => p.name === 'limit')!;
+    expect(paths['/api/events']!.get!.parameters!.map((p) => p.name)).toEqual(expect.arrayContaining(['handler', 'from', 'to', 'search', 'where', 'parked']));
     expect(limit.schema).toMatchObject({ minimum: 1, maximum: 200 });
     expect(Object.keys(paths['/api/events/replay']!.post!.requestBody!.content['application/json'].schema.properties)).toEqual(['status', 'source', 'type']);
     await tools.app.request('/cron/tick', { method: 'POST', headers: { authorization: `Bearer ${SECRETS.cron}` } });

@@ -1,0 +1,79 @@
+import { parsePayloadMatch, type EventFilter } from '../../db/event-filter.js';
+import { EVENT_STATUSES } from '../../db/events.js';
+
+/** The query parameters the events list reads, in the order its links write them; the replay pages read the same. */
+export const FILTER_PARAMS = ['source', 'type', 'status', 'handler', 'from', 'to', 'q', 'where', 'parked'] as const;
+/** One of FILTER_PARAMS. */
+export type FilterParam = (typeof FILTER_PARAMS)[number];
+/** The list's filters as the URL carries them (text, as typed). */
+export type FilterQuery = Partial<Record<FilterParam, string>>;
+
+/** The filters of a request's query string, empty ones left out. */
+export function filterQueryOf(query: (name: string) => string | undefined): FilterQuery {
+  const out: FilterQuery = {};
+  for (const name of FILTER_PARAMS) {
+    const value = query(name)?.trim();
+    if (value) out[name] = value.slice(0, 400);
+  }
+  return out;
+}
+
+/** `source=…&status=…` of the filters (no leading `?`), with `extra` (a cursor) after them. */
+export function filterSearch(filter: FilterQuery, extra: Record<string, string | number | undefined> = {}): string {
+  const params = new URLSearchParams();
+  for (const name of FILTER_PARAMS) if (filter[name]) params.set(name, filter[name]);
+  for (const [name, value] of Object.entries(extra)) if (value !== undefined && value !== '') params.set(name, String(value));
+  return params.toString();
+}
+
+/** The list's URL with these filters. */
+export const eventsUrl = (filter: FilterQuery, extra: Record<string, string | number | undefined> = {}): string => {
+  const search = filterSearch(filter, extra);
+  return search ? `/admin/events?${search}` : '/admin/events';
+};
+
+/**
+ * A time a person typed: a `datetime-local` value (`2025-01-31T09:00`, read as
+ * UTC like every time the console shows) or a full ISO time.
+ */
+export function parseTime(text: string): Date | undefined {
+  const local = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?$/.test(text);
+  const ms = Date.parse(local ? `${text}Z` : text);
+  return /^\d{4}-\d{2}-\d{2}/.test(text) && !Number.isNaN(ms) ? new Date(ms) : undefined;
+}
+
+/** A time as a `datetime-local` input's value, in UTC: `2025-01-31T09:00`. */
+export const localInput = (date: Date): string => date.toISOString().slice(0, 16);
+
+/** The filter the query asks for, and what was wrong with it (each invalid part named, the rest still applied). */
+export function eventFilterOf(query: FilterQuery): { filter: EventFilter; errors: string[] } {
+  const filter: EventFilter = {};
+  const errors: string[] = [];
+  if (query.source) filter.source = query.source;
+  if (query.type) filter.type = query.type;
+  if (query.q) filter.search = query.q;
+  if (query.parked === '1' || query.parked === 'true') filter.parked = true;
+  if (query.status) {
+    if ((EVENT_STATUSES as readonly string[]).includes(query.status)) filter.status = query.status;
+    else errors.push(`Status "${query.status}" is not one of ${EVENT_STATUSES.join(', ')}.`);
+  }
+  if (query.handler) {
+    if (/^[a-z0-9][a-z0-9-]{0,99}$/.test(query.handler)) filter.handler = query.handler;
+    else errors.push('A handler name is lowercase letters, digits and dashes (its file name).');
+  }
+  for (const side of ['from', 'to'] as const) {
+    const text = query[side];
+    if (!text) continue;
+    const at = parseTime(text);
+    if (at) filter[side] = at;
+    else errors.push(`"${side}" is not a time: give it as 2025-01-31T09:00 (UTC).`);
+  }
+  if (query.where) {
+    try {
+      filter.where = parsePayloadMatch(query.where);
+    } catch (error) {
+      errors.push(`Payload search: ${(error as Error).message}`);
+    }
+  }
+  return { filter, errors };
+}

@@ -1,0 +1,100 @@
+import { EVENT_STATUSES, type EventSummary } from '../../db/events.js';
+import { html, type SafeHtml } from '../html.js';
+import { eventsUrl, filterSearch, localInput, type FilterQuery } from './events-filter.js';
+import { layout, status, when } from './layout.js';
+
+/** What the events list page shows. */
+export interface EventListView {
+  query: FilterQuery;
+  /** Invalid filters, each said in one line (the list is not run while there are any). */
+  errors: string[];
+  events: EventSummary[];
+  nextCursor: number | undefined;
+  /** The sources a person can pick (the receivers of this hookrun). */
+  sources: readonly string[];
+  /** The project's handlers, for the handler select. */
+  handlers: readonly string[];
+  now: number;
+  csrf: string;
+}
+
+/** On a phone: the id, type, status and received columns stay; the rest go (their values are on the event's page). */
+const STYLE = html`<style>
+#events-page .filters{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:6px 12px;background:#fff;padding:10px;border:1px solid #e5e7eb}
+#events-page .filters label{display:flex;flex-direction:column;font-size:12px;color:#374151}#events-page .filters input,#events-page .filters select{font-size:14px;padding:3px 6px;min-width:0}
+#events-page .filters .wide-field{grid-column:1/-1}#events-page .ranges{display:flex;gap:10px;align-items:center;flex-wrap:wrap}
+#events td.type{overflow-wrap:anywhere}#events td.sel,#events th.sel{width:1.5em}
+#events-page .actions{display:flex;gap:12px;flex-wrap:wrap;align-items:center;margin:8px 0}
+@media (max-width:640px){#events time{display:none}#events td,#events th{font-size:13px}}
+</style>`;
+
+function option(value: string, selected: string | undefined, label = value): SafeHtml {
+  return value === selected ? html`<option value="${value}" selected>${label}</option>` : html`<option value="${value}">${label}</option>`;
+}
+
+function select(name: string, label: string, values: readonly string[], selected: string | undefined): SafeHtml {
+  return html`<label>${label}<select name="${name}"><option value="">any</option>${values.map((v) => option(v, selected))}</select></label>`;
+}
+
+/** The 1 h / 24 h / 7 d links: the current filters with `from` that long before now and no `to`. */
+function ranges(query: FilterQuery, now: number): SafeHtml {
+  const spans: Array<[string, number]> = [
+    ['1 h', 3_600_000],
+    ['24 h', 86_400_000],
+    ['7 d', 604_800_000],
+  ];
+  return html`<span class="ranges">Last ${spans.map(([label, ms]) => html`<a href="${eventsUrl({ ...query, from: localInput(new Date(now - ms)), to: undefined })}">${label}</a> `)}</span>`;
+}
+
+/** Every filter in one GET form, so the URL (and the back button) holds them. */
+function filterForm(view: EventListView): SafeHtml {
+  const q = view.query;
+  const handlers = q.handler && !view.handlers.includes(q.handler) ? [...view.handlers, q.handler] : view.handlers;
+  return html`<form class="filters" method="get" action="/admin/events" role="search">
+${select('source', 'source', view.sources, q.source)}
+<label>type<input type="text" name="type" value="${q.type ?? ''}" placeholder="invoice.paid"></label>
+${select('status', 'status', EVENT_STATUSES, q.status)}
+${select('handler', 'handler', handlers, q.handler)}
+<label>from (UTC)<input type="datetime-local" name="from" value="${q.from ?? ''}"></label>
+<label>to (UTC)<input type="datetime-local" name="to" value="${q.to ?? ''}"></label>
+<label>id, key or type prefix<input type="search" name="q" value="${q.q ?? ''}" placeholder="42, evt_…, invoice."></label>
+<label class="wide-field">payload (path = value, or path ~ text)<input type="text" name="where" value="${q.where ?? ''}" placeholder="data.object.customer = cus_123"></label>
+${q.parked ? html`<input type="hidden" name="parked" value="${q.parked}">` : ''}
+<span class="ranges"><button type="submit">Filter</button> <a href="/admin/events">clear</a> ${ranges(q, view.now)}</span>
+</form>`;
+}
+
+function row(e: EventSummary, now: number): SafeHtml {
+  const link = `/admin/events/${e.id}`;
+  return html`<tr data-event-id="${e.id}"><td class="sel"><input type="checkbox" name="ids" value="${e.id}" form="replay-selection" aria-label="select event ${e.id}"></td><td><a href="${link}">${e.id}</a></td><td class="type"><a href="${link}">${e.type}</a></td><td>${status(e.status)}</td><td>${when(e.receivedAt, now)}</td><td class="wide">${e.source}</td><td class="num wide">${e.attempts}</td><td class="wide">${e.lastError ? e.lastError.slice(0, 120) : ''}</td></tr>`;
+}
+
+/** The events table: a checkbox (for a bulk replay), id, type, status, received; source, attempts and last error when there is room. */
+export function eventRows(events: EventSummary[], now: number): SafeHtml {
+  return html`<table id="events"><thead><tr><th class="sel" aria-label="select"></th><th>id</th><th>type</th><th>status</th><th>received (UTC)</th><th class="wide">source</th><th class="wide">attempts</th><th class="wide">last error</th></tr></thead><tbody>
+${events.map((e) => row(e, now))}
+</tbody></table>`;
+}
+
+function results(view: EventListView): SafeHtml {
+  if (view.errors.length > 0) return html`${view.errors.map((e) => html`<p class="error" role="alert">${e}</p>`)}<p>Fix the filter above to see events.</p>`;
+  const filtered = filterSearch(view.query) !== '';
+  if (view.events.length === 0)
+    return filtered
+      ? html`<p>No events match these filters. <a href="/admin/events">Clear them</a>.</p>`
+      : html`<p>No events yet. Send one with <code>hookrun send auth user.created</code>.</p>`;
+  const all = filterSearch(view.query);
+  return html`<form id="replay-selection" class="actions" method="get" action="/admin/replays/new"><button type="submit">Replay selected</button>
+<a id="replay-matching" href="/admin/replays/new${all ? `?${all}` : ''}">Replay all matching…</a></form>
+${eventRows(view.events, view.now)}
+${view.nextCursor !== undefined ? html`<p><a id="older" href="${eventsUrl(view.query, { cursor: view.nextCursor })}">Older events →</a></p>` : ''}`;
+}
+
+/** GET /admin/events: find events by any field, pick some to replay. */
+export function eventListPage(view: EventListView): string {
+  const parked = view.query.parked
+    ? html`<p>Only events with a parked delivery · <a href="${eventsUrl({ ...view.query, parked: undefined })}">show all</a></p>`
+    : '';
+  const body = html`<div id="events-page">${STYLE}<h2>Events</h2>${filterForm(view)}${parked}${results(view)}</div>`;
+  return layout('Events', body, view.csrf, undefined, 'events');
+}

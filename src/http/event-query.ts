@@ -1,0 +1,31 @@
+import type { z } from 'zod';
+import { parsePayloadMatch, type PayloadMatch } from '../db/event-filter.js';
+import type { ListEventsQuery } from '../db/events.js';
+import { AppError } from '../errors.js';
+import type { eventListQuery } from './admin-schemas.js';
+
+/** A `where` payload search, or a 400 `bad_request` carrying parsePayloadMatch's message (what to type instead). */
+export function payloadMatchOf(text: string): PayloadMatch {
+  try {
+    return parsePayloadMatch(text);
+  } catch (error) {
+    throw new AppError('bad_request', (error as Error).message);
+  }
+}
+
+/** `GET /api/events`' validated query as the list's filter and page. */
+export function eventListFilter(q: z.infer<typeof eventListQuery>): ListEventsQuery {
+  return {
+    source: q.source,
+    status: q.status,
+    type: q.type,
+    parked: q.parked === 'true',
+    handler: q.handler,
+    from: q.from === undefined ? undefined : new Date(q.from),
+    to: q.to === undefined ? undefined : new Date(q.to),
+    search: q.search,
+    where: q.where === undefined ? undefined : payloadMatchOf(q.where),
+    limit: q.limit,
+    before: q.cursor === undefined ? undefined : Number(q.cursor),
+  };
+}

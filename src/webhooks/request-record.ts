@@ -1,0 +1,95 @@
+import type { KeptRequest } from '../db/event-writer.js';
+import type { ProviderDefinition } from './provider.js';
+
+/** Headers that carry a credential whatever their sender: never kept in clear. */
+const SECRET_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
+
+/** The signature headers of the shipped providers (most also match SECRET_PART; listed so a rename cannot unmask one). */
+export const PROVIDER_SIGNATURE_HEADERS: readonly string[] = [
+  'stripe-signature',
+  'svix-signature',
+  'webhook-signature',
+  'x-hub-signature',
+  'x-hub-signature-256',
+  'x-shopify-hmac-sha256',
+  'x-twilio-signature',
+  'paddle-signature',
+  'workos-signature',
+  'x-signature',
+];
+
+/** A header whose name says it holds a secret. */
+const SECRET_PART = /signature|secret|token|hmac|api-key|apikey|key-id/;
+
+/** Whether a header's value is replaced by a mask when kept (`provider` adds its own credential headers, e.g. a platform.json sender's). */
+export function isSecretHeader(name: string, provider?: Pick<ProviderDefinition, 'credentialHeaders'>): boolean {
+  return (
+    SECRET_HEADERS.has(name) || PROVIDER_SIGNATURE_HEADERS.includes(name) || SECRET_PART.test(name) || (provider?.credentialHeaders.includes(name) ?? false)
+  );
+}
+
+/** What a masked value shows: its length, no part of it. */
+export const maskValue = (value: string): string => `[masked, ${value.length} chars]`;
+
+/** Header name (lowercase) → value, the secret ones masked: what is kept and shown. */
+export function maskedHeaders(headers: Headers, provider?: Pick<ProviderDefinition, 'credentialHeaders'>): Record<string, string> {
+  const out: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    out[name] = isSecretHeader(name, provider) ? maskValue(value) : value;
+  });
+  return out;
+}
+
+/** The scheme a signature value names (`v1`, `h1`, `sha256`), when it names one. */
+function schemeOf(value: string): string | undefined {
+  return /(?:^|[\s,;])(v1|h1)[=,]/.exec(value)?.[1] ?? /^(sha1|sha256|sha512)=/.exec(value)?.[1];
+}
+
+/** The signing time a delivery carries (unix seconds), from a `*-timestamp` header or the signature header's `t=`/`ts=`. */
+function signedAt(provider: ProviderDefinition, headers: Headers, signature: string | null): number | undefined {
+  const stamped = provider.openapi.headers.find((h) => /timestamp/i.test(h.name) && headers.has(h.name));
+  const raw =
+    (stamped && headers.get(stamped.name)) ??
+    headers.get('svix-timestamp') ??
+    headers.get('webhook-timestamp') ??
+    (signature ? /(?:^|[\s,;])(?:t|ts)=(\d{1,14})/.exec(signature)?.[1] : undefined);
+  if (!raw || !/^\d{1,14}$/.test(raw)) return undefined;
+  const n = Number(raw);
+  return n > 1e11 ? n / 1000 : n; // WorkOS signs milliseconds
+}
+
+/** "signed 3 s before receipt" (or after: a sender's clock ahead of ours). */
+function age(seconds: number): string {
+  const whole = Math.round(Math.abs(seconds));
+  return seconds >= 0 ? `signed ${whole} s before receipt` : `signed ${whole} s after receipt (the sender's clock is ahead)`;
+}
+
+/**
+ * One line saying what verified a delivery: `stripe: Stripe-Signature v1
+ * matched, signed 3 s before receipt`. Read from the headers the verifier
+ * accepted; called only after it accepted them.
+ */
+export function describeVerification(provider: ProviderDefinition, headers: Headers, nowMs: number): string {
+  const name = provider.credentialHeaders.find((h) => h !== 'authorization' && headers.has(h)) ?? provider.credentialHeaders.find((h) => headers.has(h));
+  if (!name) return `${provider.name}: verified`;
+  const value = headers.get(name) ?? '';
+  const shown = provider.openapi.headers.find((h) => h.name.toLowerCase() === name)?.name ?? name;
+  if (name === 'authorization') return `${provider.name}: Authorization bearer matched, no signed timestamp`;
+  const scheme = schemeOf(value);
+  const at = signedAt(provider, headers, value);
+  const when = at === undefined ? 'no signed timestamp (a repeat is stopped by its key)' : age(nowMs / 1000 - at);
+  return `${provider.name}: ${shown}${scheme ? ` ${scheme}` : ''} matched, ${when}`;
+}
+
+/**
+ * The request a verified delivery came in, as kept beside its event. A JSON
+ * body is the payload text itself (passed once to the database, `body`
+ * undefined); a form body (Twilio) is kept as its own text.
+ */
+export function keptRequest(provider: ProviderDefinition, headers: Headers, body: Uint8Array, nowMs: number): KeptRequest {
+  return {
+    headersJson: JSON.stringify(maskedHeaders(headers, provider)),
+    body: provider.body === 'json' ? undefined : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'),
+    verification: describeVerification(provider, headers, nowMs),
+  };
+}
