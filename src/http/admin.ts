@@ -52,8 +52,6 @@ export interface AdminApiDeps {
   prune?: (dryRun: boolean) => Promise<PruneReport>;
   /** The handlers this hookrun runs, for `/api/handlers` and the dashboard's handlers (without it no name is known). */
   handlers?: HandlerCatalogSource;
-  /** The whole configuration, for the console's read-only Settings page (which shows no secret's value). */
-  settings?: Config;
 }
 
 /** Parse with zod; a bad value is a 400 `bad_request` that names the field. */

@@ -107,7 +107,16 @@ describe('console over HTTP: redirects, stream, CSP, settings', () => {
     const page = await res.text();
     expect(page).toMatch(/data-setting="PUBLIC_URL"><td><code>PUBLIC_URL<\/code><\/td><td>https:\/\/api\.example\.com<\/td><td>env<\/td>/);
     expect(page).toMatch(/data-setting="MAX_ATTEMPTS"><td><code>MAX_ATTEMPTS<\/code><\/td><td>10<\/td><td>default<\/td>/);
-    for (const name of ['ADMIN_TOKEN', 'CRON_SECRET', 'STRIPE_SECRET_KEY', 'ALERT_WEBHOOK_URL', 'GITHUB_TOKEN', 'PAYMENTS_WEBHOOK_SECRET', 'DATABASE_URL', 'CHANGES_DATABASE_URL'])
+    for (const name of [
+      'ADMIN_TOKEN',
+      'CRON_SECRET',
+      'STRIPE_SECRET_KEY',
+      'ALERT_WEBHOOK_URL',
+      'GITHUB_TOKEN',
+      'PAYMENTS_WEBHOOK_SECRET',
+      'DATABASE_URL',
+      'CHANGES_DATABASE_URL',
+    ])
       expect(page, name).toMatch(new RegExp(`data-setting="${name}" data-secret="set"`));
     expect(page).toMatch(/data-setting="DATABASE_DIRECT_URL" data-secret="not set"/);
     const secrets = [...Object.values(SECRETS), ...Object.values(EXTRA_SECRETS).filter((v) => v !== 'https://api.example.com' && v !== 'silent')];

@@ -49,8 +49,7 @@ ${h.topWaitingKeys.length > 0 ? html`<small>most waiting: ${h.topWaitingKeys.map
   return layout(`Handler ${h.name}`, body, csrf, undefined, 'handlers');
 }
 
-const overviews = async (deps: AdminApiDeps, topKeys: number) =>
-  listHandlerOverviews(deps.db, await catalogOf(deps.handlers), deps.clock.now(), { topKeys });
+const overviews = async (deps: AdminApiDeps, topKeys: number) => listHandlerOverviews(deps.db, await catalogOf(deps.handlers), deps.clock.now(), { topKeys });
 
 /** GET /admin/handlers and /admin/handlers/{name}. */
 export function addHandlerPages(app: Hono, deps: AdminApiDeps): void {

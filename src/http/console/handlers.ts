@@ -33,7 +33,9 @@ export function handlersTable(handlers: HandlerOverview[], csrf: string): SafeHt
   if (handlers.length === 0) return html`<p id="handlers-region" data-live-region>No handlers.</p>`;
   return html`<div class="scroll" id="handlers-region" data-live-region><table id="handlers"><thead><tr><th>handler</th><th class="wide">flow</th><th>state</th><th class="wide">running</th><th>waiting</th><th class="wide">parked</th><th class="wide">dead</th><th></th></tr></thead><tbody>
 ${handlers.map(
-  (h) => html`<tr data-handler="${h.name}"><td><a href="/admin/handlers/${encodeURIComponent(h.name)}">${h.name}</a>${h.registered ? '' : html` <small>(not loaded)</small>`}</td><td class="wide">${h.flow ?? NO_FLOW}</td>
+  (
+    h,
+  ) => html`<tr data-handler="${h.name}"><td><a href="/admin/handlers/${encodeURIComponent(h.name)}">${h.name}</a>${h.registered ? '' : html` <small>(not loaded)</small>`}</td><td class="wide">${h.flow ?? NO_FLOW}</td>
 <td class="state">${handlerState(h)}</td><td class="num wide">${h.running}</td>
 <td>${waitingSummary(h.waiting)}${h.topWaitingKeys.length > 0 ? html`<br><small>most waiting: ${h.topWaitingKeys.map((k) => `${k.key} (${k.waiting})`).join(', ')}</small>` : ''}</td>
 <td class="num wide">${parkedLink(h)}</td><td class="num wide">${h.dead}</td>

@@ -16,10 +16,10 @@ const RUNS_PER_PAGE = 50;
 const notice = (text: string | undefined) => (text ? html`<p class="notice" role="status">${text}</p>` : '');
 
 /** The backfill form: a range of past ticks to run (each once), or only to list. */
-function backfillForm(job: JobStatus, csrf: string): SafeHtml {
+function backfillForm(job: JobStatus, csrf: string, typed: { from?: string; to?: string } = {}): SafeHtml {
   if (!job.schedule) return html`<p>Not scheduled in platform.json, so there are no ticks to backfill.</p>`;
   return html`<form method="post" action="/admin/jobs/${encodeURIComponent(job.name)}/backfill" class="search" id="backfill"><input type="hidden" name="csrf" value="${csrf}">
-<label>from (UTC) <input type="datetime-local" name="from" required></label><label>to (UTC) <input type="datetime-local" name="to" required></label>
+<label>from (UTC) <input type="datetime-local" name="from" value="${typed.from ?? ''}" required></label><label>to (UTC) <input type="datetime-local" name="to" value="${typed.to ?? ''}" required></label>
 <label><input type="checkbox" name="dryRun" value="1"> only list the ticks</label><button type="submit">Backfill</button></form>
 <p><small>Runs each tick of <code>${job.schedule}</code> (${job.timezone}) in the range that has no run yet, oldest first; a tick that already ran is left alone.</small></p>`;
 }
@@ -38,7 +38,7 @@ export function jobPage(job: JobStatus, runs: CronRunRow[], more: number | undef
 <dt>description</dt><dd>${job.description || '-'}</dd><dt>schedule</dt><dd>${scheduleText(job)}</dd><dt>next runs</dt><dd>${nextRunsText(job)}</dd>
 <dt>overlap</dt><dd>${job.overlap}</dd><dt>attempts per tick</dt><dd>${job.attempts}</dd><dt>time limit</dt><dd>${Math.round(job.timeoutMs / 1000)} s</dd></dl>
 <h2>History</h2>${runsTable(runs)}${more !== undefined ? html`<p><a href="/admin/jobs/${encodeURIComponent(job.name)}?before=${more}">Older runs →</a></p>` : ''}</div>
-${extra.plan ? planList(extra.plan, job.timezone) : ''}<h2>Backfill</h2>${backfillForm(job, csrf)}`;
+${extra.plan ? planList(extra.plan, job.timezone) : ''}<h2>Backfill</h2>${backfillForm(job, csrf, extra.plan && { from: extra.plan.from.slice(0, 16), to: extra.plan.to.slice(0, 16) })}`;
   return layout(`Job ${job.name}`, body, csrf, undefined, 'jobs');
 }
 

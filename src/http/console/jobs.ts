@@ -44,8 +44,12 @@ ${jobs.map(
 export function runsTable(runs: CronRunRow[]): SafeHtml {
   if (runs.length === 0) return html`<p>No runs yet.</p>`;
   return html`<div class="scroll"><table id="runs"><thead><tr><th>id</th><th class="wide">trigger</th><th class="wide">tick</th><th class="wide">attempt</th><th>started (UTC)</th><th>status</th><th class="wide">ms</th><th class="wide">instance</th><th>error / output</th></tr></thead><tbody>
-${runs.map((r) => html`<tr data-run="${r.id}"><td>${r.id}</td><td class="wide">${r.trigger}</td><td class="wide">${r.scheduledFor ? time(r.scheduledFor) : ''}</td><td class="num wide">${r.attempt}</td><td>${time(r.startedAt)}</td><td>${status(r.status)}</td><td class="num wide">${r.durationMs ?? ''}</td><td class="wide">${r.instance ?? ''}</td>
-<td>${r.error ? html`<span class="run-error">${r.error.slice(0, 300)}</span>` : ''}${r.output ? html`<details id="output-${r.id}"><summary>output (${r.output.split('\n').length} lines)</summary><pre class="output">${r.output}</pre></details>` : ''}</td></tr>`)}
+${runs.map(
+  (
+    r,
+  ) => html`<tr data-run="${r.id}"><td>${r.id}</td><td class="wide">${r.trigger}</td><td class="wide">${r.scheduledFor ? time(r.scheduledFor) : ''}</td><td class="num wide">${r.attempt}</td><td>${time(r.startedAt)}</td><td>${status(r.status)}</td><td class="num wide">${r.durationMs ?? ''}</td><td class="wide">${r.instance ?? ''}</td>
+<td>${r.error ? html`<span class="run-error">${r.error.slice(0, 300)}</span>` : ''}${r.output ? html`<details id="output-${r.id}"><summary>output (${r.output.split('\n').length} lines)</summary><pre class="output">${r.output}</pre></details>` : ''}</td></tr>`,
+)}
 </tbody></table></div>`;
 }
 

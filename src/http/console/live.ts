@@ -13,7 +13,8 @@ import { CONSOLE_SCRIPT } from './live-script.js';
  */
 export function addLiveRoutes(app: Hono, deps: AdminApiDeps): void {
   app.get('/stream', async (c) => {
-    if (!deps.eventStream) return page(c, messagePage('Not found', 'This hookrun does not serve the event stream, so pages do not update live.', csrfOf(c, deps)), 404);
+    if (!deps.eventStream)
+      return page(c, messagePage('Not found', 'This hookrun does not serve the event stream, so pages do not update live.', csrfOf(c, deps)), 404);
     try {
       return await deps.eventStream.handle(c);
     } catch (error) {

@@ -43,7 +43,10 @@ function handlerSummary(handlers: HandlerOverview[]): SafeHtml {
 <p>${handlers.length} handler(s) · ${running} running · ${waiting} waiting · ${parked} parked · ${dead} dead${paused ? html` · <b>${paused} paused</b>` : ''}</p>
 ${handlers
   .filter((h) => h.paused || h.dead > 0 || h.parked > 0)
-  .map((h) => html`<p><a href="/admin/handlers/${encodeURIComponent(h.name)}">${h.name}</a>: ${h.paused ? 'paused' : 'active'}, ${h.parked} parked, ${h.dead} dead</p>`)}</section>`;
+  .map(
+    (h) =>
+      html`<p><a href="/admin/handlers/${encodeURIComponent(h.name)}">${h.name}</a>: ${h.paused ? 'paused' : 'active'}, ${h.parked} parked, ${h.dead} dead</p>`,
+  )}</section>`;
 }
 
 /** Each job's last outcome, the paused ones, and a link to the jobs page. */

@@ -1,4 +1,5 @@
 import type { Hono } from 'hono';
+import type { Config } from '../../config.js';
 import type { AdminApiDeps } from '../admin.js';
 import { html, type SafeHtml } from '../html.js';
 import { csrfOf, page } from './http.js';
@@ -12,8 +13,15 @@ ${rows.map((r) => html`<tr data-setting="${r.name}"${r.secret ? html` data-secre
 </tbody></table></div>`;
 }
 
+/**
+ * What the Settings page reads: the admin deps, which operator-routes.ts
+ * builds with the whole configuration as `settings` (the admin API's own
+ * type names only `adminToken` of it).
+ */
+export type SettingsDeps = AdminApiDeps & { settings?: Config };
+
 /** The effective configuration, read-only: each setting, its value (a secret only as set / not set) and where it came from. */
-export function settingsPage(deps: AdminApiDeps, csrf: string): string {
+export function settingsPage(deps: SettingsDeps, csrf: string): string {
   const config = deps.settings;
   const body = config
     ? html`<p>What this hookrun runs with, read once at start-up: change a setting in the environment (or <code>.env</code>) or platform.json and restart. Secrets show only whether they are set.</p>
@@ -25,6 +33,6 @@ export function settingsPage(deps: AdminApiDeps, csrf: string): string {
 }
 
 /** GET /admin/settings. */
-export function addSettingsPage(app: Hono, deps: AdminApiDeps): void {
+export function addSettingsPage(app: Hono, deps: SettingsDeps): void {
   app.get('/settings', (c) => page(c, settingsPage(deps, csrfOf(c, deps))));
 }
