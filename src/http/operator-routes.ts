@@ -64,6 +64,7 @@ export function createOperatorMounts(deps: OperatorRoutesDeps): Array<{ prefix: 
     eventStream: deps.eventStream,
     changes: deps.changes,
     handlers: deps.handlers,
+    settings: deps.config,
   };
   return [
     {

@@ -16,6 +16,10 @@ import { addHandlerControlRoutes } from './handler-routes.js';
 import { addSenderPages } from './senders.js';
 import { addIssuePages } from './issues.js';
 import { addReplayPages } from './replays.js';
+import { addHandlerPages } from './handler-pages.js';
+import { addJobPages } from './job-pages.js';
+import { addSettingsPage } from './settings.js';
+import { addLiveRoutes } from './live.js';
 
 /**
  * The dashboard at `/admin`: server-rendered HTML on the same query modules
@@ -58,6 +62,10 @@ export function createDashboard(deps: AdminApiDeps): Hono {
   addSenderPages(app, deps);
   addIssuePages(app, deps);
   addReplayPages(app, deps);
+  addHandlerPages(app, deps);
+  addJobPages(app, deps);
+  addSettingsPage(app, deps);
+  addLiveRoutes(app, deps);
   return app;
 }
 

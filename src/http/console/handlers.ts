@@ -1,33 +1,45 @@
 import { NO_FLOW } from '../../flow/describe.js';
 import { waitingSummary, type HandlerOverview } from '../../inbox/handler-overview.js';
 import { html, type SafeHtml } from '../html.js';
+import { time } from './layout.js';
 
-const utc = (value: Date) =>
-  value
-    .toISOString()
-    .replace('T', ' ')
-    .replace(/\.\d{3}Z$/, 'Z');
+/** Where a handler button sends the browser back to: the handlers list, or the handler's own page. */
+export type HandlerBack = 'list' | 'detail';
 
-/** A Pause or Resume button: a form with the session's CSRF token, as the cron buttons post theirs. */
-function handlerAction(name: string, action: 'pause' | 'resume', label: string, csrf: string): SafeHtml {
-  return html`<form method="post" action="/admin/handlers/${encodeURIComponent(name)}/${action}" class="inline"><input type="hidden" name="csrf" value="${csrf}"><button data-action="${action}">${label}</button></form>`;
+/** A Pause or Resume button: a form with the session's CSRF token and the page to come back to. */
+export function handlerAction(name: string, action: 'pause' | 'resume', csrf: string, back: HandlerBack): SafeHtml {
+  return html`<form method="post" action="/admin/handlers/${encodeURIComponent(name)}/${action}" class="inline"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="back" value="${back}"><button data-action="${action}">${action === 'pause' ? 'Pause' : 'Resume'}</button></form>`;
 }
 
+/** The button a handler's row offers: Resume when paused, Pause when this hookrun runs it. */
+export function handlerButton(h: HandlerOverview, csrf: string, back: HandlerBack): SafeHtml | string {
+  return h.paused ? handlerAction(h.name, 'resume', csrf, back) : h.registered ? handlerAction(h.name, 'pause', csrf, back) : '';
+}
+
+/** "paused since …" or "active". */
+export const handlerState = (h: HandlerOverview) => (h.paused ? html`<b>paused</b>${h.pausedAt ? html` since ${time(h.pausedAt)}` : ''}` : 'active');
+
+/** The parked count, linked to those events. */
+export const parkedLink = (h: HandlerOverview) =>
+  h.parked > 0 ? html`<a href="/admin/events?handler=${encodeURIComponent(h.name)}&parked=1">${h.parked}</a>` : String(h.parked);
+
 /**
- * The dashboard's handlers: flow options, running, waiting by reason (and the
- * keys with most waiting), parked (linked to those events),
- * with Pause / Resume. Names and flow summaries come from the project's
- * files, so every value goes through `html` (escaped).
+ * The handlers: flow options, running, waiting by reason (and the keys with
+ * most waiting), parked (linked to those events), with Pause / Resume. Names
+ * and flow summaries come from the project's files, so every value goes
+ * through `html` (escaped). A live region: it updates as events arrive.
  */
 export function handlersTable(handlers: HandlerOverview[], csrf: string): SafeHtml {
-  if (handlers.length === 0) return html`<p>No handlers.</p>`;
-  return html`<div class="scroll"><table id="handlers"><thead><tr><th>handler</th><th>flow</th><th>state</th><th>running</th><th>waiting</th><th>parked</th><th class="wide">dead</th><th></th></tr></thead><tbody>
+  if (handlers.length === 0) return html`<p id="handlers-region" data-live-region>No handlers.</p>`;
+  return html`<div class="scroll" id="handlers-region" data-live-region><table id="handlers"><thead><tr><th>handler</th><th class="wide">flow</th><th>state</th><th class="wide">running</th><th>waiting</th><th class="wide">parked</th><th class="wide">dead</th><th></th></tr></thead><tbody>
 ${handlers.map(
-  (h) => html`<tr data-handler="${h.name}"><td>${h.name}${h.registered ? '' : html` <small>(not loaded)</small>`}</td><td>${h.flow ?? NO_FLOW}</td>
-<td>${h.paused ? html`<b>paused</b>${h.pausedAt ? html` since ${utc(new Date(h.pausedAt))}` : ''}` : 'active'}</td><td class="num">${h.running}</td>
+  (
+    h,
+  ) => html`<tr data-handler="${h.name}"><td><a href="/admin/handlers/${encodeURIComponent(h.name)}">${h.name}</a>${h.registered ? '' : html` <small>(not loaded)</small>`}</td><td class="wide">${h.flow ?? NO_FLOW}</td>
+<td class="state">${handlerState(h)}</td><td class="num wide">${h.running}</td>
 <td>${waitingSummary(h.waiting)}${h.topWaitingKeys.length > 0 ? html`<br><small>most waiting: ${h.topWaitingKeys.map((k) => `${k.key} (${k.waiting})`).join(', ')}</small>` : ''}</td>
-<td class="num">${h.parked > 0 ? html`<a href="/admin?parked=1">${h.parked}</a>` : h.parked}</td><td class="num wide">${h.dead}</td>
-<td>${h.paused ? handlerAction(h.name, 'resume', 'Resume', csrf) : h.registered ? handlerAction(h.name, 'pause', 'Pause', csrf) : ''}</td></tr>`,
+<td class="num wide">${parkedLink(h)}</td><td class="num wide">${h.dead}</td>
+<td>${handlerButton(h, csrf, 'list')}</td></tr>`,
 )}
 </tbody></table></div>`;
 }

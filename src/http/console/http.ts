@@ -7,9 +7,10 @@ import { csrfToken } from '../admin-auth.js';
 /** The session cookie; scoped to /admin, HttpOnly, SameSite=Strict. */
 export const SESSION_COOKIE = 'hookrun_admin';
 
-/** Headers on every dashboard page: no script, no framing, no caching. */
+/** Headers on every console page: only our own script file (no inline script), no framing, no caching. */
 export const SECURITY_HEADERS: Record<string, string> = {
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'same-origin', // with no-referrer Chromium sends "Origin: null" on our own form posts
   'cache-control': 'no-store',

@@ -2,20 +2,20 @@ import { html, trusted, type SafeHtml } from '../html.js';
 
 const STYLE = `
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d1d1f;background:#f6f7f9}
-header{background:#111827;color:#fff;padding:10px 24px;display:flex;gap:16px;align-items:center}
-header a{color:#fff;text-decoration:none;font-weight:600}header form{margin-left:auto}
-header nav{display:flex;gap:4px 12px;flex-wrap:wrap}header nav a{font-weight:400;opacity:.85}header nav a.on{opacity:1;font-weight:600;text-decoration:underline}
-main{padding:16px 24px;max-width:1200px}h2{margin:24px 0 8px;font-size:16px}
+header{background:#111827;color:#fff;padding:8px 24px;display:flex;flex-wrap:wrap;gap:6px 16px;align-items:center}
+header a{color:#fff;text-decoration:none;font-weight:600}header .end{margin-left:auto;display:flex;gap:8px;align-items:center;order:2}
+header nav{display:flex;gap:4px 14px;flex-wrap:wrap;order:1}header nav a{font-weight:400;opacity:.85;padding:2px 0}header nav a.on{opacity:1;font-weight:600;text-decoration:underline}
+h1{font-size:20px;margin:4px 0 12px}main{padding:16px 24px;max-width:1200px}h2{margin:24px 0 8px;font-size:16px}
 table{border-collapse:collapse;width:100%;background:#fff}th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #e5e7eb;vertical-align:top}
-th{background:#f3f4f6;font-weight:600}td.num{text-align:right}pre{background:#fff;border:1px solid #e5e7eb;padding:12px;overflow:auto;max-height:70vh}
-.status{display:inline-block;padding:1px 8px;border-radius:10px;background:#e5e7eb}.s-processed,.s-succeeded{background:#d1fae5}.s-dead,.s-failed{background:#fee2e2}.s-pending,.s-running{background:#fef3c7}.s-ignored,.s-skipped{background:#e0e7ff}
+th{background:#f3f4f6;font-weight:600}td.num{text-align:right}pre{background:#fff;border:1px solid #e5e7eb;padding:12px;overflow:auto;max-height:70vh;white-space:pre-wrap;overflow-wrap:anywhere}
+.status{display:inline-block;padding:1px 8px;border-radius:10px;background:#e5e7eb;white-space:nowrap}.s-processed,.s-succeeded{background:#d1fae5}.s-dead,.s-failed{background:#fee2e2}.s-pending,.s-running{background:#fef3c7}.s-ignored,.s-skipped{background:#e0e7ff}
 .counts{display:flex;gap:8px;flex-wrap:wrap}.counts a{background:#fff;border:1px solid #e5e7eb;padding:6px 12px;border-radius:6px;text-decoration:none;color:inherit}
 .counts a.on{border-color:#111827}.notice{background:#ecfdf5;border:1px solid #a7f3d0;padding:8px 12px}.error{background:#fef2f2;border:1px solid #fecaca;padding:8px 12px}
 form.inline{display:inline}button{cursor:pointer}dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;background:#fff;padding:12px}dt{font-weight:600}
 dd{margin:0;overflow-wrap:anywhere}.scroll{overflow-x:auto;max-width:100%}.ago{color:#6b7280;font-size:12px}form.search{display:flex;gap:8px;flex-wrap:wrap;margin:8px 0}
-form.search input{padding:4px 8px}.live{margin-left:8px;font-size:13px}
+form.search input{padding:4px 8px}td{overflow-wrap:anywhere}
 figure.chart{margin:0;background:#fff;border:1px solid #e5e7eb;padding:8px}figcaption{font-size:13px;color:#374151}
-@media (max-width:640px){header,main{padding-left:10px;padding-right:10px}.wide{display:none}td,th{padding:4px 5px}pre{max-height:50vh}}`;
+@media (max-width:640px){header,main{padding-left:10px;padding-right:10px}header nav{order:3;flex-basis:100%;gap:2px 12px}.wide{display:none}td,th{padding:4px 5px}pre{max-height:50vh}dl{grid-template-columns:1fr}dt{margin-top:6px}}`;
 
 /** The console's pages, in the order the navigation shows them: [key, path, label]. */
 export const NAV = [
@@ -38,19 +38,27 @@ function nav(active: NavKey | undefined): SafeHtml {
   return html`<nav aria-label="console">${NAV.map(([key, path, label]) => html`<a href="${path}"${key === active ? trusted(' aria-current="page" class="on"') : ''}>${label}</a>`)}</nav>`;
 }
 
+/** Whether a page body has regions the live script swaps (elements with `data-live-region`). */
+const LIVE_REGION = /<[a-z]+ [^<>]*\bdata-live-region\b/;
+
 /**
- * The page frame; `csrf` present means a logged-in page (the navigation and
- * the logout button); `active` is the navigation entry it belongs to;
- * `refreshSeconds` reloads it (a meta refresh).
+ * The page frame; `csrf` present means a logged-in page (the navigation, the
+ * logout button and the live-updates script); `active` is the navigation
+ * entry it belongs to. A body with `data-live-region` elements is marked
+ * `data-live`: /admin/assets/console.js then refetches the page as events
+ * arrive and swaps those regions. `refreshSeconds` reloads the page (a meta
+ * refresh) for pages that want it without script.
  */
 export function layout(title: string, body: SafeHtml, csrf?: string, refreshSeconds?: number, active?: NavKey): string {
-  const logout = csrf
-    ? html`${nav(active)}<form method="post" action="/admin/logout"><input type="hidden" name="csrf" value="${csrf}"><button>Log out</button></form>`
+  const live = csrf !== undefined && LIVE_REGION.test(body.toString());
+  const end = csrf
+    ? html`<div class="end"><button type="button" id="live-toggle" hidden aria-pressed="false">Pause live updates</button><form method="post" action="/admin/logout" class="inline"><input type="hidden" name="csrf" value="${csrf}"><button>Log out</button></form></div>${nav(active)}`
     : '';
   const refresh = refreshSeconds ? html`<meta http-equiv="refresh" content="${refreshSeconds}">` : '';
+  const script = csrf ? html`<script src="/admin/assets/console.js" defer></script>` : '';
   return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">${refresh}
-<title>${title} · hookrun</title><style>${trusted(STYLE)}</style></head>
-<body><header><a href="/admin">hookrun</a><span>${title}</span>${logout}</header><main>${body}</main></body></html>`.toString();
+<title>${title} · hookrun</title><style>${trusted(STYLE)}</style>${script}</head>
+<body${live ? trusted(' data-live') : ''}><header><a href="/admin">hookrun</a>${end}</header><main><h1>${title}</h1>${body}</main></body></html>`.toString();
 }
 
 export const status = (value: string) => html`<span class="status s-${value}">${value}</span>`;
@@ -88,5 +96,5 @@ export function loginPage(error?: string): string {
 
 /** A page that only says something (not configured, not found, conflict). */
 export function messagePage(title: string, message: string, csrf?: string): string {
-  return layout(title, html`<p class="error">${message}</p><p><a href="/admin">Back to the dashboard</a></p>`, csrf);
+  return layout(title, html`<p class="error">${message}</p><p><a href="/admin">Back to the overview</a></p>`, csrf);
 }

@@ -1,122 +1,99 @@
 import type { Context, Hono } from 'hono';
-import { SOURCES } from '../../webhooks/providers/index.js';
 import type { JobStatus } from '../../cron/cron-service.js';
-import type { CronRunRow } from '../../db/cron-runs.js';
-import { EVENT_STATUSES, countEventsByStatus, countsPerMinute, listEvents, type EventSummary, type MinuteCounts } from '../../db/events.js';
-import { MIRROR_TABLES } from '../../db/mirror-read.js';
-import { listHandlerOverviews, type HandlerOverview } from '../../inbox/handler-overview.js';
+import { CHART_RANGES, eventHistogram, type ChartRange, type EventHistogram } from '../../db/event-histogram.js';
+import { EVENT_STATUSES, countEventsByStatus } from '../../db/events.js';
+import { countIssuesByStatus } from '../../db/issue-counts.js';
+import { listHandlerOverviews, waitingTotal, type HandlerOverview } from '../../inbox/handler-overview.js';
 import type { AdminApiDeps } from '../admin.js';
 import { catalogOf } from '../handler-routes.js';
-import { minuteChart } from './chart.js';
-import { handlerNotice, handlersTable } from './handlers.js';
+import { html, type SafeHtml } from '../html.js';
+import { CHART_STYLE, eventChart } from './chart.js';
 import { csrfOf, page } from './http.js';
-import { cronNotice, jobsTable, runsTable } from './jobs.js';
-import { eventsTable, searchForm, filterLink, type ListFilter } from './events.js';
-import { html } from '../html.js';
-import { layout } from './layout.js';
+import { layout, status } from './layout.js';
 
 /** What the overview shows. */
 export interface OverviewData {
   counts: Record<string, number>;
-  events: EventSummary[];
-  nextCursor: number | undefined;
-  filter: ListFilter;
+  histogram: EventHistogram;
   jobs: JobStatus[];
-  /** The server clock, for relative times. */
-  now: number;
-  /** Events per minute over the last hour, for the chart. */
-  perMinute: MinuteCounts;
-  runs: CronRunRow[];
-  /** Each handler: flow options, what its deliveries wait for, paused or not. */
   handlers: HandlerOverview[];
+  issues: Record<string, number>;
   notice?: string;
   csrf: string;
 }
 
-/** Counts by status, the events table with filters and paging, handlers, cron jobs and recent runs. */
+/** The query parameters of the old one-page dashboard's event list: such a URL is a bookmark of the list, now at /admin/events. */
+const OLD_LIST_PARAMS = ['status', 'source', 'type', 'q', 'parked', 'cursor'];
+
+/** Counts by status (each a link to those events), each linked to its list. */
+function statusCounts(counts: Record<string, number>): SafeHtml {
+  const total = Object.values(counts).reduce((a, b) => a + b, 0);
+  return html`<div class="counts" id="counts" data-live-region><a href="/admin/events" data-status="all">all: <b>${total}</b></a>
+${EVENT_STATUSES.map((s) => html`<a href="/admin/events?status=${s}" data-status="${s}">${s}: <b>${counts[s] ?? 0}</b></a>`)}</div>`;
+}
+
+/** One line per handler that needs a look (paused, dead, parked, waiting), and how many there are. */
+function handlerSummary(handlers: HandlerOverview[]): SafeHtml {
+  const paused = handlers.filter((h) => h.paused).length;
+  const dead = handlers.reduce((n, h) => n + h.dead, 0);
+  const parked = handlers.reduce((n, h) => n + h.parked, 0);
+  const waiting = handlers.reduce((n, h) => n + waitingTotal(h.waiting), 0);
+  const running = handlers.reduce((n, h) => n + h.running, 0);
+  return html`<section id="handlers-summary" data-live-region><h2><a href="/admin/handlers">Handlers</a></h2>
+<p>${handlers.length} handler(s) · ${running} running · ${waiting} waiting · ${parked} parked · ${dead} dead${paused ? html` · <b>${paused} paused</b>` : ''}</p>
+${handlers
+  .filter((h) => h.paused || h.dead > 0 || h.parked > 0)
+  .map(
+    (h) =>
+      html`<p><a href="/admin/handlers/${encodeURIComponent(h.name)}">${h.name}</a>: ${h.paused ? 'paused' : 'active'}, ${h.parked} parked, ${h.dead} dead</p>`,
+  )}</section>`;
+}
+
+/** Each job's last outcome, the paused ones, and a link to the jobs page. */
+function jobSummary(jobs: JobStatus[]): SafeHtml {
+  const failing = jobs.filter((j) => j.lastRun?.status === 'failed');
+  const paused = jobs.filter((j) => j.pausedAt).length;
+  return html`<section id="jobs-summary" data-live-region><h2><a href="/admin/jobs">Jobs</a></h2>
+<p>${jobs.length} job(s) · ${paused} paused · ${failing.length} whose last run failed</p>
+${failing.map((j) => html`<p><a href="/admin/jobs/${encodeURIComponent(j.name)}">${j.name}</a>: ${status('failed')} ${j.lastRun?.error?.slice(0, 120) ?? ''}</p>`)}</section>`;
+}
+
+/** Open and acknowledged issues, linked to the issues page. */
+function issueSummary(issues: Record<string, number>): SafeHtml {
+  return html`<section id="issues-summary" data-live-region><h2><a href="/admin/issues">Issues</a></h2>
+<p><a href="/admin/issues?status=open">${issues.open ?? 0} open</a> · <a href="/admin/issues?status=acknowledged">${issues.acknowledged ?? 0} acknowledged</a> · ${issues.resolved ?? 0} resolved</p></section>`;
+}
+
+/** The overview: counts by status, the chart, and what handlers, jobs and issues need; the events themselves are on /admin/events. */
 export function overviewPage(data: OverviewData): string {
-  const { filter } = data;
-  const dead = data.counts.dead ?? 0;
-  const replayDead =
-    dead > 0
-      ? html`<form method="post" action="/admin/events/replay" class="inline"><input type="hidden" name="csrf" value="${data.csrf}"><input type="hidden" name="status" value="dead"><button>Replay all ${dead} dead</button></form>`
-      : '';
-  const body = html`${data.notice ? html`<p class="notice" role="status">${data.notice}</p>` : ''}
-<h2>Last hour</h2>${minuteChart(data.perMinute)}
-<h2>Events by status</h2><div class="counts"><a href="${filterLink(filter, { status: undefined })}" class="${filter.status ? '' : 'on'}">all</a>
-${EVENT_STATUSES.map((s) => html`<a href="${filterLink(filter, { status: s })}" class="${filter.status === s ? 'on' : ''}" data-status="${s}">${s}: <b>${data.counts[s] ?? 0}</b></a>`)} ${replayDead}</div>
-<h2>Events${filter.live ? html`<a class="live" href="${filterLink(filter, { live: undefined })}">⏸ pause auto-refresh</a>` : html`<a class="live" href="${filterLink(filter, { live: '1' })}">▶ auto-refresh every 5 s</a>`}</h2>
-${filter.parked ? html`<p>Only events with a parked delivery · <a href="${filterLink(filter, { parked: undefined })}">show all</a></p>` : ''}
-<p>Source: <a href="${filterLink(filter, { source: undefined })}">all</a> ${SOURCES.map((s) => html`· <a href="${filterLink(filter, { source: s })}">${filter.source === s ? html`<b>${s}</b>` : s}</a> `)}</p>
-${searchForm(filter)}
-${eventsTable(data.events, Boolean(filter.status || filter.source || filter.type || filter.q), data.now)}
-${data.nextCursor !== undefined ? html`<p><a href="${filterLink(filter, { cursor: data.nextCursor })}">Older events →</a></p>` : ''}
-<h2>What the handlers wrote</h2><p id="mirrors">${Object.keys(MIRROR_TABLES).map((t, i) => html`${i ? ' · ' : ''}<a href="/admin/mirror/${t}">${t}</a>`)}</p>
-<h2>Handlers</h2>${handlersTable(data.handlers, data.csrf)}
-<h2>Cron jobs</h2>${jobsTable(data.jobs, data.csrf)}
-<h2>Recent cron runs</h2>${runsTable(data.runs)}`;
-  return layout('Dashboard', body, data.csrf, filter.live ? LIVE_REFRESH_SECONDS : undefined);
+  const body = html`${data.notice ? html`<p class="notice" role="status">${data.notice}</p>` : ''}${CHART_STYLE}
+<h2>Events by status</h2>${statusCounts(data.counts)}<p><a href="/admin/events">All events →</a></p>
+<h2>Received</h2><div id="chart-region" data-live-region>${eventChart(data.histogram)}</div>
+${handlerSummary(data.handlers)}${jobSummary(data.jobs)}${issueSummary(data.issues)}`;
+  return layout('Overview', body, data.csrf, undefined, 'overview');
 }
 
-/** How often the overview reloads while auto-refresh is on. */
-const LIVE_REFRESH_SECONDS = 5;
-
-/** GET /admin: the overview. */
+/** GET /admin: the overview; an old event-list URL (`/admin?status=dead`) goes on to /admin/events with its query. */
 export function addOverviewRoute(app: Hono, deps: AdminApiDeps): void {
-  app.get('/', (c) => overview(c, deps));
+  app.get('/', (c) => {
+    const query = new URL(c.req.url).search;
+    if (OLD_LIST_PARAMS.some((name) => c.req.query(name) !== undefined)) return c.redirect(`/admin/events${query}`, 303);
+    return overview(c, deps);
+  });
 }
 
-/** GET /admin: counts, the filtered event list, handlers, jobs and runs. */
 async function overview(c: Context, deps: AdminApiDeps): Promise<Response> {
   const { db, clock } = deps;
-  const text = (name: string, max: number) => {
-    const value = c.req.query(name)?.trim();
-    return value ? value.slice(0, max) : undefined;
-  };
-  const filter = {
-    status: (EVENT_STATUSES as readonly string[]).includes(c.req.query('status') ?? '') ? c.req.query('status') : undefined,
-    source: (SOURCES as readonly string[]).includes(c.req.query('source') ?? '') ? c.req.query('source') : undefined,
-    type: text('type', 255),
-    q: text('q', 255),
-    live: c.req.query('live') === '1' ? '1' : undefined,
-    parked: c.req.query('parked') === '1' ? '1' : undefined,
-  };
-  const cursor = /^\d{1,15}$/.test(c.req.query('cursor') ?? '') ? Number(c.req.query('cursor')) : undefined;
-  const [counts, page_, jobs, runs, perMinute, handlers] = await Promise.all([
+  const asked = c.req.query('range') ?? '';
+  const range: ChartRange = Object.hasOwn(CHART_RANGES, asked) ? (asked as ChartRange) : '1h';
+  const [counts, histogram, jobs, handlers, issues] = await Promise.all([
     countEventsByStatus(db),
-    listEvents(db, {
-      status: filter.status,
-      source: filter.source,
-      type: filter.type,
-      search: filter.q,
-      parked: filter.parked === '1',
-      before: cursor,
-      limit: 50,
-    }),
-    deps.cron.listJobs(3),
-    deps.cron.listRuns({ limit: 10 }),
-    countsPerMinute(db, clock.now()),
-    catalogOf(deps.handlers).then((catalog) => listHandlerOverviews(db, catalog, clock.now(), { topKeys: 3 })),
+    eventHistogram(db, clock.now(), range),
+    deps.cron.listJobs(1),
+    catalogOf(deps.handlers).then((catalog) => listHandlerOverviews(db, catalog, clock.now(), { topKeys: 0 })),
+    countIssuesByStatus(db),
   ]);
   const replayed = c.req.query('replayed');
-  const notice =
-    replayed !== undefined && /^\d+$/.test(replayed)
-      ? `Replayed ${replayed} event(s).`
-      : (cronNotice(c.req.query('job'), c.req.query('did'), jobs) ?? handlerNotice(c.req.query('handler'), c.req.query('did'), handlers));
-  return page(
-    c,
-    overviewPage({
-      counts,
-      events: page_.events,
-      nextCursor: page_.nextCursor,
-      filter,
-      jobs,
-      runs,
-      handlers,
-      notice,
-      csrf: csrfOf(c, deps),
-      now: clock.now(),
-      perMinute,
-    }),
-  );
+  const notice = replayed !== undefined && /^\d+$/.test(replayed) ? `Replayed ${replayed} event(s).` : undefined;
+  return page(c, overviewPage({ counts, histogram, jobs, handlers, issues, notice, csrf: csrfOf(c, deps) }));
 }
