@@ -15,7 +15,6 @@ import { eventListPage } from './events-list.js';
 import { csrfOf, formField, page, SECURITY_HEADERS } from './http.js';
 import { messagePage } from './layout.js';
 
-export { eventsTable, filterLink, searchForm, type ListFilter } from './events-overview-list.js';
 
 /** What a replay led to, read from the event as it is now (the worker may already have run it). */
 export function replayOutcome(event: EventDetail): string {
