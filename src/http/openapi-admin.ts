@@ -16,6 +16,7 @@ import {
   runsQuery,
   streamQuery,
 } from './admin-schemas.js';
+import { bulkReplayBody, replayListQuery } from './replay-schemas.js';
 import { errors, header, json, path, type Json } from './openapi-parts.js';
 
 /** A zod schema as JSON Schema of what the caller sends (`io: 'input'`: before defaults and transforms). */
@@ -45,6 +46,7 @@ const adminErrors = errors({ 400: ['bad_request'], 401: ['unauthorized'], 429: [
 const notFound = errors({ 404: ['not_found'] });
 const conflict = errors({ 409: ['conflict'] });
 const eventId = path('id', 'event id', { type: 'integer', minimum: 1 });
+const replayId = path('id', 'bulk replay id', { type: 'integer', minimum: 1 });
 
 function admin(method: 'get' | 'post', summary: string, extra: { parameters?: Json[]; requestBody?: Json } = {}, responses: Json = {}): Json {
   return { [method]: { tags: ['admin'], summary, security: [{ adminToken: [] }], ...extra, responses: { 200: json('OK'), ...adminErrors, ...responses } } };
@@ -73,6 +75,22 @@ export function adminPaths(): Record<string, Json> {
       { ...notFound, ...conflict },
     ),
     '/api/events/replay': admin('post', 'Replay every event of a status (and optionally a source and type)', { requestBody: bodyFrom(replayBody) }),
+    '/api/replays': {
+      ...admin(
+        'post',
+        'Bulk replay: events a filter selects (or `ids`), at `rate` per second, only events that exist now; `dry_run` answers the plan (how many, skipped and why, which handlers on how many) and writes nothing; otherwise 202 with the batch',
+        { requestBody: bodyFrom(bulkReplayBody) },
+        { 202: json('Started: the batch, advanced by the running instances') },
+      ),
+      ...admin('get', 'The bulk replay audit, newest first: who started what, when, and how far it got', { parameters: queryFrom(replayListQuery) }),
+    },
+    '/api/replays/{id}': admin('get', "One bulk replay's progress (replayed of total, status)", { parameters: [replayId] }, notFound),
+    '/api/replays/{id}/cancel': admin(
+      'post',
+      'Stop a running bulk replay (events already put back stay so)',
+      { parameters: [replayId] },
+      { ...notFound, ...conflict },
+    ),
     '/api/cron/jobs': admin('get', 'Cron jobs with schedule, next runs and last run', { parameters: queryFrom(jobsQuery) }),
     '/api/cron/runs': admin('get', 'Cron runs, newest first', { parameters: queryFrom(runsQuery) }),
     '/api/cron/jobs/{job}/run': admin(
