@@ -6,6 +6,10 @@ import { HandlerRegistry } from '../../src/inbox/handlers/registry.js';
 import { advanceReplays } from '../../src/replay/advance.js';
 import { cancelReplay, getReplay, listReplays, startReplay } from '../../src/replay/batches.js';
 import { planReplay } from '../../src/replay/plan.js';
+import { createReplayRunner } from '../../src/replay/runner.js';
+import { systemClock } from '../../src/clock.js';
+import { silentLogger } from '../../src/log.js';
+import { pollUntil } from '../helpers/poll.js';
 import { databaseKinds, useTestDatabase } from '../helpers/db.js';
 import { storeEvent } from '../inbox/fixtures.js';
 
@@ -133,6 +137,21 @@ describe.each(databaseKinds())('bulk replay on $name', (kind) => {
       await expect(startReplay(db, clock, { selection: { filter: { status: 'dead' } }, rate, actor })).rejects.toThrow(/rate: .* 1 to 1000/);
     await expect(planReplay(db, { ids: Array.from({ length: 1001 }, (_, i) => i + 1) })).rejects.toThrow(/at most 1000 ids/);
     expect(await db.query('SELECT 1 FROM hookrun.replay_batches')).toEqual([]);
+  });
+
+  it('the runner the service starts advances a started replay to the end, and stops', async () => {
+    const { db } = testDb;
+    const ids = await seed(db, 30, 'dead');
+    const runner = createReplayRunner({ db, clock: systemClock, log: silentLogger });
+    runner.start();
+    try {
+      const batch = await startReplay(db, systemClock, { selection: { filter: { status: 'dead' } }, rate: 1000, actor });
+      runner.wake();
+      await pollUntil('the runner to finish the replay', 10_000, async () => ((await getReplay(db, batch.id))?.status === 'done' ? true : undefined));
+      expect(await statuses(db, ids)).toEqual(Array(30).fill('pending'));
+    } finally {
+      await runner.stop();
+    }
   });
 
   it.skipIf(kind.name !== 'postgres')('two instances on one database never replay an event twice', async () => {
