@@ -16,6 +16,7 @@ import { createStripeApi } from './payments-api/stripe-client.js';
 import { loadHandlers } from './project/load-project.js';
 import { applyProjectMigrations } from './project/migrations.js';
 import { createRetentionLoop } from './retention/retention-loop.js';
+import { createReplayRunner } from './replay/runner.js';
 import { createVerifiers } from './webhooks/verifiers.js';
 import { explainListenError } from './startup-errors.js';
 import { createOnDemandProcessing, type OnDemandProcessing } from './service-drain.js';
@@ -134,6 +135,7 @@ export async function assembleService(config: Config, options: ServiceOptions, d
     const writer = new EventWriter(db, () => worker?.wake());
     const retention = worker && createRetentionLoop({ db, days: config.retention, clock, log, metrics });
     const background = options.background !== false;
+    const replays = background ? createReplayRunner({ db, clock, log }) : undefined; // bulk replays: every instance may advance them
     // Loaded only when configured: the replication client and pg cost ~150 ms of every start-up otherwise.
     const capture =
       (background || undefined) &&
@@ -167,6 +169,7 @@ export async function assembleService(config: Config, options: ServiceOptions, d
       worker?.start();
       retention?.start();
       capture?.start();
+      replays?.start();
     }
     alerts.start({ db, clock, overdue: (graceMs, sinceMs) => cron.overdue(graceMs, sinceMs) }, { timer: background });
     if (options.scheduler && background) cron.startScheduler();
@@ -181,7 +184,7 @@ export async function assembleService(config: Config, options: ServiceOptions, d
         log.info('stopping: no new requests; finishing what runs');
         eventStream.close(); // streams never go idle: end them, their clients resume elsewhere by id
         if (server) await closeServer(server, config.shutdownTimeoutMs);
-        await Promise.all([worker?.stop(), cron.stop(), retention?.stop(), capture?.stop()]);
+        await Promise.all([worker?.stop(), cron.stop(), retention?.stop(), capture?.stop(), replays?.stop()]);
         await alerts.stop();
         if (ownsDb) await db.close();
         log.info('stopped');

@@ -10,6 +10,7 @@ import { silentLogger } from '../log.js';
 import { Metrics } from '../metrics.js';
 import type { HandlerCatalog } from '../inbox/handler-overview.js';
 import { createStripeApi, type StripeApi } from '../payments-api/stripe-client.js';
+import { advanceReplays } from '../replay/advance.js';
 import { embeddedHolderPid, openCliDatabase } from './local-database.js';
 
 /** An admin API call that did not answer 2xx: its status and the error contract's code and message. */
@@ -31,6 +32,8 @@ export interface AdminClient {
   request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T>;
   /** Local mode: run the job's due pending runs here, one after another, until none is left (a backfill with no server). */
   drainDue?(job: string): Promise<number>;
+  /** Local mode: advance the due bulk replays one slice each here (alongside any running hookrun; the batch lock keeps it once). */
+  advanceReplays?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -138,6 +141,9 @@ async function localClient(config: Config): Promise<AdminClient> {
           await cron.idle();
         }
         return started;
+      },
+      async advanceReplays() {
+        while ((await advanceReplays(db, systemClock)).batchId !== undefined);
       },
       close: async () => {
         await cron.stop();

@@ -2,9 +2,10 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { SOURCES } from '../webhooks/providers/index.js';
 import { EVENT_STATUSES } from '../db/events.js';
-import { AdminRequestError, withAdminClient, type AdminClient } from './admin-client.js';
+import { withAdminClient } from './admin-client.js';
+import { registerReplaysCommand, runBulkReplay, type BulkReplayFlags } from './events-bulk-replay.js';
 import { registerPullCommand } from './pull.js';
-import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, ProgressBar, shortTime } from './output.js';
+import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, shortTime } from './output.js';
 
 /** An event as the admin API lists it (dates as ISO strings). */
 interface EventJson {
@@ -41,18 +42,6 @@ function listPath(filter: Record<string, string | number | true | undefined>): s
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(filter)) if (value !== undefined) params.set(key, String(value));
   return `/events?${params}`;
-}
-
-/** Every id matching a replay filter, collected first so the progress bar knows the total. */
-async function matchingIds(client: AdminClient, filter: { status: string; source?: string; type?: string }): Promise<number[]> {
-  const ids: number[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.request<{ events: EventJson[]; nextCursor: string | null }>('GET', listPath({ ...filter, limit: PAGE, cursor }));
-    ids.push(...page.events.map((e) => e.id));
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor);
-  return ids;
 }
 
 /** What an empty listing says: with filters, that nothing matched them; with none, how to send a first event. */
@@ -165,59 +154,44 @@ export function registerEventsCommands(program: Command): void {
   registerEventsReplayCommand(events);
 }
 
-/** `hookrun events replay`: one event, one handler of it, or every event of a status, processed again. */
+/** `hookrun events replay`: one event (or one handler of it), or a bulk replay of a selection at a rate. */
 function registerEventsReplayCommand(events: Command): void {
   events
     .command('replay')
-    .description('put events back in the queue: one by id, or every event of a status (e.g. --status dead)')
+    .description('put events back in the queue: one by id, or a selection (e.g. --status dead) as a bulk replay at a rate')
     .argument('[id]', 'event id', positiveInt('[id]', Number.MAX_SAFE_INTEGER))
     .addOption(statusOption())
     .addOption(sourceOption())
-    .option('--type <type>', 'with --status: only this event type')
-    .option('--handler <name>', "with an id: run only this handler again (its file name), not the event's others")
+    .option('--type <type>', 'only this event type')
+    .option('--where <match>', 'a payload value: "data.object.customer = cus_123" or "path ~ text"')
+    .option('--from <iso>', 'received at or after this time (ISO)')
+    .option('--to <iso>', 'received before this time (ISO)')
+    .option('--handler <name>', "run only this handler again (its file name), not the events' others")
+    .option('--rate <n>', 'bulk: events put back per second (1-1000, default 10)', positiveInt('--rate', 1000))
+    .option('--dry-run', 'bulk: only say how many would be replayed, which are skipped and which handlers run')
+    .option('--no-wait', 'bulk: print the replay id instead of following its progress')
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
-      '\nExamples:\n  hookrun events replay 42\n  hookrun events replay 42 --handler send-welcome-email\n  hookrun events replay --status dead --source payments\n\nExit codes: 0 all replayed, 1 some could not be (unknown id, being processed), 2 usage.',
+      '\nExamples:\n  hookrun events replay 42\n  hookrun events replay 42 --handler send-welcome-email\n  hookrun events replay --status dead --source payments --dry-run\n  hookrun events replay --status dead --where "data.object.customer = cus_123" --rate 50\n  hookrun events replays\n\nExit codes: 0 replayed, 1 not (unknown id, being processed, bulk replay cancelled), 2 usage.',
     )
     .action(
-      adminAction(
-        async (id: number | undefined, flags: { status?: string; source?: string; type?: string; handler?: string; json?: boolean }, command: Command) => {
-          if ((id === undefined) === (flags.status === undefined)) command.error('Give an event id or --status (not both).', { exitCode: EXIT_CODES.usage });
-          if (flags.handler !== undefined && id === undefined) command.error('--handler replays one event: give its id.', { exitCode: EXIT_CODES.usage });
-          if (flags.status === 'processing')
-            command.error('--status processing cannot be replayed: a worker owns those events.', { exitCode: EXIT_CODES.usage });
-          await withAdminClient(loadConfig(), async (client) => {
-            if (id !== undefined) {
-              const query = flags.handler === undefined ? '' : `?handler=${encodeURIComponent(flags.handler)}`;
-              const { event } = await client.request<{ event: EventJson }>('POST', `/events/${id}/replay${query}`);
-              if (flags.json) printJson({ replayed: 1, event });
-              else process.stdout.write(`event ${id} replayed: ${event.status}, attempts ${event.attempts}\n`);
-              return;
-            }
-            const ids = await matchingIds(client, { status: flags.status!, source: flags.source, type: flags.type });
-            const bar = new ProgressBar('replaying', ids.length);
-            const failed: Array<{ id: number; message: string }> = [];
-            for (const [index, eventId] of ids.entries()) {
-              try {
-                await client.request('POST', `/events/${eventId}/replay`);
-              } catch (error) {
-                if (!(error instanceof AdminRequestError) || error.status === 0) throw error;
-                failed.push({ id: eventId, message: error.message });
-              }
-              if (ids.length > 1) bar.update(index + 1);
-            }
-            if (ids.length > 1) bar.finish();
-            if (flags.json) printJson({ replayed: ids.length - failed.length, failed });
-            else
-              process.stdout.write(
-                `replayed ${ids.length - failed.length} of ${ids.length} ${flags.status} event(s)\n${failed.map((f) => `  ${f.id}: ${f.message}`).join('\n')}${failed.length ? '\n' : ''}`,
-              );
-            if (failed.length > 0) process.exitCode = EXIT_CODES.failure;
-          });
-        },
-      ),
+      adminAction(async (id: number | undefined, flags: BulkReplayFlags, command: Command) => {
+        const bulk = [flags.status, flags.source, flags.type, flags.where, flags.from, flags.to].some((v) => v !== undefined);
+        if ((id === undefined) === !bulk)
+          command.error('Give an event id or a selection (--status, --source, --type, --where, --from, --to), not both.', { exitCode: EXIT_CODES.usage });
+        if (flags.status === 'processing') command.error('--status processing cannot be replayed: a worker owns those events.', { exitCode: EXIT_CODES.usage });
+        if (bulk) return runBulkReplay(flags);
+        if (flags.dryRun || flags.rate !== undefined) command.error('--dry-run and --rate are for a selection, not one id.', { exitCode: EXIT_CODES.usage });
+        await withAdminClient(loadConfig(), async (client) => {
+          const query = flags.handler === undefined ? '' : `?handler=${encodeURIComponent(flags.handler)}`;
+          const { event } = await client.request<{ event: EventJson }>('POST', `/events/${id}/replay${query}`);
+          if (flags.json) printJson({ replayed: 1, event });
+          else process.stdout.write(`event ${id} replayed: ${event.status}, attempts ${event.attempts}\n`);
+        });
+      }),
     );
 
+  registerReplaysCommand(events);
   registerPullCommand(events);
 }

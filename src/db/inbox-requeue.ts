@@ -1,7 +1,7 @@
 import type { Queryable } from './database.js';
 
-/** Which events a requeue touches: one id, or every event with a status (optionally narrowed). */
-export type RequeueTarget = { id: number } | { status: string; source?: string; type?: string };
+/** Which events a requeue touches: one id, a slice of ids (a bulk replay's), or every event with a status (optionally narrowed). */
+export type RequeueTarget = { id: number } | { ids: number[] } | { status: string; source?: string; type?: string };
 
 /**
  * A replay's new per-handler state. All handlers: a finished event runs them
@@ -34,6 +34,9 @@ export async function requeueEvents(
   if ('id' in target) {
     params.push(target.id);
     where = `id = $4`;
+  } else if ('ids' in target) {
+    params.push(target.ids);
+    where = `id = ANY($4::bigint[])`;
   } else {
     params.push(target.status, target.source ?? null, target.type ?? null);
     where = `status = $4 AND ($5::text IS NULL OR source = $5) AND ($6::text IS NULL OR type = $6)`;

@@ -33,7 +33,7 @@ import { eventListFilter } from './event-query.js';
 import { createErrorHandler, errorResponse } from './errors.js';
 import { addHandlerRoutes, type HandlerCatalogSource } from './handler-routes.js';
 import { addSenderReconcileRoute, type ReconcileSenderRun } from './reconcile-routes.js';
-
+import { addReplayRoutes } from './replay-routes.js';
 /** What the admin API reads and drives; the dashboard and the CLI use the same modules. */
 export interface AdminApiDeps {
   /** Only `adminToken` is read: unset → every route answers 503 `not_configured`. */
@@ -113,7 +113,7 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
   addCronRoutes(app, deps);
   addHandlerRoutes(app, { db, handlers: deps.handlers, now: () => clock.now(), log: deps.log });
   addSenderReconcileRoute(app, { reconcileSender: deps.reconcileSender, now: () => clock.now(), log: deps.log, readBody: readJson });
-
+  addReplayRoutes(app, { db, clock, log: deps.log, handlers: deps.handlers, readBody: readJson });
   app.get('/changes', (c) => {
     if (!deps.changes) throw new AppError('not_found', 'CHANGES_DATABASE_URL is not set, so this hookrun captures no database changes.');
     return c.json({ changes: deps.changes.status() });

@@ -16,6 +16,7 @@ import {
   runsQuery,
   streamQuery,
 } from './admin-schemas.js';
+import { bulkReplayBody, replayListQuery } from './replay-schemas.js';
 import { errors, header, json, path, type Json } from './openapi-parts.js';
 
 /** A zod schema as JSON Schema of what the caller sends (`io: 'input'`: before defaults and transforms). */
@@ -45,6 +46,7 @@ const adminErrors = errors({ 400: ['bad_request'], 401: ['unauthorized'], 429: [
 const notFound = errors({ 404: ['not_found'] });
 const conflict = errors({ 409: ['conflict'] });
 const eventId = path('id', 'event id', { type: 'integer', minimum: 1 });
+const replayId = path('id', 'bulk replay id', { type: 'integer', minimum: 1 });
 
 function admin(method: 'get' | 'post', summary: string, extra: { parameters?: Json[]; requestBody?: Json } = {}, responses: Json = {}): Json {
   return { [method]: { tags: ['admin'], summary, security: [{ adminToken: [] }], ...extra, responses: { 200: json('OK'), ...adminErrors, ...responses } } };
@@ -58,30 +60,7 @@ function admin(method: 'get' | 'post', summary: string, extra: { parameters?: Js
  */
 export function adminPaths(): Record<string, Json> {
   return {
-    '/api/events': admin(
-      'get',
-      'List events, newest first, with filters (source, status, type, handler, from/to, search, a payload `where`, parked) and cursor pagination; a malformed `where` is a 400 `bad_request` saying why',
-      { parameters: queryFrom(eventListQuery) },
-    ),
-    '/api/events/stream': admin(
-      'get',
-      `Server-sent events: \`event: ready\` once, then \`event: event\` per committed event (\`id:\` the inbox id, \`data:\` {id, source, key, type, receivedAt, payload}); 503 past ${MAX_EVENT_STREAMS} open streams`,
-      { parameters: [...queryFrom(streamQuery), header('Last-Event-ID', 'resume after this inbox id')] },
-    ),
-    '/api/events/counts': admin('get', 'Number of events by status'),
-    '/api/events/{id}': admin(
-      'get',
-      'One event with its payload, its attempts, and `request`: the HTTP request it came in ({headers (secrets masked), body, verification}), or null when it came without one',
-      { parameters: [eventId] },
-      notFound,
-    ),
-    '/api/events/{id}/replay': admin(
-      'post',
-      'Put one event back in the queue (all its handlers, or `handler` only)',
-      { parameters: [eventId, ...queryFrom(replayQuery)] },
-      { ...notFound, ...conflict },
-    ),
-    '/api/events/replay': admin('post', 'Replay every event of a status (and optionally a source and type)', { requestBody: bodyFrom(replayBody) }),
+    ...eventPaths(),
     '/api/cron/jobs': admin('get', 'Cron jobs with schedule, next runs and last run', { parameters: queryFrom(jobsQuery) }),
     '/api/cron/runs': admin('get', 'Cron runs, newest first', { parameters: queryFrom(runsQuery) }),
     '/api/cron/jobs/{job}/run': admin(
@@ -145,6 +124,52 @@ export function adminPaths(): Record<string, Json> {
       'Gap repair for a sender with an events or deliveries API since `since`: GitHub (redeliveries asked for; GITHUB_TOKEN, GITHUB_HOOK), Paddle (PADDLE_API_KEY), WorkOS (WORKOS_API_KEY), Clerk (users and organizations; CLERK_SECRET_KEY)',
       { parameters: [path('sender', 'which sender', { type: 'string', enum: [...RECONCILE_SENDERS] })], requestBody: bodyFrom(reconcileBody) },
       notFound,
+    ),
+  };
+}
+
+/** The events and bulk replay routes. */
+function eventPaths(): Record<string, Json> {
+  return {
+    '/api/events': admin(
+      'get',
+      'List events, newest first, with filters (source, status, type, handler, from/to, search, a payload `where`, parked) and cursor pagination; a malformed `where` is a 400 `bad_request` saying why',
+      { parameters: queryFrom(eventListQuery) },
+    ),
+    '/api/events/stream': admin(
+      'get',
+      `Server-sent events: \`event: ready\` once, then \`event: event\` per committed event (\`id:\` the inbox id, \`data:\` {id, source, key, type, receivedAt, payload}); 503 past ${MAX_EVENT_STREAMS} open streams`,
+      { parameters: [...queryFrom(streamQuery), header('Last-Event-ID', 'resume after this inbox id')] },
+    ),
+    '/api/events/counts': admin('get', 'Number of events by status'),
+    '/api/events/{id}': admin(
+      'get',
+      'One event with its payload, its attempts, and `request`: the HTTP request it came in ({headers (secrets masked), body, verification}), or null when it came without one',
+      { parameters: [eventId] },
+      notFound,
+    ),
+    '/api/events/{id}/replay': admin(
+      'post',
+      'Put one event back in the queue (all its handlers, or `handler` only)',
+      { parameters: [eventId, ...queryFrom(replayQuery)] },
+      { ...notFound, ...conflict },
+    ),
+    '/api/events/replay': admin('post', 'Replay every event of a status (and optionally a source and type)', { requestBody: bodyFrom(replayBody) }),
+    '/api/replays': {
+      ...admin(
+        'post',
+        'Bulk replay: events a filter selects (or `ids`), at `rate` per second, only events that exist now; `dry_run` answers the plan (how many, skipped and why, which handlers on how many) and writes nothing; otherwise 202 with the batch',
+        { requestBody: bodyFrom(bulkReplayBody) },
+        { 202: json('Started: the batch, advanced by the running instances') },
+      ),
+      ...admin('get', 'The bulk replay audit, newest first: who started what, when, and how far it got', { parameters: queryFrom(replayListQuery) }),
+    },
+    '/api/replays/{id}': admin('get', "One bulk replay's progress (replayed of total, status)", { parameters: [replayId] }, notFound),
+    '/api/replays/{id}/cancel': admin(
+      'post',
+      'Stop a running bulk replay (events already put back stay so)',
+      { parameters: [replayId] },
+      { ...notFound, ...conflict },
     ),
   };
 }

@@ -15,7 +15,6 @@ import { eventListPage } from './events-list.js';
 import { csrfOf, formField, page, SECURITY_HEADERS } from './http.js';
 import { messagePage } from './layout.js';
 
-
 /** What a replay led to, read from the event as it is now (the worker may already have run it). */
 export function replayOutcome(event: EventDetail): string {
   if (event.status === 'pending' || event.status === 'processing') return `Replayed: back in the queue (now ${event.status}). Reload to see how it ends.`;
