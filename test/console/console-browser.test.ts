@@ -222,4 +222,26 @@ describe.skipIf(!chromiumPresent())('console frame and pages in headless Chromiu
     expect(await page.textContent('#live-toggle')).toBe('Pause live updates');
     await page.context().close();
   });
+
+  it('adds a new event to the events list live, and keeps a selection being made', async () => {
+    const page = await loggedIn(browser, 1280);
+    await page.evaluate(() => localStorage.removeItem('hookrun.console.live'));
+    await page.goto(`${browser.base}/admin/events`);
+    await page.waitForSelector('body[data-live-state="on"]');
+    const id = await postSigned(browser.base, app);
+    await page.waitForSelector(`#events tr[data-event-id="${id}"]`);
+
+    const refreshes = async () => Number((await page.getAttribute('body', 'data-live-refreshes')) ?? 0);
+    await page.check(`#events tr[data-event-id="${id}"] input[name="ids"]`);
+    const seen = await refreshes();
+    const next = await postSigned(browser.base, app);
+    await page.waitForFunction((n) => Number(document.body.getAttribute('data-live-refreshes')) > n, seen);
+    // The refresh ran, but the table holding a checked row was left as it was.
+    expect(await page.isChecked(`#events tr[data-event-id="${id}"] input[name="ids"]`)).toBe(true);
+    expect(await page.locator(`#events tr[data-event-id="${next}"]`).count()).toBe(0);
+    await page.uncheck(`#events tr[data-event-id="${id}"] input[name="ids"]`);
+    await postSigned(browser.base, app);
+    await page.waitForSelector(`#events tr[data-event-id="${next}"]`);
+    await page.context().close();
+  });
 });

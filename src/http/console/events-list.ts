@@ -86,7 +86,7 @@ function results(view: EventListView): SafeHtml {
   const all = filterSearch(view.query);
   return html`<form id="replay-selection" class="actions" method="get" action="/admin/replays/new"><button type="submit">Replay selected</button>
 <a id="replay-matching" href="/admin/replays/new${all ? `?${all}` : ''}">Replay all matching…</a></form>
-${eventRows(view.events, view.now)}
+<div id="events-region" data-live-region>${eventRows(view.events, view.now)}</div>
 ${view.nextCursor !== undefined ? html`<p><a id="older" href="${eventsUrl(view.query, { cursor: view.nextCursor })}">Older events →</a></p>` : ''}`;
 }
 

@@ -36,7 +36,8 @@ export const CONSOLE_SCRIPT = `(() => {
 
   function focusedIn(region) {
     const active = document.activeElement;
-    return active && active !== body && region.contains(active) && active.matches('input, select, textarea');
+    if (region.querySelector('input[type=checkbox]:checked')) return true; // a selection being made (rows to replay) is kept
+    return active && active !== body && region.contains(active) && active.matches('input:not([type=checkbox]), select, textarea');
   }
 
   async function refresh() {
