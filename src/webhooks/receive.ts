@@ -93,7 +93,7 @@ export function createReceiver(source: string, verifier: SourceVerifier, deps: R
     } catch (error) {
       if (error instanceof AppError) {
         rejected.inc({ source, outcome: 'rejected', reason: error.code });
-        deps.senderRejections?.add(route, error.code);
+        deps.senderRejections?.add(source, error.code);
         if (error.code === 'unavailable') deps.rejections.counted(route, error.code);
         else deps.rejections.rejected(route, error.code, { source, code: error.code, client: held.address }, `webhook rejected: ${error.message}`);
       }
