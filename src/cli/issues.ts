@@ -37,7 +37,9 @@ export function registerIssuesCommands(program: Command): void {
   const change = (verb: 'ack' | 'resolve', path: string, done: (issue: Issue) => string) =>
     issues
       .command(verb)
-      .description(verb === 'ack' ? 'acknowledge an open issue: no more notifications until it is resolved and recurs' : 'resolve an issue (it reopens if it recurs)')
+      .description(
+        verb === 'ack' ? 'acknowledge an open issue: no more notifications until it is resolved and recurs' : 'resolve an issue (it reopens if it recurs)',
+      )
       .argument('<id>', 'issue id (hookrun issues list)')
       .option('--json', 'print JSON')
       .action(
@@ -49,6 +51,10 @@ export function registerIssuesCommands(program: Command): void {
           process.stdout.write(`${done(issue)}\n`);
         }),
       );
-  change('ack', 'acknowledge', (i) => `Issue ${i.id} acknowledged: ${i.title} (${i.occurrences} so far). No more notifications until it is resolved and recurs.`);
+  change(
+    'ack',
+    'acknowledge',
+    (i) => `Issue ${i.id} acknowledged: ${i.title} (${i.occurrences} so far). No more notifications until it is resolved and recurs.`,
+  );
   change('resolve', 'resolve', (i) => `Issue ${i.id} resolved: ${i.title}. It reopens if it recurs.`);
 }

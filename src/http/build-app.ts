@@ -74,6 +74,17 @@ export function buildApp(parts: AppParts): BuiltApp {
         }),
       ]
     : [];
-  const app = createApp({ config, db, writer, verifiers: parts.verifiers ?? createVerifiers(config), clock, log, metrics, mounts, changes: parts.changes, senderRejections });
+  const app = createApp({
+    config,
+    db,
+    writer,
+    verifiers: parts.verifiers ?? createVerifiers(config),
+    clock,
+    log,
+    metrics,
+    mounts,
+    changes: parts.changes,
+    senderRejections,
+  });
   return { app, eventStream, senderRejections };
 }

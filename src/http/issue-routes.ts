@@ -28,7 +28,11 @@ export function issueId(c: Context): number {
 
 /** The senders config with what a partial one lacks filled in empty. */
 export const senderConfigOf = (senders: Partial<SenderConfig> | undefined): SenderConfig | undefined =>
-  senders?.secrets && { secrets: senders.secrets, customWebhooks: senders.customWebhooks ?? [], providers: senders.providers ?? ({} as SenderConfig['providers']) };
+  senders?.secrets && {
+    secrets: senders.secrets,
+    customWebhooks: senders.customWebhooks ?? [],
+    providers: senders.providers ?? ({} as SenderConfig['providers']),
+  };
 
 /**
  * `GET /api/issues`, `GET /api/issues/{id}`, `POST /api/issues/{id}/acknowledge|resolve`

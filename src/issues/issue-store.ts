@@ -118,7 +118,8 @@ export async function getIssue(db: Queryable, id: number): Promise<Issue | undef
 export async function acknowledgeIssue(db: Queryable, id: number, now: Date): Promise<Issue> {
   await db.query(`UPDATE hookrun.issues SET status = 'acknowledged', acknowledged_at = $2::timestamptz WHERE id = $1 AND status = 'open'`, [id, now]);
   const issue = await mustExist(db, id);
-  if (issue.status === 'resolved') throw new AppError('conflict', `Issue ${id} is resolved; there is nothing to acknowledge (it reopens by itself if it recurs).`);
+  if (issue.status === 'resolved')
+    throw new AppError('conflict', `Issue ${id} is resolved; there is nothing to acknowledge (it reopens by itself if it recurs).`);
   return issue;
 }
 

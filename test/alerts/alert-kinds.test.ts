@@ -61,7 +61,9 @@ describe.each(databaseKinds())('each alert kind reaches a local receiver, on $na
     await alerts.check(); // nothing new: no second message
     const [text] = await receiver.waitForDelivered(1);
     expect(text).toContain('1 issue opened');
-    expect(text).toMatch(/issue #\d+ Handler test fails: handler bug: cannot read properties of undefined \(handler_failing, 2 times so far\): \/admin\/issues\/\d+/);
+    expect(text).toMatch(
+      /issue #\d+ Handler test fails: handler bug: cannot read properties of undefined \(handler_failing, 2 times so far\): \/admin\/issues\/\d+/,
+    );
     expect(receiver.requests).toHaveLength(1);
   });
 
@@ -122,7 +124,9 @@ describe.each(databaseKinds())('each alert kind reaches a local receiver, on $na
     expect(await cron.idle(5000)).toBe(true);
     clock.set(at(12, 10));
     await checkBoth(); // 12:00 ran: the silent job's issue resolves by itself
-    const [resolved] = await testDb.db.query<{ status: string; resolved_by: string }>("SELECT status, resolved_by FROM hookrun.issues WHERE kind = 'job_silent'");
+    const [resolved] = await testDb.db.query<{ status: string; resolved_by: string }>(
+      "SELECT status, resolved_by FROM hookrun.issues WHERE kind = 'job_silent'",
+    );
     expect(resolved).toEqual({ status: 'resolved', resolved_by: 'auto' });
 
     clock.set(at(14, 1)); // no run since 12:00: 2 h 1 min > 2 × 1 h; and 13:00 never started: the issue reopens, told once more

@@ -1,6 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { SenderRejectionCounter } from '../../src/issues/rejection-counter.js';
 import { detectSenderRejections } from '../../src/issues/detect-senders.js';
 import { prune } from '../../src/retention/prune.js';
 import { silentLogger } from '../../src/log.js';
@@ -21,10 +20,17 @@ describe.each(databaseKinds())('sender refusals and the senders and issues API, 
   async function instances(clock: ManualClock) {
     const config = testConfig();
     const cron = await createCronService({ config, db: testDb.db, clock, log: silentLogger, metrics: new Metrics(), jobs: new Map() });
-    return [0, 1].map(() => ({ config, ...buildApp({ config, db: testDb.db, clock, log: silentLogger, metrics: new Metrics(), writer: new EventWriter(testDb.db), cron }) }));
+    return [0, 1].map(() => ({
+      config,
+      ...buildApp({ config, db: testDb.db, clock, log: silentLogger, metrics: new Metrics(), writer: new EventWriter(testDb.db), cron }),
+    }));
   }
   const bad = async (app: { app: { request: (path: string, init: RequestInit) => Response | Promise<Response> } }, route: string) =>
-    await app.app.request(`/webhooks/${route}`, { method: 'POST', body: '{"type":"x"}', headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' } });
+    await app.app.request(`/webhooks/${route}`, {
+      method: 'POST',
+      body: '{"type":"x"}',
+      headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' },
+    });
 
   it('many refused requests are one row per route, reason and minute per flush, with the right counts; a week later they are pruned', async () => {
     const clock = new ManualClock(Date.UTC(2026, 5, 1, 12, 0, 10));
@@ -51,7 +57,9 @@ describe.each(databaseKinds())('sender refusals and the senders and issues API, 
     expect((await rows()).reduce((n, r) => n + r.count, 0)).toBe(70);
 
     expect(await detectSenderRejections(testDb.db, clock.now())).toBe(1); // ≥ 10 in 15 min: an issue
-    const issues = (await (await a!.app.request('/api/issues', { headers: auth })).json()) as { issues: Array<{ kind: string; subject: string; occurrences: number }> };
+    const issues = (await (await a!.app.request('/api/issues', { headers: auth })).json()) as {
+      issues: Array<{ kind: string; subject: string; occurrences: number }>;
+    };
     expect(issues.issues).toMatchObject([{ kind: 'sender_rejecting', subject: 'payments', occurrences: 70 }]);
 
     const days = { events: 0, dedupeKeys: 0, cronRuns: 0 };
@@ -72,7 +80,9 @@ describe.each(databaseKinds())('sender refusals and the senders and issues API, 
     const res = await a!.app.request('/api/senders', { headers: auth });
     const text = await res.text();
     for (const secret of Object.values(a!.config.secrets).flatMap((s) => s?.values ?? [])) expect(text).not.toContain(secret.slice(0, 12));
-    const { senders } = JSON.parse(text) as { senders: Array<{ route: string; secretConfigured: boolean; lastDeliveryAt: string | null; accepted24h: number; rejections24h: Record<string, number> }> };
+    const { senders } = JSON.parse(text) as {
+      senders: Array<{ route: string; secretConfigured: boolean; lastDeliveryAt: string | null; accepted24h: number; rejections24h: Record<string, number> }>;
+    };
     const payments = senders.find((s) => s.route === 'payments')!;
     expect(payments).toMatchObject({ secretConfigured: true, accepted24h: 1 });
     expect(Object.values(payments.rejections24h)).toEqual([3]);
@@ -98,7 +108,9 @@ describe('issues acknowledged and resolved through the API', () => {
   });
 
   it('open → acknowledge → resolve; acknowledging a resolved issue is a 409', async () => {
-    await testDb.db.query("INSERT INTO hookrun.issues (fingerprint, kind, subject, title, detail) VALUES ('job_failing:x', 'job_failing', 'x', 'Job x fails', 'boom')");
+    await testDb.db.query(
+      "INSERT INTO hookrun.issues (fingerprint, kind, subject, title, detail) VALUES ('job_failing:x', 'job_failing', 'x', 'Job x fails', 'boom')",
+    );
     const { issues } = (await (await app.request('/api/issues', { headers: auth })).json()) as { issues: Array<{ id: number }> };
     const id = issues[0]!.id;
     const post = (path: string) => app.request(`/api/issues/${id}/${path}`, { method: 'POST', headers: auth });
