@@ -31,6 +31,7 @@ const COMMAND_GROUPS: ReadonlyArray<readonly [names: readonly string[], load: ()
   [['cron'], async () => (await import('./cli/cron.js')).registerCronCommands],
   [['events'], async () => (await import('./cli/events.js')).registerEventsCommands],
   [['handlers'], async () => (await import('./cli/handlers.js')).registerHandlersCommands],
+  [['issues'], async () => (await import('./cli/issues.js')).registerIssuesCommands],
   [['reconcile'], async () => (await import('./cli/reconcile.js')).registerReconcileCommand],
   [['prune'], async () => (await import('./cli/prune.js')).registerPruneCommand],
   [['alert'], async () => (await import('./cli/alert.js')).registerAlertCommand],

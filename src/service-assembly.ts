@@ -150,7 +150,7 @@ export async function assembleService(config: Config, options: ServiceOptions, d
         onWalRetained: alerts.onWalRetained,
       });
     await capture?.preflight(); // wal_level, REPLICATION, the publication: a ConfigError stops start-up here
-    const { app, eventStream } = buildApp({
+    const { app, eventStream, senderRejections } = buildApp({
       config,
       db,
       clock,
@@ -186,6 +186,7 @@ export async function assembleService(config: Config, options: ServiceOptions, d
         if (server) await closeServer(server, config.shutdownTimeoutMs);
         await Promise.all([worker?.stop(), cron.stop(), retention?.stop(), capture?.stop(), replays?.stop()]);
         await alerts.stop();
+        await senderRejections.flush(); // the last minute's refusal counts
         if (ownsDb) await db.close();
         log.info('stopped');
       })());

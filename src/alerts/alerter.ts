@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { alertHeading, postAlert, AlertDeliveryError } from './deliver.js';
 
 /** What an alert is about; each kind is coalesced and rate-limited on its own. */
-export type AlertKind = 'event_dead' | 'job_failed' | 'tick_late' | 'job_stopped' | 'backlog' | 'wal_retained';
+export type AlertKind = 'issue' | 'event_dead' | 'job_failed' | 'tick_late' | 'job_stopped' | 'backlog' | 'wal_retained';
 
 /** Where other capabilities report what is worth an alert; a no-op when ALERT_WEBHOOK_URL is unset. */
 export interface AlertSink {
@@ -28,6 +28,7 @@ export interface AlerterOptions {
 }
 
 const TITLES: Record<AlertKind, (n: number) => string> = {
+  issue: (n) => `${n} issue${n === 1 ? '' : 's'} opened (told once per opening; acknowledge or resolve in /admin/issues)`,
   event_dead: (n) => `${n} event${n === 1 ? '' : 's'} went dead (out of attempts or malformed); fix the cause, then \`hookrun events replay --status dead\``,
   job_failed: (n) => `${n} cron run${n === 1 ? '' : 's'} failed`,
   tick_late: (n) => `${n} cron tick${n === 1 ? ' has' : 's have'} not started on time (is a scheduler running?)`,

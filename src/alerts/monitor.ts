@@ -1,14 +1,16 @@
 import type { Clock } from '../clock.js';
 import type { AlertSettings } from '../config.js';
-import { claimAlert, oldestDueEvent } from '../db/alerts.js';
+import { oldestDueEvent } from '../db/alerts.js';
 import type { Database } from '../db/database.js';
 import { messageOf } from '../errors.js';
+import { issueLine, runIssuePass } from '../issues/issue-pass.js';
 import type { Logger } from '../log.js';
-import type { AlertKind, AlertSink } from './alerter.js';
+import type { AlertSink } from './alerter.js';
 
 /** A scheduled job that is behind, as the cron capability reports it (see cron/overdue.ts). */
 export interface OverdueReport {
   kind: 'tick_late' | 'job_stopped';
+  job: string;
   key: string;
   line: string;
 }
@@ -18,7 +20,8 @@ export interface MonitorDeps {
   db: Database;
   clock: Clock;
   log: Logger;
-  alerts: AlertSink;
+  /** Where an issue's opening is told; without it issues are still recorded (the console shows them). */
+  alerts?: AlertSink;
   settings: Pick<AlertSettings, 'lateTickSeconds' | 'backlogSeconds'>;
   overdue(graceMs: number, sinceMs: number): Promise<OverdueReport[]>;
   /** Between passes. Default 30 s. */
@@ -30,13 +33,19 @@ export interface Monitor {
   start(): void;
   /** One pass at `clock.now()` (tests; the timer calls it too). Never throws. */
   check(): Promise<void>;
+  /** Something just failed (an event went dead, a run failed): a pass soon, at most one per NUDGE_MS, instead of at the next tick. */
+  nudge(): void;
   stop(): Promise<void>;
 }
 
+/** The shortest time between two passes a failure asks for. */
+const NUDGE_MS = 2000;
+
 /**
- * Watch the database for conditions that need a person. Each condition has a
- * key (the stuck event's id, the late tick's time), claimed in the database
- * before it is sent, so with any number of instances it is reported once.
+ * Watch the database for what needs a person: failing handlers, jobs and
+ * sender routes, a backlog, a silent job, each recorded as an issue (see
+ * src/issues). An issue is told to the alert channel once per opening,
+ * claimed in the database, so with any number of instances it is told once.
  */
 export function createMonitor(deps: MonitorDeps): Monitor {
   const { db, clock, log, alerts, settings } = deps;
@@ -46,22 +55,15 @@ export function createMonitor(deps: MonitorDeps): Monitor {
   let running: Promise<void> | undefined;
   let stopped = false;
 
-  const report = async (kind: AlertKind, key: string, line: string) => {
-    if (await claimAlert(db, key, clock.now())) alerts.notify(kind, line);
-  };
-
   const pass = async () => {
     const now = clock.now();
     const oldest = await oldestDueEvent(db, now);
-    if (oldest && now - oldest.dueAt > settings.backlogSeconds * 1000) {
-      const waited = Math.round((now - oldest.dueAt) / 1000);
-      await report(
-        'backlog',
-        `backlog:${oldest.id}`,
-        `event ${oldest.id} has been due for ${waited} s; ${oldest.due}${oldest.due >= 1000 ? '+' : ''} events are due`,
-      );
-    }
-    for (const job of await deps.overdue(settings.lateTickSeconds * 1000, since)) await report(job.kind, job.key, job.line);
+    const backlog =
+      oldest && now - oldest.dueAt > settings.backlogSeconds * 1000
+        ? `event ${oldest.id} has been due for ${Math.round((now - oldest.dueAt) / 1000)} s; ${oldest.due}${oldest.due >= 1000 ? '+' : ''} events are due`
+        : undefined;
+    const silent = await deps.overdue(settings.lateTickSeconds * 1000, since);
+    await runIssuePass(db, now, { backlog, silent }, alerts && ((issue) => alerts.notify('issue', issueLine(issue))));
   };
 
   const check = () =>
@@ -75,12 +77,19 @@ export function createMonitor(deps: MonitorDeps): Monitor {
     timer.unref();
   };
 
+  let nudged: NodeJS.Timeout | undefined;
   return {
     start: schedule,
     check,
+    nudge() {
+      if (stopped || nudged) return;
+      nudged = setTimeout(() => void check().finally(() => (nudged = undefined)), NUDGE_MS);
+      nudged.unref();
+    },
     async stop() {
       stopped = true;
       clearTimeout(timer);
+      clearTimeout(nudged);
       await running;
     },
   };

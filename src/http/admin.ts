@@ -34,10 +34,11 @@ import { createErrorHandler, errorResponse } from './errors.js';
 import { addHandlerRoutes, type HandlerCatalogSource } from './handler-routes.js';
 import { addSenderReconcileRoute, type ReconcileSenderRun } from './reconcile-routes.js';
 import { addReplayRoutes } from './replay-routes.js';
+import { addIssueRoutes, type SenderConfig } from './issue-routes.js';
 /** What the admin API reads and drives; the dashboard and the CLI use the same modules. */
 export interface AdminApiDeps {
-  /** Only `adminToken` is read: unset → every route answers 503 `not_configured`. */
-  config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'maxAttempts'>>;
+  /** `adminToken` unset → every route answers 503 `not_configured`; the senders' secrets (set or not) feed `/api/senders`. */
+  config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'maxAttempts'>> & Partial<SenderConfig>;
   db: Database;
   clock: Clock;
   cron: Pick<CronService, 'listJobs' | 'listRuns' | 'runJob' | 'pause' | 'resume' | 'backfill'>;
@@ -114,6 +115,7 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
   addHandlerRoutes(app, { db, handlers: deps.handlers, now: () => clock.now(), log: deps.log });
   addSenderReconcileRoute(app, { reconcileSender: deps.reconcileSender, now: () => clock.now(), log: deps.log, readBody: readJson });
   addReplayRoutes(app, { db, clock, log: deps.log, handlers: deps.handlers, readBody: readJson });
+  addIssueRoutes(app, { db, now: () => clock.now(), log: deps.log, senders: deps.config });
   app.get('/changes', (c) => {
     if (!deps.changes) throw new AppError('not_found', 'CHANGES_DATABASE_URL is not set, so this hookrun captures no database changes.');
     return c.json({ changes: deps.changes.status() });

@@ -10,6 +10,7 @@ import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { RejectionLog } from '../rejection-log.js';
+import type { SenderRejectionSink } from '../issues/rejection-counter.js';
 import { BodyBudget } from '../webhooks/body-budget.js';
 import { createReceiver } from '../webhooks/receive.js';
 import { createCustomVerifiers, type SourceVerifier } from '../webhooks/verifiers.js';
@@ -33,6 +34,8 @@ export interface AppDeps {
   mounts?: Array<{ prefix: string; app: Hono }>;
   /** The caller's IP, which failed credentials are counted by; default the socket's. */
   clientAddress?: (c: Context) => string | undefined;
+  /** Where the receivers' refusals are counted per minute (the Senders page, the sender issues). */
+  senderRejections?: SenderRejectionSink;
 }
 
 /** The capture's state in `/ready`, snake_case like the rest of the API. */
@@ -92,6 +95,7 @@ export function createApp(deps: AppDeps): Hono {
     maxBodyBytes,
     bodyBudget,
     rejections,
+    senderRejections: deps.senderRejections,
     dbTimeoutMs: deps.config.dbTimeoutMs,
   };
   const receivers = [...SOURCES.map((source) => ({ route: source as string, verifier: deps.verifiers[source] })), ...createCustomVerifiers(deps.config)];

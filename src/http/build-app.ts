@@ -14,6 +14,7 @@ import { createApp } from './app.js';
 import { createEventStream, type EventStream } from './event-stream.js';
 import type { HandlerCatalogSource } from './handler-routes.js';
 import { createOperatorMounts } from './operator-routes.js';
+import { SenderRejectionCounter } from '../issues/rejection-counter.js';
 
 /** The parts a running hookrun (or a test, or the CLI) already has; the app is built from them. */
 export interface AppParts {
@@ -41,6 +42,8 @@ export interface BuiltApp {
   app: Hono;
   /** End open `GET /api/events/stream` connections at shutdown (they never go idle). */
   eventStream: EventStream;
+  /** The receivers' refusal counts: flush at shutdown so the last minute is written. */
+  senderRejections: SenderRejectionCounter;
 }
 
 /**
@@ -52,6 +55,7 @@ export interface BuiltApp {
 export function buildApp(parts: AppParts): BuiltApp {
   const { config, db, clock, log, metrics, writer, cron } = parts;
   const eventStream = createEventStream({ db, log });
+  const senderRejections = new SenderRejectionCounter(db, () => clock.now(), log);
   const mounts = cron
     ? [
         { prefix: '/cron', app: cron.routes },
@@ -70,6 +74,17 @@ export function buildApp(parts: AppParts): BuiltApp {
         }),
       ]
     : [];
-  const app = createApp({ config, db, writer, verifiers: parts.verifiers ?? createVerifiers(config), clock, log, metrics, mounts, changes: parts.changes });
-  return { app, eventStream };
+  const app = createApp({
+    config,
+    db,
+    writer,
+    verifiers: parts.verifiers ?? createVerifiers(config),
+    clock,
+    log,
+    metrics,
+    mounts,
+    changes: parts.changes,
+    senderRejections,
+  });
+  return { app, eventStream, senderRejections };
 }

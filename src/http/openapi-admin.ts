@@ -18,6 +18,7 @@ import {
 } from './admin-schemas.js';
 import { bulkReplayBody, replayListQuery } from './replay-schemas.js';
 import { errors, header, json, path, type Json } from './openapi-parts.js';
+import { issueListQuery } from './issue-schemas.js';
 
 /** A zod schema as JSON Schema of what the caller sends (`io: 'input'`: before defaults and transforms). */
 function inputSchema(schema: z.ZodType): Json & { properties?: Record<string, Json>; required?: string[] } {
@@ -47,6 +48,7 @@ const notFound = errors({ 404: ['not_found'] });
 const conflict = errors({ 409: ['conflict'] });
 const eventId = path('id', 'event id', { type: 'integer', minimum: 1 });
 const replayId = path('id', 'bulk replay id', { type: 'integer', minimum: 1 });
+const issueId = path('id', 'issue id', { type: 'integer', minimum: 1 });
 
 function admin(method: 'get' | 'post', summary: string, extra: { parameters?: Json[]; requestBody?: Json } = {}, responses: Json = {}): Json {
   return { [method]: { tags: ['admin'], summary, security: [{ adminToken: [] }], ...extra, responses: { 200: json('OK'), ...adminErrors, ...responses } } };
@@ -114,6 +116,21 @@ export function adminPaths(): Record<string, Json> {
       'One retention pass now: finished events past EVENT_RETENTION_DAYS (keys kept), keys past DEDUPE_RETENTION_DAYS, cron runs past CRON_RUN_RETENTION_DAYS; `dryRun` only counts',
       { requestBody: bodyFrom(pruneBody) },
       notFound,
+    ),
+    '/api/issues': admin('get', 'Issues of a status (default open), most recently seen first, with the count of each status', {
+      parameters: queryFrom(issueListQuery),
+    }),
+    '/api/issues/{id}': admin('get', 'One issue: kind, subject, occurrences, first and last seen, its lifecycle', { parameters: [issueId] }, notFound),
+    '/api/issues/{id}/acknowledge': admin(
+      'post',
+      'Acknowledge an open issue: someone is on it, no notification until it is resolved and recurs',
+      { parameters: [issueId] },
+      { ...notFound, ...conflict },
+    ),
+    '/api/issues/{id}/resolve': admin('post', 'Resolve an issue by hand; it reopens (and is told again) if it recurs', { parameters: [issueId] }, notFound),
+    '/api/senders': admin(
+      'get',
+      'Each sender route: its signing secret set or not (never any part of it), last delivery, events accepted and requests refused by reason in the last 24 h',
     ),
     '/api/changes': admin('get', "The WAL capture's state on this instance, with its last error message (`/ready` shows only its code)", {}, notFound),
     '/api/payments/reconcile': admin('post', 'Store the Stripe events the inbox is missing since `since`; needs STRIPE_SECRET_KEY', {

@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { RetentionDays } from '../config.js';
 import type { Database } from '../db/database.js';
+import { pruneSenderRejections } from '../issues/rejection-counter.js';
 import { countPrunable, deleteEvents, expireEventKeys, saveKeysOfOldEvents, trimCronRuns } from '../db/retention.js';
 
 const DAY_MS = 86_400_000;
@@ -96,5 +97,6 @@ export async function prune(
     }, signal);
   if (keys) report.dedupeKeys = await drainTable('webhook_event_keys', () => expireEventKeys(db, keys, CHUNK_ROWS));
   if (cronRuns) report.cronRuns = await drainTable('cron_runs', () => trimCronRuns(db, cronRuns, CHUNK_ROWS));
+  await pruneSenderRejections(db, now); // a week of per-minute counts, whatever the other settings
   return report;
 }

@@ -6,6 +6,7 @@ import { AppError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { RejectionLog } from '../rejection-log.js';
+import type { SenderRejectionSink } from '../issues/rejection-counter.js';
 import type { BodyBudget } from './body-budget.js';
 import { holdBody, isClientGone, readLimitedBody, releaseBody } from './body-reader.js';
 import { keptRequest } from './request-record.js';
@@ -24,6 +25,8 @@ export interface ReceiveDeps {
   bodyBudget: BodyBudget;
   /** Refusals: counted by route and reason, logged a few a minute. */
   rejections: RejectionLog;
+  /** Refusals counted per minute into the database, for the Senders page and the sender issues. */
+  senderRejections?: SenderRejectionSink;
 }
 
 const CONTENT_TYPES = {
@@ -93,6 +96,7 @@ export function createReceiver(source: string, verifier: SourceVerifier, deps: R
     } catch (error) {
       if (error instanceof AppError) {
         rejected.inc({ source, outcome: 'rejected', reason: error.code });
+        deps.senderRejections?.add(source, error.code);
         if (error.code === 'unavailable') deps.rejections.counted(route, error.code);
         else deps.rejections.rejected(route, error.code, { source, code: error.code, client: held.address }, `webhook rejected: ${error.message}`);
       }

@@ -53,15 +53,15 @@ describe('alerts from a spawned hookrun (embedded database)', { timeout: 120_000
     for (const out of [sent, refused, nowhere, unset, check]) expect(out.stdout + out.stderr).not.toContain('alert-url-secret-part');
   });
 
-  it('`hookrun start` sends an alert when a delivered event goes dead, and never logs the URL', async () => {
+  it('`hookrun start` tells the issue when a delivered event goes dead (within seconds: the failure nudges the monitor), and never logs the URL', async () => {
     server = await spawnHookrun({ dataDir, env: { ALERT_WEBHOOK_URL: receiver.url, SCHEDULER: 'off' } });
     const before = receiver.delivered().length;
     // A Clerk user.created whose `data` has no id: verified and stored, then dead at once (malformed).
     const answer = await sendDelivery(server.url, svixDelivery('auth', 'msg_alert_dead_1', { type: 'user.created', object: 'event', data: {} }, SECRETS.auth));
     expect(answer).toMatchObject({ status: 200 });
     const all = await receiver.waitForDelivered(before + 1, 20_000);
-    expect(all[before]).toContain('1 event went dead');
-    expect(all[before]).toMatch(/auth user\.created #\d+ \(key msg_alert_dead_1\)/);
+    expect(all[before]).toContain('1 issue opened');
+    expect(all[before]).toMatch(/issue #\d+ Handler \S+ fails: .* \(handler_failing, 1 time so far\): \/admin\/issues\/\d+/);
     await server.stop();
     expect(server.output()).not.toContain('alert-url-secret-part');
     server = undefined;

@@ -37,12 +37,13 @@ describe.each(databaseKinds())('each alert kind reaches a local receiver, on $na
     return alerts;
   }
 
-  it('an event that goes dead (not one that will be retried)', async () => {
+  it('an event that goes dead (not one that will be retried): one issue, told once at the next monitor pass', async () => {
     const alerts = instanceAlerts();
     const handlers = new HandlerRegistry().on('test', 'boom', async () => {
       throw new Error('handler bug: cannot read properties of undefined');
     });
     const clock = new ManualClock(Date.now());
+    alerts.start({ db: testDb.db, clock, overdue: async () => [] });
     const worker = createWorker({
       db: testDb.db,
       config: testConfig({ MAX_ATTEMPTS: '2' }),
@@ -51,36 +52,43 @@ describe.each(databaseKinds())('each alert kind reaches a local receiver, on $na
       metrics: new Metrics(),
       handlers,
       options: { random: () => 0.5 },
-      onDead: alerts.onDead,
     });
-    const id = await storeEvent(testDb.db, 'test', 'boom', {}, 'evt_boom_1');
-    expect(await worker.runOnce()).toBe(1); // attempt 1: failed, retried later — no alert
-    clock.advance(3_600_000);
+    await storeEvent(testDb.db, 'test', 'boom', {}, 'evt_boom_1');
+    expect(await worker.runOnce()).toBe(1); // attempt 1: failed, retried later
+    clock.advance(600_000);
     expect(await worker.runOnce()).toBe(1); // attempt 2 of 2: dead
+    await alerts.check();
+    await alerts.check(); // nothing new: no second message
     const [text] = await receiver.waitForDelivered(1);
-    expect(text).toContain('1 event went dead');
-    expect(text).toContain(`test boom #${id} (key evt_boom_1): handler bug: cannot read properties of undefined (gave up after 2 attempts)`);
-    expect(text).toContain('hookrun events replay --status dead');
+    expect(text).toContain('1 issue opened');
+    expect(text).toMatch(
+      /issue #\d+ Handler test fails: handler bug: cannot read properties of undefined \(handler_failing, 2 times so far\): \/admin\/issues\/\d+/,
+    );
     expect(receiver.requests).toHaveLength(1);
   });
 
-  it('a cron run that fails', async () => {
+  it('a cron run that fails: one issue however many runs fail', async () => {
     const alerts = instanceAlerts();
+    const clock = new ManualClock(at(10, 0));
+    alerts.start({ db: testDb.db, clock, overdue: async () => [] });
     const cron = await createCronService({
       config: testConfig(),
       db: testDb.db,
-      clock: new ManualClock(at(10, 0)),
+      clock,
       log: silentLogger,
       metrics: new Metrics(),
       jobs: jobsOf({ nightly: { run: () => Promise.reject(new Error('export failed: disk full')) }, fine: { run: () => undefined } }),
-      onRunFailed: alerts.onRunFailed,
     });
     expect((await cron.runJob('fine', 'cli')).status).toBe('succeeded');
-    const run = await cron.runJob('nightly', 'cli');
-    expect(run.status).toBe('failed');
+    expect((await cron.runJob('nightly', 'cli')).status).toBe('failed');
+    clock.advance(1000);
+    await alerts.check();
+    expect((await cron.runJob('nightly', 'cli')).status).toBe('failed');
+    clock.advance(1000);
+    await alerts.check();
     const [text] = await receiver.waitForDelivered(1);
-    expect(text).toContain('1 cron run failed');
-    expect(text).toContain(`nightly (run #${run.id}, cli): export failed: disk full`);
+    expect(text).toContain('1 issue opened');
+    expect(text).toMatch(/issue #\d+ Job nightly fails \(job_failing, 1 time so far\)/);
     expect(receiver.requests).toHaveLength(1);
     await cron.stop();
   });
@@ -106,8 +114,8 @@ describe.each(databaseKinds())('each alert kind reaches a local receiver, on $na
     await checkBoth();
     await checkBoth();
     const [late] = await receiver.waitForDelivered(1);
-    expect(late).toContain('1 cron tick has not started on time');
-    expect(late).toContain('hourly: the 2026-11-23T11:00:00.000Z tick has not started (6 min late)');
+    expect(late).toContain('1 issue opened');
+    expect(late).toMatch(/issue #\d+ Job hourly has not run on time \(job_silent, 1 time so far\)/);
 
     clock.set(at(11, 59, 59)); // the scheduler comes back (its first pass starts from now) and runs 12:00
     await cron.tick();
@@ -115,17 +123,21 @@ describe.each(databaseKinds())('each alert kind reaches a local receiver, on $na
     await cron.tick();
     expect(await cron.idle(5000)).toBe(true);
     clock.set(at(12, 10));
-    await checkBoth(); // 12:00 ran: nothing new
+    await checkBoth(); // 12:00 ran: the silent job's issue resolves by itself
+    const [resolved] = await testDb.db.query<{ status: string; resolved_by: string }>(
+      "SELECT status, resolved_by FROM hookrun.issues WHERE kind = 'job_silent'",
+    );
+    expect(resolved).toEqual({ status: 'resolved', resolved_by: 'auto' });
 
-    clock.set(at(14, 1)); // no run since 12:00: 2 h 1 min > 2 × 1 h; and 13:00 never started
+    clock.set(at(14, 1)); // no run since 12:00: 2 h 1 min > 2 × 1 h; and 13:00 never started: the issue reopens, told once more
     await checkBoth();
-    const all = await receiver.waitForDelivered(3);
-    const rest = all.slice(1).join('\n');
-    expect(rest).toContain('1 cron job has not run for twice its interval');
-    expect(rest).toMatch(/hourly: last run 2026-11-23T12:00:00\.\d{3}Z, though it is scheduled every 60 min/);
-    expect(rest).toContain('hourly: the 2026-11-23T13:00:00.000Z tick has not started (61 min late)');
+    const all = await receiver.waitForDelivered(2);
+    expect(all[1]).toMatch(/issue #\d+ Job hourly has not run on time \(job_silent, 2 times so far\)/);
+    const [detail] = await testDb.db.query<{ detail: string }>("SELECT detail FROM hookrun.issues WHERE kind = 'job_silent'");
+    expect(detail!.detail).toContain('hourly: the 2026-11-23T13:00:00.000Z tick has not started (61 min late)');
+    expect(detail!.detail).toMatch(/hourly: last run 2026-11-23T12:00:00\.\d{3}Z, though it is scheduled every 60 min/);
     await checkBoth();
-    expect(receiver.requests).toHaveLength(3);
+    expect(receiver.requests).toHaveLength(2);
     await cron.stop();
   });
 
@@ -141,8 +153,10 @@ describe.each(databaseKinds())('each alert kind reaches a local receiver, on $na
     await Promise.all([a.check(), b.check()]);
     await Promise.all([a.check(), b.check()]);
     const [text] = await receiver.waitForDelivered(1);
-    expect(text).toContain('events are waiting to be processed longer than ALERT_BACKLOG_SECONDS');
-    expect(text).toMatch(new RegExp(`event ${id} has been due for 9\\d s; 2 events are due`));
+    expect(text).toContain('issue #');
+    expect(text).toContain('Events wait longer than ALERT_BACKLOG_SECONDS (is a worker running?) (backlog, 1 time so far)');
+    const [issue] = await testDb.db.query<{ detail: string }>("SELECT detail FROM hookrun.issues WHERE kind = 'backlog'");
+    expect(issue!.detail).toMatch(new RegExp(`event ${id} has been due for 9\\d s; 2 events are due`));
     expect(receiver.requests).toHaveLength(1);
   });
 });

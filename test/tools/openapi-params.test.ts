@@ -103,6 +103,10 @@ describe('every documented admin parameter is enforced as documented (GET /opena
     expect(paths['/api/events']!.get!.parameters!.map((p) => p.name)).toEqual(expect.arrayContaining(['handler', 'from', 'to', 'search', 'where', 'parked']));
     expect(limit.schema).toMatchObject({ minimum: 1, maximum: 200 });
     expect(Object.keys(paths['/api/events/replay']!.post!.requestBody!.content['application/json'].schema.properties)).toEqual(['status', 'source', 'type']);
+    const issueStatus = paths['/api/issues']!.get!.parameters!.find((p) => p.name === 'status')!;
+    expect(issueStatus.schema.enum).toEqual(['open', 'acknowledged', 'resolved']);
+    for (const path of ['/api/issues/{id}', '/api/issues/{id}/acknowledge', '/api/issues/{id}/resolve', '/api/senders'])
+      expect(paths[path], path).toBeDefined();
     await tools.app.request('/cron/tick', { method: 'POST', headers: { authorization: `Bearer ${SECRETS.cron}` } });
     await tools.app.request('/cron/boom', { method: 'POST', headers: { authorization: `Bearer ${SECRETS.cron}` } });
     const failed = (await (await tools.app.request('/api/cron/runs?status=failed', { headers: auth })).json()) as { runs: Array<{ job: string }> };

@@ -5,7 +5,7 @@ import { createCronService, type CronService } from '../../src/cron/cron-service
 import { defineJob } from '../../src/cron/job.js';
 import type { Database } from '../../src/db/database.js';
 import { EventWriter } from '../../src/db/event-writer.js';
-import { buildApp } from '../../src/http/build-app.js';
+import { buildApp, type BuiltApp } from '../../src/http/build-app.js';
 import { createStripeApi } from '../../src/payments-api/stripe-client.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
@@ -19,6 +19,8 @@ export interface ToolsApp {
   clock: ManualClock;
   metrics: Metrics;
   cron: CronService;
+  /** The receivers' refusal counts; `flush()` writes them now. */
+  senderRejections: BuiltApp['senderRejections'];
 }
 
 /** Jobs for the tests: `tick` succeeds, `boom` fails with a message. */
@@ -37,8 +39,8 @@ export async function createToolsApp(
   const metrics = new Metrics();
   const stripe = config.stripe && createStripeApi(config.stripe); // as service-assembly.ts builds it: once
   const cron = await createCronService({ config, stripe, db, log: silentLogger, metrics, clock, jobs: TEST_JOBS });
-  const { app } = buildApp({ config, db, clock, log: silentLogger, metrics, writer: new EventWriter(db), cron, stripe });
-  return { app, config, clock, metrics, cron };
+  const { app, senderRejections } = buildApp({ config, db, clock, log: silentLogger, metrics, writer: new EventWriter(db), cron, stripe });
+  return { app, config, clock, metrics, cron, senderRejections };
 }
 
 /** Post a signed sample through the real receiver; returns the stored event id. */

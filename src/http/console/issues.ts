@@ -1,5 +1,57 @@
 import type { Hono } from 'hono';
+import { AppError } from '../../errors.js';
+import { acknowledgeIssue, countIssues, getIssue, listIssues, resolveIssue } from '../../issues/issue-store.js';
+import { ISSUE_STATUSES, type IssueStatus } from '../../issues/issue-types.js';
 import type { AdminApiDeps } from '../admin.js';
+import { html } from '../html.js';
+import { issueId } from '../issue-routes.js';
+import { csrfOf, page } from './http.js';
+import { issueDetail, issueTabs, issuesTable, ISSUES_STYLE } from './issues-view.js';
+import { layout, messagePage } from './layout.js';
 
-/** The Issues page's routes (not built yet: the navigation links to it). */
-export function addIssuePages(_app: Hono, _deps: AdminApiDeps): void {}
+const NOTICES: Record<string, string> = { acknowledged: 'acknowledged: no more notifications until it is resolved and recurs', resolved: 'resolved' };
+
+/**
+ * `GET /admin/issues` (tabs open / acknowledged / resolved with counts),
+ * `GET /admin/issues/{id}`, and `POST /admin/issues/{id}/acknowledge|resolve`
+ * (back to the list with a notice). Behind the console's session and CSRF guard.
+ */
+export function addIssuePages(app: Hono, deps: AdminApiDeps): void {
+  const { db, clock } = deps;
+  app.get('/issues', async (c) => {
+    const asked = c.req.query('status') ?? 'open';
+    const tab: IssueStatus = (ISSUE_STATUSES as readonly string[]).includes(asked) ? (asked as IssueStatus) : 'open';
+    const [issues, counts] = await Promise.all([listIssues(db, { status: tab, limit: 200 }), countIssues(db)]);
+    const did = c.req.query('did');
+    const id = c.req.query('issue');
+    const notice = did && NOTICES[did] && id ? html`<p class="notice" role="status">Issue ${id} ${NOTICES[did]}.</p>` : '';
+    const body = html`${ISSUES_STYLE}${notice}${issueTabs(counts, tab)}
+<p>Repeated failures of one kind are one issue, told to the alert channel once each time it opens. An issue resolves by itself 15 minutes after it was last seen.</p>
+${issuesTable(issues, csrfOf(c, deps), clock.now())}`;
+    return page(c, layout('Issues', body, csrfOf(c, deps), undefined, 'issues'));
+  });
+
+  app.get('/issues/:id', async (c) => {
+    const id = issueId(c);
+    const issue = await getIssue(db, id);
+    if (!issue) return page(c, messagePage('Not found', `No issue with id ${id}.`, csrfOf(c, deps)), 404);
+    const body = html`${ISSUES_STYLE}<p><a href="/admin/issues?status=${issue.status}">← ${issue.status} issues</a></p><h2>${issue.title}</h2>${issueDetail(issue, csrfOf(c, deps), clock.now())}`;
+    return page(c, layout(`Issue ${id}`, body, csrfOf(c, deps), undefined, 'issues'));
+  });
+
+  for (const action of ['acknowledge', 'resolve'] as const) {
+    app.post(`/issues/:id/${action}`, async (c) => {
+      try {
+        const id = issueId(c);
+        const now = new Date(clock.now());
+        const issue = action === 'acknowledge' ? await acknowledgeIssue(db, id, now) : await resolveIssue(db, id, now, 'dashboard');
+        deps.log.info({ issue: id, action }, 'issue changed from the dashboard');
+        const from = action === 'acknowledge' ? 'open' : c.req.query('from') === 'acknowledged' ? 'acknowledged' : 'open';
+        return c.redirect(`/admin/issues?status=${from}&issue=${issue.id}&did=${issue.status}`, 303);
+      } catch (error) {
+        if (error instanceof AppError) return page(c, messagePage('Not done', error.message, csrfOf(c, deps)), error.status);
+        throw error;
+      }
+    });
+  }
+}
