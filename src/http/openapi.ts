@@ -3,7 +3,8 @@ import { choiceEnvName, defaultProvider, isChoosable, PROVIDERS_BY_ROUTE, type S
 import type { ProviderDefinition } from '../webhooks/provider.js';
 import { renderDocsPage } from './docs-page.js';
 import { adminPaths } from './openapi-admin.js';
-import { errorRef, errors, header, json, path, query, type Json } from './openapi-parts.js';
+import { consolePaths } from './openapi-console.js';
+import { errorRef, errors, header, json, path, type Json } from './openapi-parts.js';
 
 const received = json('Stored (or a duplicate of a stored delivery); the provider may stop retrying.', {
   type: 'object',
@@ -116,29 +117,12 @@ function cronRoute(method: 'get' | 'post', note: string): Json {
   };
 }
 
-function page(method: 'get' | 'post', summary: string, parameters: Json[] = []): Json {
-  return {
-    [method]: {
-      tags: ['dashboard'],
-      summary,
-      parameters,
-      responses: {
-        200: { description: 'HTML page', content: { 'text/html': {} } },
-        303: { description: 'Redirect after a form post or to the login page' },
-        401: { description: 'Wrong token' },
-        503: { description: 'ADMIN_TOKEN is not set' },
-      },
-    },
-  };
-}
-
 /**
  * The OpenAPI 3.1 description of every route hookrun serves, with request
  * headers, answers and error codes (the error contract of docs/design.md). Hand-written
  * beside the routes; a test checks it lists every route the app registers.
  */
 export function buildOpenApiDocument(version: string = '0.1.0', custom: readonly ProviderDefinition[] = []): Json {
-  const id = path('id', 'event id', { type: 'integer' });
   return {
     openapi: '3.1.0',
     info: { title: 'hookrun', version, description: 'Verified, durable, exactly-once webhooks and scheduled jobs. Errors are `{"error":{"code","message"}}`.' },
@@ -178,29 +162,7 @@ export function buildOpenApiDocument(version: string = '0.1.0', custom: readonly
       ...receiverPaths(custom),
       '/cron/{job}': { get: cronRoute('get', 'what Vercel Cron sends'), post: cronRoute('post', 'the documented method') },
       ...adminPaths(),
-      '/admin': page('get', 'Dashboard: counts, events, handlers, cron jobs (login required)', [
-        query('status', 'filter'),
-        query('source', 'filter'),
-        query('type', 'exact event type'),
-        query('q', 'search: an id, an exact key, or a type prefix'),
-        query('live', '1: reload every 5 s'),
-        query('cursor', 'next page'),
-      ]),
-      '/admin/login': { ...page('get', 'Login form'), ...page('post', 'Log in with ADMIN_TOKEN (form field `token`); sets an HttpOnly session cookie') },
-      '/admin/logout': page('post', 'Log out'),
-      '/admin/events/{id}': page('get', "One event's payload and attempts", [id]),
-      '/admin/events/{id}/replay': page('post', 'Replay one event (form with CSRF token)', [id]),
-      '/admin/mirror/{table}': page('get', 'A mirror table (users, organizations, memberships, customers, subscriptions), most recently changed first', [
-        path('table', 'which mirror'),
-        query('search', 'id, email, name or *_id contains'),
-      ]),
-      '/admin/events/{id}/payload.json': page('get', "One event's payload as raw JSON (to copy or save)", [id]),
-      '/admin/events/replay': page('post', 'Replay all dead events (form with CSRF token)'),
-      '/admin/cron/{job}/run': page('post', 'Run a cron job now (form with CSRF token)', [path('job', 'job name')]),
-      '/admin/cron/{job}/pause': page('post', 'Pause a cron job on every instance (form with CSRF token)', [path('job', 'job name')]),
-      '/admin/cron/{job}/resume': page('post', 'Resume a paused cron job (form with CSRF token)', [path('job', 'job name')]),
-      '/admin/handlers/{name}/pause': page('post', 'Pause a handler on every instance (form with CSRF token)', [path('name', 'handler name')]),
-      '/admin/handlers/{name}/resume': page('post', 'Resume a paused handler (form with CSRF token)', [path('name', 'handler name')]),
+      ...consolePaths(),
     },
     components: {
       schemas: {

@@ -139,7 +139,7 @@ describe.each(databaseKinds())('handlers for operators on $name', (kind) => {
     expect((await testDb.db.query('SELECT handler FROM hookrun.handler_controls')).length).toBe(0);
   });
 
-  it('dashboard: a Handlers section (escaped) whose Pause and Resume buttons work, CSRF-checked', async () => {
+  it('console: a Handlers page (escaped) whose Pause and Resume buttons work, CSRF-checked', async () => {
     const { app, worker } = await operatorApp(
       testDb.db,
       handlersWith({ h: { rateLimit: { limit: 100, period: '1s' }, order: 'key', key }, 'x<b>y': {} }, recorder()),
@@ -147,9 +147,8 @@ describe.each(databaseKinds())('handlers for operators on $name', (kind) => {
     const { body, ...headers } = form({ token: SECRETS.admin });
     const cookie = (await app.request('/admin/login', { method: 'POST', headers, body })).headers.get('set-cookie')!.split(';')[0]!;
     const overview = async (path = '/admin') => (await app.request(path, { headers: { cookie } })).text();
-    const first = await overview();
-    expect(first).toContain('<h2>Handlers</h2>');
-    expect(first.indexOf('<h2>Handlers</h2>')).toBeLessThan(first.indexOf('<h2>Cron jobs</h2>'));
+    const first = await overview('/admin/handlers');
+    expect(first).toContain('<table id="handlers">');
     expect(first).toContain('rate 100/1s · order by key');
     expect(first).toContain('x&lt;b&gt;y');
     expect(first).not.toContain('x<b>y');
@@ -164,7 +163,7 @@ describe.each(databaseKinds())('handlers for operators on $name', (kind) => {
     expect(await app.request('/admin/handlers/h/pause', { method: 'POST' })).toHaveProperty('status', 303); // no session: to the login page
     const paused = await post('/admin/handlers/h/pause');
     expect(paused.status).toBe(303);
-    expect(paused.headers.get('location')).toBe('/admin?handler=h&did=paused');
+    expect(paused.headers.get('location')).toBe('/admin/handlers?handler=h&did=paused');
     await storeEvent(testDb.db, 'test', 'h', { key: 'a' });
     await drain(worker);
     const page = await overview(paused.headers.get('location')!);
@@ -173,16 +172,16 @@ describe.each(databaseKinds())('handlers for operators on $name', (kind) => {
     expect(page).toContain('1: paused 1');
     expect(page).toContain('most waiting: a (1)');
     expect(page).toContain('action="/admin/handlers/h/resume"');
-    expect((await post('/admin/handlers/h/resume')).headers.get('location')).toBe('/admin?handler=h&did=resumed');
+    expect((await post('/admin/handlers/h/resume')).headers.get('location')).toBe('/admin/handlers?handler=h&did=resumed');
     expect(await testDb.db.query('SELECT handler, paused FROM hookrun.handler_controls')).toEqual([{ handler: 'h', paused: false }]);
     // A parked delivery: counted in the table, linked to the events list filtered to it.
     await testDb.db.query(`UPDATE hookrun.handler_deliveries SET status = 'parked' WHERE handler = 'h'`);
-    const withParked = await overview();
-    expect(withParked).toMatch(/<tr data-handler="h">.*<a href="\/admin\?parked=1">1<\/a>/s);
-    const parkedList = await overview('/admin?parked=1');
+    const withParked = await overview('/admin/handlers');
+    expect(withParked).toMatch(/<tr data-handler="h">.*<a href="\/admin\/events\?handler=h&(amp;)?parked=1">1<\/a>/s);
+    const parkedList = await overview('/admin/events?handler=h&parked=1');
     expect(parkedList).toContain('Only events with a parked delivery');
     expect(parkedList.match(/data-event-id=/g)).toHaveLength(1);
-    expect((await overview('/admin?parked=1&status=processed')).match(/data-event-id=/g) ?? []).toHaveLength(0);
+    expect((await overview('/admin/events?parked=1&status=processed')).match(/data-event-id=/g) ?? []).toHaveLength(0);
     const missing = await post('/admin/handlers/nope/pause');
     expect(missing.status).toBe(404);
     expect(await missing.text()).toContain('No handler &quot;nope&quot;.');
