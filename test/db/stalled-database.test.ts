@@ -53,7 +53,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('a locked or stalled PostgreSQL'
     await pollUntil('the first insert waiting on the lock', 5_000, async () =>
       (
         await handle.db.query(
-          `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO hookrun.webhook_events%'`,
+          `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid() AND query LIKE '%INSERT INTO hookrun.webhook_events%'`,
         )
       ).length > 0
         ? true
