@@ -1,6 +1,6 @@
 import { openDatabase } from '../src/db/client.js';
 import type { Database } from '../src/db/database.js';
-import { parsePayloadMatch } from '../src/db/event-filter.js';
+import { filterConditions, parsePayloadMatch } from '../src/db/event-filter.js';
 import { listEvents, type ListEventsQuery } from '../src/db/events.js';
 import { fillSearchEvents, receivedAtOf, searchSizes, type SearchFill, type SearchSizes } from './search-fill.js';
 import { createDatabase } from './servers.js';
@@ -128,12 +128,12 @@ async function explain(db: Database, statement: { text: string; params: unknown[
   return { chain: planChain(json!['QUERY PLAN'][0]!.Plan), text: text.map((r) => r['QUERY PLAN']).join('\n') };
 }
 
-/** How many rows a filter matches in all: the same conditions, counted. */
+/** How many rows a filter matches in all: the list's own conditions (event-filter.ts), counted. */
 async function countMatches(rec: ReturnType<typeof recording>, query: ListEventsQuery): Promise<number> {
-  await listEvents(rec.db, { ...query, limit: 1 });
-  const { text, params } = rec.last();
-  const counted = text.replace(/^SELECT[\s\S]*? FROM /, 'SELECT count(*)::int AS n FROM ').replace(/ ORDER BY id DESC LIMIT \$\d+$/, '');
-  const [row] = await rec.db.query<{ n: number }>(counted, params.slice(0, -1));
+  const params: unknown[] = [];
+  const conditions = filterConditions(query, (value) => `$${params.push(value)}`);
+  const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
+  const [row] = await rec.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM hookrun.webhook_events e ${where}`, params);
   return row!.n;
 }
 

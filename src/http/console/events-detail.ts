@@ -69,7 +69,7 @@ export function eventDetailPage(view: EventView): string {
   const failedAgain = notice !== undefined && (event.status === 'dead' || event.status === 'failed');
   const body = html`<div id="event-page">${STYLE}${notice ? html`<p class="${failedAgain ? 'error' : 'notice'}" role="status">${notice}</p>` : ''}
 <p><a href="/admin/events">← Events</a></p>
-<h2>Event ${event.id}</h2>${nextStep(view)}<dl>
+${nextStep(view)}<dl>
 <dt>source</dt><dd>${event.source}</dd><dt>type</dt><dd>${event.type}</dd><dt>key</dt><dd><code>${event.key}</code></dd>
 <dt>status</dt><dd id="event-status">${status(event.status)}</dd><dt>attempts</dt><dd>${event.attempts}${view.maxAttempts ? ` of ${view.maxAttempts}` : ''}</dd>
 <dt>received</dt><dd>${when(event.receivedAt, now)}</dd><dt>next attempt</dt><dd id="next-attempt">${nextAttempt(event, now)}</dd><dt>processed</dt><dd>${when(event.processedAt, now)}</dd>

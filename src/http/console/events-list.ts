@@ -95,6 +95,6 @@ export function eventListPage(view: EventListView): string {
   const parked = view.query.parked
     ? html`<p>Only events with a parked delivery · <a href="${eventsUrl({ ...view.query, parked: undefined })}">show all</a></p>`
     : '';
-  const body = html`<div id="events-page">${STYLE}<h2>Events</h2>${filterForm(view)}${parked}${results(view)}</div>`;
+  const body = html`<div id="events-page">${STYLE}${filterForm(view)}${parked}${results(view)}</div>`;
   return layout('Events', body, view.csrf, undefined, 'events');
 }

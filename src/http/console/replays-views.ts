@@ -49,7 +49,7 @@ export function replayPage(batch: ReplayBatch, csrf: string, now: number, notice
     ? html`<form method="post" action="/admin/replays/${batch.id}/cancel"><input type="hidden" name="csrf" value="${csrf}"><p><button type="submit" id="cancel">Cancel</button> stops it; events already put back stay so.</p></form>`
     : '';
   const body = html`${STYLE}<div id="replay">${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
-<h2>Bulk replay ${batch.id}</h2>
+
 <p><progress id="progress" max="${Math.max(batch.total, batch.replayed, 1)}" value="${batch.replayed}"></progress></p>
 <dl><dt>status</dt><dd id="replay-status">${status(batch.status)}</dd>
 <dt>replayed</dt><dd id="replayed">${batch.replayed} of ${batch.total}</dd>
@@ -72,7 +72,7 @@ export function replaysPage(batches: ReplayBatch[], csrf: string, now: number): 
           (b) =>
             html`<tr data-replay-id="${b.id}"><td><a href="/admin/replays/${b.id}">${b.id}</a></td><td>${when(b.createdAt, now)}</td><td class="wide">${b.actor}</td><td class="wide">${b.description}</td><td class="wide">${b.handler ?? 'all'}</td><td class="num">${b.replayed}/${b.total}</td><td>${status(b.status)}</td></tr>`,
         );
-  const body = html`<h2>Bulk replays</h2><p>Who replayed what, when, and how far it got. A new one starts from a selection: <a href="/admin/replays/new?status=dead">replay the dead events</a>, or filter the <a href="/admin/events">events</a> first.</p>
+  const body = html`<p>Who replayed what, when, and how far it got. A new one starts from a selection: <a href="/admin/replays/new?status=dead">replay the dead events</a>, or filter the <a href="/admin/events">events</a> first.</p>
 <div class="scroll"><table id="replays"><thead><tr><th>id</th><th>started (UTC)</th><th class="wide">by</th><th class="wide">selection</th><th class="wide">handlers</th><th>done</th><th>status</th></tr></thead><tbody>${rows}</tbody></table></div>`;
   return layout('Bulk replays', body, csrf, batches.some((b) => b.status === 'running') ? 5 : undefined, 'replays');
 }
