@@ -16,7 +16,7 @@ import { createStripeApi } from './payments-api/stripe-client.js';
 import { loadHandlers } from './project/load-project.js';
 import { applyProjectMigrations } from './project/migrations.js';
 import { createRetentionLoop } from './retention/retention-loop.js';
-import { createReplayRunner } from './replay/runner.js';
+import { advanceReplaysUntil, createReplayRunner } from './replay/runner.js';
 import { createVerifiers } from './webhooks/verifiers.js';
 import { explainListenError } from './startup-errors.js';
 import { createOnDemandProcessing, type OnDemandProcessing } from './service-drain.js';
@@ -173,8 +173,9 @@ export async function assembleService(config: Config, options: ServiceOptions, d
     }
     alerts.start({ db, clock, overdue: (graceMs, sinceMs) => cron.overdue(graceMs, sinceMs) }, { timer: background });
     if (options.scheduler && background) cron.startScheduler();
-    const retains = config.retention.events + config.retention.dedupeKeys + config.retention.cronRuns > 0;
-    const onDemand = createOnDemandProcessing({ worker, cron, retention: retains ? retention : undefined, checkAlerts: () => alerts.check(), log });
+    const drainRetention = config.retention.events + config.retention.dedupeKeys + config.retention.cronRuns > 0 ? retention : undefined;
+    const advanceReplays = (deadline: number) => advanceReplaysUntil({ db, clock }, deadline);
+    const onDemand = createOnDemandProcessing({ worker, cron, retention: drainRetention, checkAlerts: () => alerts.check(), advanceReplays, log });
     const address = server?.address() as AddressInfo | undefined;
     const url = address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : undefined;
 

@@ -20,7 +20,7 @@ export interface DrainReport {
 export interface OnDemandProcessing {
   /** Claim and run due events until none is left or `budgetMs` has passed; a call while a pass runs joins that pass. */
   process(budgetMs: number): Promise<DrainReport>;
-  /** Everything a long-running process would have done meanwhile: due cron runs, events, an alert check and (hourly) retention, within `budgetMs`. */
+  /** Everything a long-running process would have done meanwhile: due cron runs, events, an alert check, bulk replays and (hourly) retention, within `budgetMs`. */
   drain(budgetMs: number): Promise<DrainReport>;
 }
 
@@ -40,6 +40,8 @@ export function createOnDemandProcessing(deps: {
   cron: CronService;
   retention: RetentionLoop | undefined;
   checkAlerts: () => Promise<void>;
+  /** Advance running bulk replays at their rates until the deadline (performance.now()); no loop does it here. */
+  advanceReplays?: (deadline: number) => Promise<number>;
   log: Logger;
 }): OnDemandProcessing {
   const { worker, cron, log } = deps;
@@ -92,6 +94,9 @@ export function createOnDemandProcessing(deps: {
     // A cron run started above finishes inside this function, while it still has time (frozen afterwards, its run is retried).
     await cron.idle(Math.max(0, deadline - performance.now()));
     await deps.checkAlerts().catch((error: unknown) => log.warn({ err: { message: messageOf(error) } }, 'alert check failed; the next drain tries again'));
+    await deps
+      .advanceReplays?.(deadline)
+      .catch((error: unknown) => log.warn({ err: { message: messageOf(error) } }, 'bulk replay step failed; the next drain goes on'));
     if (deps.retention && performance.now() - lastRetentionAt >= RETENTION_EVERY_MS && performance.now() < deadline) {
       lastRetentionAt = performance.now();
       await deps.retention

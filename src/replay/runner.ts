@@ -67,3 +67,24 @@ export function createReplayRunner(deps: { db: Database; clock: Clock; log: Logg
     },
   };
 }
+
+/**
+ * On-demand processing (a serverless function's drain): advance the running
+ * bulk replays at their rates until none is left or `deadline`
+ * (performance.now()) is near, waiting between slices as the loop would.
+ * Returns the events put back.
+ */
+export async function advanceReplaysUntil(deps: { db: Database; clock: Clock }, deadline: number): Promise<number> {
+  let replayed = 0;
+  while (performance.now() < deadline) {
+    const step = await advanceReplays(deps.db, deps.clock);
+    replayed += step.replayed;
+    if (step.batchId !== undefined) continue;
+    const due = await nextReplayDue(deps.db);
+    if (due === undefined) return replayed;
+    const waitMs = Math.max(due - deps.clock.now(), MIN_WAIT_MS);
+    if (performance.now() + waitMs >= deadline) return replayed;
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
+  }
+  return replayed;
+}

@@ -6,7 +6,7 @@ import { HandlerRegistry } from '../../src/inbox/handlers/registry.js';
 import { advanceReplays } from '../../src/replay/advance.js';
 import { cancelReplay, getReplay, listReplays, startReplay } from '../../src/replay/batches.js';
 import { planReplay } from '../../src/replay/plan.js';
-import { createReplayRunner } from '../../src/replay/runner.js';
+import { advanceReplaysUntil, createReplayRunner } from '../../src/replay/runner.js';
 import { systemClock } from '../../src/clock.js';
 import { silentLogger } from '../../src/log.js';
 import { pollUntil } from '../helpers/poll.js';
@@ -152,6 +152,22 @@ describe.each(databaseKinds())('bulk replay on $name', (kind) => {
     } finally {
       await runner.stop();
     }
+  });
+
+  it('without the loop (a serverless drain), advances running replays at their rate within the budget, and stops at its end', async () => {
+    const { db } = testDb;
+    const ids = await seed(db, 12, 'dead');
+    const batch = await startReplay(db, systemClock, { selection: { filter: { status: 'dead' } }, rate: 5, actor });
+    // 12 events at 5 a second: three slices, a second apart.
+    const put = await advanceReplaysUntil({ db, clock: systemClock }, performance.now() + 10_000);
+    expect(put).toBe(12);
+    expect(await getReplay(db, batch.id)).toMatchObject({ status: 'done', replayed: 12 });
+    expect(await statuses(db, ids)).toEqual(Array(12).fill('pending'));
+    // A budget shorter than the wait for the next slice returns at once, leaving the rest to the next drain.
+    await seed(db, 10, 'failed');
+    const next = await startReplay(db, systemClock, { selection: { filter: { status: 'failed' } }, rate: 5, actor });
+    expect(await advanceReplaysUntil({ db, clock: systemClock }, performance.now() + 200)).toBe(5);
+    expect(await getReplay(db, next.id)).toMatchObject({ status: 'running', replayed: 5 });
   });
 
   it.skipIf(kind.name !== 'postgres')('two instances on one database never replay an event twice', async () => {
