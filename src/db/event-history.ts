@@ -1,15 +1,10 @@
 import type { Database } from './database.js';
+import type { EventAttempt } from './events.js';
 
 /** One processing attempt with the run it belongs to: a replay starts a new run, whose attempts count from 1 again. */
-export interface AttemptInRun {
+export interface AttemptInRun extends EventAttempt {
   /** 1 for the event's first run of this handler, 2 after its first replay, … */
   run: number;
-  attempt: number;
-  handler: string | null;
-  startedAt: Date;
-  durationMs: number;
-  outcome: string;
-  error: string | null;
 }
 
 /**

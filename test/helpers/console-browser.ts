@@ -10,7 +10,8 @@ import { SECRETS } from './config.js';
 
 /** Debian's chromium package; `.ci/run` installs it with apt-get when missing. */
 export const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
+/** Flags for headless Chromium in a container: no sandbox, no GPU, nothing fetched from the network. */
+export const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
   '--disable-gpu',

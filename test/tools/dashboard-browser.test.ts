@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -11,26 +11,9 @@ import { buildSample, signSample } from '../../src/webhooks/samples.js';
 import { SECRETS } from '../helpers/config.js';
 import { createPgliteDatabase, type TestDatabase } from '../helpers/db.js';
 import { createToolsApp, type ToolsApp } from './tools-app.js';
+import { CHROMIUM, CHROMIUM_ARGS, chromiumPresent } from '../helpers/console-browser.js';
 
-/** Debian's chromium package; `.ci/run` installs it with apt-get when missing. */
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
-const CHROMIUM_PRESENT = existsSync(CHROMIUM);
-if (!CHROMIUM_PRESENT) {
-  // CI (CI=true, as .ci/run runs) installs Chromium first: there a missing browser is a failure, not a skip.
-  if (process.env.CI === 'true') throw new Error(`CI=true but ${CHROMIUM} is missing: .ci/run should have installed it (apt-get install -y chromium).`);
-  console.warn(`\n  SKIPPED the dashboard browser test: no Chromium at ${CHROMIUM}. Enable it with: sudo apt-get install -y chromium\n`);
-}
+const CHROMIUM_PRESENT = chromiumPresent();
 
 describe.skipIf(!CHROMIUM_PRESENT)('dashboard in headless Chromium', () => {
   let testDb: TestDatabase;
