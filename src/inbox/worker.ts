@@ -174,6 +174,11 @@ export function createWorker(deps: WorkerDeps): Worker {
         const due = await nextDueAt(db);
         delayMs = due === undefined ? pollIntervalMs : Math.min(pollIntervalMs, Math.max(MIN_DUE_SLEEP_MS, due - clock.now()));
       } catch (error) {
+        if (lostDeadlock(error)) {
+          // PostgreSQL broke a lock cycle with another instance by rolling this batch back: nothing settled, its events are claimed again.
+          log.info({ err: { message: messageOf(error) } }, 'inbox batch rolled back by a deadlock with another instance; claiming again');
+          continue;
+        }
         failures += 1;
         delayMs = backoffMs(failures, DB_BACKOFF, random);
         log[failures === 1 ? 'error' : 'warn'](
@@ -209,4 +214,9 @@ export function createWorker(deps: WorkerDeps): Worker {
     runOnce: () => track(flow.refresh().then(async () => (await batches.run()) || flow.runOnce())),
   };
   return worker;
+}
+
+/** PostgreSQL's deadlock_detected (40P01): one side of a lock cycle, rolled back whole; retrying is the documented answer. */
+function lostDeadlock(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '40P01';
 }
