@@ -76,6 +76,13 @@ module.exports = {
       to: { path: '^src/', pathNot: '^src/api/' },
     },
     {
+      name: 'index-is-the-api',
+      severity: 'error',
+      comment: "src/index.ts (the package's entry, dist/index.d.ts) re-exports only src/api/, so no engine type reaches a project's types.",
+      from: { path: '^src/index[.]ts$' },
+      to: { path: '^src/', pathNot: '^src/api/' },
+    },
+    {
       name: 'src-not-tests',
       severity: 'error',
       comment: 'test/, bench/ and scripts/ may import src/, never the reverse.',

@@ -1,6 +1,6 @@
 import type { Database } from '../src/db/database.js';
 import { parseFlowOptions } from '../src/flow/options.js';
-import { HandlerRegistry } from '../src/inbox/handlers/registry.js';
+import { HandlerRegistry } from '../src/deliveries/registry.js';
 
 /** The source of every event the flow section stores. */
 export const FLOW_SOURCE = 'flowbench';

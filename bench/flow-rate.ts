@@ -1,7 +1,7 @@
 import { openDatabase } from '../src/db/client.js';
 import type { Database } from '../src/db/database.js';
 import { parseFlowOptions } from '../src/flow/options.js';
-import { HandlerRegistry } from '../src/inbox/handlers/registry.js';
+import { HandlerRegistry } from '../src/deliveries/registry.js';
 import { FLOW_SOURCE } from './flow-fill.js';
 import { benchWorker, errorCounter, storeEvents } from './flow-worker.js';
 import { createDatabase } from './servers.js';

@@ -1,7 +1,7 @@
 import { systemClock } from '../src/clock.js';
 import type { Database, Queryable } from '../src/db/database.js';
 import { EventWriter } from '../src/db/event-writer.js';
-import type { HandlerRegistry } from '../src/inbox/handlers/registry.js';
+import type { HandlerRegistry } from '../src/deliveries/registry.js';
 import { createWorker, type Worker } from '../src/inbox/worker.js';
 import pino from 'pino';
 import { silentLogger, type Logger } from '../src/log.js';

@@ -1,6 +1,6 @@
 import { openDatabase } from '../src/db/client.js';
 import type { Database } from '../src/db/database.js';
-import { HandlerRegistry } from '../src/inbox/handlers/registry.js';
+import { HandlerRegistry } from '../src/deliveries/registry.js';
 import { blockedHandlers, blockedStarts, fillBlockedBacklog, FLOW_SOURCE } from './flow-fill.js';
 import { measureRate, type FlowRateFigures } from './flow-rate.js';
 import { benchWorker, storeEvents, timedClaims } from './flow-worker.js';

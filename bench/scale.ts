@@ -1,6 +1,6 @@
 import { openDatabase } from '../src/db/client.js';
 import type { Database } from '../src/db/database.js';
-import { countEventsByStatus } from '../src/db/events.js';
+import { countEventsByStatus } from '../src/db/event-counts.js';
 import { EventWriter } from '../src/db/event-writer.js';
 import { BENCH_SECRET, makeSignedEvents } from './events.js';
 import { runIngest, type IngestFigures, type IngestOptions } from './ingest.js';

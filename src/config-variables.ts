@@ -133,20 +133,20 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
     name: 'MAX_ATTEMPTS',
     default: '`10`',
     feature: 'inbox worker',
-    description: 'processing attempts before an event is `dead` (10 attempts wait about 43 minutes in all)',
+    description: "attempts of one handler's delivery before it is `dead` (10 attempts wait about 43 minutes in all)",
   },
   {
     name: 'LEASE_SECONDS',
     default: '`30`',
     feature: 'inbox worker',
     description:
-      "how long a worker's claim lasts before another may take it; renewed every third of it while the handler runs, so only a crashed worker's events are taken over",
+      "how long a worker's claim of a delivery lasts before another may take it; renewed every third of it while the handler runs, so only a crashed worker's deliveries are taken over",
   },
   {
     name: 'HANDLER_TIMEOUT_SECONDS',
     default: '`30`',
     feature: 'inbox worker',
-    description: "a handler's time limit: then `ctx.signal` aborts, the handler is waited for up to 5 s more, and the event is retried later",
+    description: "a handler's time limit: then `ctx.signal` aborts, the handler is waited for up to 5 s more, and its delivery is retried later",
   },
   { name: 'SHUTDOWN_TIMEOUT_MS', default: '`8000`', feature: 'server', description: 'how long SIGTERM waits for requests, handlers and jobs to finish' },
   {

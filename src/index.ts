@@ -4,10 +4,21 @@
  * release; these names follow semantic versioning.
  */
 
-/** Declare a job: `export default defineJob({ run })` in `jobs/<name>.ts` serves `/cron/<name>`. */
-export { defineJob } from './cron/job.js';
-/** A job's context and policies. */
-export type { JobContext, JobSpec, JobDefinition, OverlapPolicy, CatchUpPolicy, RetryPolicy } from './cron/job.js';
+/** Declare a job: `export default defineJob({ env: ['SLACK_TOKEN'], run(ctx) { … } })` in `jobs/<name>.ts` serves `/cron/<name>`. */
+export { defineJob } from './api/define-job.js';
+/** A job's context (its SQL, its settings, its signal), its spec, its policies and what `defineJob` returns. */
+export type {
+  CatchUpPolicy,
+  JobContext,
+  JobDatabase,
+  JobDefinition,
+  JobPolicies,
+  JobSpec,
+  JobTransaction,
+  JobTrigger,
+  OverlapPolicy,
+  RetryPolicy,
+} from './api/define-job.js';
 
 /** Declare a handler: `export default defineHandler({ on: ['stripe:invoice.paid'], run(event, ctx) { … } })` in `handlers/<name>.ts`. */
 export { defineHandler } from './api/define-handler.js';
@@ -31,4 +42,4 @@ export type { CustomSenders, DatabaseChange, EventName, EventOf } from './api/ev
 export type { StripeThinEvent, StripeThinEventFetchers, StripeThinEventType } from './api/stripe-thin-events.js';
 
 /** Throw it from a handler when the payload cannot be handled, ever: the delivery goes dead at once, without retries. */
-export { MalformedPayloadError } from './inbox/handlers/registry.js';
+export { MalformedPayloadError } from './api/malformed-payload.js';

@@ -24,21 +24,21 @@ export class Metrics {
 
   readonly eventsProcessed = new Counter({
     name: 'hookrun_events_processed_total',
-    help: 'Processing attempts by source and outcome (processed, ignored, failed, dead).',
+    help: "Handlers' delivery attempts by source and outcome (processed, failed, dead, parked), and events no handler takes (ignored).",
     labelNames: ['source', 'outcome'] as const,
     registers: [this.registry],
   });
 
   readonly handlerRuns = new Counter({
     name: 'hookrun_handler_runs_total',
-    help: 'Runs of each handler (a project file or a shipped mirror) by outcome (processed, failed, dead): several handlers may take one event.',
+    help: 'Runs of each handler (a project file or a shipped mirror) by outcome (processed, failed, dead, parked): several handlers may take one event.',
     labelNames: ['handler', 'outcome'] as const,
     registers: [this.registry],
   });
 
   readonly processingDuration = new Histogram({
     name: 'hookrun_event_processing_seconds',
-    help: 'Time a handler took for one event.',
+    help: 'Time a handler took for one delivery (a batch: for all its events).',
     labelNames: ['source', 'outcome'] as const,
     buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30],
     registers: [this.registry],

@@ -44,7 +44,7 @@ const cronEntrySchema = z
         .refine((value) => value.trim() !== '', { error: 'must be a non-empty string like "0 1 * * *".' }),
       timezone: text('"Europe/Berlin"').optional(),
       timeoutMs: z.int({ error: TIMEOUT_MS }).min(1, { error: TIMEOUT_MS }).max(86_400_000, { error: TIMEOUT_MS }).optional(),
-      // Checked by defineJob, as a job file's are.
+      // Checked by cron/job.ts's resolveJob, as a job file's are.
       retries: z.unknown().optional(),
       catchUp: z.unknown().optional(),
       catchUpWindow: z.unknown().optional(),

@@ -25,7 +25,7 @@ export interface CronEntry {
   timezone?: string;
   /** An HTTP target's time limit in ms (a job file sets its own). */
   timeoutMs?: number;
-  /** An HTTP target's policies, as a job file writes them (`defineJob` checks them). */
+  /** An HTTP target's policies, as a job file writes them (checked as a job file's are, by cron/job.ts). */
   policy?: Record<string, unknown>;
   /** An HTTP target's most runs at once across instances, as written (a whole number; checked by `withHttpTargets`). */
   concurrency?: unknown;

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { EventName, EventOf } from './event-types.js';
 import type { StripeThinEventFetchers, ThinTypeOf } from './stripe-thin-events.js';
+import { readEnvNames } from './env-names.js';
 import { FLOW_OPTION_NAMES, type BatchOptions, type FlowOptions } from './flow-options.js';
 
 /** Marks what `defineHandler` returned, across copies of the package (a project's import and the engine's). */
@@ -89,8 +90,6 @@ export interface HandlerDefinition<N extends EventName = EventName, E extends st
   run(event: EventOf<N>, ctx: HandlerContext<E, N>): Promise<void> | void;
 }
 
-const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
-
 /**
  * Declare a handler: `export default defineHandler({ on: ['stripe:invoice.paid'], run(event, ctx) { … } })`
  * in `handlers/<name>.ts`. `event` has the provider's own type for the names
@@ -103,14 +102,11 @@ export function defineHandler(spec: HandlerSpec<EventName, string> | BatchHandle
     throw new TypeError('defineHandler: pass { on: ["<provider>:<type>"], run: async (event, ctx) => { … } }');
   if (!Array.isArray(spec.on) || spec.on.length === 0)
     throw new TypeError('defineHandler: "on" must list at least one "<provider>:<type>", e.g. ["stripe:invoice.paid"]');
-  const env = spec.env ?? [];
-  if (!Array.isArray(env) || env.some((name) => typeof name !== 'string' || !ENV_NAME.test(name))) {
-    throw new TypeError('defineHandler: "env" must list environment variable names (UPPER_SNAKE_CASE)');
-  }
+  const env = readEnvNames(spec.env, 'defineHandler');
   return Object.freeze({
     [HANDLER_BRAND]: true as const,
     on: Object.freeze([...spec.on]),
-    env: Object.freeze([...env]),
+    env,
     description: spec.description ?? '',
     flow: Object.freeze(
       Object.fromEntries(

@@ -34,7 +34,7 @@ interface ReplayJson {
 }
 
 /** Who runs this command, for the audit: `cli:<os user>@<host>`. */
-function cliActor(): string {
+export function cliActor(): string {
   let user = 'unknown';
   try {
     user = userInfo().username;

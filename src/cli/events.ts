@@ -1,9 +1,9 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { SOURCES } from '../webhooks/providers/index.js';
-import { EVENT_STATUSES } from '../db/events.js';
+import { FILTER_STATUSES } from '../db/events.js';
 import { withAdminClient } from './admin-client.js';
-import { registerReplaysCommand, runBulkReplay, type BulkReplayFlags } from './events-bulk-replay.js';
+import { cliActor, registerReplaysCommand, runBulkReplay, type BulkReplayFlags } from './events-bulk-replay.js';
 import { registerPullCommand } from './pull.js';
 import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, shortTime } from './output.js';
 
@@ -20,6 +20,45 @@ interface EventJson {
   receivedAt: string;
   processedAt: string | null;
   payload?: unknown;
+}
+
+/** One attempt (or replay) as the admin API has it. */
+interface AttemptJson {
+  attempt: number;
+  run: number;
+  startedAt: string;
+  durationMs: number;
+  outcome: string;
+  error: string | null;
+  stack: string | null;
+  actor: string | null;
+}
+
+/** One delivery of an event as `GET /api/events/:id` has it. */
+interface DeliveryJson {
+  handler: string;
+  status: string;
+  flowKey: string | null;
+  attempts: number;
+  run: number;
+  runAfter: string;
+  lastError: string | null;
+  history: AttemptJson[];
+}
+
+/** The lines `events show` prints for one delivery: its state, then each attempt with its error and stack. */
+function deliveryLines(d: DeliveryJson): string[] {
+  const due = d.status === 'failed' || d.status === 'pending' ? `, next ${shortTime(d.runAfter)}` : '';
+  const lines = [`  ${d.handler}: ${d.status}, attempt ${d.attempts}${d.run > 1 ? ` of run ${d.run}` : ''}${d.flowKey ? `, key ${d.flowKey}` : ''}${due}`];
+  for (const a of d.history) {
+    if (a.outcome === 'replayed') {
+      lines.push(`    ${shortTime(a.startedAt)}  replayed by ${a.actor ?? 'someone'}: run ${a.run}`);
+      continue;
+    }
+    lines.push(`    ${shortTime(a.startedAt)}  #${a.attempt} ${a.outcome} in ${a.durationMs} ms${a.error ? `: ${a.error}` : ''}`);
+    if (a.stack) for (const frame of a.stack.split('\n')) lines.push(`        ${frame}`);
+  }
+  return lines;
 }
 
 interface ListFlags {
@@ -69,7 +108,10 @@ function isoTime(flag: string): (value: string) => string {
   };
 }
 
-const statusOption = () => new Option('--status <status>', 'only this status').choices(EVENT_STATUSES);
+const statusOption = () =>
+  new Option('--status <status>', "only this status (with --handler: that handler's delivery's, which may also be running, parked or debounced)").choices(
+    FILTER_STATUSES,
+  );
 const sourceOption = () => new Option('--source <source>', 'only this source').choices(SOURCES);
 
 /** `hookrun events list|show|replay`: see what arrived and what happened to it, and run it again. */
@@ -83,7 +125,7 @@ export function registerEventsCommands(program: Command): void {
     .addOption(statusOption())
     .option('--type <type>', 'only this event type, e.g. user.created')
     .option('--parked', "only events a handler parked (an order: 'key' handler out of attempts: its key went on without them; replay once fixed)")
-    .option('--handler <name>', 'only events this handler (its file name) has run or owes a delivery of')
+    .option('--handler <name>', 'only events with a delivery to this handler (its file name); with --status, the status of that delivery')
     .option('--from <time>', 'received at or after this time (ISO, e.g. 2025-01-31T09:00:00Z)', isoTime('--from'))
     .option('--to <time>', 'received before this time (ISO)', isoTime('--to'))
     .option('--where <match>', 'a payload value: "path = value" (equals) or "path ~ value" (contains), e.g. "data.object.customer = cus_123"')
@@ -93,7 +135,7 @@ export function registerEventsCommands(program: Command): void {
     .action(
       adminAction(async (flags: ListFlags) => {
         const page = await withAdminClient(loadConfig(), (client) =>
-          client.request<{ events: EventJson[]; nextCursor: string | null }>(
+          client.request<{ events: EventJson[]; nextCursor: string | null; searchedTo?: string }>(
             'GET',
             listPath({
               source: flags.source,
@@ -122,28 +164,35 @@ export function registerEventsCommands(program: Command): void {
           ],
           { json: flags.json === true, jsonValue: page, empty: emptyListMessage(flags) },
         );
-        if (!flags.json && page.nextCursor) process.stderr.write(`more: hookrun events list --cursor ${page.nextCursor}\n`);
+        if (!flags.json && page.searchedTo)
+          process.stderr.write(
+            `the payload search read events down to id ${page.searchedTo} in its time; narrow it with --from/--to or an id, or go on with --cursor ${page.nextCursor}\n`,
+          );
+        else if (!flags.json && page.nextCursor) process.stderr.write(`more: hookrun events list --cursor ${page.nextCursor}\n`);
       }),
     );
 
   events
     .command('show')
-    .description('one event: status, attempts, last error and payload')
+    .description("one event: status, each handler's delivery with its attempts, errors and stacks, and the payload")
     .argument('<id>', 'event id', positiveInt('<id>', Number.MAX_SAFE_INTEGER))
     .option('--json', 'print JSON')
     .action(
       adminAction(async (id: number, flags: { json?: boolean }) => {
-        const { event } = await withAdminClient(loadConfig(), (client) => client.request<{ event: EventJson }>('GET', `/events/${id}`));
-        if (flags.json) return printJson(event);
+        const detail = await withAdminClient(loadConfig(), (client) =>
+          client.request<{ event: EventJson; deliveries: DeliveryJson[] }>('GET', `/events/${id}`),
+        );
+        const { event, deliveries } = detail;
+        if (flags.json) return printJson({ ...event, deliveries });
         const lines = [
           `event ${event.id}  ${event.source} ${event.type}`,
           `  status        ${event.status}`,
-          `  attempts      ${event.attempts}`,
           `  key           ${event.key}`,
           `  received      ${shortTime(event.receivedAt)}`,
-          `  next attempt  ${shortTime(event.nextAttemptAt)}`,
+          ...(event.status === 'failed' ? [`  next attempt  ${shortTime(event.nextAttemptAt)}`] : []),
           `  processed     ${shortTime(event.processedAt)}`,
-          `  last error    ${event.lastError ?? '-'}`,
+          deliveries.length > 0 ? 'deliveries:' : `deliveries: none${event.status === 'ignored' ? ' (no handler takes this type)' : ' yet'}`,
+          ...deliveries.flatMap(deliveryLines),
           'payload:',
           JSON.stringify(event.payload, null, 2),
         ];
@@ -180,12 +229,11 @@ function registerEventsReplayCommand(events: Command): void {
         const bulk = [flags.status, flags.source, flags.type, flags.where, flags.from, flags.to].some((v) => v !== undefined);
         if ((id === undefined) === !bulk)
           command.error('Give an event id or a selection (--status, --source, --type, --where, --from, --to), not both.', { exitCode: EXIT_CODES.usage });
-        if (flags.status === 'processing') command.error('--status processing cannot be replayed: a worker owns those events.', { exitCode: EXIT_CODES.usage });
         if (bulk) return runBulkReplay(flags);
         if (flags.dryRun || flags.rate !== undefined) command.error('--dry-run and --rate are for a selection, not one id.', { exitCode: EXIT_CODES.usage });
         await withAdminClient(loadConfig(), async (client) => {
-          const query = flags.handler === undefined ? '' : `?handler=${encodeURIComponent(flags.handler)}`;
-          const { event } = await client.request<{ event: EventJson }>('POST', `/events/${id}/replay${query}`);
+          const query = new URLSearchParams({ actor: cliActor(), ...(flags.handler === undefined ? {} : { handler: flags.handler }) });
+          const { event } = await client.request<{ event: EventJson }>('POST', `/events/${id}/replay?${query}`);
           if (flags.json) printJson({ replayed: 1, event });
           else process.stdout.write(`event ${id} replayed: ${event.status}, attempts ${event.attempts}\n`);
         });

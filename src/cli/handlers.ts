@@ -16,7 +16,9 @@ export function registerHandlersCommands(program: Command): void {
 
   handlers
     .command('list')
-    .description('every handler: flow options, paused, running, waiting by reason (ready, concurrency, rate, debounce, batch, retry, paused), parked, dead')
+    .description(
+      'every handler: flow options, paused, running, waiting by reason (ready, concurrency, rate, debounce, batch, paused), failed (will retry), parked, dead',
+    )
     .option('--json', 'print JSON (with the top 5 waiting keys of each handler)')
     .action(
       adminAction(async (flags: { json?: boolean }) => {
@@ -29,6 +31,7 @@ export function registerHandlersCommands(program: Command): void {
             { header: 'PAUSED', cell: (h) => (h.paused ? `since ${shortTime(h.pausedAt)}` : '-') },
             { header: 'RUNNING', cell: (h) => String(h.running), align: 'right' },
             { header: 'WAITING', cell: (h) => waitingSummary(h.waiting) },
+            { header: 'FAILED', cell: (h) => String(h.failed), align: 'right' },
             { header: 'PARKED', cell: (h) => String(h.parked), align: 'right' },
             { header: 'DEAD', cell: (h) => String(h.dead), align: 'right' },
           ],

@@ -168,6 +168,7 @@ npm run dev        # http://localhost:3002, reloads on save
 - \`handlers/<name>.ts\`: \`export default defineHandler({ on: ['stripe:invoice.paid'], run(event, ctx) { … } })\`.
   \`event\` has the provider's own type; several handlers may take one event, each retried on its own.
 - \`jobs/<name>.ts\`: \`export default defineJob({ run(ctx) { … } })\` is \`/cron/<name>\`; schedule it in \`platform.json\`.
+  \`ctx.db\` runs SQL (\`query\`, \`transaction\`); \`env: ['SLACK_TOKEN']\` gives \`ctx.env.SLACK_TOKEN\`, checked set at start-up.
 - Try it: \`npx hookrun send auth user.created\` (a signed Clerk event), then \`npx hookrun events list\`.
 - \`npm test\` type-checks your handlers against the providers' types.
 - Upgrading hookrun is \`npm install hookrun@latest\`; your files stay yours.

@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import { enqueueRuns, pauseJob, requeuePausedTicks, resumeJob, ticksWithRuns } from '../db/cron-queue.js';
 import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
-import type { JobDefinition } from './job.js';
+import type { ResolvedJob } from './job.js';
 import type { ScheduledJob } from './schedule.js';
 
 /** What `pause` and `resume` answer. */
@@ -25,7 +25,7 @@ export async function pause(db: Database, clock: Clock, job: string): Promise<Pa
  * `catchUp`: then they run again by its catch-up policy (`all`: up to
  * `catchUpMax` of them, oldest first; otherwise the latest one).
  */
-export async function resume(db: Database, clock: Clock, job: string, definition: JobDefinition, catchUp: boolean): Promise<PauseState> {
+export async function resume(db: Database, clock: Clock, job: string, definition: ResolvedJob, catchUp: boolean): Promise<PauseState> {
   const pausedAt = await resumeJob(db, job);
   if (!pausedAt) return { job, paused: false, changed: false };
   if (!catchUp) return { job, paused: false, changed: true };

@@ -9,7 +9,7 @@ import type { CronRunRow, CronRunStatus, CronTrigger } from '../db/cron-runs.js'
 import { AppError, messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { JobDefinition } from './job.js';
+import type { ResolvedJob } from './job.js';
 import type { JobStatus } from './job-status.js';
 import { displayPath } from '../module-files.js';
 import { loadAllJobs, unknownJobMessage, type JobRegistry } from './registry.js';
@@ -96,7 +96,7 @@ export const SCHEDULED_DELIVERY_EARLY_MS = 5000;
 export async function createCronService(deps: CronServiceDeps): Promise<CronService> {
   const { config, db, log, metrics } = deps;
   const clock = deps.clock ?? systemClock;
-  const jobs = withHttpTargets(deps.jobs ?? (await loadAllJobs(config.projectDir)), config);
+  const jobs = withHttpTargets(deps.jobs ?? (await loadAllJobs(config.projectDir, config.environment)), config);
   const startWaiting = (job: string) =>
     (ticker && !stopping ? startDueRuns(pending, job) : Promise.resolve()).catch((error: unknown) =>
       log.warn({ job, err: { message: messageOf(error) } }, 'could not start the run waiting behind this one; the scheduler tries again'),
@@ -121,7 +121,7 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
     (ticker ??= new Ticker(
       {
         entries: validate().scheduled.map((s) => {
-          const { catchUp, catchUpWindowMs, catchUpMax } = jobs.get(s.job) as JobDefinition;
+          const { catchUp, catchUpWindowMs, catchUpMax } = jobs.get(s.job) as ResolvedJob;
           return { job: s.job, schedule: s.schedule, catchUp, catchUpWindowMs, catchUpMax };
         }),
         runner,

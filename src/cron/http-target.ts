@@ -2,7 +2,8 @@ import { createRequire } from 'node:module';
 import type { Config } from '../config.js';
 import { ConfigError } from '../errors.js';
 import type { CronEntry } from '../platform-entries.js';
-import { DEFAULT_JOB_TIMEOUT_MS, defineJob, type JobDefinition, type JobSpec } from './job.js';
+import type { JobPolicies } from '../api/define-job.js';
+import { DEFAULT_JOB_TIMEOUT_MS, resolveJob, type ResolvedJob } from './job.js';
 import { displayPath } from '../module-files.js';
 import type { RunLimits } from '../db/cron-limits.js';
 import { parsePeriod } from '../flow/period.js';
@@ -76,11 +77,11 @@ function targetLimits(entry: CronEntry, where: string): RunLimits | undefined {
  * the time limit is success; any other answer, a redirect, or no answer is a
  * failure (and takes the same exactly-once claim and history as a job file).
  */
-function httpTargetJob(entry: Required<Pick<CronEntry, 'name' | 'url'>> & CronEntry, limits: RunLimits | undefined): JobDefinition {
+function httpTargetJob(entry: Required<Pick<CronEntry, 'name' | 'url'>> & CronEntry, limits: RunLimits | undefined): ResolvedJob {
   const url = new URL(entry.url);
   const method = entry.method ?? 'GET';
-  const job = defineJob({
-    ...(entry.policy as Partial<JobSpec>),
+  const job = resolveJob({
+    ...(entry.policy as JobPolicies),
     description: `${method} ${shownUrl(url)}`,
     timeoutMs: entry.timeoutMs ?? DEFAULT_JOB_TIMEOUT_MS,
     async run({ signal }) {

@@ -1,6 +1,6 @@
 import type { RunLimits } from '../db/cron-limits.js';
 import type { CronRunRow } from '../db/cron-runs.js';
-import type { CatchUpPolicy, OverlapPolicy } from './job.js';
+import type { CatchUpPolicy, OverlapPolicy } from '../api/define-job.js';
 
 /** A job as `cron list`, the admin API and the dashboard show it. */
 export interface JobStatus {

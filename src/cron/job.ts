@@ -5,33 +5,18 @@ import type { Database } from '../db/database.js';
 import type { ClaimInput, CronTrigger } from '../db/cron-runs.js';
 import type { RunLimits } from '../db/cron-limits.js';
 import type { Logger } from '../log.js';
+import type { CatchUpPolicy, JobPolicies, OverlapPolicy, RetryPolicy } from '../api/define-job.js';
 import { backoffMs } from '../backoff.js';
 import { parseDuration } from '../since.js';
 import { isTimeZone, TIME_ZONE_EXAMPLES } from './time-zone.js';
 
 /**
- * `skip`: a run while another runs is recorded `skipped` (HTTP 409). `allow`:
- * runs may overlap. `queue-one`: a tick that comes while a run is going waits
- * and runs as soon as it ends; a third is skipped (Temporal's "buffer one").
+ * What the engine's own jobs get (`cron/jobs/*.ts`, HTTP targets): the
+ * engine's database, every setting and the Stripe client. A project's job
+ * never sees it: `cron/project-job.ts` hands it the public `JobContext`
+ * (api/define-job.ts) built from this one.
  */
-export type OverlapPolicy = 'skip' | 'allow' | 'queue-one';
-
-/**
- * After downtime (or a pause resumed with catch-up): `latest` runs the latest
- * missed tick once; `none` waits for the next tick; `all` runs every missed
- * tick within `catchUpWindow`, oldest first, at most `catchUpMax`.
- */
-export type CatchUpPolicy = 'latest' | 'none' | 'all';
-
-/** Retry a failed scheduled run: `attempts` in all (the first included), waiting `delayMs`, doubled each time when `backoff` is exponential. */
-export interface RetryPolicy {
-  attempts: number;
-  backoff: 'exponential' | 'fixed';
-  delayMs: number;
-}
-
-/** A job gets only what it needs to do its work, and a signal that says when to stop. */
-export interface JobContext {
+export interface EngineJobContext {
   db: Database;
   /** hookrun's settings, read once at start-up. */
   config: Config;
@@ -49,45 +34,32 @@ export interface JobContext {
   runId: number;
 }
 
-/** What a job file writes: the run function and, optionally, its policy. */
-export interface JobSpec {
-  description?: string;
-  /** Abort and record `failed` after this long (default 5 minutes). */
-  timeoutMs?: number;
-  overlap?: OverlapPolicy;
-  catchUp?: CatchUpPolicy;
-  /** With catchUp `all`: missed ticks older than this are dropped (ms or `12h`; default 24 h). */
-  catchUpWindow?: number | string;
-  /** With catchUp `all`: at most this many missed ticks run (default 24). */
-  catchUpMax?: number;
-  /** Retry a failed scheduled run (default: none, as Vercel). `delayMs` default 30 s, `backoff` default exponential. */
-  retries?: { attempts: number; backoff?: 'exponential' | 'fixed'; delayMs?: number };
-  /** IANA zone its platform.json expression is read in, unless the entry names one (default UTC). */
-  timezone?: string;
-  run(context: JobContext): Promise<void> | void;
+/** An engine job as its file writes it (`export default { … } satisfies EngineJobSpec`): the public policies, and `run` over the engine's context. */
+export interface EngineJobSpec extends JobPolicies {
+  run(context: EngineJobContext): Promise<void> | void;
 }
 
-/** A job with every policy decided; what the registry hands to the runner. */
-export interface JobDefinition {
+/** A job with every policy decided; what the registry hands to the runner (a project's job adapted to it when it loads). */
+export interface ResolvedJob {
   description: string;
   timeoutMs: number;
   overlap: OverlapPolicy;
   catchUp: CatchUpPolicy;
   catchUpWindowMs: number;
   catchUpMax: number;
-  retries: RetryPolicy;
+  retries: Required<RetryPolicy>;
   /** The job file's zone; platform.json's entry wins over it. */
   timezone: string | undefined;
   /** An HTTP target's `concurrency` and `rateLimit`, enforced when a run is claimed (with `concurrency`, `overlap` does not apply). */
   limits?: RunLimits;
-  run(context: JobContext): Promise<void> | void;
+  run(context: EngineJobContext): Promise<void> | void;
 }
 
 const DEFAULT_CATCH_UP_WINDOW_MS = 24 * 3_600_000;
 const DEFAULT_CATCH_UP_MAX = 24;
-const NO_RETRIES: RetryPolicy = Object.freeze({ attempts: 1, backoff: 'exponential', delayMs: 30_000 });
+const NO_RETRIES: Required<RetryPolicy> = Object.freeze({ attempts: 1, backoff: 'exponential', delayMs: 30_000 });
 
-function readRetries(spec: JobSpec['retries']): RetryPolicy {
+function readRetries(spec: JobPolicies['retries']): Required<RetryPolicy> {
   if (spec === undefined) return NO_RETRIES;
   const attempts = spec?.attempts;
   if (!Number.isInteger(attempts) || attempts < 1 || attempts > 100)
@@ -104,7 +76,7 @@ function readRetries(spec: JobSpec['retries']): RetryPolicy {
 const MAX_RETRY_DELAY_MS = 6 * 3_600_000;
 
 /** How long after failed attempt `attempt` (1-based) the next one is due: hookrun's one backoff, without jitter. */
-export function retryDelayMs(policy: RetryPolicy, attempt: number): number {
+export function retryDelayMs(policy: Required<RetryPolicy>, attempt: number): number {
   return policy.backoff === 'fixed' ? policy.delayMs : backoffMs(attempt, { baseMs: policy.delayMs, maxMs: MAX_RETRY_DELAY_MS });
 }
 
@@ -113,7 +85,7 @@ export function retryDelayMs(policy: RetryPolicy, attempt: number): number {
  * `concurrency` (then the database counts the running runs, and one over the
  * limit waits: never skipped for overlap).
  */
-export function overlapFlags(definition: JobDefinition, busyHere: boolean): Pick<ClaimInput, 'skipIfRunning' | 'queueIfRunning' | 'busyHere'> {
+export function overlapFlags(definition: ResolvedJob, busyHere: boolean): Pick<ClaimInput, 'skipIfRunning' | 'queueIfRunning' | 'busyHere'> {
   if (definition.limits?.concurrency !== undefined) return { skipIfRunning: false, queueIfRunning: false, busyHere: false };
   return {
     skipIfRunning: definition.overlap === 'skip',
@@ -127,11 +99,12 @@ export const DEFAULT_JOB_TIMEOUT_MS = 5 * 60_000;
 const MAX_JOB_TIMEOUT_MS = 24 * 60 * 60_000;
 
 /**
- * Declare a job: `export default defineJob({ run: async ({ db, signal }) => … })`
- * in a project's `jobs/<name>.ts` makes `/cron/<name>`. Throws on a bad policy so
- * a typo in a job file stops start-up instead of silently using a default.
+ * Decide every policy of a job as its file wrote them (a project's
+ * `defineJob({ … })` or a shipped job's spec), or throw naming the bad one:
+ * the loader adds the file, so a typo stops start-up instead of silently
+ * using a default. Messages start with `defineJob:`, the call a project wrote.
  */
-export function defineJob(spec: JobSpec): JobDefinition {
+export function resolveJob(spec: EngineJobSpec): ResolvedJob {
   if (typeof spec !== 'object' || spec === null || typeof spec.run !== 'function') {
     throw new TypeError('defineJob: pass { run: async (context) => { … } }');
   }

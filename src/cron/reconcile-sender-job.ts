@@ -1,7 +1,7 @@
 import { listCronRuns } from '../db/cron-run-history.js';
 import { EventWriter } from '../db/event-writer.js';
 import { SENDER_RECONCILES, type ReconcileSender } from '../reconcile/senders.js';
-import { defineJob, type JobDefinition } from './job.js';
+import type { EngineJobSpec } from './job.js';
 
 const DAY_MS = 86_400_000;
 /** Overlap with the previous successful run, so an event created as it ran is not missed. */
@@ -27,10 +27,10 @@ export function reconcileWindowStart(sender: ReconcileSender, nowMs: number, las
  * schedule of your choosing (none in platform.json by default). Without the
  * sender's key each run fails and names the variable to set.
  */
-export function reconcileSenderJob(sender: ReconcileSender): JobDefinition {
+export function reconcileSenderJob(sender: ReconcileSender): EngineJobSpec {
   const reconcile = SENDER_RECONCILES[sender];
   const name = `reconcile-${sender}`;
-  return defineJob({
+  return {
     description: `${reconcile.title} gap repair: ${reconcile.jobDescription}`,
     timeoutMs: 10 * 60_000,
     async run({ db, config, signal, log, now, runId }) {
@@ -40,5 +40,5 @@ export function reconcileSenderJob(sender: ReconcileSender): JobDefinition {
       const summary = await reconcile.run({ config, db, writer: new EventWriter(db), since, signal });
       log.info({ since: summary.since, found: summary.found, added: summary.added, alreadyStored: summary.alreadyStored }, `${sender} reconciled`);
     },
-  });
+  };
 }

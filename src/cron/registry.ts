@@ -3,10 +3,11 @@ import { extname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ConfigError, messageOf } from '../errors.js';
 import { displayPath, importDefault, listModuleFiles, PROJECT_EXTENSIONS } from '../module-files.js';
-import { defineJob, type JobDefinition } from './job.js';
+import { resolveJob, type EngineJobSpec, type ResolvedJob } from './job.js';
+import { projectJob } from './project-job.js';
 
 /** Jobs by name; the name is the file name and the route `/cron/<name>`. */
-export type JobRegistry = ReadonlyMap<string, JobDefinition>;
+export type JobRegistry = ReadonlyMap<string, ResolvedJob>;
 
 /** Where job files live: `src/cron/jobs` under tsx/vitest, `dist/cron/jobs` when compiled. */
 export const JOBS_DIR = new URL('./jobs/', import.meta.url);
@@ -34,14 +35,12 @@ export function unbuiltJobHint(job: string, dir: URL = JOBS_DIR, runningFrom: st
   return `${displayPath(source)} exists but is not built yet: run \`npm run build\` (and restart a running hookrun), or use \`npm run dev\`, which runs the source`;
 }
 
-/**
- * Discover jobs at run time: every file in `dir` is a job, so adding a job is
- * adding a file, with no list to keep in step. Works from `src/*.ts` and from compiled `dist/*.js`;
- * declaration and source-map files are ignored. A file that does not
- * default-export a job stops start-up with a message naming the file.
- */
-export async function loadJobs(dir: URL = JOBS_DIR, extensions: readonly string[] = [OWN_EXTENSION]): Promise<JobRegistry> {
-  const jobs = new Map<string, JobDefinition>();
+/** One job file's default export as the runner takes it, or a ConfigError naming the file (`where`). */
+type ToJob = (exported: unknown, where: string) => ResolvedJob;
+
+/** Every job file in `dir`, by name: a name that cannot be a route, two files of one name or a file that cannot load stops start-up naming the file. */
+async function loadJobFiles(dir: URL, extensions: readonly string[], toJob: ToJob): Promise<Map<string, ResolvedJob>> {
+  const jobs = new Map<string, ResolvedJob>();
   for (const { url, name, file } of listModuleFiles(dir, extensions) ?? []) {
     const where = displayPath(url);
     if (!JOB_NAME.test(name)) {
@@ -56,23 +55,43 @@ export async function loadJobs(dir: URL = JOBS_DIR, extensions: readonly string[
     } catch (error) {
       throw new ConfigError(`${where}: cannot be loaded (${messageOf(error)}).`);
     }
-    try {
-      jobs.set(name, defineJob(exported as JobDefinition));
-    } catch (error) {
-      throw new ConfigError(`${where}: must \`export default defineJob({ run })\` (${messageOf(error)}).`);
-    }
+    jobs.set(name, toJob(exported, where));
   }
   return jobs;
 }
 
+/** A shipped job file's export: an `EngineJobSpec`, its policies decided. */
+const shippedJob: ToJob = (exported, where) => {
+  try {
+    return resolveJob(exported as EngineJobSpec);
+  } catch (error) {
+    throw new ConfigError(`${where}: must \`export default { run(ctx) { … } } satisfies EngineJobSpec\` (${messageOf(error)}).`);
+  }
+};
+
 /**
- * The jobs a running hookrun serves: the shipped ones (`keep-alive`,
- * `reconcile-payments`) and the project's `jobs/` files (TypeScript or
- * JavaScript), a project's job replacing a shipped one of the same name.
+ * Discover hookrun's own jobs at run time: every file in `dir` is a job, so
+ * adding a job is adding a file, with no list to keep in step. Works from
+ * `src/*.ts` and from compiled `dist/*.js`; declaration and source-map files
+ * are ignored. They run with the engine's context (`EngineJobContext`).
  */
-export async function loadAllJobs(projectDir: string): Promise<JobRegistry> {
+export function loadJobs(dir: URL = JOBS_DIR, extensions: readonly string[] = [OWN_EXTENSION]): Promise<JobRegistry> {
+  return loadJobFiles(dir, extensions, shippedJob);
+}
+
+/**
+ * The jobs a running hookrun serves: the shipped ones (`keep-alive`, the
+ * `reconcile-*` jobs) and the project's `jobs/` files (TypeScript or
+ * JavaScript, each `export default defineJob(…)` and run with the public
+ * `JobContext`), a project's job replacing a shipped one of the same name.
+ * With `env` (what a running hookrun passes), a setting a project job names
+ * and `env` lacks stops start-up naming the file; without it (listing jobs
+ * only) a run of that job fails saying the same.
+ */
+export async function loadAllJobs(projectDir: string, env?: Readonly<Record<string, string | undefined>>): Promise<JobRegistry> {
   const shipped = await loadJobs();
   const own = new URL('jobs/', pathToFileURL(`${projectDir}/`));
   if (own.href === JOBS_DIR.href) return shipped;
-  return new Map([...shipped, ...(await loadJobs(own, PROJECT_EXTENSIONS))]);
+  const project = await loadJobFiles(own, PROJECT_EXTENSIONS, (exported, where) => projectJob(exported, where, env));
+  return new Map([...shipped, ...project]);
 }

@@ -1,6 +1,6 @@
 import { claimCronRun, retryOf, settleCronRun, type CronTrigger, type RetryRule } from '../db/cron-runs.js';
 import { AppError, messageOf } from '../errors.js';
-import { overlapFlags, retryDelayMs, type JobDefinition } from './job.js';
+import { overlapFlags, retryDelayMs, type ResolvedJob } from './job.js';
 import { captureRunLog } from './run-output.js';
 import { unknownJobMessage } from './registry.js';
 import { INSTANCE, type CronRunResult, type RunnerDeps, type StartedRun } from './runner-deps.js';
@@ -16,7 +16,7 @@ export class JobTimeoutError extends Error {
 const MAX_ERROR_CHARS = 2000;
 
 /** A job's retry policy as the database applies it (to a failed run, and to one whose instance died). */
-export function retryRule(definition: JobDefinition): RetryRule {
+export function retryRule(definition: ResolvedJob): RetryRule {
   return { attempts: definition.retries.attempts, delayMs: (attempt) => retryDelayMs(definition.retries, attempt) };
 }
 
@@ -140,7 +140,7 @@ export class JobRunner {
   }
 
   private execute(
-    definition: JobDefinition,
+    definition: ResolvedJob,
     base: Omit<CronRunResult, 'status' | 'error' | 'finishedAt' | 'durationMs'> & { retryOf: number | null },
     outer?: AbortSignal,
   ): Promise<CronRunResult> {

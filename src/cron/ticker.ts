@@ -5,7 +5,7 @@ import { lastScheduledFor } from '../db/cron-run-history.js';
 import { enqueueRuns } from '../db/cron-queue.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { CatchUpPolicy } from './job.js';
+import type { CatchUpPolicy } from '../api/define-job.js';
 import type { JobRunner } from './run-job.js';
 import type { CronSchedule } from './schedule.js';
 

@@ -17,14 +17,24 @@ export async function claimAlert(db: Queryable, key: string, now: number): Promi
   return rows.length === 1;
 }
 
-/** The event that has waited longest since it fell due (pending, or failed past its retry time), or undefined. */
+/**
+ * The event that has waited longest since it fell due, or undefined: an
+ * event not yet turned into deliveries, or a delivery of a handler without
+ * flow options that is pending or failed past its retry time and not paused.
+ * Deliveries held by their flow control (a rate, a debounce) or a pause wait
+ * by design: they are no backlog.
+ */
 export async function oldestDueEvent(db: Queryable, now: number): Promise<{ id: number; dueAt: number; due: number } | undefined> {
   const [row] = await db.query<{ id: string | number; due_at: Date | string; due: string | number }>(
-    `SELECT id, next_attempt_at AS due_at, count(*) OVER () AS due FROM (
-       SELECT id, next_attempt_at FROM hookrun.webhook_events
-       WHERE status = 'pending' OR (status = 'failed' AND next_attempt_at <= $1::timestamptz)
-       ORDER BY next_attempt_at LIMIT 1000
-     ) d ORDER BY next_attempt_at LIMIT 1`,
+    `SELECT id, due_at, count(*) OVER () AS due FROM (
+       (SELECT n.event_id AS id, e.received_at AS due_at FROM hookrun.new_events n JOIN hookrun.webhook_events e ON e.id = n.event_id
+        ORDER BY n.event_id LIMIT 1000)
+       UNION ALL
+       (SELECT d.event_id, d.run_after FROM hookrun.handler_deliveries d
+        WHERE d.flow_key IS NULL AND d.status IN ('pending', 'failed') AND d.run_after <= $1::timestamptz
+          AND NOT EXISTS (SELECT 1 FROM hookrun.handler_controls c WHERE c.handler = d.handler AND c.paused)
+        ORDER BY d.run_after LIMIT 1000)
+     ) d ORDER BY due_at LIMIT 1`,
     [new Date(now)],
   );
   return row && { id: Number(row.id), dueAt: new Date(row.due_at).getTime(), due: Number(row.due) };

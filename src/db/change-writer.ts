@@ -1,4 +1,5 @@
 import type { Database } from './database.js';
+import { searchKeysOf } from './search-keys.js';
 
 /** One committed row change read from the write-ahead log, ready for the inbox (source `database`). */
 export interface CapturedChange {
@@ -19,13 +20,21 @@ const MAX_ROWS_PER_STATEMENT = 500;
 // one retention moved to webhook_event_keys, is skipped: a transaction read twice is stored once.
 function insertSql(rows: number): string {
   const values: string[] = new Array(rows);
-  for (let i = 0, p = 1; i < rows; i++, p += 4) values[i] = `(${i}, $${p}::text, $${p + 1}::text, $${p + 2}::jsonb, $${p + 3}::text)`;
-  return `INSERT INTO hookrun.webhook_events (source, key, type, payload, order_key)
-    SELECT '${CHANGE_SOURCE}', v.k, v.t, v.p, v.o FROM (VALUES ${values.join(', ')}) AS v(n, k, t, p, o)
+  for (let i = 0, p = 1; i < rows; i++, p += 5) values[i] = `(${i}, $${p}::text, $${p + 1}::text, $${p + 2}::json, $${p + 3}::text, $${p + 4}::text[])`;
+  return `WITH v(n, k, t, p, o, q) AS (VALUES ${values.join(', ')}),
+  stored AS (
+    INSERT INTO hookrun.webhook_events (source, key, type, payload, order_key)
+    SELECT '${CHANGE_SOURCE}', v.k, v.t, v.p, v.o FROM v
     WHERE NOT EXISTS (SELECT 1 FROM hookrun.webhook_event_keys d WHERE d.source = '${CHANGE_SOURCE}' AND d.key = v.k)
     ORDER BY v.n
     ON CONFLICT (source, key) DO NOTHING
-    RETURNING id, pg_notify('hookrun_events', '')`;
+    RETURNING id, key
+  ), queued AS (
+    INSERT INTO hookrun.new_events (event_id) SELECT id FROM stored
+  ), searchable AS (
+    INSERT INTO hookrun.event_search (value, event_id) SELECT q.value, stored.id FROM stored JOIN v ON v.k = stored.key CROSS JOIN unnest(v.q) AS q(value)
+  )
+  SELECT id, pg_notify('hookrun_events', '') FROM stored`;
 }
 
 /**
@@ -39,8 +48,8 @@ export async function storeChanges(db: Database, changes: readonly CapturedChang
     let stored = 0;
     for (let start = 0; start < changes.length; start += MAX_ROWS_PER_STATEMENT) {
       const chunk = changes.slice(start, start + MAX_ROWS_PER_STATEMENT);
-      const params: string[] = [];
-      for (const change of chunk) params.push(change.key, change.type, change.payloadJson, change.orderKey);
+      const params: Array<string | string[]> = [];
+      for (const change of chunk) params.push(change.key, change.type, change.payloadJson, change.orderKey, searchKeysOf(change.payloadJson));
       stored += (await tx.query(insertSql(chunk.length), params)).length;
     }
     return stored;

@@ -15,11 +15,27 @@ export const eventRequests = hookrun.table('event_requests', {
     .references(() => webhookEvents.id, { onDelete: 'cascade' }),
   /** Header name (lowercase) → value; secrets, signatures and cookies replaced by a mask. */
   headers: jsonb('headers').notNull(),
-  /** The body's bytes as text, as the signature was checked over them. */
-  body: text('body').notNull(),
+  /** The body's bytes as text, as the signature was checked over them; null when they are the event's payload (a JSON body is stored once). */
+  body: text('body'),
   /** What verified it, e.g. "stripe-signature v1, timestamp 3 s old". */
   verification: text('verification').notNull(),
 });
+
+/**
+ * The values a payload can be found by without reading it: the ids it
+ * carries (`cus_…`, `sub_…`, `user_…`, a uuid) and its emails (lowercased),
+ * written by the statement that stores the event (db/search-keys.ts). An
+ * equals search for such a value reads this narrow index; any other search
+ * reads the events of a time range. Deleted with its event (retention).
+ */
+export const eventSearch = hookrun.table(
+  'event_search',
+  {
+    value: text('value').notNull(),
+    eventId: bigint('event_id', { mode: 'number' }).notNull(),
+  },
+  (t) => [index('event_search_value_idx').on(t.value, t.eventId), index('event_search_event_brin').using('brin', t.eventId)],
+);
 
 /**
  * A bulk replay: which events (a filter, or ids picked by hand), up to which

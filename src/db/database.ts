@@ -23,6 +23,13 @@ export interface WorkerTuning {
    * session). Retention waits this long between saving keys and deleting rows.
    */
   readonly longestStatementMs: number;
+  /**
+   * Transactions the handle serves at once (a pool's size); undefined: no
+   * bound worth keeping (PGlite runs a flow handler outside its settle's
+   * transaction). Flow-controlled handlers hold one for the length of a run,
+   * so fewer of them run at once than this, leaving room for the inbox.
+   */
+  readonly connections?: number;
   /** Housekeeping when the worker goes idle after `every` processed events (PGlite: VACUUM, it has no autovacuum). */
   readonly idleMaintenance?: { every: number; run(): Promise<void> };
 }

@@ -19,7 +19,7 @@ export function insertWithDigestSql(slots: number): string {
   if (sql === undefined) {
     const values: string[] = new Array(slots);
     for (let i = 0, p = 1; i < slots; i++, p += INSERT_WIDTH + 1) values[i] = valuesRow(p, true);
-    sql = `WITH v(s, k, t, p, h, b, r, d) AS (VALUES ${values.join(', ')}),
+    sql = `WITH v(s, k, t, p, h, b, r, q, d) AS (VALUES ${values.join(', ')}),
   digests AS (
     INSERT INTO hookrun.webhook_event_keys (source, key, received_at)
     SELECT v.s || '${BODY_DIGEST_SOURCE_SUFFIX}', v.d, now() FROM v
@@ -30,7 +30,7 @@ export function insertWithDigestSql(slots: number): string {
     RETURNING source, key
   ),
   stored AS (
-    INSERT INTO hookrun.webhook_events (source, key, type, payload) SELECT v.s, v.k, v.t, v.p::jsonb FROM v
+    INSERT INTO hookrun.webhook_events (source, key, type, payload) SELECT v.s, v.k, v.t, v.p::json FROM v
     WHERE v.s IS NOT NULL
       AND (v.d IS NULL OR EXISTS (SELECT 1 FROM digests g WHERE g.source = v.s || '${BODY_DIGEST_SOURCE_SUFFIX}' AND g.key = v.d))
       AND NOT EXISTS (SELECT 1 FROM hookrun.webhook_event_keys d WHERE d.source = v.s AND d.key = v.k)

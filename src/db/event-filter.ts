@@ -1,3 +1,4 @@
+import { foldsCase, isSearchKey, normaliseSearchKey } from './search-keys.js';
 /**
  * What the events list, the search and a bulk replay select by: every field
  * optional, all of them ANDed. The console, `GET /api/events`,
@@ -5,10 +6,11 @@
  */
 export interface EventFilter {
   source?: string;
+  /** The event's status; with `handler`, that handler's delivery's (pending, running, failed, processed, dead, parked, debounced). */
   status?: string;
   /** The exact type, e.g. `invoice.paid`. */
   type?: string;
-  /** Only events this handler (a project file's name, or a shipped mirror's) has run or owes a delivery of. */
+  /** Only events with a delivery to this handler (a project file's name, or a shipped mirror's). */
   handler?: string;
   /** Received at or after this time. */
   from?: Date;
@@ -58,61 +60,64 @@ export function formatPayloadMatch(match: PayloadMatch): string {
 }
 
 /**
- * The JSON an equals search contains: `{"data":{"object":{"customer":"cus_123"}}}`.
- * A digit segment is an object key here (containment cannot say "index 0"); the
- * value is matched as a string, and as a number or boolean when it reads as one.
- */
-function containment(path: string[], value: unknown): string {
-  let nested: unknown = value;
-  for (const key of [...path].reverse()) nested = { [key]: nested };
-  return JSON.stringify(nested);
-}
-
-/** The typed forms a value may have in a payload: "42" matches 42 and "42"; "true" matches true and "true". */
-function typedValues(value: string): unknown[] {
-  const values: unknown[] = [value];
-  if (value === 'true' || value === 'false') values.push(value === 'true');
-  else if (value === 'null') values.push(null);
-  else if (/^-?\d+(\.\d+)?$/.test(value) && Number.isFinite(Number(value)) && String(Number(value)) === value) values.push(Number(value));
-  return values;
-}
-
-/**
  * The filter as SQL conditions on `hookrun.webhook_events` (aliased `e`),
- * each value a bound parameter added through `param`. Equals uses the
- * payload's GIN index (jsonb_path_ops containment); contains reads the
- * path's text from each row the other conditions leave (narrow it with a
- * source, type or time range).
+ * each value a bound parameter added through `param`. An equals search for an
+ * id, an email or a uuid finds its events in the search index (db/search-keys.ts);
+ * any other payload search reads the path's text from each row the other
+ * conditions leave (events.ts walks those newest first, a slice at a time).
  */
 export function filterConditions(filter: EventFilter, param: (value: unknown) => string): string[] {
   const conditions: string[] = [];
   if (filter.source) conditions.push(`e.source = ${param(filter.source)}`);
-  if (filter.status) conditions.push(`e.status = ${param(filter.status)}`);
+  if (filter.status && !filter.handler) conditions.push(`e.status = ${param(filter.status)}`);
   if (filter.type) conditions.push(`e.type = ${param(filter.type)}`);
   if (filter.from) conditions.push(`e.received_at >= ${param(filter.from)}`);
   if (filter.to) conditions.push(`e.received_at < ${param(filter.to)}`);
   if (filter.search) conditions.push(searchCondition(filter.search, param));
   if (filter.parked) conditions.push(`EXISTS (SELECT 1 FROM hookrun.handler_deliveries d WHERE d.event_id = e.id AND d.status = 'parked')`);
-  if (filter.handler) {
-    const name = param(filter.handler);
-    conditions.push(
-      `(EXISTS (SELECT 1 FROM hookrun.event_attempts a WHERE a.event_id = e.id AND a.handler = ${name})` +
-        ` OR EXISTS (SELECT 1 FROM hookrun.handler_deliveries d WHERE d.event_id = e.id AND d.handler = ${name}))`,
-    );
-  }
+  if (filter.handler) conditions.push(deliveryCondition(filter.handler, filter.status, param));
   if (filter.where) conditions.push(payloadCondition(filter.where, param));
   return conditions;
 }
 
-/** The payload match as a condition on the row aliased `alias`. */
-export function payloadCondition(match: PayloadMatch, param: (value: unknown) => string, alias = 'e'): string {
-  if (match.op === 'equals') {
-    const options = typedValues(match.value).map((value) => `${alias}.payload @> ${param(containment(match.path, value))}::jsonb`);
-    return options.length === 1 ? options[0]! : `(${options.join(' OR ')})`;
-  }
-  const pattern = `%${match.value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  return `${alias}.payload #>> ${param(match.path)}::text[] ILIKE ${param(pattern)}`;
+/** Delivery statuses an index holds by handler: their events are found from the deliveries, not by reading every event. */
+const INDEXED_DELIVERY_STATUSES = ['pending', 'failed', 'running', 'dead', 'parked'];
+
+/** Events with a delivery to `handler` (in `status`, when given): the same rows the handler's counts are taken from. */
+function deliveryCondition(handler: string, status: string | undefined, param: (value: unknown) => string): string {
+  const name = param(handler);
+  if (status === undefined) return `EXISTS (SELECT 1 FROM hookrun.handler_deliveries d WHERE d.event_id = e.id AND d.handler = ${name})`;
+  const state = param(status);
+  if (INDEXED_DELIVERY_STATUSES.includes(status))
+    return `e.id IN (SELECT d.event_id FROM hookrun.handler_deliveries d WHERE d.handler = ${name} AND d.status = ${state})`;
+  return `EXISTS (SELECT 1 FROM hookrun.handler_deliveries d WHERE d.event_id = e.id AND d.handler = ${name} AND d.status = ${state})`;
 }
+
+/**
+ * The payload match as a condition on the row aliased `alias`: the path's
+ * value as text (`#>>`: a digit segment is an array index or a key) equals
+ * the value (so "42" finds 42 and "42", "true" finds true) or contains it;
+ * `null` finds a JSON null. An equals search for a search key is first
+ * narrowed to the events the search index has for it.
+ */
+export function payloadCondition(match: PayloadMatch, param: (value: unknown) => string, alias = 'e'): string {
+  const path = param(match.path);
+  if (match.op === 'contains') {
+    const pattern = `%${match.value.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    return `${alias}.payload #>> ${path}::text[] ILIKE ${param(pattern)}`;
+  }
+  if (isSearchKey(match.value)) {
+    // Emails and uuids are compared whatever their case, as the index keeps them.
+    const key = normaliseSearchKey(match.value);
+    const found = foldsCase(key) ? `lower(${alias}.payload #>> ${path}::text[])` : `${alias}.payload #>> ${path}::text[]`;
+    return `${alias}.id IN (SELECT s.event_id FROM hookrun.event_search s WHERE s.value = ${param(key)}) AND ${found} = ${param(key)}`;
+  }
+  if (match.value === 'null') return `(${alias}.payload #> ${path}::text[])::text = 'null'`;
+  return `${alias}.payload #>> ${path}::text[] = ${param(match.value)}`;
+}
+
+/** Whether the match is answered by the search index (else it reads every row it considers). */
+export const indexedMatch = (match: PayloadMatch | undefined): boolean => match?.op === 'equals' && isSearchKey(match.value);
 
 /** id = n, or the exact key, or a type prefix (the newest-first walk of the id index filters on it: an admin search, not a hot path). */
 function searchCondition(text: string, param: (value: unknown) => string): string {

@@ -1,50 +1,45 @@
+import { listAttempts, type EventAttempt } from './events.js';
 import type { Database } from './database.js';
-import type { EventAttempt } from './events.js';
 
-/** One processing attempt with the run it belongs to: a replay starts a new run, whose attempts count from 1 again. */
-export interface AttemptInRun extends EventAttempt {
-  /** 1 for the event's first run of this handler, 2 after its first replay, … */
-  run: number;
-}
-
-/**
- * Every attempt of an event in the order they ran, each numbered with its
- * run: per handler, an attempt number that does not grow (a replay resets
- * the count) opens the next run, so "#1" twice reads as "run 1 #1, run 2 #1".
- */
-export async function listAttemptRuns(db: Database, eventId: number): Promise<AttemptInRun[]> {
-  const rows = await db.query<Omit<AttemptInRun, 'run'> & { startedAt: Date | string }>(
-    `SELECT attempt, handler, started_at AS "startedAt", duration_ms AS "durationMs", outcome, error
-     FROM hookrun.event_attempts WHERE event_id = $1 ORDER BY id`,
-    [eventId],
-  );
-  const last = new Map<string, { run: number; attempt: number }>();
-  return rows.map((r) => {
-    const name = r.handler ?? '';
-    const before = last.get(name);
-    const run = before === undefined ? 1 : r.attempt <= before.attempt ? before.run + 1 : before.run;
-    last.set(name, { run, attempt: r.attempt });
-    return { ...r, run, startedAt: new Date(r.startedAt) };
-  });
-}
-
-/** A handler's delivery of an event (flow-controlled handlers): its state and what it waits for. */
+/** A handler's delivery of an event: its state, its attempts in this run and what it waits for. */
 export interface EventDelivery {
   handler: string;
-  /** waiting | running | debounced | parked | dead | done */
+  /** pending | running | failed | processed | dead | parked | debounced */
   status: string;
-  flowKey: string;
+  /** Its flow key (null: a handler without flow options). */
+  flowKey: string | null;
   attempts: number;
+  run: number;
   runAfter: Date;
   lastError: string | null;
+  /** Debounce: the events folded into its run. */
+  debouncedIds: number[];
 }
 
-/** The handler deliveries of an event, by handler: what a waiting or parked event's page explains. */
+/** The deliveries of an event, by handler: what its page, `GET /api/events/:id` and `hookrun events show` list. */
 export async function listEventDeliveries(db: Database, eventId: number): Promise<EventDelivery[]> {
-  const rows = await db.query<EventDelivery & { runAfter: Date | string }>(
-    `SELECT handler, status, flow_key AS "flowKey", attempts, run_after AS "runAfter", last_error AS "lastError"
+  const rows = await db.query<Omit<EventDelivery, 'debouncedIds'> & { runAfter: Date | string; debouncedIds: Array<number | string> | null }>(
+    `SELECT handler, status, flow_key AS "flowKey", attempts, run, run_after AS "runAfter", last_error AS "lastError", debounced_ids AS "debouncedIds"
      FROM hookrun.handler_deliveries WHERE event_id = $1 ORDER BY handler`,
     [eventId],
   );
-  return rows.map((r) => ({ ...r, runAfter: new Date(r.runAfter) }));
+  return rows.map((r) => ({
+    ...r,
+    run: Number(r.run),
+    attempts: Number(r.attempts),
+    runAfter: new Date(r.runAfter),
+    debouncedIds: (r.debouncedIds ?? []).map(Number),
+  }));
+}
+
+/** A delivery with its history: its attempts and the replays of it, in order. */
+export interface DeliveryWithHistory extends EventDelivery {
+  history: EventAttempt[];
+}
+
+/** An event's deliveries, each with its own attempts, and the whole history in order: what `GET /api/events/:id` and `hookrun events show` give. */
+export async function eventDeliveries(db: Database, eventId: number): Promise<{ deliveries: DeliveryWithHistory[]; history: EventAttempt[] }> {
+  const history = await listAttempts(db, eventId);
+  const deliveries = (await listEventDeliveries(db, eventId)).map((d) => ({ ...d, history: history.filter((a) => a.handler === d.handler) }));
+  return { deliveries, history };
 }

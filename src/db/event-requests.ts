@@ -12,8 +12,10 @@ export interface EventRequest {
 
 /** The request kept for an event, or null when it has none (not received over HTTP, or stored before requests were kept). */
 export async function getEventRequest(db: Database, eventId: number): Promise<EventRequest | null> {
+  // A JSON body is not stored twice: it is the event's payload, kept as it came.
   const [row] = await db.query<{ headers: Record<string, string> | string; body: string; verification: string }>(
-    'SELECT headers, body, verification FROM hookrun.event_requests WHERE event_id = $1',
+    `SELECT r.headers, coalesce(r.body, e.payload::text) AS body, r.verification
+     FROM hookrun.event_requests r JOIN hookrun.webhook_events e ON e.id = r.event_id WHERE r.event_id = $1`,
     [eventId],
   );
   if (!row) return null;

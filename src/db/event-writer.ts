@@ -2,13 +2,14 @@ import type { Database, Queryable } from './database.js';
 import { insertWithDigestSql } from './event-digest-sql.js';
 import { INSERT_WIDTH, insertSql } from './event-insert-sql.js';
 import { NotConfirmedError, NotStoredError, RejectedPayloadError } from './event-write-errors.js';
+import { searchKeysOf } from './search-keys.js';
 
 /** What a receiver hands over once a delivery is verified and parsed. */
 export interface NewEvent {
   source: string;
   key: string;
   type: string;
-  /** The verified raw JSON text, stored as jsonb without re-serialising. */
+  /** The verified raw JSON text, stored as it came (json), with the ids and emails it carries as its search keys. */
   payloadJson: string;
   /** A second unique key per source (event-digest-sql.ts): the same body under a new key is a duplicate. */
   bodyDigest?: string;
@@ -164,7 +165,7 @@ export class EventWriter {
     const slots = slotsFor(unique.length);
     const digests = firstByDigest.size > 0;
     const width = digests ? INSERT_WIDTH + 1 : INSERT_WIDTH;
-    const params: Array<string | null> = new Array(slots * width).fill(null);
+    const params: Array<string | string[] | null> = new Array(slots * width).fill(null);
     for (let i = 0, p = 0; i < unique.length; i++) {
       const { source, key, type, payloadJson, bodyDigest, request } = unique[i]!.event;
       params[p++] = source;
@@ -174,6 +175,7 @@ export class EventWriter {
       params[p++] = request?.headersJson ?? null;
       params[p++] = request?.body ?? null;
       params[p++] = request?.verification ?? null;
+      params[p++] = searchKeysOf(payloadJson);
       if (digests) params[p++] = bodyDigest ?? null;
     }
     const inserted = await this.db.query<{ id: number; source: string; key: string }>(digests ? insertWithDigestSql(slots) : insertSql(slots), params);

@@ -1,8 +1,14 @@
 import type { Database } from './database.js';
-import { filterConditions, payloadCondition, type EventFilter } from './event-filter.js';
+import { filterConditions, indexedMatch, type EventFilter } from './event-filter.js';
 
-/** Every status an inbox event can have, in lifecycle order; stored, filtered on and shown, so a name operators rely on (docs/design.md). */
-export const EVENT_STATUSES = ['pending', 'processing', 'waiting', 'processed', 'ignored', 'failed', 'dead'] as const;
+/** Every status an inbox event can have, derived from its deliveries (deliveries/event-summary.ts); stored, filtered on and shown, so a name operators rely on (docs/design.md). */
+export const EVENT_STATUSES = ['pending', 'processed', 'ignored', 'failed', 'dead'] as const;
+/** Every status a handler's delivery can have; with a handler, the events list filters on its delivery's (db/event-filter.ts). */
+export const DELIVERY_STATUSES = ['pending', 'running', 'failed', 'processed', 'dead', 'parked', 'debounced'] as const;
+
+/** What `status` may be in a filter: an event's, or (with a handler) its delivery's. */
+export const FILTER_STATUSES = [...new Set([...EVENT_STATUSES, ...DELIVERY_STATUSES])] as const;
+
 /** One of `EVENT_STATUSES`: the `status` column's vocabulary. */
 export type EventStatus = (typeof EVENT_STATUSES)[number];
 
@@ -15,7 +21,6 @@ export interface EventSummary {
   status: string;
   attempts: number;
   nextAttemptAt: Date;
-  lockedUntil: Date | null;
   lastError: string | null;
   receivedAt: Date;
   processedAt: Date | null;
@@ -33,70 +38,75 @@ export interface ListEventsQuery extends EventFilter {
   limit?: number;
 }
 
-/** One page, newest first; pass `nextCursor` as `before` for the next page (undefined: last page). */
+/**
+ * One page, newest first; pass `nextCursor` as `before` for the next page
+ * (undefined: last page). `searchedTo` is set when a payload search stopped
+ * at its time budget before the page was full: it read the events down to
+ * that id, and the next page goes on from there.
+ */
 export interface EventPage {
   events: EventSummary[];
   nextCursor: number | undefined;
+  searchedTo?: number;
 }
 
 const DEFAULT_PAGE = 50;
 const MAX_PAGE = 200;
 
 /** The columns lists show, named as `EventSummary` names them (raw SQL: the query builder cost ~85 ms of every start-up). */
-const SUMMARY_COLUMNS = `id, source, key, type, status, attempts, next_attempt_at AS "nextAttemptAt", locked_until AS "lockedUntil",
+const SUMMARY_COLUMNS = `id, source, key, type, status, attempts, next_attempt_at AS "nextAttemptAt",
   last_error AS "lastError", received_at AS "receivedAt", processed_at AS "processedAt"`;
 
 type SummaryRow = Omit<EventSummary, 'id'> & { id: number | string };
 
 const asSummary = <T extends SummaryRow>(row: T): T & { id: number } => ({ ...row, id: Number(row.id) });
 
+/** Ids a payload search reads per statement: small enough that the inbox's writes go between them (the embedded database runs one at a time). */
+const SLICE_IDS = 5_000;
+/** The longest a payload search reads for one page before it answers with what it found. */
+export const SEARCH_BUDGET_MS = 1_500;
+
 /**
  * List events newest first with keyset pagination on `id` (stable while new
- * events arrive, unlike OFFSET), for the admin API and `hookrun events list`.
- *
- * A payload equals search runs in two steps. PostgreSQL keeps no statistics
- * on large payloads, so it cannot tell a value matching 20 events from one
- * matching 50,000, and walks the id index newest first either way: instant for
- * a common value, every row read for a rare one. So the newest
- * `RECENT_WINDOW` ids are walked first (a common value fills the page there),
- * and only the rest of the page is asked of the payload's GIN index, among
- * the older ids.
+ * events arrive, unlike OFFSET), for the admin API, the console and
+ * `hookrun events list`. Without a payload search, or with an equals search
+ * the search index answers, it is one statement. A payload search that reads
+ * the payloads walks the ids down a slice at a time (each its own statement,
+ * so writers go between them) and stops at its time budget: a search never
+ * holds the database, and the page says how far it read.
  */
-export async function listEvents(db: Database, query: ListEventsQuery = {}): Promise<EventPage> {
+export async function listEvents(db: Database, query: ListEventsQuery = {}, budgetMs = SEARCH_BUDGET_MS): Promise<EventPage> {
   const limit = Math.min(Math.max(Math.trunc(query.limit ?? DEFAULT_PAGE), 1), MAX_PAGE);
-  if (query.where?.op !== 'equals') return pageOf(await selectPage(db, query, limit + 1, { below: query.before }), limit);
-  const top = query.before ?? Number((await db.query<{ top: string | number }>('SELECT coalesce(max(id), 0) + 1 AS top FROM hookrun.webhook_events'))[0]!.top);
-  const floor = Math.max(top - RECENT_WINDOW, 0);
-  const recent = await selectPage(db, query, limit + 1, { below: top, atLeast: floor });
-  if (recent.length > limit || floor === 0) return pageOf(recent, limit);
-  const older = await selectPage(db, query, limit + 1 - recent.length, { below: floor, throughIndex: true });
-  return pageOf([...recent, ...older], limit);
+  if (!query.where || indexedMatch(query.where)) return pageOf(await selectPage(db, query, limit + 1, { below: query.before }), limit);
+  const started = performance.now();
+  let below = query.before ?? Number((await db.query<{ top: string | number }>('SELECT coalesce(max(id), 0) + 1 AS top FROM hookrun.webhook_events'))[0]!.top);
+  const rows: Array<EventSummary & { id: number }> = [];
+  while (below > 1 && rows.length <= limit) {
+    const atLeast = Math.max(below - SLICE_IDS, 0);
+    rows.push(...(await selectPage(db, query, limit + 1 - rows.length, { below, atLeast })));
+    below = atLeast;
+    if (rows.length <= limit && below > 1 && performance.now() - started > budgetMs) return { ...pageOf(rows, limit), nextCursor: below, searchedTo: below };
+  }
+  return pageOf(rows, limit);
 }
-
-/** Ids a payload equals search walks before it asks the payload index (about 50 ms of reading on PostgreSQL). */
-const RECENT_WINDOW = 20_000;
 
 function pageOf(rows: Array<EventSummary & { id: number }>, limit: number): EventPage {
   const events = rows.slice(0, limit);
   return { events, nextCursor: rows.length > limit ? events[events.length - 1]!.id : undefined };
 }
 
-/** Up to `take` rows matching `query` with ids in [atLeast, below), newest first; `throughIndex` finds the payload match's ids in its GIN index first. */
+/** Up to `take` rows matching `query` with ids in [atLeast, below), newest first. */
 async function selectPage(
   db: Database,
   query: EventFilter,
   take: number,
-  range: { below?: number; atLeast?: number; throughIndex?: boolean },
+  range: { below?: number; atLeast?: number },
 ): Promise<Array<EventSummary & { id: number }>> {
   const params: unknown[] = [];
   const param = (value: unknown) => `$${params.push(value)}`;
-  const conditions = filterConditions(range.throughIndex ? { ...query, where: undefined } : query, param);
+  const conditions = filterConditions(query, param);
   if (range.below !== undefined) conditions.push(`e.id < ${param(range.below)}`);
   if (range.atLeast !== undefined) conditions.push(`e.id >= ${param(range.atLeast)}`);
-  if (range.throughIndex && query.where) {
-    const below = range.below !== undefined ? ` AND g.id < ${param(range.below)}` : '';
-    conditions.push(`e.id = ANY(ARRAY(SELECT g.id FROM hookrun.webhook_events g WHERE ${payloadCondition(query.where, param, 'g')}${below}))`);
-  }
   const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
   const sql = `SELECT ${SUMMARY_COLUMNS} FROM hookrun.webhook_events e ${where} ORDER BY id DESC LIMIT ${param(take)}`;
   return (await db.query<SummaryRow>(sql, params)).map(asSummary);
@@ -108,126 +118,39 @@ export async function getEvent(db: Database, id: number): Promise<EventDetail | 
   return row && asSummary(row);
 }
 
-/** Statuses whose rows the worker still owes (waiting: flow control) or an operator must look at: counted exactly on every call. */
-const LIVE_STATUSES = ['pending', 'processing', 'waiting', 'failed', 'dead'];
-/** Statuses that only grow with what is stored (retention bounds them). */
-const SETTLED_STATUSES = ['processed', 'ignored'];
-/**
- * Below this many processed + ignored rows the count is taken again on every
- * call (a small inbox is always exact); decided by rows, not by time, so a
- * busy machine does not change what a small inbox reports.
- */
-const SETTLED_ROWS_WORTH_REUSING = 100_000;
-/** Above it, a count is reused until 100 times its own duration (at least 1 s) has passed: ≤ 1 % of the database's time. */
-const REUSE_FACTOR = 100;
-const MIN_REUSE_MS = 1_000;
-
-interface SettledCount {
-  counts: Map<string, number>;
-  rows: number;
-  takenAt: number;
-  tookMs: number;
-}
-
-/** The last settled count per open database (one per process; a new Database starts fresh). */
-const settledCounts = new WeakMap<Database, SettledCount>();
-
-async function countWhereStatusIn(db: Database, statuses: string[]): Promise<Map<string, number>> {
-  // One index range per status: (status, id) and the partial due index hold them in order.
-  const rows = await db.query<{ status: string; count: number }>(
-    'SELECT status, count(*)::int AS count FROM hookrun.webhook_events WHERE status = ANY($1::text[]) GROUP BY status',
-    [statuses],
-  );
-  return new Map(rows.map((r) => [r.status, Number(r.count)]));
-}
-
-/** One statement per call (PGlite runs one at a time): the live statuses, plus the settled ones unless their last count is still fresh. */
-async function countAll(db: Database): Promise<Map<string, number>> {
-  const last = settledCounts.get(db);
-  const now = performance.now();
-  if (last && last.rows >= SETTLED_ROWS_WORTH_REUSING && now - last.takenAt < Math.max(MIN_REUSE_MS, last.tookMs * REUSE_FACTOR)) {
-    return new Map([...(await countWhereStatusIn(db, LIVE_STATUSES)), ...last.counts]);
-  }
-  const all = await countWhereStatusIn(db, [...LIVE_STATUSES, ...SETTLED_STATUSES]);
-  const counts = new Map(SETTLED_STATUSES.map((status) => [status, all.get(status) ?? 0]));
-  const rows = [...counts.values()].reduce((sum, n) => sum + n, 0);
-  settledCounts.set(db, { counts, rows, takenAt: now, tookMs: performance.now() - now });
-  return all;
-}
-
-/**
- * Events by status, for `/metrics`, the dashboard and `GET /api/events/counts`.
- * The backlog (pending, processing, failed) and dead are exact on every call:
- * their cost follows how many there are. Processed and ignored grow with
- * everything stored (1 M processed events: ~300 ms of index scan, in three
- * backends), so from 100,000 of them on, their count is reused until 100×
- * its duration has passed (at 1 M, about 30 s); meanwhile an event that
- * leaves the backlog shows in neither count until the next one.
- */
-export async function countEventsByStatus(db: Database): Promise<Record<EventStatus, number>> {
-  const counts = Object.fromEntries(EVENT_STATUSES.map((s) => [s, 0])) as Record<EventStatus, number>;
-  for (const [status, count] of await countAll(db)) {
-    if ((EVENT_STATUSES as readonly string[]).includes(status)) counts[status as EventStatus] = count;
-  }
-  return counts;
-}
-
-/** One processing attempt of an event, as the dashboard and the admin API show it. */
+/** One attempt of a delivery of an event (or the replay that opened a run), as the console, the admin API and the CLI show it. */
 export interface EventAttempt {
   attempt: number;
-  /** The handler this run was (null: none ran, e.g. `ignored`). */
+  /** The delivery's run: 1, then one more per replay. */
+  run: number;
+  /** The handler this row is about (null: none ran). */
   handler: string | null;
   startedAt: Date;
   durationMs: number;
+  /** processed, failed, dead, parked; `replayed` for a replay (then `actor` says who). */
   outcome: string;
   error: string | null;
+  /** The error's stack, trimmed to the frames that matter. */
+  stack: string | null;
+  actor: string | null;
 }
 
-/** Every recorded attempt of an event, first to last. */
+/**
+ * Every attempt of an event's deliveries, and every replay of them, in the
+ * order they happened: the rows `event_attempts` keeps (failures, replays,
+ * the processed attempts a replay superseded) and each processed delivery's
+ * last attempt, read off the delivery itself.
+ */
 export async function listAttempts(db: Database, eventId: number): Promise<EventAttempt[]> {
   const rows = await db.query<EventAttempt & { startedAt: Date | string }>(
-    `SELECT attempt, handler, started_at AS "startedAt", duration_ms AS "durationMs", outcome, error FROM hookrun.event_attempts WHERE event_id = $1 ORDER BY attempt, id`,
+    `SELECT attempt, run, handler, "startedAt", "durationMs", outcome, error, stack, actor FROM (
+       SELECT attempt, run, handler, started_at AS "startedAt", duration_ms AS "durationMs", outcome, error, stack, actor, id AS n
+       FROM hookrun.event_attempts WHERE event_id = $1
+       UNION ALL
+       SELECT attempts, run, handler, coalesce(started_at, finished_at), coalesce(duration_ms, 0), 'processed', NULL, NULL, NULL, NULL
+       FROM hookrun.handler_deliveries WHERE event_id = $1 AND status = 'processed'
+     ) a ORDER BY "startedAt", handler, attempt, n NULLS LAST`,
     [eventId],
   );
-  return rows.map((r) => ({ ...r, startedAt: new Date(r.startedAt) }));
-}
-
-/** Per minute over the last `minutes`: events received, and attempts that ended processed, failed or dead. */
-export interface MinuteCounts {
-  /** The first minute (ms epoch, UTC, whole minute). */
-  from: number;
-  received: number[];
-  processed: number[];
-  failed: number[];
-  dead: number[];
-}
-
-/** Most recent inbox rows the received series looks at, so the chart costs an index range, not a table scan. */
-const RECEIVED_SCAN_ROWS = 50_000;
-
-/** The dashboard's charts: counts per minute for the last hour. */
-export async function countsPerMinute(db: Database, now: number, minutes = 60): Promise<MinuteCounts> {
-  const from = Math.floor(now / 60_000) * 60_000 - (minutes - 1) * 60_000;
-  const since = new Date(from);
-  const [received, attempts] = await Promise.all([
-    db.query<{ minute: Date | string; n: number }>(
-      `SELECT date_trunc('minute', received_at) AS minute, count(*)::int AS n FROM hookrun.webhook_events
-       WHERE id > (SELECT coalesce(max(id), 0) - $2 FROM hookrun.webhook_events) AND received_at >= $1::timestamptz GROUP BY 1`,
-      [since, RECEIVED_SCAN_ROWS],
-    ),
-    db.query<{ minute: Date | string; outcome: string; n: number }>(
-      `SELECT date_trunc('minute', started_at) AS minute, outcome, count(*)::int AS n FROM hookrun.event_attempts
-       WHERE started_at >= $1::timestamptz AND outcome IN ('processed', 'failed', 'dead') GROUP BY 1, 2`,
-      [since],
-    ),
-  ]);
-  const series = () => new Array<number>(minutes).fill(0);
-  const out: MinuteCounts = { from, received: series(), processed: series(), failed: series(), dead: series() };
-  const slot = (minute: Date | string) => Math.round((new Date(minute).getTime() - from) / 60_000);
-  for (const r of received) if (slot(r.minute) >= 0 && slot(r.minute) < minutes) out.received[slot(r.minute)] = r.n;
-  for (const r of attempts) {
-    const i = slot(r.minute);
-    if (i >= 0 && i < minutes) out[r.outcome as 'processed' | 'failed' | 'dead'][i] = r.n;
-  }
-  return out;
+  return rows.map((r) => ({ ...r, run: Number(r.run), startedAt: new Date(r.startedAt) }));
 }

@@ -5,7 +5,7 @@ export interface HandlerDeliveryRow {
   id: number;
   eventId: number;
   type: string | null;
-  flowKey: string;
+  flowKey: string | null;
   status: string;
   attempts: number;
   runAfter: Date;

@@ -53,7 +53,7 @@ export function openPostgres(url: string, options: OpenOptions): Database {
     kind: 'postgres',
     query,
     // Two batches side by side while a backlog lasts: the database works on one while this process runs the other's handlers.
-    tuning: { lanes: 2, longestStatementMs: statementTimeoutMs + 1000 },
+    tuning: { lanes: 2, longestStatementMs: statementTimeoutMs + 1000, connections: options.poolSize ?? 10 },
     async transaction(fn) {
       const client = await pool.connect();
       // pg-pool listens for errors only on idle clients: a socket error on a checked-out one would crash the process.

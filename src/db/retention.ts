@@ -26,8 +26,14 @@ const SAVE_KEYS_SQL = `
          (SELECT coalesce(array_agg(id), '{}') FROM old) AS ids,
          (SELECT count(*) FROM saved) AS saved`;
 
-/** Delete the given events if they are still finished (a replay in between keeps its event). */
-const DELETE_EVENTS_SQL = `DELETE FROM hookrun.webhook_events WHERE id = ANY($1::bigint[]) AND status IN ${FINISHED}`;
+/**
+ * Delete the given events if they are still finished (a replay in between
+ * keeps its event), and their search keys (found by the BRIN range of their ids).
+ */
+const DELETE_EVENTS_SQL = `
+  WITH gone AS (DELETE FROM hookrun.webhook_events WHERE id = ANY($1::bigint[]) AND status IN ${FINISHED} RETURNING id),
+  unsearchable AS (DELETE FROM hookrun.event_search s WHERE s.event_id = ANY(ARRAY(SELECT id FROM gone)))
+  SELECT count(*) AS n FROM gone`;
 
 const EXPIRE_KEYS_SQL = `
   DELETE FROM hookrun.webhook_event_keys WHERE (source, key) IN (
@@ -64,7 +70,7 @@ export async function saveKeysOfOldEvents(db: Queryable, options: { afterId: num
 /** Delete events whose keys are saved; returns how many went. */
 export async function deleteEvents(db: Queryable, ids: number[]): Promise<number> {
   if (ids.length === 0) return 0;
-  const rows = await db.query<{ n: number }>(`WITH gone AS (${DELETE_EVENTS_SQL} RETURNING 1) SELECT count(*) AS n FROM gone`, [ids]);
+  const rows = await db.query<{ n: number }>(DELETE_EVENTS_SQL, [ids]);
   return Number(rows[0]?.n ?? 0);
 }
 

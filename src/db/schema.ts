@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, bigserial, boolean, index, integer, jsonb, pgSchema, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, boolean, index, integer, json, pgSchema, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 
 /** hookrun's own PostgreSQL schema: its tables never meet a product's `public.users` (HOOKRUN_SCHEMA renames it at run time). */
 export const hookrun = pgSchema('hookrun');
@@ -18,33 +18,28 @@ export const webhookEvents = hookrun.table(
     source: text('source').notNull(),
     key: text('key').notNull(),
     type: text('type').notNull(),
-    payload: jsonb('payload').notNull(),
+    /** The verified body exactly as it came in (json keeps the text: the request's body is not stored twice). */
+    payload: json('payload').notNull(),
+    /** Derived from its deliveries (deliveries/event-summary.ts): pending, processed, ignored (no handler takes it), failed (will retry) or dead. */
     status: text('status').notNull().default('pending'),
+    /** Its deliveries' attempts: the most any of them made in its current run. */
     attempts: integer('attempts').notNull().default(0),
+    /** When a failed delivery of it is due again. */
     nextAttemptAt: tz('next_attempt_at').notNull().defaultNow(),
-    lockedUntil: tz('locked_until'),
+    /** Its failed, dead or parked deliveries' errors (prefixed by handler when it has several). */
     lastError: text('last_error'),
     receivedAt: tz('received_at').notNull().defaultNow(),
     processedAt: tz('processed_at'),
-    /** A captured row's identity: its changes are processed one at a time, in id order (see inbox-queue.ts CLAIM_SQL and flow control). */
+    /** A captured row's identity: each handler runs one row's changes one at a time, in id order (its deliveries' flow key). */
     orderKey: text('order_key'),
-    /** With several handlers: which are done with the event (inbox-queue.ts `Deliveries`); null while they share its status. */
-    deliveries: jsonb('deliveries'),
   },
   (t) => [
     uniqueIndex('webhook_events_source_key_uq').on(t.source, t.key),
-    index('webhook_events_order_idx')
-      .on(t.orderKey, t.id)
-      .where(sql`${t.orderKey} is not null and ${t.status} in ('pending', 'failed', 'processing')`),
-    index('webhook_events_due_idx')
-      .on(t.nextAttemptAt)
-      .where(sql`${t.status} in ('pending', 'failed', 'processing')`),
     index('webhook_events_status_idx').on(t.status, t.id),
     // The console's filters: newest first within a source or a type, a time range, a JSON path's value.
     index('webhook_events_source_idx').on(t.source, t.id),
     index('webhook_events_type_idx').on(t.type, t.id),
     index('webhook_events_received_brin').using('brin', t.receivedAt),
-    index('webhook_events_payload_gin').using('gin', sql`${t.payload} jsonb_path_ops`),
   ],
 );
 
@@ -198,9 +193,9 @@ export const cronPauses = hookrun.table('cron_pauses', {
 });
 
 /**
- * One row per processing attempt of an event, written in the same statement
- * that settles it: when it ran, how long, how it ended and why. Deleted with
- * its event (retention).
+ * One row per attempt of a delivery, written in the same statement that
+ * settles it: when it ran, how long, how it ended and why; and one per replay
+ * (who, when). Deleted with its event (retention).
  */
 export const eventAttempts = hookrun.table(
   'event_attempts',
@@ -210,12 +205,19 @@ export const eventAttempts = hookrun.table(
       .notNull()
       .references(() => webhookEvents.id, { onDelete: 'cascade' }),
     attempt: integer('attempt').notNull(),
+    /** The delivery's run: 1, then one more per replay (a `replayed` row opens each run after the first). */
+    run: integer('run').notNull().default(1),
     /** The handler this row is about (its name: a project file's, or a shipped mirror's); null when none ran. */
     handler: text('handler'),
     startedAt: tz('started_at').notNull(),
     durationMs: integer('duration_ms').notNull(),
+    /** processed, failed, dead, parked; `replayed` for the replay that opened a run (`actor` says who). */
     outcome: text('outcome').notNull(),
     error: text('error'),
+    /** The error's stack, trimmed to the frames that matter (the handler's file first). */
+    stack: text('stack'),
+    /** Who replayed (a `replayed` row): "console (session …)", "admin-api", "cli:user@host". */
+    actor: text('actor'),
   },
   (t) => [index('event_attempts_event_idx').on(t.eventId, t.attempt), index('event_attempts_started_idx').on(t.startedAt)],
 );

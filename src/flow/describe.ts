@@ -27,8 +27,7 @@ export function describeFlow(plan: FlowPlan | undefined): string {
   const perKey = (yes: boolean) => (yes ? ' per key' : '');
   if (plan.concurrency) parts.push(`concurrency ${plan.concurrency.limit}${perKey(plan.concurrency.perKey)}`);
   if (plan.rate) parts.push(`rate ${plan.rate.limit}/${formatPeriod(plan.rate.periodMs)}${perKey(plan.rate.perKey)}`);
-  if (plan.byRowKey) parts.push('order by row (captured changes)');
-  else if (plan.ordered) parts.push('order by key');
+  if (plan.ordered) parts.push('order by key');
   if (plan.debounce)
     parts.push(
       `debounce ${formatPeriod(plan.debounce.periodMs)}${plan.debounce.maxWaitMs === undefined ? '' : ` (max ${formatPeriod(plan.debounce.maxWaitMs)})`}`,

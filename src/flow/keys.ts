@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { MalformedPayloadError } from '../inbox/handlers/registry.js';
+import { MalformedPayloadError } from '../api/malformed-payload.js';
 import { messageOf } from '../errors.js';
 import { MAX_PRIORITY_SECONDS, type FlowPlan } from './options.js';
 

@@ -10,16 +10,7 @@ export interface FlowPlan {
   batch?: { maxSize: number; maxWaitMs: number; perKey: boolean };
   priority?: (payload: unknown) => unknown;
   ordered: boolean;
-  /**
-   * Captured database changes only: the key is the changed row's (the event's
-   * order key), and events without one (no capture) run inline as if the
-   * handler had no flow options.
-   */
-  byRowKey?: boolean;
 }
-
-/** The order every handler without flow options keeps for captured database changes: one row's changes one at a time, in commit order. */
-export const ROW_ORDER: FlowPlan = Object.freeze({ ordered: true, byRowKey: true });
 
 /** The most events one batch run receives. */
 export const MAX_BATCH_SIZE = 1000;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SOURCES } from '../webhooks/providers/index.js';
-import { EVENT_STATUSES } from '../db/events.js';
+import { EVENT_STATUSES, FILTER_STATUSES } from '../db/events.js';
 
 /**
  * The zod schemas of the admin API's query strings and bodies: admin.ts
@@ -22,10 +22,15 @@ const eventType = z.string().min(1).max(255).describe('exact event type, e.g. us
 /** `GET /api/events` */
 export const eventListQuery = z.object({
   source: z.enum(SOURCES).optional().describe('only this source'),
-  status: z.enum(EVENT_STATUSES).optional().describe('only this status'),
+  status: z
+    .enum(FILTER_STATUSES as unknown as [string, ...string[]])
+    .optional()
+    .describe(
+      "only this status: the event's (pending, processed, ignored, failed, dead), or with `handler` that handler's delivery's (also running, parked, debounced)",
+    ),
   type: eventType.optional(),
   parked: z.enum(['true', 'false']).optional().describe("`true`: only events with a handler delivery parked (an `order: 'key'` handler out of attempts)"),
-  handler: handlerName.optional().describe('only events this handler has run or owes a delivery of'),
+  handler: handlerName.optional().describe('only events with a delivery to this handler (with `status`: the status of that delivery)'),
   from: z.iso.datetime({ offset: true }).optional().describe('received at or after this time (ISO 8601, e.g. 2025-01-31T09:00:00Z)'),
   to: z.iso.datetime({ offset: true }).optional().describe('received before this time (ISO 8601)'),
   search: z.string().min(1).max(255).optional().describe('an id, an exact idempotency key, or the start of a type (`invoice.` finds `invoice.paid`)'),
@@ -43,9 +48,10 @@ export const eventListQuery = z.object({
 
 /** `POST /api/events/replay` */
 export const replayBody = z.object({
-  status: z.enum(EVENT_STATUSES).describe('replay every event of this status (not `processing`)'),
+  status: z.enum(EVENT_STATUSES).describe('replay every event of this status'),
   source: z.enum(SOURCES).optional().describe('only this source'),
   type: eventType.optional(),
+  actor: z.string().min(1).max(100).optional().describe('who asks, recorded in each replayed delivery\'s history after "admin-api", e.g. cli:ana@laptop'),
 });
 
 /** `POST /api/events/{id}/replay`: optionally one handler only. */
@@ -56,6 +62,7 @@ export const replayQuery = z.object({
     .max(100)
     .optional()
     .describe("run only this handler again; the event's other handlers are not run"),
+  actor: z.string().min(1).max(100).optional().describe('who asks, recorded in the delivery\'s history after "admin-api", e.g. cli:ana@laptop'),
 });
 
 /** `GET /api/cron/runs` */

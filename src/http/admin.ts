@@ -1,90 +1,20 @@
-import { Hono, type Context } from 'hono';
-import type { z } from 'zod';
-import {
-  backfillBody,
-  eventListQuery,
-  firstIssue,
-  jobsQuery,
-  mirrorQuery,
-  pruneBody,
-  reconcileBody,
-  replayBody,
-  replayQuery,
-  resumeBody,
-  runQuery,
-  runsQuery,
-} from './admin-schemas.js';
-import type { ChangeCapture } from '../changes/capture.js';
-import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import type { CronService } from '../cron/cron-service.js';
-import type { Database } from '../db/database.js';
-import { getEventRequest } from '../db/event-requests.js';
-import { countEventsByStatus, getEvent, listAttempts, listEvents } from '../db/events.js';
+import { Hono } from 'hono';
+import { backfillBody, jobsQuery, mirrorQuery, pruneBody, reconcileBody, resumeBody, runQuery, runsQuery } from './admin-schemas.js';
 import { MIRROR_TABLES, listMirrorRows, type MirrorTable } from '../db/mirror-read.js';
 import { AppError } from '../errors.js';
-import { replayEvent, replayEventsByStatus } from '../inbox/replay.js';
-import type { Logger } from '../log.js';
-import { parseReconcileSince, type ReconcileSummary } from '../payments-api/reconcile.js';
-import type { PruneReport } from '../retention/prune.js';
+import { parseReconcileSince } from '../payments-api/reconcile.js';
 import { bearerToken, secureEqual } from '../secure-compare.js';
-import type { EventStream } from './event-stream.js';
-import { eventListFilter } from './event-query.js';
+import { isoDate, parse, readJson } from './admin-request.js';
+import { addEventRoutes } from './event-routes.js';
 import { createErrorHandler, errorResponse } from './errors.js';
-import { addHandlerRoutes, type HandlerCatalogSource } from './handler-routes.js';
-import { addSenderReconcileRoute, type ReconcileSenderRun } from './reconcile-routes.js';
+import { addHandlerRoutes } from './handler-routes.js';
+import { addSenderReconcileRoute } from './reconcile-routes.js';
 import { addReplayRoutes } from './replay-routes.js';
-import { addIssueRoutes, type SenderConfig } from './issue-routes.js';
-/** What the admin API reads and drives; the dashboard and the CLI use the same modules. */
-export interface AdminApiDeps {
-  /** `adminToken` unset → every route answers 503 `not_configured`; the senders' secrets (set or not) feed `/api/senders`. */
-  config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'maxAttempts'>> & Partial<SenderConfig>;
-  db: Database;
-  clock: Clock;
-  cron: Pick<CronService, 'listJobs' | 'listRuns' | 'runJob' | 'pause' | 'resume' | 'backfill'>;
-  log: Logger;
-  /** `GET /api/events/stream` (server-sent events); without it the route is 404. */
-  eventStream?: EventStream;
-  /** Set when STRIPE_SECRET_KEY is: feed the events Stripe lists since a date into the inbox. */
-  reconcilePayments?: (since: Date) => Promise<ReconcileSummary>;
-  /** `POST /api/reconcile/{sender}`: GitHub, Paddle, WorkOS, Clerk gap repair with this server's settings. */
-  reconcileSender?: ReconcileSenderRun;
-  /** The WAL capture (CHANGES_DATABASE_URL): `GET /api/changes` shows its state with the last error's message; without it the route is 404. */
-  changes?: Pick<ChangeCapture, 'status'>;
-  /** One retention pass now (`hookrun prune` while the server holds the embedded database); without it the route is 404. */
-  prune?: (dryRun: boolean) => Promise<PruneReport>;
-  /** The handlers this hookrun runs, for `/api/handlers` and the dashboard's handlers (without it no name is known). */
-  handlers?: HandlerCatalogSource;
-}
+import { addIssueRoutes } from './issue-routes.js';
+import type { AdminApiDeps } from './admin-deps.js';
 
-/** Parse with zod; a bad value is a 400 `bad_request` that names the field. */
-function parse<T>(schema: z.ZodType<T>, value: unknown): T {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  throw new AppError('bad_request', firstIssue(result.error));
-}
-
-function eventId(c: Context): number {
-  const raw = c.req.param('id') ?? '';
-  if (!/^\d{1,15}$/.test(raw)) throw new AppError('bad_request', `Event id must be a positive whole number, not "${raw.slice(0, 40)}".`);
-  return Number(raw);
-}
-
-/** A date the caller wrote as ISO (`2026-11-20`, `2026-11-20T08:00:00Z`); a 400 naming it otherwise. */
-function isoDate(text: string, name: string): Date {
-  const ms = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : NaN;
-  if (!Number.isFinite(ms))
-    throw new AppError('bad_request', `The range's ${name} "${text.slice(0, 40)}" is not an ISO date like 2026-11-20 or 2026-11-20T08:00:00Z.`);
-  return new Date(ms);
-}
-
-async function readJson(c: Context): Promise<unknown> {
-  try {
-    return await c.req.json();
-  } catch {
-    throw new AppError('bad_request', 'Send a JSON body, e.g. {"status":"dead"}.');
-  }
-}
+/** What the admin API reads and drives (its own file, so the route files that take it import no cycle). */
+export type { AdminApiDeps };
 
 /**
  * The admin JSON API, mounted at `/api`: events (list with filters and
@@ -158,44 +88,6 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
   });
 
   return app;
-}
-
-function addEventRoutes(app: Hono, deps: AdminApiDeps): void {
-  const { db, clock } = deps;
-  app.get('/events', async (c) => {
-    const q = parse(eventListQuery, c.req.query());
-    const page = await listEvents(db, eventListFilter(q));
-    return c.json({ events: page.events, nextCursor: page.nextCursor === undefined ? null : String(page.nextCursor) });
-  });
-
-  app.get('/events/stream', (c) => {
-    if (!deps.eventStream) throw new AppError('not_found', 'This hookrun does not serve the event stream.');
-    return deps.eventStream.handle(c);
-  });
-
-  app.get('/events/counts', async (c) => c.json({ counts: await countEventsByStatus(db) }));
-
-  app.get('/events/:id', async (c) => {
-    const id = eventId(c);
-    const event = await getEvent(db, id);
-    if (!event) throw new AppError('not_found', `No event with id ${id}.`);
-    return c.json({ event, history: await listAttempts(db, id), request: await getEventRequest(db, id) });
-  });
-
-  app.post('/events/replay', async (c) => {
-    const body = parse(replayBody, await readJson(c));
-    const replayed = await replayEventsByStatus(db, clock, body);
-    deps.log.info({ status: body.status, source: body.source, type: body.type, replayed }, 'events replayed by the admin API');
-    return c.json({ replayed });
-  });
-
-  app.post('/events/:id/replay', async (c) => {
-    const id = eventId(c);
-    const handler = parse(replayQuery, c.req.query()).handler;
-    await replayEvent(db, clock, id, { handler });
-    deps.log.info({ id, handler }, 'event replayed by the admin API');
-    return c.json({ replayed: true, event: await getEvent(db, id) });
-  });
 }
 
 function addCronRoutes(app: Hono, deps: AdminApiDeps): void {

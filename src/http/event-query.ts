@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { parsePayloadMatch, type PayloadMatch } from '../db/event-filter.js';
-import type { ListEventsQuery } from '../db/events.js';
+import { EVENT_STATUSES, type ListEventsQuery } from '../db/events.js';
 import { AppError } from '../errors.js';
 import type { eventListQuery } from './admin-schemas.js';
 
@@ -15,6 +15,11 @@ export function payloadMatchOf(text: string): PayloadMatch {
 
 /** `GET /api/events`' validated query as the list's filter and page. */
 export function eventListFilter(q: z.infer<typeof eventListQuery>): ListEventsQuery {
+  if (q.status && !q.handler && !(EVENT_STATUSES as readonly string[]).includes(q.status))
+    throw new AppError(
+      'bad_request',
+      `status "${q.status}" is a delivery's: give the handler too (handler=<name>), or use one of ${EVENT_STATUSES.join(', ')}.`,
+    );
   return {
     source: q.source,
     status: q.status,

@@ -3,7 +3,7 @@ import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import type { z } from 'zod';
 import type { Database } from '../db/database.js';
 import { readEventFeed } from '../db/event-feed.js';
-import { EVENTS_CHANNEL } from '../db/inbox-queue.js';
+import { EVENTS_CHANNEL } from '../inbox/queue-sql.js';
 import { AppError, messageOf } from '../errors.js';
 import { firstIssue, streamQuery } from './admin-schemas.js';
 import type { Logger } from '../log.js';

@@ -91,7 +91,7 @@ export function adminPaths(): Record<string, Json> {
     ),
     '/api/handlers': admin(
       'get',
-      "Handlers with their flow options, paused or not, deliveries running, waiting by reason (ready, concurrency, rate, debounce, batch, retry, paused), parked and dead, and each one's top 5 waiting keys",
+      "Handlers with their flow options, paused or not, deliveries running, waiting by reason (ready, concurrency, rate, debounce, batch, paused), failed (due again), parked and dead, and each one's top 5 waiting keys",
     ),
     '/api/handlers/{name}/pause': admin(
       'post',

@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { CronService } from '../cron/cron-service.js';
 import type { Database } from '../db/database.js';
-import { countEventsByStatus } from '../db/events.js';
+import { countEventsByStatus } from '../db/event-counts.js';
 import { retainedTableBytes } from '../db/retention.js';
 import { prune } from '../retention/prune.js';
 import type { EventWriter } from '../db/event-writer.js';

@@ -15,9 +15,11 @@ const isoDate = z.string().min(1).max(40);
 /** `POST /api/replays`: a selection (filter fields, or `ids`), which handler, how fast, a dry run or not, and who asks. */
 export const bulkReplayBody = z.object({
   source: z.enum(SOURCES).optional().describe('only this source'),
-  status: z.enum(EVENT_STATUSES).optional().describe('only this status (`processing` events are always skipped)'),
+  status: z.enum(EVENT_STATUSES).optional().describe('only this status (a delivery running right now is always skipped)'),
   type: z.string().min(1).max(255).optional().describe('exact event type, e.g. invoice.paid'),
-  handled_by: handlerName.optional().describe('only events this handler has run or owes a delivery of (the events list’s `handler` filter)'),
+  handled_by: handlerName
+    .optional()
+    .describe('only events with a delivery to this handler (with `status`: the status of that delivery) (the events list’s `handler` filter)'),
   from: isoDate.optional().describe('received at or after this time, ISO'),
   to: isoDate.optional().describe('received before this time, ISO'),
   search: z.string().min(1).max(200).optional().describe('an id, an exact idempotency key, or the start of a type'),

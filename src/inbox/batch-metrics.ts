@@ -1,10 +1,10 @@
 import type { Histogram } from 'prom-client';
-import type { ClaimedEvent, Settlement } from '../db/inbox-queue.js';
 import type { Metrics } from '../metrics.js';
+import type { Ran } from './batch-deps.js';
 
 /**
- * The worker's per-event metrics, without an allocation or a label hash per
- * event: handler runs are tallied by handler and outcome and added once per
+ * The worker's per-delivery metrics, without an allocation or a label hash
+ * per delivery: runs are tallied by handler and outcome and added once per
  * claim, and each (source, outcome) histogram child is looked up once.
  * (prom-client hashes a labels object on every call; per event that was about
  * 1 µs and 400 bytes of garbage.)
@@ -17,19 +17,12 @@ export class BatchMetrics {
 
   constructor(private readonly metrics: Metrics) {}
 
-  /** One settled event: its processing time now, its handler runs at the next `flush`. */
-  observe(event: ClaimedEvent, settlement: Settlement): void {
-    let ms = 0;
-    if (settlement.runs) {
-      for (const run of settlement.runs) {
-        ms += run.durationMs ?? 0;
-        this.countRun(run.handler ?? '', run.outcome);
-      }
-    } else if (settlement.handler !== undefined) {
-      ms = settlement.timing?.durationMs ?? 0;
-      this.countRun(settlement.handler, settlement.status);
-    }
-    this.duration(event.source, settlement.status).observe(ms / 1000);
+  /** One settled delivery: its processing time now, its run at the next `flush`. */
+  observe({ delivery, outcome }: Ran): void {
+    let byOutcome = this.runCounts.get(delivery.handler);
+    if (!byOutcome) this.runCounts.set(delivery.handler, (byOutcome = new Map()));
+    byOutcome.set(outcome.status, (byOutcome.get(outcome.status) ?? 0) + 1);
+    this.duration(delivery.event.source, outcome.status).observe(outcome.durationMs / 1000);
   }
 
   /** Add the tallied handler runs to `hookrun_handler_runs_total`. */
@@ -38,12 +31,6 @@ export class BatchMetrics {
       for (const [outcome, n] of byOutcome) if (n > 0) this.metrics.handlerRuns.inc({ handler, outcome }, n);
       byOutcome.clear();
     }
-  }
-
-  private countRun(handler: string, outcome: string): void {
-    let byOutcome = this.runCounts.get(handler);
-    if (!byOutcome) this.runCounts.set(handler, (byOutcome = new Map()));
-    byOutcome.set(outcome, (byOutcome.get(outcome) ?? 0) + 1);
   }
 
   private duration(source: string, outcome: string): Histogram.Internal<'source' | 'outcome'> {

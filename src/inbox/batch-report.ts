@@ -1,18 +1,15 @@
-import type { ClaimedEvent } from '../db/inbox-queue.js';
-import type { BatchDeps, BatchResult } from './batch-deps.js';
-import { eventFields } from './handler-run.js';
+import type { BatchDeps, Ran } from './batch-deps.js';
+import { eventFields } from '../deliveries/run-handler.js';
 
-/** After a claim's outcomes committed: count each settled event, warn of a lease lost before settling, tell of the dead ones. */
-export function reportSettled(deps: BatchDeps, claims: ClaimedEvent[], result: Extract<BatchResult, { kind: 'committed' }>): void {
-  const owned = new Set(result.owned);
-  const byId = new Map(claims.map((c) => [c.id, c]));
-  for (const settlement of result.settlements) {
-    const event = byId.get(settlement.id)!;
-    if (!owned.has(settlement.id)) {
-      deps.log.warn(eventFields(event), 'lease lost before settling: another worker claimed the event again');
+/** After a claim's outcomes committed: count each settled delivery, warn of a lease lost before settling, tell of the dead ones. */
+export function reportSettled(deps: BatchDeps, ran: readonly Ran[], owned: ReadonlySet<number>): void {
+  for (const { delivery, outcome } of ran) {
+    if (!owned.has(delivery.id)) {
+      deps.log.warn({ ...eventFields(delivery.event), handler: delivery.handler }, 'lease lost before settling: another worker claimed the delivery again');
       continue;
     }
-    deps.metrics.eventsProcessed.inc({ source: event.source, outcome: settlement.status });
-    if (settlement.status === 'dead') deps.onDead?.(event, settlement.error);
+    deps.metrics.eventsProcessed.inc({ source: delivery.event.source, outcome: outcome.status });
+    if (outcome.status === 'dead' || outcome.status === 'parked')
+      deps.onDead?.(delivery.event, `${delivery.handler} ${outcome.status}: ${outcome.error ?? ''}`);
   }
 }

@@ -1,17 +1,17 @@
 import type { Queryable } from '../db/database.js';
 import {
   handlerControlStates,
-  handlerFlowStats,
+  handlerDeliveryCounts,
   setHandlerPaused,
   topWaitingKeys,
   type HandlerControlState,
-  type HandlerFlowStats,
-} from '../db/handler-controls.js';
+  type HandlerDeliveryCounts,
+} from '../flow/controls.js';
 import { AppError } from '../errors.js';
 import { describeFlow } from '../flow/describe.js';
 import type { FlowPlan } from '../flow/options.js';
 import { nearestKey } from '../nearest-key.js';
-import type { HandlerRegistry } from './handlers/registry.js';
+import type { HandlerRegistry } from '../deliveries/registry.js';
 
 /** What the operator's tools read of the handlers this hookrun runs: their names and flow options. */
 export type HandlerCatalog = Pick<HandlerRegistry, 'names' | 'byName'>;
@@ -26,21 +26,23 @@ export interface HandlerOverview {
   paused: boolean;
   pausedAt: Date | null;
   running: number;
-  /** Waiting deliveries by what holds them. */
-  waiting: HandlerFlowStats['waiting'];
+  /** Pending deliveries by what holds them. */
+  waiting: HandlerDeliveryCounts['waiting'];
+  /** Failed deliveries, due again after their backoff. */
+  failed: number;
   parked: number;
   dead: number;
   /** The keys with the most deliveries waiting, most first (empty when none waits). */
   topWaitingKeys: Array<{ key: string; waiting: number }>;
 }
 
-const NOTHING_WAITING: HandlerFlowStats['waiting'] = { ready: 0, concurrency: 0, rate: 0, debounce: 0, batch: 0, retry: 0, paused: 0 };
+const NOTHING_WAITING: HandlerDeliveryCounts['waiting'] = { ready: 0, concurrency: 0, rate: 0, debounce: 0, batch: 0, paused: 0 };
 
 /** How many deliveries of a handler wait, whatever holds them. */
-export const waitingTotal = (waiting: HandlerFlowStats['waiting']) => Object.values(waiting).reduce((sum, n) => sum + n, 0);
+export const waitingTotal = (waiting: HandlerDeliveryCounts['waiting']) => Object.values(waiting).reduce((sum, n) => sum + n, 0);
 
 /** "12: concurrency 10, ready 2": how many wait and what holds them, the largest reason first; "0" when none waits. */
-export function waitingSummary(waiting: HandlerFlowStats['waiting']): string {
+export function waitingSummary(waiting: HandlerDeliveryCounts['waiting']): string {
   const reasons = Object.entries(waiting)
     .filter(([, n]) => n > 0)
     .sort((a, b) => b[1] - a[1]);
@@ -53,13 +55,19 @@ export function waitingSummary(waiting: HandlerFlowStats['waiting']): string {
  * its concurrency limit, or before its rate limit's next start. The counts
  * see only each key's state; the handler's own is in its control row.
  */
-function withHandlerLimits(waiting: HandlerFlowStats['waiting'], plan: FlowPlan | undefined, control: HandlerControlState | undefined, now: number) {
+function withHandlerLimits(
+  waiting: HandlerDeliveryCounts['waiting'],
+  running: number,
+  plan: FlowPlan | undefined,
+  control: HandlerControlState | undefined,
+  now: number,
+) {
   // A batch key waits for its batch to fill or its maxWait: the key's readiness counts it as `rate` unless the handler has a rate.
   if (plan?.batch && !plan.rate && waiting.rate > 0) waiting = { ...waiting, batch: waiting.batch + waiting.rate, rate: 0 };
-  if (!plan || !control || waiting.ready === 0) return waiting;
-  if (plan.concurrency && !plan.concurrency.perKey && control.running >= plan.concurrency.limit)
+  if (!plan || waiting.ready === 0) return waiting;
+  if (plan.concurrency && !plan.concurrency.perKey && running >= plan.concurrency.limit)
     return { ...waiting, ready: 0, concurrency: waiting.concurrency + waiting.ready };
-  if (plan.rate && !plan.rate.perKey && control.nextStartAt && control.nextStartAt.getTime() > now)
+  if (plan.rate && !plan.rate.perKey && control?.nextStartAt && control.nextStartAt.getTime() > now)
     return { ...waiting, ready: 0, rate: waiting.rate + waiting.ready };
   return waiting;
 }
@@ -76,7 +84,7 @@ export async function listHandlerOverviews(
   options: { topKeys?: number } = {},
 ): Promise<HandlerOverview[]> {
   const topKeys = options.topKeys ?? 5;
-  const stats = await handlerFlowStats(db, now);
+  const stats = await handlerDeliveryCounts(db, now);
   const controls = await handlerControlStates(db);
   const known = new Set(catalog.names());
   const names = [...new Set([...known, ...stats.map((s) => s.handler), ...controls.filter((c) => c.paused).map((c) => c.handler)])].sort();
@@ -85,7 +93,7 @@ export async function listHandlerOverviews(
     const counted = stats.find((s) => s.handler === name);
     const control = controls.find((c) => c.handler === name);
     const plan = catalog.byName(name)?.flow;
-    const waiting = withHandlerLimits(counted?.waiting ?? NOTHING_WAITING, plan, control, now);
+    const waiting = withHandlerLimits(counted?.waiting ?? NOTHING_WAITING, counted?.running ?? 0, plan, control, now);
     overviews.push({
       name,
       flow: plan ? describeFlow(plan) : null,
@@ -94,6 +102,7 @@ export async function listHandlerOverviews(
       pausedAt: control?.paused ? control.pausedAt : null,
       running: counted?.running ?? 0,
       waiting,
+      failed: counted?.failed ?? 0,
       parked: counted?.parked ?? 0,
       dead: counted?.dead ?? 0,
       topWaitingKeys: topKeys > 0 && waitingTotal(waiting) > 0 ? await topWaitingKeys(db, name, topKeys) : [],
@@ -120,8 +129,8 @@ function unknownHandler(name: string, known: readonly string[]): AppError {
 }
 
 /**
- * Pause a handler on every instance, across restarts: its deliveries are
- * handed over and wait, none starts, until it is resumed. Only a handler this
+ * Pause a handler on every instance, across restarts: its deliveries
+ * wait, none starts, until it is resumed. Only a handler this
  * hookrun runs can be paused; any paused name can be resumed.
  */
 export async function pauseHandler(db: Queryable, catalog: HandlerCatalog, name: string, now: number): Promise<HandlerPauseState> {

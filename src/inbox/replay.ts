@@ -1,55 +1,68 @@
 import type { Clock } from '../clock.js';
-import type { Queryable } from '../db/database.js';
+import type { Database } from '../db/database.js';
 import { EVENT_STATUSES } from '../db/events.js';
-import { notifyEventsChannel } from '../db/inbox-queue.js';
-import { requeueEvents } from '../db/inbox-requeue.js';
 import { AppError } from '../errors.js';
+import { notifyEventsChannel } from './queue-sql.js';
+import { requeueEvents } from '../deliveries/requeue-sql.js';
 
 /**
- * How a replay treats the attempt counter. Default: reset to 0, because a
- * replay is an operator's fresh start after fixing the cause: a dead event
- * kept at 10 attempts would die again after a single failure. Pass
- * `{ resetAttempts: false }` to keep counting (the history stays in the logs
- * and `last_error` is kept until the next attempt settles).
+ * How a replay treats the attempt counter and who it names. Default: reset
+ * to 0, because a replay is an operator's fresh start after fixing the
+ * cause: a dead delivery kept at 10 attempts would die again after a single
+ * failure. Pass `{ resetAttempts: false }` to keep counting.
  */
 export interface ReplayOptions {
   resetAttempts?: boolean;
   /** Run only this handler again (by name); the event's other handlers are not run. */
   handler?: string;
+  /** Who asked: kept in each replayed delivery's history. */
+  actor?: string;
 }
 
 /**
- * Put one event back to `pending`, due now, whatever its status (processed
- * and ignored events too: re-running is safe because handlers are
- * idempotent). Throws `not_found` for an unknown id and `conflict` while a
- * worker holds it. Running workers are woken through NOTIFY.
+ * Put one event's deliveries back in the queue, due now, whatever its
+ * status (processed and ignored events too: re-running is safe because
+ * handlers are idempotent). Throws `not_found` for an unknown id and
+ * `conflict` while its deliveries run. Running workers are woken through NOTIFY.
  */
-export async function replayEvent(db: Queryable, clock: Clock, id: number, options: ReplayOptions = {}): Promise<void> {
-  const ids = await requeueEvents(db, { id }, { now: clock.now(), resetAttempts: options.resetAttempts ?? true, handler: options.handler });
-  if (ids.length === 0) {
+export async function replayEvent(db: Database, clock: Clock, id: number, options: ReplayOptions = {}): Promise<void> {
+  const done = await db.transaction((tx) =>
+    requeueEvents(
+      tx,
+      { ids: [id] },
+      { now: clock.now(), resetAttempts: options.resetAttempts ?? true, handler: options.handler, actor: options.actor ?? 'unknown' },
+    ),
+  );
+  if (done.events.length === 0) {
     const [row] = await db.query<{ status: string }>('SELECT status FROM hookrun.webhook_events WHERE id = $1', [id]);
     if (!row) throw new AppError('not_found', `No event with id ${id}. List events with "hookrun events list".`);
-    throw new AppError('conflict', `Event ${id} is being processed right now; replay it once it settles.`);
+    if (done.busy.length > 0) throw new AppError('conflict', `Event ${id} is being processed right now; replay it once it settles.`);
+    if (options.handler !== undefined)
+      throw new AppError('not_found', `Event ${id} has no delivery to handler "${options.handler}"; "hookrun events show ${id}" lists its handlers.`);
+    throw new AppError('conflict', `Event ${id} is already waiting to be processed.`);
   }
   await notifyEventsChannel(db);
 }
 
+/** Every status a replay selects by: an event's (and, with a handler, that handler's delivery's). */
+const REPLAYABLE = EVENT_STATUSES;
+
 /**
- * Put every event with `status` (e.g. `dead`) back to `pending`, optionally
- * only one source or type; returns how many. `processing` cannot be replayed
- * (a worker owns those rows).
+ * Put every event with `status` (e.g. `dead`) back in the queue, optionally
+ * only one source or type; returns how many.
  */
 export async function replayEventsByStatus(
-  db: Queryable,
+  db: Database,
   clock: Clock,
   filter: { status: string; source?: string; type?: string },
   options: ReplayOptions = {},
 ): Promise<number> {
-  if (!(EVENT_STATUSES as readonly string[]).includes(filter.status) || filter.status === 'processing') {
-    const allowed = EVENT_STATUSES.filter((s) => s !== 'processing').join(', ');
-    throw new AppError('bad_request', `Cannot replay status "${filter.status}": use one of ${allowed}.`);
+  if (!(REPLAYABLE as readonly string[]).includes(filter.status)) {
+    throw new AppError('bad_request', `Cannot replay status "${filter.status}": use one of ${REPLAYABLE.join(', ')}.`);
   }
-  const ids = await requeueEvents(db, filter, { now: clock.now(), resetAttempts: options.resetAttempts ?? true, handler: options.handler });
-  if (ids.length > 0) await notifyEventsChannel(db);
-  return ids.length;
+  const done = await db.transaction((tx) =>
+    requeueEvents(tx, filter, { now: clock.now(), resetAttempts: options.resetAttempts ?? true, handler: options.handler, actor: options.actor ?? 'unknown' }),
+  );
+  if (done.events.length > 0) await notifyEventsChannel(db);
+  return done.events.length;
 }

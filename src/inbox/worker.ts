@@ -3,17 +3,18 @@ import type { Config } from '../config.js';
 import { backoffMs } from '../backoff.js';
 import { WakeableSleep } from '../wakeable-sleep.js';
 import type { Database } from '../db/database.js';
-import { EVENTS_CHANNEL, nextDueAt } from '../db/inbox-queue.js';
+import { EVENTS_CHANNEL, nextDueAt } from './queue-sql.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { createDefaultHandlers } from './handlers/defaults.js';
-import type { HandlerRegistry } from './handlers/registry.js';
+import type { HandlerRegistry } from '../deliveries/registry.js';
 import type { BatchDeps } from './batch-deps.js';
 import { createBatchRunner } from './batch.js';
-import { createFlowLoop } from './flow-loop.js';
-import { FlowRunner } from './flow-runner.js';
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
+import { createFlowLoop } from '../flow/loop.js';
+import { FlowRunner } from '../flow/runner.js';
+import { HandlerLanes } from './lanes.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../deliveries/retry.js';
 
 /** Tuning knobs; the defaults suit production, tests shrink them. */
 export interface WorkerOptions {
@@ -59,7 +60,7 @@ export interface Worker {
   wake(): void;
   /** Stop claiming, finish the current batch (bounded by shutdownTimeoutMs) and release unstarted claims. */
   stop(): Promise<void>;
-  /** Claim and process one batch, or else one round of flow-controlled deliveries (waiting for them); resolves to how many were claimed (tests, CLI). */
+  /** Claim and process one batch (new events become deliveries, inline ones run), or else one round of flow-controlled deliveries (waiting for them); resolves to how many were claimed (tests, CLI). */
   runOnce(): Promise<number>;
 }
 
@@ -86,11 +87,13 @@ export function createWorker(deps: WorkerDeps): Worker {
   const random = deps.options?.random ?? Math.random;
   const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...deps.options?.retry, maxAttempts: config.maxAttempts };
   const handlers = deps.handlers ?? createDefaultHandlers();
+  const lanes = new HandlerLanes(handlers, pollIntervalMs);
   const flow = new FlowRunner({
     ...{ db, handlers, clock, log, policy, random, pollIntervalMs, metrics: deps.metrics },
     leaseMs: config.leaseSeconds * 1000,
     handlerTimeoutMs: config.handlerTimeoutSeconds * 1000,
     abortGraceMs: deps.options?.abortGraceMs ?? 5000,
+    runDeps: { clock, log, abortGraceMs: deps.options?.abortGraceMs ?? 5000 },
     horizonMs: deps.options?.flowHorizonMs ?? 50,
     localLimit: deps.options?.flowLocalLimit ?? 16,
     wake: () => flowLoop.wake(),
@@ -103,8 +106,12 @@ export function createWorker(deps: WorkerDeps): Worker {
     handlerTimeoutMs: config.handlerTimeoutSeconds * 1000,
     abortGraceMs: deps.options?.abortGraceMs ?? 5000,
     isStopping: () => stopping,
+    lanes: () => lanes.current(),
     onDead: deps.onDead,
-    flow,
+    onFlowWork: () => {
+      flow.markDirty();
+      flowLoop.wake();
+    },
   });
 
   let started = false;
@@ -156,10 +163,10 @@ export function createWorker(deps: WorkerDeps): Worker {
         await ensureListening(); // before the claim: an event committed after it is claimed now or NOTIFYs
         await yieldToIngest();
         sleeper.clear();
-        await flow.refresh(); // which handlers are paused, before the inbox decides what to hand over
-        const lanes: number = backlog ? tuning.lanes : 1;
+        await lanes.refresh(db); // which handlers are paused, before the inbox decides what runs inline
+        const parallel: number = backlog ? tuning.lanes : 1;
         const claimed: number = await track(
-          Promise.all(Array.from({ length: lanes }, () => batches.run())).then((counts) => counts.reduce((a, b) => a + b, 0)),
+          Promise.all(Array.from({ length: parallel }, () => batches.run())).then((counts) => counts.reduce((a, b) => a + b, 0)),
         );
         backlog = claimed >= batchSize;
         if (failures > 0) log.info({ failures }, 'database reachable again; processing resumed');
@@ -171,7 +178,7 @@ export function createWorker(deps: WorkerDeps): Worker {
           processedSinceMaintenance = 0;
           await maintenance.run();
         }
-        const due = await nextDueAt(db);
+        const due = await nextDueAt(db, lanes.current().inline);
         delayMs = due === undefined ? pollIntervalMs : Math.min(pollIntervalMs, Math.max(MIN_DUE_SLEEP_MS, due - clock.now()));
       } catch (error) {
         if (lostDeadlock(error)) {
@@ -211,7 +218,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       await unlisten?.().catch(() => undefined);
       unlisten = undefined;
     },
-    runOnce: () => track(flow.refresh().then(async () => (await batches.run()) || flow.runOnce())),
+    runOnce: () => track(lanes.refresh(db, true).then(async () => (await batches.run()) || flow.runOnce())),
   };
   return worker;
 }

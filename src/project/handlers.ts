@@ -1,12 +1,13 @@
 import { isHandlerDefinition, type BatchHandlerContext, type HandlerContext, type HandlerDefinition, type StoredEvent } from '../api/define-handler.js';
-import type { ClaimedEvent } from '../db/inbox-queue.js';
+import type { ClaimedEvent } from '../deliveries/claimed.js';
 import { parseEventName, type EventSelector, type ReceivingSetup } from '../api/event-names.js';
 import { ConfigError, messageOf } from '../errors.js';
-import type { EventHandler, HandlerRegistry } from '../inbox/handlers/registry.js';
+import type { EventHandler, HandlerRegistry } from '../deliveries/registry.js';
 import { stripeThinFetchers } from '../inbox/handlers/stripe-thin-events.js';
 import type { StripeApi } from '../payments-api/stripe-client.js';
+import { readNamedSettings } from '../named-settings.js';
 import { displayPath, importDefault, listModuleFiles, PROJECT_EXTENSIONS } from '../module-files.js';
-import { parseFlowOptions, ROW_ORDER, type FlowPlan } from '../flow/options.js';
+import { parseFlowOptions, type FlowPlan } from '../flow/options.js';
 
 /** A handler name is its file name: lowercase letters, digits and dashes. */
 export const HANDLER_NAME = /^[a-z0-9][a-z0-9-]*$/;
@@ -20,12 +21,6 @@ export interface ProjectHandler {
   env: Readonly<Record<string, string>>;
   /** Its flow options, checked; undefined when it sets none (it runs inline in the inbox's batch). */
   flow?: FlowPlan;
-}
-
-function readEnv(where: string, definition: HandlerDefinition, env: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  const missing = definition.env.filter((name) => !env[name]);
-  if (missing.length > 0) throw new ConfigError(`${where}: needs ${missing.join(', ')}; set ${missing.length > 1 ? 'them' : 'it'} in the environment or .env.`);
-  return Object.freeze(Object.fromEntries(definition.env.map((name) => [name, env[name]!])));
 }
 
 /**
@@ -74,7 +69,7 @@ export async function loadProjectHandlers(
     } catch (error) {
       throw new ConfigError(`${where}: ${messageOf(error)}`);
     }
-    handlers.push({ name, file, definition: exported, selectors, env: readEnv(where, exported, env), flow });
+    handlers.push({ name, file, definition: exported, selectors, env: readNamedSettings(where, exported.env, env), flow });
   }
   return handlers;
 }
@@ -149,8 +144,8 @@ export function registerProjectHandlers(registry: HandlerRegistry, handlers: rea
     for (const { route, type, tables } of byType.values()) {
       const filters = tables.map((t) => (t === undefined ? undefined : tableFilter(t)));
       const accepts = filters.includes(undefined) ? undefined : (event: { payload: unknown }) => filters.some((f) => f!(event));
-      // Without flow options of its own, a handler keeps each captured row's changes in commit order.
-      registry.on(route, type, run, { name: handler.name, isolated: true, accepts, flow: handler.flow ?? (route === 'database' ? ROW_ORDER : undefined) });
+      // Without flow options of its own, a handler still takes each captured row's changes one at a time, in commit order (inbox/plan.ts).
+      registry.on(route, type, run, { name: handler.name, isolated: true, accepts, flow: handler.flow });
     }
   }
 }

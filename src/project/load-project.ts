@@ -5,7 +5,7 @@ import type { ReceivingSetup } from '../api/event-names.js';
 import type { Config } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { BUILT_IN_HANDLER_NAMES, createDefaultHandlers } from '../inbox/handlers/defaults.js';
-import type { HandlerRegistry } from '../inbox/handlers/registry.js';
+import type { HandlerRegistry } from '../deliveries/registry.js';
 import { displayPath } from '../module-files.js';
 import type { StripeApi } from '../payments-api/stripe-client.js';
 import { isChoosable, providerFor } from '../webhooks/providers/index.js';

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
-import { notifyEventsChannel } from '../db/inbox-queue.js';
-import { requeueEvents } from '../db/inbox-requeue.js';
+import { notifyEventsChannel } from '../inbox/queue-sql.js';
+import { requeueEvents } from '../deliveries/requeue-sql.js';
 import { selectionConditions, selectionFromJson } from './selection.js';
 
 /** A slice takes a second: after one, the batch is held (`locked_until`) for this long, which is what makes `rate` per second. */
@@ -18,6 +18,7 @@ interface DueBatch {
   id: number | string;
   selection: unknown;
   handler: string | null;
+  actor: string;
   max_event_id: number | string;
   rate: number;
   cursor: number | string;
@@ -37,7 +38,7 @@ export async function advanceReplays(db: Database, clock: Clock): Promise<Advanc
   const nowIso = new Date(now).toISOString();
   const result = await db.transaction(async (tx): Promise<AdvanceResult> => {
     const [batch] = await tx.query<DueBatch>(
-      `SELECT id, selection, handler, max_event_id, rate, cursor FROM hookrun.replay_batches
+      `SELECT id, selection, handler, actor, max_event_id, rate, cursor FROM hookrun.replay_batches
        WHERE status = 'running' AND (locked_until IS NULL OR locked_until <= $1) ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED`,
       [nowIso],
     );
@@ -55,7 +56,9 @@ export async function advanceReplays(db: Database, clock: Clock): Promise<Advanc
       params,
     );
     const ids = slice.map((row) => Number(row.id));
-    const replayed = ids.length === 0 ? [] : await requeueEvents(tx, { ids }, { now, resetAttempts: true, handler: batch.handler ?? undefined });
+    const actor = `bulk replay #${id} (${batch.actor})`;
+    const replayed =
+      ids.length === 0 ? [] : (await requeueEvents(tx, { ids }, { now, resetAttempts: true, handler: batch.handler ?? undefined, actor })).events;
     const done = ids.length < batch.rate;
     await tx.query(
       `UPDATE hookrun.replay_batches SET cursor = $2, replayed = replayed + $3,

@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/database.js';
 import type { HandlerCatalog } from '../inbox/handler-overview.js';
-import type { HandlerRegistry } from '../inbox/handlers/registry.js';
+import type { HandlerRegistry } from '../deliveries/registry.js';
+import { replayChoosesSql } from '../deliveries/requeue-sql.js';
 import { checkSelection, selectionConditions, type ReplaySelection } from './selection.js';
 
 /** Why an event a selection names is not replayed. */
@@ -20,7 +21,7 @@ export interface ReplayPlan {
   skipped: SkipReason[];
   /** Which handlers would run again, on how many of the events, most first. */
   handlers: Array<{ name: string; events: number }>;
-  /** `registry`: from the handlers this hookrun runs; `history`: from the handlers that ran on these events before (no registry at hand). */
+  /** `registry`: events without deliveries counted by the handlers this hookrun runs; `history`: only the deliveries the events have (no registry at hand). */
   handlersFrom: 'registry' | 'history';
   /** The newest event id now: a replay started from this plan takes no event after it. */
   maxEventId: number;
@@ -32,9 +33,6 @@ type FindingCatalog = HandlerCatalog & Partial<Pick<HandlerRegistry, 'find'>>;
 interface Group {
   source: string;
   type: string;
-  status: string;
-  fresh: boolean;
-  done: Record<string, string>;
   stub: unknown;
   n: number;
 }
@@ -46,24 +44,11 @@ export async function newestEventId(db: Queryable): Promise<number> {
 }
 
 /**
- * The handlers a replay runs on an event, as inbox-requeue.ts resets it:
- * one handler only (a failed event's other failing handlers too), or all that
- * take it less those finished for good (a dead event reruns only its dead ones).
- */
-function handlersRun(takers: string[], group: Group, handler: string | undefined): string[] {
-  if (handler !== undefined) {
-    if (group.status !== 'failed') return takers.filter((name) => name === handler);
-    return takers.filter((name) => name === handler || group.done[name] === undefined);
-  }
-  if (group.fresh || group.status === 'processed' || group.status === 'ignored') return takers;
-  return takers.filter((name) => group.done[name] === undefined || group.done[name] === 'dead' || group.done[name] === 'queued');
-}
-
-/**
  * The dry run: how many events the selection matches now, how many would be
  * replayed, which are skipped and why, and which handlers would run on how
- * many. Reads only; grouped in SQL by what decides the handlers (source,
- * type, status, finished handlers, a database change's table).
+ * many. Reads only, with the rule the replay itself uses (requeue-sql.ts):
+ * an event's chosen deliveries, or, for an event without deliveries, the
+ * handlers that take it now.
  */
 export async function planReplay(
   db: Queryable,
@@ -73,52 +58,48 @@ export async function planReplay(
 ): Promise<ReplayPlan> {
   const checked = checkSelection(selection);
   const maxEventId = options.maxEventId ?? (await newestEventId(db));
-  const params: unknown[] = [];
-  const param = (value: unknown) => `$${params.push(value)}`;
-  const where = [...selectionConditions(checked, param), `e.id <= ${param(maxEventId)}`].join(' AND ');
-  const groups = await db.query<Group>(
-    `SELECT e.source, e.type, e.status, e.deliveries IS NULL AS fresh,
-            coalesce((SELECT jsonb_object_agg(d.k, d.v->>'status') FROM jsonb_each(e.deliveries->'done') AS d(k, v)), '{}'::jsonb) AS done,
-            CASE WHEN e.source = 'database' THEN jsonb_build_object('schema', e.payload->'schema', 'table', e.payload->'table') END AS stub,
-            count(*)::int AS n
-     FROM hookrun.webhook_events e WHERE ${where} GROUP BY 1, 2, 3, 4, 5, 6`,
+  const selected = (first: unknown[]) => {
+    const params = [...first];
+    const param = (value: unknown) => `$${params.push(value)}`;
+    return { params, where: [...selectionConditions(checked, param), `e.id <= ${param(maxEventId)}`].join(' AND ') };
+  };
+  const { params, where } = selected([handler ?? null]);
+  const [totals] = await db.query<{ matched: number; busy: number }>(
+    `SELECT count(*)::int AS matched, count(*) FILTER (WHERE x.chosen = 0 AND x.running > 0)::int AS busy FROM (
+       SELECT e.id, count(d.id) FILTER (WHERE ${replayChoosesSql('$1')}) AS chosen, count(d.id) FILTER (WHERE d.status = 'running') AS running
+       FROM hookrun.webhook_events e LEFT JOIN hookrun.handler_deliveries d ON d.event_id = e.id
+       WHERE ${where} GROUP BY e.id) x`,
     params,
   );
-  const matched = groups.reduce((sum, g) => sum + g.n, 0);
-  const processing = groups.filter((g) => g.status === 'processing').reduce((sum, g) => sum + g.n, 0);
+  const byHandler = await db.query<{ name: string; events: number }>(
+    `SELECT d.handler AS name, count(DISTINCT e.id)::int AS events FROM hookrun.webhook_events e JOIN hookrun.handler_deliveries d ON d.event_id = e.id
+     WHERE ${where} AND ${replayChoosesSql('$1')} GROUP BY d.handler`,
+    params,
+  );
+  // Events without deliveries are turned into deliveries anew by a replay of all handlers (a replay of one handler leaves them).
+  const without = selected([]);
+  const fresh = await db.query<Group>(
+    `SELECT e.source, e.type, CASE WHEN e.source = 'database' THEN jsonb_build_object('schema', e.payload->'schema', 'table', e.payload->'table') END AS stub,
+            count(*)::int AS n
+     FROM hookrun.webhook_events e WHERE ${without.where} AND NOT EXISTS (SELECT 1 FROM hookrun.handler_deliveries d WHERE d.event_id = e.id)
+     GROUP BY 1, 2, 3`,
+    without.params,
+  );
+  const matched = totals?.matched ?? 0;
+  const busy = totals?.busy ?? 0;
   const skipped: SkipReason[] = [];
-  if (processing > 0)
-    skipped.push({ reason: 'processing', text: 'being processed right now (a worker holds them; skipped unless settled by their turn)', count: processing });
+  if (busy > 0)
+    skipped.push({ reason: 'processing', text: 'being processed right now (a worker holds them; skipped unless settled by their turn)', count: busy });
   if ('ids' in checked && checked.ids.length > matched)
     skipped.push({ reason: 'not_found', text: 'no such event (or newer than this replay)', count: checked.ids.length - matched });
-  const replayable = matched - processing;
+  const counts = new Map(byHandler.map((r) => [r.name, r.events]));
   const find = options.catalog?.find?.bind(options.catalog);
-  const handlers = find
-    ? countFromRegistry(
-        groups.filter((g) => g.status !== 'processing'),
-        (g) => find({ source: g.source, type: g.type, payload: g.stub }).map((h) => h.name),
-        handler,
-      )
-    : await countFromHistory(db, where, params, handler, replayable);
-  return { matched, replayable, skipped, handlers, handlersFrom: find ? 'registry' : 'history', maxEventId };
-}
-
-function countFromRegistry(groups: Group[], takers: (g: Group) => string[], handler: string | undefined): ReplayPlan['handlers'] {
-  const counts = new Map<string, number>();
-  for (const group of groups) for (const name of handlersRun(takers(group), group, handler)) counts.set(name, (counts.get(name) ?? 0) + group.n);
+  if (find && handler === undefined)
+    for (const group of fresh)
+      for (const h of find({ source: group.source, type: group.type, payload: group.stub })) counts.set(h.name, (counts.get(h.name) ?? 0) + group.n);
   if (handler !== undefined && !counts.has(handler)) counts.set(handler, 0);
-  return sorted(counts);
-}
-
-/** Without a registry: the handlers recorded on these events' attempts (one named handler: it, on every replayed event). */
-async function countFromHistory(db: Queryable, where: string, params: unknown[], handler: string | undefined, replayable: number) {
-  if (handler !== undefined) return [{ name: handler, events: replayable }];
-  const rows = await db.query<{ name: string; events: number }>(
-    `SELECT a.handler AS name, count(DISTINCT a.event_id)::int AS events FROM hookrun.event_attempts a
-     JOIN hookrun.webhook_events e ON e.id = a.event_id WHERE ${where} AND e.status <> 'processing' AND a.handler IS NOT NULL GROUP BY a.handler`,
-    params,
-  );
-  return sorted(new Map(rows.map((r) => [r.name, r.events])));
+  const replayable = matched - busy - (handler === undefined ? 0 : fresh.reduce((sum, g) => sum + g.n, 0));
+  return { matched, replayable, skipped, handlers: sorted(counts), handlersFrom: find ? 'registry' : 'history', maxEventId };
 }
 
 const sorted = (counts: Map<string, number>) =>

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createServiceAlerts, type ServiceAlerts } from '../../src/alerts/service-alerts.js';
 import { ManualClock } from '../../src/clock.js';
 import { createCronService } from '../../src/cron/cron-service.js';
-import { HandlerRegistry } from '../../src/inbox/handlers/registry.js';
+import { HandlerRegistry } from '../../src/deliveries/registry.js';
 import { createWorker } from '../../src/inbox/worker.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';

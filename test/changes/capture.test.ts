@@ -3,8 +3,7 @@ import { createChangeCapture, STANDBY_POLL_MS, type ChangeCapture } from '../../
 import type { ChangesSettings } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
 import { ConfigError } from '../../src/errors.js';
-import { ROW_ORDER } from '../../src/flow/options.js';
-import { HandlerRegistry } from '../../src/inbox/handlers/registry.js';
+import { HandlerRegistry } from '../../src/deliveries/registry.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
 import { changesClusterAvailable, createSourceDatabase, type SourceDatabase } from '../helpers/changes-source.js';
@@ -152,6 +151,7 @@ describe.skipIf(!available).each(databaseKinds())('change capture into $name', (
 
   it('runs one row’s changes one at a time in commit order, through retries and parallel claims', async () => {
     await test.db.query(`UPDATE hookrun.webhook_events SET status = 'processed' WHERE source = 'database'`);
+    await test.db.query(`DELETE FROM hookrun.new_events`);
     const seen = new Map<number, number[]>();
     const failedOnce = new Set<string>();
     const handle = async (ctx: { event: { key: string; payload: unknown } }) => {
@@ -164,8 +164,8 @@ describe.skipIf(!available).each(databaseKinds())('change capture into $name', (
       }
       seen.set(id, [...(seen.get(id) ?? []), record ? record.n : -1]);
     };
-    // A project handler on database events keeps each row's changes in order (ROW_ORDER), per handler, through flow control.
-    const options = { name: 'items-sync', isolated: true, flow: ROW_ORDER };
+    // A project handler on database events without flow options still takes each row's changes in order, per handler.
+    const options = { name: 'items-sync', isolated: true };
     const handlers = new HandlerRegistry()
       .on('database', 'INSERT', handle, options)
       .on('database', 'UPDATE', handle, options)

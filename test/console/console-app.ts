@@ -6,7 +6,7 @@ import type { Database } from '../../src/db/database.js';
 import { EventWriter } from '../../src/db/event-writer.js';
 import { parseFlowOptions } from '../../src/flow/options.js';
 import { buildApp } from '../../src/http/build-app.js';
-import { HandlerRegistry } from '../../src/inbox/handlers/registry.js';
+import { HandlerRegistry } from '../../src/deliveries/registry.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
 import { buildSample, signSample } from '../../src/webhooks/samples.js';
@@ -61,8 +61,7 @@ export async function seedInbox(db: Database, nowMs: number, count: number, host
   await db.query(
     `INSERT INTO hookrun.webhook_events (source, key, type, payload, status, attempts, received_at, last_error)
      SELECT 'auth', 'seed_' || g, (ARRAY['user.created','user.updated','organization.created'])[1 + g % 3], jsonb_build_object('n', g),
-       CASE WHEN g % 20 < 12 THEN 'processed' WHEN g % 20 < 14 THEN 'ignored' WHEN g % 20 = 14 THEN 'pending' WHEN g % 20 = 15 THEN 'processing'
-            WHEN g % 20 = 16 THEN 'waiting' WHEN g % 20 < 19 THEN 'failed' ELSE 'dead' END,
+       CASE WHEN g % 20 < 12 THEN 'processed' WHEN g % 20 < 14 THEN 'ignored' WHEN g % 20 < 17 THEN 'pending' WHEN g % 20 < 19 THEN 'failed' ELSE 'dead' END,
        g % 4, $1::timestamptz - ((g * 37) % (6 * 24 * 60)) * interval '1 minute' - (g % 60) * interval '1 second', NULL
      FROM generate_series(1, $2::int) g`,
     [new Date(nowMs), count],

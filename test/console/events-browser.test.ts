@@ -5,6 +5,8 @@ import { buildSample } from '../../src/webhooks/samples.js';
 import { SECRETS } from '../helpers/config.js';
 import { checkPage, chromiumPresent, expectNoXss, HOSTILE, loggedIn, openConsole, WIDTHS, type ConsoleBrowser } from '../helpers/console-browser.js';
 import { createPgliteDatabase, type TestDatabase } from '../helpers/db.js';
+import { createDefaultHandlers } from '../../src/inbox/handlers/defaults.js';
+import { seedDeliveries } from '../inbox/fixtures.js';
 import { createToolsApp, type ToolsApp } from '../tools/tools-app.js';
 
 /** The list's key columns: the checkbox, id, type, status and received (tr > td order in events-list.ts). */
@@ -36,14 +38,14 @@ describe.skipIf(!chromiumPresent())('console Events pages in headless Chromium',
       ids.push(((await res.json()) as { id: number }).id);
     }
     failedId = ids[2]!;
-    await testDb.db.query(`UPDATE hookrun.webhook_events SET status = 'dead', attempts = 10, last_error = $2 WHERE id = $1`, [
-      failedId,
-      HOSTILE[3] + HOSTILE[0],
-    ]);
+    await seedDeliveries(testDb.db, createDefaultHandlers(), 'dead', { ids: [failedId], error: HOSTILE[3] + HOSTILE[0] });
+    // Its history: a failed run, a replay (by a console session), and the run that went dead.
     await testDb.db.query(
-      `INSERT INTO hookrun.event_attempts (event_id, attempt, handler, started_at, duration_ms, outcome, error)
-       VALUES ($1, 1, 'sync-crm', now() - interval '2 min', 40, 'failed', $2), ($1, 1, 'sync-crm', now() - interval '1 min', 35, 'dead', $2)`,
-      [failedId, `${HOSTILE[1]} CRM said 500`],
+      `INSERT INTO hookrun.event_attempts (event_id, attempt, run, handler, started_at, duration_ms, outcome, error, stack, actor)
+       VALUES ($1, 1, 1, 'stripe-mirror', now() - interval '3 min', 40, 'failed', $2, $3, NULL),
+              ($1, 0, 2, 'stripe-mirror', now() - interval '2 min', 0, 'replayed', NULL, NULL, 'console (session abcd1234)'),
+              ($1, 1, 2, 'stripe-mirror', now() - interval '1 min', 35, 'dead', $2, $3, NULL)`,
+      [failedId, `${HOSTILE[1]} CRM said 500`, `at run (/app/handlers/${HOSTILE[0]}.ts:3:9)`],
     );
     console_ = await openConsole(tools.app);
   }, 120_000);
@@ -89,8 +91,8 @@ describe.skipIf(!chromiumPresent())('console Events pages in headless Chromium',
       const html = await page.content();
       expect(html).not.toContain(signature);
       expect(html).not.toContain(signature.split('v1=')[1]);
-      expect(await page.locator('#attempts tr[data-run="2"]').count()).toBe(1);
-      expect(await page.textContent('#attempts')).toContain('replayed: run 2 of 2 starts');
+      expect(await page.locator('#attempts tr[data-run="2"]:not(.replay-boundary)').count()).toBe(1);
+      expect(await page.textContent('#attempts')).toContain('replayed by console (session abcd1234)');
       await checkPage(page, 'event-detail-dead', ['#event-status', '#next-step button', '#attempts td:nth-child(5)']);
       await expectNoXss(page);
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
-import { HandlerRegistry } from '../../src/inbox/handlers/registry.js';
+import { HandlerRegistry } from '../../src/deliveries/registry.js';
 import { createWorker } from '../../src/inbox/worker.js';
 import { runIssuePass } from '../../src/issues/issue-pass.js';
 import { silentLogger } from '../../src/log.js';

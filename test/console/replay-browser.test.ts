@@ -11,7 +11,7 @@ import { chromiumPresent, checkPage, expectNoXss, HOSTILE, loggedIn, openConsole
 import { SECRETS, testConfig } from '../helpers/config.js';
 import { createPgliteDatabase, type TestDatabase } from '../helpers/db.js';
 import { pollUntil } from '../helpers/poll.js';
-import { storeEvent } from '../inbox/fixtures.js';
+import { seedDeliveries, storeEvent } from '../inbox/fixtures.js';
 import { postSample, TEST_JOBS, type ToolsApp } from '../tools/tools-app.js';
 
 describe.skipIf(!chromiumPresent())('bulk replay pages in headless Chromium', { timeout: 120_000 }, () => {
@@ -41,7 +41,7 @@ describe.skipIf(!chromiumPresent())('bulk replay pages in headless Chromium', { 
     for (let i = 0; i < 3; i++) ids.push(await postSample(tools, 'auth', 'user.created'));
     // A hostile event type and caller-given actor: shown in the audit, never run.
     const hostileId = await storeEvent(testDb.db, 'auth', HOSTILE[0], { id: HOSTILE[1] });
-    await testDb.db.query(`UPDATE hookrun.webhook_events SET status = 'dead' WHERE id = $1`, [hostileId]);
+    void hostileId; // no handler takes it: it stays as stored
     const res = await app.request('/api/replays', {
       method: 'POST',
       headers: { authorization: `Bearer ${SECRETS.admin}`, 'content-type': 'application/json' },
@@ -62,7 +62,7 @@ describe.skipIf(!chromiumPresent())('bulk replay pages in headless Chromium', { 
 
   for (const width of WIDTHS) {
     it(`at ${width} px: dry run, start, watch it finish, find it in the audit`, async () => {
-      await testDb.db.query(`UPDATE hookrun.webhook_events SET status = 'dead', attempts = 10, last_error = 'boom' WHERE id = ANY($1::bigint[])`, [ids]);
+      await seedDeliveries(testDb.db, createDefaultHandlers(), 'dead', { ids });
       const page = await loggedIn(console_, width);
       await page.goto(`${console_.base}/admin/replays/new?status=dead&source=auth&type=user.created`);
       await expect.poll(() => page.locator('#matched').innerText()).toMatch(/^3 event\(s\) match/);

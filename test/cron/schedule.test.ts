@@ -4,13 +4,13 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { readPlatformConfig } from '../../src/platform-config.js';
-import { defineJob } from '../../src/cron/job.js';
+import { resolveJob } from '../../src/cron/job.js';
 import { loadJobs } from '../../src/cron/registry.js';
 import { parseSchedule, validateCrons, vercelIncompatibilities } from '../../src/cron/schedule.js';
 import { backoffMs } from '../../src/backoff.js';
 import { ConfigError } from '../../src/errors.js';
 
-const JOBS = new Map(['keep-alive', 'report'].map((name) => [name, defineJob({ run() {} })]));
+const JOBS = new Map(['keep-alive', 'report'].map((name) => [name, resolveJob({ run() {} })]));
 const validate = (crons: Array<{ path: string; schedule: string }>) => validateCrons(crons, JOBS, 'platform.json');
 const at = (iso: string) => Date.parse(iso);
 
@@ -143,7 +143,9 @@ describe('job registry', () => {
   it('stops on a job file without a default job, naming the file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'hookrun-jobs-'));
     writeFileSync(join(dir, 'broken.js'), 'export const run = () => {};\n');
-    await expect(loadJobs(pathToFileURL(dir + '/'), ['.js'])).rejects.toThrow(/broken\.js: must `export default defineJob\(\{ run \}\)`/);
+    await expect(loadJobs(pathToFileURL(dir + '/'), ['.js'])).rejects.toThrow(
+      /broken\.js: must `export default \{ run\(ctx\) \{ … \} \} satisfies EngineJobSpec`/,
+    );
   });
 
   it('stops on a file name that cannot be a route', async () => {
@@ -152,9 +154,9 @@ describe('job registry', () => {
     await expect(loadJobs(pathToFileURL(dir + '/'), ['.js'])).rejects.toThrow(/Nightly_Report\.js: a job file name becomes its route/);
   });
 
-  it('defineJob refuses a bad policy', () => {
-    expect(() => defineJob({ run() {}, overlap: 'queue' as never })).toThrow('overlap must be "skip", "allow" or "queue-one"');
-    expect(() => defineJob({ run() {}, timeoutMs: 0 })).toThrow('timeoutMs');
+  it('a bad policy is refused', () => {
+    expect(() => resolveJob({ run() {}, overlap: 'queue' as never })).toThrow('overlap must be "skip", "allow" or "queue-one"');
+    expect(() => resolveJob({ run() {}, timeoutMs: 0 })).toThrow('timeoutMs');
   });
 });
 

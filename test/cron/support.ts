@@ -3,7 +3,7 @@ import { ManualClock } from '../../src/clock.js';
 import type { Config } from '../../src/config.js';
 import type { CronEntry } from '../../src/platform-entries.js';
 import { createCronService, type CronService } from '../../src/cron/cron-service.js';
-import { defineJob, type JobSpec } from '../../src/cron/job.js';
+import { resolveJob, type EngineJobSpec } from '../../src/cron/job.js';
 import type { JobRegistry } from '../../src/cron/registry.js';
 import type { Database, Queryable } from '../../src/db/database.js';
 import { COLUMNS, type CronRunRow } from '../../src/db/cron-runs.js';
@@ -26,8 +26,8 @@ export function deferred<T = void>() {
 }
 
 /** Build a registry from inline job specs. */
-export function jobsOf(specs: Record<string, JobSpec>): JobRegistry {
-  return new Map(Object.entries(specs).map(([name, spec]) => [name, defineJob(spec)]));
+export function jobsOf(specs: Record<string, EngineJobSpec>): JobRegistry {
+  return new Map(Object.entries(specs).map(([name, spec]) => [name, resolveJob(spec)]));
 }
 
 /** Everything a cron test drives: the service, its clock, metrics and an app with /cron mounted. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { defineJob } from '../../src/cron/job.js';
+import { resolveJob } from '../../src/cron/job.js';
 import { parseSchedule, validateCrons } from '../../src/cron/schedule.js';
 import { tickInZone } from '../../src/cron/time-zone.js';
 import { ConfigError } from '../../src/errors.js';
@@ -49,8 +49,8 @@ describe('time zones: the expression is read on the wall clock of its zone', () 
 
   it("platform.json's timezone wins over the job file's; the job file's is used when the entry has none; UTC otherwise", () => {
     const jobs = new Map([
-      ['zoned', defineJob({ timezone: 'Asia/Tokyo', run() {} })],
-      ['plain', defineJob({ run() {} })],
+      ['zoned', resolveJob({ timezone: 'Asia/Tokyo', run() {} })],
+      ['plain', resolveJob({ run() {} })],
     ]);
     const { scheduled } = validateCrons(
       [
@@ -66,19 +66,19 @@ describe('time zones: the expression is read on the wall clock of its zone', () 
   });
 
   it('an unknown zone stops start-up, naming the entry (or the job file)', () => {
-    const jobs = new Map([['plain', defineJob({ run() {} })]]);
+    const jobs = new Map([['plain', resolveJob({ run() {} })]]);
     const bad = () =>
       validateCrons(
         [
           { path: '/cron/plain', schedule: '0 9 * * *' },
           { path: '/cron/plain2', schedule: '0 9 * * *', timezone: 'Europe/Berlim' },
         ],
-        new Map([...jobs, ['plain2', defineJob({ run() {} })]]),
+        new Map([...jobs, ['plain2', resolveJob({ run() {} })]]),
         'platform.json',
       );
     expect(bad).toThrow(ConfigError);
     expect(bad).toThrow('platform.json crons[1].timezone "Europe/Berlim": not an IANA time zone');
-    expect(() => defineJob({ timezone: 'Mars/Olympus', run() {} })).toThrow('defineJob: timezone "Mars/Olympus" is not an IANA time zone');
+    expect(() => resolveJob({ timezone: 'Mars/Olympus', run() {} })).toThrow('defineJob: timezone "Mars/Olympus" is not an IANA time zone');
   });
 });
 

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../src/db/client.js';
 import type { Database } from '../../src/db/database.js';
 import { LOCK_FILE_NAME } from '../../src/db/data-dir-lock.js';
-import { countEventsByStatus, getEvent, listEvents } from '../../src/db/events.js';
+import { countEventsByStatus } from '../../src/db/event-counts.js';
+import { getEvent, listEvents } from '../../src/db/events.js';
 import { createPgliteDatabase, type TestDatabase } from '../helpers/db.js';
 import { REPO_ROOT, seedDataDir } from '../helpers/spawn-hookrun.js';
 
@@ -57,7 +58,7 @@ async function seedEvents(db: Database): Promise<void> {
   await db.query(`DELETE FROM hookrun.webhook_events WHERE source = 'thread-test'`);
   for (let i = 1; i <= 3; i++) {
     await db.query(
-      `INSERT INTO hookrun.webhook_events (source, key, type, payload, status, received_at, next_attempt_at, locked_until)
+      `INSERT INTO hookrun.webhook_events (source, key, type, payload, status, received_at, next_attempt_at, processed_at)
        VALUES ('thread-test', $1, 'invoice.paid', $2::jsonb, $3, $4::timestamptz, $4::timestamptz, $5::timestamptz)`,
       [
         `k${i}`,
@@ -198,7 +199,7 @@ describe('the embedded database on its own thread', { timeout: 60_000 }, () => {
     expect(withoutIds(page.events)).toEqual(withoutIds(expected.events));
     expect(page.events[0]!.receivedAt).toBeInstanceOf(Date);
     expect(page.events[0]!.receivedAt.toISOString()).toBe('2024-01-03T00:00:03.123Z');
-    expect(page.events[0]!.lockedUntil).toEqual(new Date('2024-02-01T00:00:00Z'));
+    expect(page.events[0]!.processedAt).toEqual(new Date('2024-02-01T00:00:00Z'));
     const detail = await getEvent(db, page.events[0]!.id);
     const expectedDetail = await getEvent(inProcess.db, expected.events[0]!.id);
     expect({ ...detail, id: 0 }).toEqual({ ...expectedDetail, id: 0 });

@@ -52,7 +52,8 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('prepared statements on PostgreS
     // The ingest statement stores the events and their requests (event-insert-sql.ts).
     const isIngest = (p: { statement: string }) => p.statement.includes('INSERT INTO hookrun.webhook_events') && p.statement.includes('hookrun.event_requests');
     expect(prepared.some(isIngest)).toBe(true);
-    expect(prepared.some((p) => p.statement.includes("SET status = 'processing'"))).toBe(true);
+    expect(prepared.some((p) => p.statement.includes('DELETE FROM hookrun.new_events'))).toBe(true); // the claim
+    expect(prepared.some((p) => p.statement.includes('UPDATE hookrun.handler_deliveries d') && p.statement.includes('event_attempts'))).toBe(true); // the settle
     // Ingest sizes 1, 3, 40 and 3 again: padded to 1, 4 and 64 slots, three statements, not four.
     expect(prepared.filter(isIngest).length).toBe(3);
   });

@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.js';
 import { readEventFeed } from '../../src/db/event-feed.js';
 import { getEvent } from '../../src/db/events.js';
-import { claimDueEvents } from '../../src/db/inbox-queue.js';
+import { HandlerRegistry } from '../../src/deliveries/registry.js';
+import { claimAndDie } from '../inbox/fixtures.js';
 import { parseStoredPayload } from '../../src/db/stored-payload.js';
 import { databaseKinds, useTestDatabase } from '../helpers/db.js';
 import { seedDataDir } from '../helpers/spawn-hookrun.js';
@@ -36,7 +37,9 @@ describe.each(databaseKinds())('a stored integer beyond 2^53 reaches readers exa
 
   it('handlers (the claim), the event detail (admin API, events show, dashboard) and the event stream see its exact digits', async () => {
     const [row] = await t.db.query<{ id: number }>(
-      `INSERT INTO hookrun.webhook_events (source, key, type, payload) VALUES ('database', 'chg_big', 'INSERT', $1::jsonb) RETURNING id`,
+      `WITH e AS (INSERT INTO hookrun.webhook_events (source, key, type, payload) VALUES ('database', 'chg_big', 'INSERT', $1::jsonb) RETURNING id),
+       q AS (INSERT INTO hookrun.new_events (event_id) SELECT id FROM e)
+       SELECT id FROM e`,
       [BIG],
     );
     const id = Number(row!.id);
@@ -45,8 +48,12 @@ describe.each(databaseKinds())('a stored integer beyond 2^53 reaches readers exa
     expect((detail!.payload as { record: object }).record).toMatchObject(exact);
     const [streamed] = await readEventFeed(t.db, { afterId: 0, limit: 10, lateWindowSeconds: 0, alreadySent: [], lateFloorId: 0 });
     expect((streamed!.payload as { record: object }).record).toMatchObject(exact);
-    const [claimed] = await claimDueEvents(t.db, { now: Date.now(), leaseMs: 30_000, limit: 10 });
-    expect((claimed!.payload as { record: object }).record).toMatchObject(exact);
+    const [claimed] = await claimAndDie(
+      t.db,
+      new HandlerRegistry().on('database', 'INSERT', async () => undefined, { name: 'h' }),
+      Date.now(),
+    );
+    expect((claimed!.event.payload as { record: object }).record).toMatchObject(exact);
     // The JSON the admin API writes carries the digits.
     expect(JSON.stringify(detail!.payload)).toContain('"9223372036854775807"');
   });

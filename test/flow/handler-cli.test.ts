@@ -80,12 +80,12 @@ describe.each(databaseKinds())('hookrun handlers on $name', (kind) => {
     expect((await hookrun('handlers', 'pause', 'send-welcome')).stdout).toMatch(/^send-welcome was already paused/);
     const id = await storeEvent(testDb.db, 'test', 'send-welcome', { key: 'cus_1' });
     await drain(ops.worker);
-    expect((await eventRow(testDb.db, id)).status).toBe('waiting');
+    expect((await eventRow(testDb.db, id)).status).toBe('pending');
 
     const table = await hookrun('handlers', 'list');
     expect(table.code).toBe(0);
     const [header, row] = table.stdout.trimEnd().split('\n');
-    expect(header!.split(/\s{2,}/)).toEqual(['HANDLER', 'FLOW', 'PAUSED', 'RUNNING', 'WAITING', 'PARKED', 'DEAD']);
+    expect(header!.split(/\s{2,}/)).toEqual(['HANDLER', 'FLOW', 'PAUSED', 'RUNNING', 'WAITING', 'FAILED', 'PARKED', 'DEAD']);
     expect(row!.split(/\s{2,}/)).toEqual([
       'send-welcome',
       'concurrency 5 per key · rate 100/1s',
@@ -94,12 +94,14 @@ describe.each(databaseKinds())('hookrun handlers on $name', (kind) => {
       '1: paused 1',
       '0',
       '0',
+      '0',
     ]);
     const [json] = JSON.parse((await hookrun('handlers', 'list', '--json')).stdout) as Array<Record<string, unknown>>;
     expect(json).toMatchObject({
       name: 'send-welcome',
       paused: true,
-      waiting: { ready: 0, concurrency: 0, rate: 0, debounce: 0, batch: 0, retry: 0, paused: 1 },
+      waiting: { ready: 0, concurrency: 0, rate: 0, debounce: 0, batch: 0, paused: 1 },
+      failed: 0,
       topWaitingKeys: [{ key: 'cus_1', waiting: 1 }],
     });
 
@@ -139,11 +141,11 @@ describe.each(databaseKinds())('hookrun handlers on $name', (kind) => {
     const all = JSON.parse((await hookrun('events', 'list', '--json')).stdout) as { events: Array<{ id: number }> };
     expect(all.events.map((e) => e.id)).toEqual([fine, poison]);
     const table = await hookrun('events', 'list', '--parked');
-    expect(table.stdout).toMatch(new RegExp(`^ID .*\\n\\s*${poison} .* dead .*ordered parked: boom ${poison}`));
+    expect(table.stdout).toMatch(new RegExp(`^ID .*\\n\\s*${poison} .* dead .*boom ${poison}`));
     expect((await hookrun('events', 'list', '--parked', '--status', 'processed')).stdout).toBe('No events with a parked handler delivery, status processed.\n');
 
     const list = await hookrun('handlers', 'list');
-    expect(list.stdout).toMatch(/^ordered\s+order by key\s+-\s+0\s+0\s+1\s+0$/m);
+    expect(list.stdout).toMatch(/^ordered\s+order by key\s+-\s+0\s+0\s+0\s+1\s+0$/m);
     expect(list.stdout).toContain('Parked events: hookrun events list --parked (fix the cause, then replay them).');
   });
 });

@@ -1,6 +1,6 @@
 import type { Database } from '../../src/db/database.js';
 import { parseFlowOptions } from '../../src/flow/options.js';
-import { HandlerRegistry } from '../../src/inbox/handlers/registry.js';
+import { HandlerRegistry } from '../../src/deliveries/registry.js';
 
 /** One call of a test handler: which event, when (the injected clock) and what it was given. */
 export interface Call {
@@ -61,6 +61,12 @@ export async function deliveryStatuses(db: Database): Promise<Record<number, str
     `SELECT event_id, status FROM hookrun.handler_deliveries WHERE handler = 'h' ORDER BY event_id`,
   );
   return Object.fromEntries(rows.map((r) => [Number(r.event_id), r.status]));
+}
+
+/** How many deliveries of handler `h` run now. */
+export async function runningDeliveries(db: Database): Promise<number> {
+  const [row] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM hookrun.handler_deliveries WHERE handler = 'h' AND status = 'running'`);
+  return Number(row!.n);
 }
 
 /** A promise and its resolver, to hold a handler running. */

@@ -4,7 +4,7 @@ import { systemClock } from '../../src/clock.js';
 import { openDatabase } from '../../src/db/client.js';
 import type { Database } from '../../src/db/database.js';
 import { parseFlowOptions } from '../../src/flow/options.js';
-import { HandlerRegistry } from '../../src/inbox/handlers/registry.js';
+import { HandlerRegistry } from '../../src/deliveries/registry.js';
 import { createWorker, type Worker, type WorkerOptions } from '../../src/inbox/worker.js';
 import type { Logger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
@@ -264,7 +264,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('flow control across two instanc
     expect(ran('C'), why).toEqual(byKey('C'));
     const s = await statuses();
     expect(s.get(poison)).toMatchObject({ event: 'dead', delivery: 'parked' });
-    expect(s.get(poison)!.lastError).toMatch(/^h parked:/);
+    expect(s.get(poison)!.lastError).toMatch(/^poison \(gave up after 2 attempts\)/);
     const others = ids.filter((id) => id !== poison);
     expect(others.map((id) => s.get(id)!.event)).toEqual(others.map(() => 'processed'));
     expect(others.map((id) => s.get(id)!.delivery)).toEqual(others.map(() => 'processed'));

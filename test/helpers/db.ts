@@ -74,7 +74,7 @@ export function databaseKinds(): DatabaseKind[] {
 /** Delete every row of hookrun's tables, so tests in one file start clean without a new database. */
 export async function truncateAll(db: Database): Promise<void> {
   await db.query(
-    `TRUNCATE ${['webhook_events', 'webhook_event_keys', 'cron_runs', 'pages', 'users', 'organizations', 'memberships', 'customers', 'subscriptions', 'admin_sessions_revoked', 'alert_claims', 'event_attempts', 'cron_pauses', 'handler_deliveries', 'flow_keys', 'handler_controls', 'event_requests', 'replay_batches', 'issues', 'sender_rejections'].map((t) => `hookrun.${t}`).join(', ')} RESTART IDENTITY`,
+    `TRUNCATE ${['webhook_events', 'webhook_event_keys', 'cron_runs', 'pages', 'users', 'organizations', 'memberships', 'customers', 'subscriptions', 'admin_sessions_revoked', 'alert_claims', 'event_attempts', 'cron_pauses', 'handler_deliveries', 'flow_keys', 'handler_controls', 'event_requests', 'replay_batches', 'issues', 'sender_rejections', 'new_events'].map((t) => `hookrun.${t}`).join(', ')} RESTART IDENTITY`,
   );
 }
 

@@ -32,9 +32,11 @@ export interface InboxCounts {
   byStatus: Record<string, number>;
   maxAttempts: number;
   reclaimed: number;
+  /** Deliveries a worker holds now (claimed, running). */
+  running: number;
 }
 
-/** Row and key counts of `webhook_events`, by status, with attempt figures. */
+/** Row and key counts of `webhook_events`, by status, with attempt figures and the deliveries running. */
 export async function inboxCounts(query: <R = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<R[]>): Promise<InboxCounts> {
   const [totals] = await query<{ rows: number; keys: number; max_attempts: number; reclaimed: number }>(
     `SELECT count(*)::int AS rows, count(DISTINCT (source, key))::int AS keys,
@@ -42,7 +44,9 @@ export async function inboxCounts(query: <R = Record<string, unknown>>(sql: stri
        FROM hookrun.webhook_events`,
   );
   const statuses = await query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM hookrun.webhook_events GROUP BY status');
+  const [held] = await query<{ n: number }>(`SELECT count(*)::int AS n FROM hookrun.handler_deliveries WHERE status = 'running'`);
   return {
+    running: held!.n,
     rows: totals!.rows,
     distinctKeys: totals!.keys,
     maxAttempts: totals!.max_attempts,

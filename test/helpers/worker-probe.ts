@@ -1,7 +1,7 @@
 import { withDatabase } from './inspect-db.js';
 import { pollUntil } from './poll.js';
 
-const UNSETTLED = ['pending', 'processing', 'failed'];
+const UNSETTLED = ['pending', 'failed'];
 
 /** Parse `hookrun_events{status="…"} n` lines of a Prometheus exposition. */
 export function eventsByStatusFromMetrics(text: string): Record<string, number> | undefined {

@@ -3,14 +3,14 @@ import { ManualClock } from '../../src/clock.js';
 import { openDatabase } from '../../src/db/client.js';
 import type { Database } from '../../src/db/database.js';
 import { EventWriter } from '../../src/db/event-writer.js';
-import { EVENTS_CHANNEL } from '../../src/db/inbox-queue.js';
-import { HandlerRegistry } from '../../src/inbox/handlers/registry.js';
+import { EVENTS_CHANNEL } from '../../src/inbox/queue-sql.js';
+import { HandlerRegistry } from '../../src/deliveries/registry.js';
 import { createWorker } from '../../src/inbox/worker.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
 import { databaseKinds, useTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { testConfig } from '../helpers/config.js';
-import { drain, eventRow, storeEvent, testWorker, waitFor } from './fixtures.js';
+import { deliveryRows, drain, eventRow, storeEvent, testWorker, waitFor } from './fixtures.js';
 
 describe.each(databaseKinds())('inbox plumbing on $name', (kind) => {
   const testDb = useTestDatabase(kind);
@@ -40,7 +40,7 @@ describe.each(databaseKinds())('inbox plumbing on $name', (kind) => {
     const { worker } = testWorker(testDb.db, { handlers, options: { pollIntervalMs: 50 } });
     const id = await storeEvent(testDb.db, 'test', 'slow', {});
     worker.start();
-    await waitFor(async () => (await eventRow(testDb.db, id)).status === 'processing');
+    await waitFor(async () => (await deliveryRows(testDb.db, id))[0]?.status === 'running');
     const stopped = worker.stop();
     release();
     await stopped;

@@ -1,7 +1,10 @@
 import { ManualClock } from '../../src/clock.js';
 import type { Database } from '../../src/db/database.js';
 import { EventWriter } from '../../src/db/event-writer.js';
-import type { HandlerRegistry } from '../../src/inbox/handlers/registry.js';
+import { claimInbox } from '../../src/inbox/claim.js';
+import { summarizeEvents } from '../../src/deliveries/event-summary.js';
+import type { ClaimedDelivery } from '../../src/deliveries/claimed.js';
+import type { HandlerRegistry } from '../../src/deliveries/registry.js';
 import { createWorker, type Worker, type WorkerOptions } from '../../src/inbox/worker.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
@@ -58,9 +61,16 @@ export async function eventRow(db: Database, id: number) {
     last_error: string | null;
     next_attempt_at: Date;
     processed_at: Date | null;
-    locked_until: Date | null;
-  }>('SELECT status, attempts, last_error, next_attempt_at, processed_at, locked_until FROM hookrun.webhook_events WHERE id = $1', [id]);
+  }>('SELECT status, attempts, last_error, next_attempt_at, processed_at FROM hookrun.webhook_events WHERE id = $1', [id]);
   return row!;
+}
+
+/** The deliveries of one event, by handler: status and attempts. */
+export async function deliveryRows(db: Database, eventId: number) {
+  return db.query<{ handler: string; status: string; attempts: number; last_error: string | null }>(
+    'SELECT handler, status, attempts, last_error FROM hookrun.handler_deliveries WHERE event_id = $1 ORDER BY handler',
+    [eventId],
+  );
 }
 
 /** Clerk `user.*` event (created/updated), the shape Clerk sends. */
@@ -145,4 +155,47 @@ export function stripeSubscription(
     ...(onItem ? {} : { current_period_end: periodEnd }),
     items: { object: 'list', data: [{ id: 'si_1', price: { id: opts.price ?? 'price_basic' }, ...(onItem ? { current_period_end: periodEnd } : {}) }] },
   };
+}
+
+/** Claim the due deliveries as a worker would, and run nothing: a worker that dies right after its claim committed. */
+export async function claimAndDie(db: Database, handlers: HandlerRegistry, now: number, leaseMs = 30_000): Promise<ClaimedDelivery[]> {
+  const claim = await claimInbox(db, { handlers, inline: handlers.names(), paused: new Set(), now, leaseMs, limit: 10 });
+  return claim.deliveries;
+}
+
+/**
+ * Give stored events their deliveries (as a claim writes them, none run)
+ * and put them in `status` (per handler when a function), with `attempts`
+ * and an error where it failed: a test's starting point, in the one model.
+ * `ids`: only these events' deliveries (default: every pending one).
+ */
+export async function seedDeliveries(
+  db: Database,
+  handlers: HandlerRegistry,
+  status: string | ((handler: string, eventId: number) => string),
+  o: { attempts?: number; now?: number; ids?: readonly number[]; error?: string } = {},
+): Promise<void> {
+  const now = o.now ?? Date.now();
+  for (;;) {
+    const claim = await claimInbox(db, { handlers, inline: [], paused: new Set(handlers.names()), now, leaseMs: 30_000, limit: 100 });
+    if (claim.planned === 0) break;
+  }
+  const rows = await db.query<{ id: number; handler: string; event_id: number }>(
+    `SELECT id, handler, event_id FROM hookrun.handler_deliveries WHERE ${o.ids ? 'event_id = ANY($1::bigint[])' : "status = 'pending'"}`,
+    o.ids ? [o.ids] : [],
+  );
+  for (const row of rows) {
+    const to = typeof status === 'string' ? status : status(row.handler, Number(row.event_id));
+    await db.query(
+      `UPDATE hookrun.handler_deliveries SET status = $2, attempts = $3, last_error = CASE WHEN $2 IN ('failed', 'dead', 'parked') THEN $6 END,
+         locked_until = CASE WHEN $2 = 'running' THEN $4::timestamptz END, finished_at = CASE WHEN $2 IN ('pending', 'running', 'failed') THEN NULL ELSE $5::timestamptz END
+       WHERE id = $1`,
+      [row.id, to, to === 'pending' ? 0 : (o.attempts ?? 10), new Date(now + 30_000).toISOString(), new Date(now).toISOString(), o.error ?? 'boom'],
+    );
+  }
+  await summarizeEvents(
+    db,
+    rows.map((r) => Number(r.event_id)),
+    now,
+  );
 }

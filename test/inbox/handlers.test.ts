@@ -227,7 +227,7 @@ describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
     const ids = await process(['database', { type: 'INSERT', table: 'orders', schema: 'public', record: { id: 1 }, old_record: null }]);
     expect(await eventRow(db, ids[0]!)).toMatchObject({ status: 'processed', attempts: 1 });
     const { createDatabaseChangesHandlers } = await import('../../src/inbox/handlers/database-changes.js');
-    const { HandlerRegistry } = await import('../../src/inbox/handlers/registry.js');
+    const { HandlerRegistry } = await import('../../src/deliveries/registry.js');
     const seen: string[] = [];
     const handlers = new HandlerRegistry().onTable(
       'database',
@@ -244,7 +244,7 @@ describe.each(databaseKinds())('shipped handlers on $name', (kind) => {
       ['auth', { type: 'user.created', object: 'event', data: { id: 'user_1', email_addresses: 'nope' } }],
       ['payments', { id: 'evt_x', type: 'customer.subscription.updated', data: { object: { id: 'sub_1' } } }],
     );
-    expect(await eventRow(db, ignored!)).toMatchObject({ status: 'ignored', attempts: 1 });
+    expect(await eventRow(db, ignored!)).toMatchObject({ status: 'ignored', attempts: 0 }); // no handler ran: no attempt
     const dead = await eventRow(db, malformed!);
     expect(dead).toMatchObject({ status: 'dead', attempts: 1 });
     expect(dead.last_error).toMatch(/^Malformed auth user\.created payload: /);

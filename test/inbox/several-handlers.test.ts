@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { listAttempts } from '../../src/db/events.js';
-import { HandlerRegistry, type EventHandler } from '../../src/inbox/handlers/registry.js';
+import { HandlerRegistry, type EventHandler } from '../../src/deliveries/registry.js';
 import { replayEvent } from '../../src/inbox/replay.js';
 import { databaseKinds, useTestDatabase } from '../helpers/db.js';
 import { drain, eventRow, storeEvent, testWorker } from './fixtures.js';
@@ -35,8 +35,8 @@ describe.each(databaseKinds())('several handlers per event on $name', (kind) => 
     const { handlers, calls } = twoHandlers((name, n) => name === 'update-crm' && n <= 2);
     const { worker, clock, metrics } = testWorker(testDb.db, { handlers });
     const id = await storeEvent(testDb.db, 'test', 'order.paid', {});
-    expect(await worker.runOnce()).toBe(1);
-    expect(await eventRow(testDb.db, id)).toMatchObject({ status: 'failed', attempts: 1, last_error: 'update-crm: update-crm boom 1' });
+    expect(await worker.runOnce()).toBe(2); // one delivery per handler
+    expect(await eventRow(testDb.db, id)).toMatchObject({ status: 'failed', attempts: 1, last_error: 'update-crm failed: update-crm boom 1' });
     for (let i = 0; i < 2; i++) {
       clock.advance(3_600_000);
       await drain(worker);
@@ -69,7 +69,7 @@ describe.each(databaseKinds())('several handlers per event on $name', (kind) => 
     }
     const dead = await eventRow(testDb.db, id);
     expect(dead.status).toBe('dead');
-    expect(dead.last_error).toMatch(/^update-crm: update-crm boom 2/);
+    expect(dead.last_error).toMatch(/^update-crm dead: update-crm boom 2/);
     expect(Object.fromEntries(calls)).toEqual({ 'send-receipt': 1, 'update-crm': 2 });
 
     broken = false;
@@ -110,11 +110,11 @@ describe.each(databaseKinds())('several handlers per event on $name', (kind) => 
       .on('test', 'bad.sql', async ({ event }) => void seen.push(event.id), { name: 'fine', isolated: true });
     const { worker } = testWorker(testDb.db, { handlers, env: { MAX_ATTEMPTS: '1' } });
     const ids = [await storeEvent(testDb.db, 'test', 'bad.sql', {}), await storeEvent(testDb.db, 'test', 'bad.sql', {})];
-    expect(await worker.runOnce()).toBe(2);
+    expect(await worker.runOnce()).toBe(4); // two events, two deliveries each
     for (const id of ids) {
       const row = await eventRow(testDb.db, id);
       expect(row.status).toBe('dead');
-      expect(row.last_error).toMatch(/^bad-sql: .*no_such_table/);
+      expect(row.last_error).toMatch(/^bad-sql dead: .*no_such_table/);
     }
     expect(seen).toEqual(ids); // each ran once, in the shared transaction (no fallback re-run)
   });

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createServiceAlerts, type ServiceAlerts } from '../../src/alerts/service-alerts.js';
 import { ManualClock } from '../../src/clock.js';
-import { HandlerRegistry } from '../../src/inbox/handlers/registry.js';
+import { HandlerRegistry } from '../../src/deliveries/registry.js';
 import { createWorker } from '../../src/inbox/worker.js';
 import { acknowledgeIssue, listIssues, resolveIssue } from '../../src/issues/issue-store.js';
 import { normaliseMessage } from '../../src/issues/normalise.js';

@@ -108,7 +108,7 @@ describe.each(databaseKinds())('a flow-controlled project handler on $name', (ki
     ];
     await drain(worker);
     for (const id of ids) expect((await eventRow(testDb.db, id)).status).toBe('processed');
-    const keys = await testDb.db.query<{ flow_key: string }>(`SELECT flow_key FROM hookrun.handler_deliveries ORDER BY event_id`);
+    const keys = await testDb.db.query<{ flow_key: string }>(`SELECT flow_key FROM hookrun.handler_deliveries WHERE flow_key IS NOT NULL ORDER BY event_id`);
     expect(keys.map((k) => k.flow_key)).toEqual(['cus_1', expect.stringMatching(/^sha256:[0-9a-f]{64}$/)]);
     expect((await testDb.db.query('SELECT * FROM flow_seen')).length).toBe(2);
   });

@@ -19,6 +19,7 @@ const BASE_MS = Date.UTC(2026, 0, 1);
  * logs at debug level, so the secret scan also covers handler logs).
  */
 const BACKLOG_SQL = `
+  WITH stored AS (
   INSERT INTO hookrun.webhook_events (source, key, type, payload)
   SELECT CASE WHEN g % 10 = 1 THEN 'database' ELSE 'auth' END,
          CASE WHEN g % 10 = 1 THEN 'chg_' ELSE 'msg_' END || $1 || '_' || g,
@@ -31,7 +32,9 @@ const BACKLOG_SQL = `
                'email_addresses', jsonb_build_array(jsonb_build_object('id', 'idn_' || g, 'email_address', g || '@example.com')),
                'created_at', $3::bigint + g, 'updated_at', $3::bigint + g))
          END
-  FROM generate_series(1, $2::int) g ORDER BY g`;
+  FROM generate_series(1, $2::int) g ORDER BY g
+  RETURNING id)
+  INSERT INTO hookrun.new_events (event_id) SELECT id FROM stored`;
 const MAX_CRASHES = 3;
 
 interface Target {
@@ -68,7 +71,7 @@ async function killWhenClaimsAreHeld(url: string, victim: HookrunProcess): Promi
   await withDatabase({ url }, async (query) => {
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const [row] = await query<{ n: number }>(`SELECT count(*)::int AS n FROM hookrun.webhook_events WHERE status = 'processing'`);
+      const [row] = await query<{ n: number }>(`SELECT count(*)::int AS n FROM hookrun.handler_deliveries WHERE status = 'running'`);
       if ((row?.n ?? 0) > 0 || victim.exited) break;
       if (Date.now() > deadline) throw new Error('no claim seen within 60 s');
     }
@@ -137,7 +140,7 @@ describe.each(kinds)('crash while the worker is mid-batch ($name)', ({ name, mak
         expect(await victim.waitForExit(60_000), victim.output().slice(-3000)).toMatchObject({ signal: 'SIGKILL' });
         crashes++;
         atCrash = await withDatabase(target.inspect, inboxCounts);
-        claimedAtEachCrash.push(atCrash.byStatus.processing ?? 0);
+        claimedAtEachCrash.push(atCrash.running);
       }
       const claimedAtCrash = claimedAtEachCrash.reduce((a, b) => a + b, 0);
       expect(claimedAtCrash).toBeGreaterThan(0);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { openDatabase } from '../../src/db/client.js';
 import type { Database } from '../../src/db/database.js';
-import { HandlerRegistry } from '../../src/inbox/handlers/registry.js';
+import { HandlerRegistry } from '../../src/deliveries/registry.js';
 import { advanceReplays } from '../../src/replay/advance.js';
 import { cancelReplay, getReplay, listReplays, startReplay } from '../../src/replay/batches.js';
 import { planReplay } from '../../src/replay/plan.js';
@@ -11,7 +11,7 @@ import { systemClock } from '../../src/clock.js';
 import { silentLogger } from '../../src/log.js';
 import { pollUntil } from '../helpers/poll.js';
 import { databaseKinds, useTestDatabase } from '../helpers/db.js';
-import { storeEvent } from '../inbox/fixtures.js';
+import { seedDeliveries, storeEvent } from '../inbox/fixtures.js';
 
 /** Two handlers on `test a`, one on `test b`. */
 const registry = new HandlerRegistry()
@@ -19,18 +19,28 @@ const registry = new HandlerRegistry()
   .on('test', 'a', async () => undefined, { name: 'h2' })
   .on('test', 'b', async () => undefined, { name: 'h3' });
 
+/** Events of `type` whose every delivery is in `status` (`running`: a worker holds them). */
 async function seed(db: Database, count: number, status: string, type = 'a', payload: unknown = {}): Promise<number[]> {
   const ids: number[] = [];
   for (let i = 0; i < count; i++) ids.push(await storeEvent(db, 'test', type, payload));
-  await db.query(`UPDATE hookrun.webhook_events SET status = $2, attempts = 10, last_error = 'boom' WHERE id = ANY($1::bigint[])`, [ids, status]);
+  await seedDeliveries(db, registry, status);
   return ids;
 }
+
+const deliveries = async (db: Database, id: number) =>
+  Object.fromEntries(
+    (await db.query<{ handler: string; status: string }>('SELECT handler, status FROM hookrun.handler_deliveries WHERE event_id = $1', [id])).map((r) => [
+      r.handler,
+      r.status,
+    ]),
+  );
 
 const statuses = async (db: Database, ids: number[]) =>
   (await db.query<{ status: string }>('SELECT status FROM hookrun.webhook_events WHERE id = ANY($1::bigint[]) ORDER BY id', [ids])).map((r) => r.status);
 
 const snapshot = async (db: Database) => ({
-  events: await db.query('SELECT id, status, attempts, next_attempt_at, deliveries FROM hookrun.webhook_events ORDER BY id'),
+  events: await db.query('SELECT id, status, attempts, next_attempt_at FROM hookrun.webhook_events ORDER BY id'),
+  deliveries: await db.query('SELECT * FROM hookrun.handler_deliveries ORDER BY id'),
   batches: await db.query('SELECT * FROM hookrun.replay_batches'),
 });
 
@@ -41,14 +51,11 @@ describe.each(databaseKinds())('bulk replay on $name', (kind) => {
   it('the dry run counts what matches, what is skipped and which handlers run, and writes nothing', async () => {
     const { db } = testDb;
     const dead = await seed(db, 4, 'dead');
-    const [busy] = await seed(db, 1, 'processing');
+    const [busy] = await seed(db, 1, 'running');
     await seed(db, 2, 'dead', 'b');
     await seed(db, 3, 'processed'); // not selected by status dead
     // One dead event whose h1 finished: only h2 runs again.
-    await db.query(`UPDATE hookrun.webhook_events SET deliveries = $2::jsonb WHERE id = $1`, [
-      dead[0],
-      JSON.stringify({ done: { h1: { status: 'processed' }, h2: { status: 'dead', error: 'x' } } }),
-    ]);
+    await db.query(`UPDATE hookrun.handler_deliveries SET status = 'processed' WHERE event_id = $1 AND handler = 'h1'`, [dead[0]]);
     const before = await snapshot(db);
     const plan = await planReplay(db, { filter: { status: 'dead' } }, undefined, { catalog: registry });
     expect(plan).toMatchObject({ matched: 6, replayable: 6, skipped: [], handlersFrom: 'registry' });
@@ -91,10 +98,16 @@ describe.each(databaseKinds())('bulk replay on $name', (kind) => {
     expect(await getReplay(db, batch.id)).toMatchObject({ replayed: 25, total: 25, status: 'done', finishedAt: new Date(clock.now()) });
     expect(await statuses(db, ids)).toEqual(Array(25).fill('pending'));
     expect(await statuses(db, late)).toEqual(['dead', 'dead', 'dead']);
-    const [row] = await db.query<{ attempts: number; locked_until: Date | null }>('SELECT attempts, locked_until FROM hookrun.webhook_events WHERE id = $1', [
-      ids[0],
+    const [row] = await db.query<{ attempts: number }>('SELECT attempts FROM hookrun.webhook_events WHERE id = $1', [ids[0]]);
+    expect(row).toEqual({ attempts: 0 });
+    const history = await db.query<{ outcome: string; actor: string; run: number }>(
+      `SELECT outcome, actor, run FROM hookrun.event_attempts WHERE event_id = $1 ORDER BY id`,
+      [ids[0]],
+    );
+    expect(history).toEqual([
+      { outcome: 'replayed', actor: `bulk replay #${batch.id} (test)`, run: 2 },
+      { outcome: 'replayed', actor: `bulk replay #${batch.id} (test)`, run: 2 },
     ]);
-    expect(row).toEqual({ attempts: 0, locked_until: null });
     expect((await listReplays(db)).map((b) => b.id)).toEqual([batch.id]);
   });
 
@@ -112,20 +125,17 @@ describe.each(databaseKinds())('bulk replay on $name', (kind) => {
     await expect(cancelReplay(db, clock, 424242)).rejects.toMatchObject({ code: 'not_found' });
   });
 
-  it('ids picked by hand: only those, a processing one skipped; one handler only', async () => {
+  it('ids picked by hand: only those, a running one skipped; one handler only', async () => {
     const { db } = testDb;
     const clock = new ManualClock(Date.UTC(2026, 5, 1));
     const ids = await seed(db, 4, 'processed');
-    await db.query(`UPDATE hookrun.webhook_events SET deliveries = $1::jsonb`, [
-      JSON.stringify({ done: { h1: { status: 'processed' }, h2: { status: 'processed' } } }),
-    ]);
-    await db.query(`UPDATE hookrun.webhook_events SET status = 'processing' WHERE id = $1`, [ids[2]]);
+    await db.query(`UPDATE hookrun.handler_deliveries SET status = 'running' WHERE event_id = $1 AND handler = 'h2'`, [ids[2]]);
     const batch = await startReplay(db, clock, { selection: { ids: [ids[2]!, ids[0]!, ids[2]!, ids[3]!] }, handler: 'h2', rate: 100, actor });
     expect(batch).toMatchObject({ total: 2, selection: { ids: [ids[0], ids[2], ids[3]] }, handler: 'h2' });
     expect(await advanceReplays(db, clock)).toEqual({ batchId: batch.id, replayed: 2, done: true });
-    expect(await statuses(db, ids)).toEqual(['pending', 'processed', 'processing', 'pending']);
-    const [row] = await db.query<{ deliveries: unknown }>('SELECT deliveries FROM hookrun.webhook_events WHERE id = $1', [ids[0]]);
-    expect(row!.deliveries).toEqual({ done: { h1: { status: 'processed' } }, only: ['h2'] });
+    expect(await statuses(db, ids)).toEqual(['pending', 'processed', 'processed', 'pending']);
+    expect(await deliveries(db, ids[0]!)).toEqual({ h1: 'processed', h2: 'pending' });
+    expect(await deliveries(db, ids[2]!)).toEqual({ h1: 'processed', h2: 'running' });
   });
 
   it('refuses an empty selection, a rate out of bounds and too many ids', async () => {

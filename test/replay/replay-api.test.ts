@@ -2,6 +2,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { advanceReplays } from '../../src/replay/advance.js';
 import { SECRETS } from '../helpers/config.js';
 import { createPgliteDatabase, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { createDefaultHandlers } from '../../src/inbox/handlers/defaults.js';
+import { seedDeliveries } from '../inbox/fixtures.js';
 import { createToolsApp, postSample, type ToolsApp } from '../tools/tools-app.js';
 
 const auth = { authorization: `Bearer ${SECRETS.admin}`, 'content-type': 'application/json' };
@@ -16,7 +18,7 @@ describe('bulk replay admin API (PGlite)', () => {
     await truncateAll(testDb.db);
     for (let i = 0; i < 5; i++) ids.push(await postSample(tools, 'auth', 'user.created'));
     ids.push(await postSample(tools, 'payments', 'invoice.paid'));
-    await testDb.db.query(`UPDATE hookrun.webhook_events SET status = 'dead', attempts = 10, last_error = 'boom'`);
+    await seedDeliveries(testDb.db, createDefaultHandlers(), 'dead');
     return () => testDb.close();
   });
 
@@ -72,7 +74,7 @@ describe('bulk replay admin API (PGlite)', () => {
       [{ where: 'no operator here' }, 'bad_request', /payload search \(where\)/],
       [{ status: 'dead', rate: 5000 }, 'bad_request', /^rate: /],
       [{ from: 'yesterday' }, 'bad_request', /not an ISO date/],
-      [{ status: 'waiting' }, 'bad_request', /Nothing to replay/],
+      [{ status: 'ignored' }, 'bad_request', /Nothing to replay/],
       [{ ids: Array.from({ length: 1001 }, (_, i) => i + 1) }, 'bad_request', /^ids: /],
     ];
     for (const [body, code, message] of cases) {

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDistBuilt } from '../helpers/build-dist.js';
 import { createPostgresDatabase, type TestDatabase } from '../helpers/db.js';
 import { REPO_ROOT, baseEnv } from '../helpers/spawn-hookrun.js';
-import { storeEvent } from '../inbox/fixtures.js';
+import { createDefaultHandlers } from '../../src/inbox/handlers/defaults.js';
+import { seedDeliveries, storeEvent } from '../inbox/fixtures.js';
 
 /** `node dist/main.js <args>` on the test database (the CLI opens it itself: no server runs). */
 function hookrun(args: string[], databaseUrl: string): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -23,7 +24,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('hookrun events replay (bulk) an
     await ensureDistBuilt();
     testDb = await createPostgresDatabase();
     for (let i = 0; i < 4; i++) ids.push(await storeEvent(testDb.db, 'auth', 'user.created', { data: { id: `user_${i}`, plan: i < 3 ? 'pro' : 'free' } }));
-    await testDb.db.query(`UPDATE hookrun.webhook_events SET status = 'dead', attempts = 10`);
+    await seedDeliveries(testDb.db, createDefaultHandlers(), 'dead');
   }, 300_000);
   afterAll(() => testDb?.close());
 

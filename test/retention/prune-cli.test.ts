@@ -26,6 +26,8 @@ describe('hookrun prune (spawned, embedded database)', { timeout: 120_000 }, () 
        UNION ALL
        SELECT 'payments', 'evt_new' || g, 'invoice.paid', '{}'::jsonb, 'processed', now() FROM generate_series(1, 10) g`,
     );
+    // The failing ones are still owed: their deliveries are (re)made by the next claim.
+    await db.query(`INSERT INTO hookrun.new_events (event_id) SELECT id FROM hookrun.webhook_events WHERE status = 'failed'`);
     await db.close();
   }, 180_000);
 
@@ -56,7 +58,7 @@ describe('hookrun prune (spawned, embedded database)', { timeout: 120_000 }, () 
     const admin = { headers: { authorization: `Bearer ${SECRETS.admin}` } };
     await pollUntil('the old failed events retried', 20_000, async () => {
       const { counts } = (await (await fetch(`${server!.url}/api/events/counts`, admin)).json()) as { counts: Record<string, number> };
-      return counts.failed === 0 && counts.pending === 0 && counts.processing === 0 ? true : undefined;
+      return counts.failed === 0 && counts.pending === 0 ? true : undefined;
     });
     const remote = { ...env, PORT: new URL(server.url).port };
     const viaApi = await runCli(['prune', '--dry-run', '--json'], remote);

@@ -1,6 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { databaseKinds, useTestDatabase } from '../helpers/db.js';
 import { SECRETS } from '../helpers/config.js';
+import { createDefaultHandlers } from '../../src/inbox/handlers/defaults.js';
+import { seedDeliveries } from '../inbox/fixtures.js';
 import { createToolsApp, postSample, type ToolsApp } from './tools-app.js';
 
 const auth = { authorization: `Bearer ${SECRETS.admin}` };
@@ -84,7 +86,7 @@ describe.each(databaseKinds())('admin API ($name)', (kind) => {
   it('replays one event and all dead events', async () => {
     const a = await postSample(tools, 'auth', 'user.updated');
     const b = await postSample(tools, 'auth', 'user.deleted');
-    await testDb.db.query(`UPDATE hookrun.webhook_events SET status = 'dead', attempts = 10, last_error = 'boom'`);
+    await seedDeliveries(testDb.db, createDefaultHandlers(), 'dead');
 
     const one = await post(`/api/events/${a}/replay`);
     expect(one.status).toBe(200);
@@ -96,7 +98,7 @@ describe.each(databaseKinds())('admin API ($name)', (kind) => {
     expect(rows[0]?.status).toBe('pending');
 
     expect((await post('/api/events/424242/replay')).status).toBe(404);
-    expect((await post('/api/events/replay', { status: 'processing' })).status).toBe(400);
+    expect((await post('/api/events/replay', { status: 'running' })).status).toBe(400);
     expect((await post('/api/events/replay')).status).toBe(400);
   });
 

@@ -10,6 +10,8 @@ import { systemClock } from '../../src/clock.js';
 import { buildSample, signSample } from '../../src/webhooks/samples.js';
 import { SECRETS } from '../helpers/config.js';
 import { createPgliteDatabase, type TestDatabase } from '../helpers/db.js';
+import { createDefaultHandlers } from '../../src/inbox/handlers/defaults.js';
+import { seedDeliveries } from '../inbox/fixtures.js';
 import { createToolsApp, type ToolsApp } from './tools-app.js';
 import { CHROMIUM, CHROMIUM_ARGS, chromiumPresent } from '../helpers/console-browser.js';
 
@@ -50,7 +52,7 @@ describe.skipIf(!CHROMIUM_PRESENT)('dashboard in headless Chromium', () => {
     expect(posted.status).toBe(200);
     const { id } = (await posted.json()) as { id: number };
     // No worker runs here: make it dead, as if its handler had failed for good.
-    await testDb.db.query(`UPDATE hookrun.webhook_events SET status = 'dead', attempts = 10, last_error = 'handler failed' WHERE id = $1`, [id]);
+    await seedDeliveries(testDb.db, createDefaultHandlers(), 'dead', { ids: [id], error: 'handler failed' });
 
     const context = await browser.newContext();
     const page = await context.newPage();
@@ -98,7 +100,8 @@ describe.skipIf(!CHROMIUM_PRESENT)('dashboard in headless Chromium', () => {
       expect((await fetch(`${base}/webhooks/auth`, { method: 'POST', body, headers })).status).toBe(200);
     }
     const long = 'TypeError: cannot read properties of undefined (reading "email_addresses") at handler '.repeat(6);
-    await testDb.db.query(`UPDATE hookrun.webhook_events SET status = 'dead', last_error = $1 WHERE key = $2`, [long, keys[2]]);
+    const [failing] = await testDb.db.query<{ id: number }>(`SELECT id FROM hookrun.webhook_events WHERE key = $1`, [keys[2]]);
+    await seedDeliveries(testDb.db, createDefaultHandlers(), 'dead', { ids: [Number(failing!.id)], error: long });
 
     const shots = mkdtempSync(join(tmpdir(), 'hookrun-dashboard-shots-'));
     for (const width of [1280, 390]) {

@@ -102,7 +102,12 @@ describe('every documented admin parameter is enforced as documented (GET /opena
     const limit = paths['/api/events']!.get!.parameters!.find((p) => p.name === 'limit')!;
     expect(paths['/api/events']!.get!.parameters!.map((p) => p.name)).toEqual(expect.arrayContaining(['handler', 'from', 'to', 'search', 'where', 'parked']));
     expect(limit.schema).toMatchObject({ minimum: 1, maximum: 200 });
-    expect(Object.keys(paths['/api/events/replay']!.post!.requestBody!.content['application/json'].schema.properties)).toEqual(['status', 'source', 'type']);
+    expect(Object.keys(paths['/api/events/replay']!.post!.requestBody!.content['application/json'].schema.properties)).toEqual([
+      'status',
+      'source',
+      'type',
+      'actor',
+    ]);
     const issueStatus = paths['/api/issues']!.get!.parameters!.find((p) => p.name === 'status')!;
     expect(issueStatus.schema.enum).toEqual(['open', 'acknowledged', 'resolved']);
     for (const path of ['/api/issues/{id}', '/api/issues/{id}/acknowledge', '/api/issues/{id}/resolve', '/api/senders'])

@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import { ManualClock } from '../../src/clock.js';
 import type { Config } from '../../src/config.js';
 import { createCronService, type CronService } from '../../src/cron/cron-service.js';
-import { defineJob } from '../../src/cron/job.js';
+import { resolveJob } from '../../src/cron/job.js';
 import type { Database } from '../../src/db/database.js';
 import { EventWriter } from '../../src/db/event-writer.js';
 import { buildApp, type BuiltApp } from '../../src/http/build-app.js';
@@ -25,8 +25,8 @@ export interface ToolsApp {
 
 /** Jobs for the tests: `tick` succeeds, `boom` fails with a message. */
 export const TEST_JOBS = new Map([
-  ['tick', defineJob({ description: 'does nothing', run: () => undefined })],
-  ['boom', defineJob({ description: 'always fails', run: () => Promise.reject(new Error('kaboom')) })],
+  ['tick', resolveJob({ description: 'does nothing', run: () => undefined })],
+  ['boom', resolveJob({ description: 'always fails', run: () => Promise.reject(new Error('kaboom')) })],
 ]);
 
 /** The app as service.ts builds it (buildApp), with test jobs and a test clock. */

@@ -1,12 +1,12 @@
 import { deletePage, insertPage } from '../../db/pages.js';
-import { defineJob } from '../job.js';
+import type { EngineJobSpec } from '../job.js';
 
 /**
  * Write and delete one row so a database that pauses after inactivity (e.g.
  * a free Supabase project) sees activity. One transaction: whatever fails
  * half-way, no row is left in `pages`.
  */
-export default defineJob({
+export default {
   description: 'Insert a temporary row into pages and delete it, so the database sees activity.',
   timeoutMs: 30_000,
   async run({ db, signal, now }) {
@@ -16,4 +16,4 @@ export default defineJob({
       if (!(await deletePage(tx, id))) throw new Error(`keep-alive row ${id} vanished before it was deleted`);
     });
   },
-});
+} satisfies EngineJobSpec;

@@ -1,7 +1,7 @@
 import { listCronRuns } from '../../db/cron-run-history.js';
 import { EventWriter } from '../../db/event-writer.js';
 import { reconcilePayments, STRIPE_EVENT_RETENTION_DAYS } from '../../payments-api/reconcile.js';
-import { defineJob } from '../job.js';
+import type { EngineJobSpec } from '../job.js';
 
 const DAY_MS = 86_400_000;
 /** Stripe retries a delivery for 3 days: every run looks at least this far back. */
@@ -15,7 +15,7 @@ const OVERLAP_MS = 3_600_000;
  * successful run (the first run: 3 days; at least 3, at most Stripe's 30) and store those the
  * inbox is missing. Needs STRIPE_SECRET_KEY; without it each run fails and says so.
  */
-export default defineJob({
+export default {
   description: "Store the Stripe events the inbox is missing (downtime past Stripe's 3-day retries). Needs STRIPE_SECRET_KEY.",
   timeoutMs: 10 * 60_000,
   async run({ db, stripe, signal, log, now, runId }) {
@@ -28,4 +28,4 @@ export default defineJob({
     const summary = await reconcilePayments({ api: stripe, writer: new EventWriter(db), since: new Date(sinceMs), signal });
     log.info({ since: summary.since, found: summary.found, added: summary.added, alreadyStored: summary.alreadyStored }, 'payments reconciled');
   },
-});
+} satisfies EngineJobSpec;

@@ -5,8 +5,6 @@ import { html, type SafeHtml } from '../html.js';
 /** Each status's colour in the chart and its legend. */
 const COLOURS: Record<(typeof EVENT_STATUSES)[number], string> = {
   pending: '#f59e0b',
-  processing: '#3b82f6',
-  waiting: '#a855f7',
   processed: '#10b981',
   ignored: '#94a3b8',
   failed: '#f97316',

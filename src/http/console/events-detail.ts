@@ -1,6 +1,6 @@
-import type { EventDelivery, AttemptInRun } from '../../db/event-history.js';
+import type { EventDelivery } from '../../db/event-history.js';
 import type { EventRequest } from '../../db/event-requests.js';
-import type { EventDetail } from '../../db/events.js';
+import type { EventAttempt, EventDetail } from '../../db/events.js';
 import { html, type SafeHtml } from '../html.js';
 import { layout, status, when } from './layout.js';
 import { requestSection } from './events-request.js';
@@ -9,7 +9,7 @@ import { nextStep, type HandlerState } from './events-next-step.js';
 /** Everything an event's page shows. */
 export interface EventView {
   event: EventDetail;
-  attempts: AttemptInRun[];
+  attempts: EventAttempt[];
   deliveries: EventDelivery[];
   request: EventRequest | null;
   /** The handlers of its deliveries: paused or not, their flow options. */
@@ -21,33 +21,38 @@ export interface EventView {
   notice?: string;
 }
 
-/** One handler's attempts, run by run: a replay opens a new run, marked, so two "#1" read as two runs. */
-function handlerAttempts(handler: string, attempts: AttemptInRun[], now: number): SafeHtml {
-  const runs = Math.max(...attempts.map((a) => a.run));
-  return html`<h3>${handler}</h3><table class="attempts" data-handler="${handler}"><thead><tr><th>run</th><th>#</th><th>started (UTC)</th><th class="num">ms</th><th>outcome</th><th class="wide">error</th></tr></thead><tbody>
-${attempts.map(
-  (a, i) =>
-    html`${a.run > 1 && attempts[i - 1]?.run !== a.run ? html`<tr class="replay-boundary"><td colspan="6">replayed: run ${a.run} of ${runs} starts</td></tr>` : ''}<tr data-run="${a.run}"><td>${a.run === 1 ? 'first' : html`replay ${a.run - 1}`}</td><td class="num">${a.attempt}</td><td>${when(a.startedAt, now)}</td><td class="num">${a.durationMs}</td><td>${status(a.outcome)}</td><td class="wide error-text">${a.error ?? ''}</td></tr>${a.error ? html`<tr class="narrow-error"><td colspan="6">${a.error}</td></tr>` : ''}`,
-)}
-</tbody></table>`;
+/** One attempt's row, with its stack folded under its error; a replay's row says who replayed and when. */
+function attemptRow(a: EventAttempt, now: number): SafeHtml {
+  if (a.outcome === 'replayed')
+    return html`<tr class="replay-boundary" data-run="${a.run}"><td colspan="6">replayed by ${a.actor ?? 'someone'} ${when(a.startedAt, now)}: run ${a.run} starts</td></tr>`;
+  const stack = a.stack ? html`<details class="stack"><summary>stack</summary><pre>${a.stack}</pre></details>` : '';
+  return html`<tr data-run="${a.run}"><td>${a.run === 1 ? 'first' : html`replay ${a.run - 1}`}</td><td class="num">${a.attempt}</td><td>${when(a.startedAt, now)}</td><td class="num">${a.durationMs}</td><td>${status(a.outcome)}</td><td class="wide error-text">${a.error ?? ''}${stack}</td></tr>${a.error ? html`<tr class="narrow-error"><td colspan="6">${a.error}${stack}</td></tr>` : ''}`;
 }
 
-/** Attempts grouped per handler (none ran: the ones without a handler, e.g. ignored). */
-function attemptsSection(history: AttemptInRun[], now: number): SafeHtml {
-  if (history.length === 0) return html`<div id="attempts"><p>Not processed yet.</p></div>`;
-  const names = [...new Set(history.map((a) => a.handler ?? '(no handler)'))];
-  return html`<div id="attempts">${names.map((name) =>
-    handlerAttempts(
-      name,
-      history.filter((a) => (a.handler ?? '(no handler)') === name),
+/** One delivery: its state and its history, run by run (a replay opens a run, saying who). */
+function deliverySection(d: EventDelivery, history: EventAttempt[], now: number): SafeHtml {
+  const folded = d.debouncedIds.length > 0 ? html` · folded in: ${d.debouncedIds.map((id) => html`<a href="/admin/events/${id}">${id}</a> `)}` : '';
+  return html`<h3>${d.handler} <small>${status(d.status)} · attempt ${d.attempts}${d.run > 1 ? ` of run ${d.run}` : ''}${d.flowKey ? html` · key <code>${d.flowKey}</code>` : ''}${folded}</small></h3>
+${history.length === 0 ? html`<p>No attempt yet.</p>` : html`<table class="attempts" data-handler="${d.handler}"><thead><tr><th>run</th><th>#</th><th>started (UTC)</th><th class="num">ms</th><th>outcome</th><th class="wide">error</th></tr></thead><tbody>${history.map((a) => attemptRow(a, now))}</tbody></table>`}`;
+}
+
+/** The event's deliveries, one section per handler, each with its attempts; an event without any says why. */
+function attemptsSection(view: EventView, now: number): SafeHtml {
+  const { deliveries, attempts } = view;
+  if (deliveries.length === 0)
+    return html`<div id="attempts"><p>${view.event.status === 'ignored' ? 'No handler takes this type.' : 'No delivery yet: a worker turns it into its handlers\u2019 deliveries.'}</p></div>`;
+  return html`<div id="attempts">${deliveries.map((d) =>
+    deliverySection(
+      d,
+      attempts.filter((a) => a.handler === d.handler),
       now,
     ),
   )}</div>`;
 }
 
 /** With several handlers on the event: which to run again (all, or one by name). */
-function handlerChoice(history: AttemptInRun[]): SafeHtml | string {
-  const names = [...new Set(history.map((a) => a.handler).filter((h): h is string => h !== null))].sort();
+function handlerChoice(deliveries: EventDelivery[]): SafeHtml | string {
+  const names = deliveries.map((d) => d.handler).sort();
   if (names.length < 2) return '';
   return html` <select name="handler" aria-label="handler"><option value="">all</option>${names.map((n) => html`<option value="${n}">only ${n}</option>`)}</select>`;
 }
@@ -55,6 +60,7 @@ function handlerChoice(history: AttemptInRun[]): SafeHtml | string {
 const STYLE = html`<style>
 #event-page .attempts .narrow-error{display:none}#event-page td.value{overflow-wrap:anywhere;font-family:monospace;font-size:12px}
 #event-page .replay-boundary td{background:#eef2ff;font-size:12px;font-weight:600}#event-page h3{font-size:14px;margin:12px 0 4px}
+#event-page details.stack pre{font-size:11px;white-space:pre-wrap;overflow-wrap:anywhere;margin:4px 0}
 #event-page #next-step{background:#fff;border-left:4px solid #111827;padding:8px 12px}#event-page #next-step form{display:inline}
 @media (max-width:640px){#event-page .attempts .narrow-error{display:table-row;color:#991b1b}#event-page .attempts .narrow-error td{overflow-wrap:anywhere}}
 </style>`;
@@ -62,7 +68,7 @@ const STYLE = html`<style>
 /** The time of the next attempt where one will be made; a dead, finished or running event has none. */
 const nextAttempt = (event: EventDetail, now: number) => (event.status === 'pending' || event.status === 'failed' ? when(event.nextAttemptAt, now) : '-');
 
-/** One event: its fields, what to do next, the request it came in, its attempts by handler and run, replay, the payload. */
+/** One event: its fields, what to do next, the request it came in, its deliveries with their attempts by run, replay, the payload. */
 export function eventDetailPage(view: EventView): string {
   const { event, now, csrf, notice } = view;
   const payload = JSON.stringify(event.payload, null, 2);
@@ -74,8 +80,8 @@ ${nextStep(view)}<dl>
 <dt>status</dt><dd id="event-status">${status(event.status)}</dd><dt>attempts</dt><dd>${event.attempts}${view.maxAttempts ? ` of ${view.maxAttempts}` : ''}</dd>
 <dt>received</dt><dd>${when(event.receivedAt, now)}</dd><dt>next attempt</dt><dd id="next-attempt">${nextAttempt(event, now)}</dd><dt>processed</dt><dd>${when(event.processedAt, now)}</dd>
 <dt>last error</dt><dd>${event.lastError ?? '-'}</dd></dl>
-<h2>Attempts</h2>${attemptsSection(view.attempts, now)}
-<form method="post" action="/admin/events/${event.id}/replay"><input type="hidden" name="csrf" value="${csrf}"><p><button type="submit">Replay</button>${handlerChoice(view.attempts)} puts it back in the queue (handlers are idempotent).</p></form>
+<h2>Deliveries</h2>${attemptsSection(view, now)}
+<form method="post" action="/admin/events/${event.id}/replay"><input type="hidden" name="csrf" value="${csrf}"><p><button type="submit">Replay</button>${handlerChoice(view.deliveries)} puts it back in the queue (handlers are idempotent).</p></form>
 ${requestSection(event, view.request)}
 <details open id="payload-box"><summary><b>Payload</b> (${Buffer.byteLength(payload)} bytes as shown) · <a href="/admin/events/${event.id}/payload.json">raw JSON</a> (to copy or save)</summary><pre id="payload">${payload}</pre></details></div>`;
   return layout(`Event ${event.id}`, body, csrf, undefined, 'events');

@@ -1,5 +1,5 @@
 import { parsePayloadMatch, type EventFilter } from '../../db/event-filter.js';
-import { EVENT_STATUSES } from '../../db/events.js';
+import { DELIVERY_STATUSES, EVENT_STATUSES } from '../../db/events.js';
 
 /** The query parameters the events list reads, in the order its links write them; the replay pages read the same. */
 export const FILTER_PARAMS = ['source', 'type', 'status', 'handler', 'from', 'to', 'q', 'where', 'parked'] as const;
@@ -54,8 +54,9 @@ export function eventFilterOf(query: FilterQuery): { filter: EventFilter; errors
   if (query.q) filter.search = query.q;
   if (query.parked === '1' || query.parked === 'true') filter.parked = true;
   if (query.status) {
-    if ((EVENT_STATUSES as readonly string[]).includes(query.status)) filter.status = query.status;
-    else errors.push(`Status "${query.status}" is not one of ${EVENT_STATUSES.join(', ')}.`);
+    const allowed: readonly string[] = query.handler ? DELIVERY_STATUSES : EVENT_STATUSES;
+    if (allowed.includes(query.status)) filter.status = query.status;
+    else errors.push(`Status "${query.status}" is not one of ${allowed.join(', ')}${query.handler ? ' (a delivery of the handler)' : ''}.`);
   }
   if (query.handler) {
     if (/^[a-z0-9][a-z0-9-]{0,99}$/.test(query.handler)) filter.handler = query.handler;

@@ -1,5 +1,5 @@
-import { EVENT_STATUSES, type EventSummary } from '../../db/events.js';
-import { html, type SafeHtml } from '../html.js';
+import { DELIVERY_STATUSES, EVENT_STATUSES, type EventSummary } from '../../db/events.js';
+import { html, trusted, type SafeHtml } from '../html.js';
 import { eventsUrl, filterSearch, localInput, type FilterQuery } from './events-filter.js';
 import { layout, status, when } from './layout.js';
 
@@ -10,12 +10,31 @@ export interface EventListView {
   errors: string[];
   events: EventSummary[];
   nextCursor: number | undefined;
+  /** A payload search that stopped at its time budget: the events it read went down to this id. */
+  searchedTo?: number;
+  /** How long a search that reads payloads took (ms; 0 for any other list): a slow one is not refreshed live (each refresh would run it again). */
+  tookMs: number;
   /** The sources a person can pick (the receivers of this hookrun). */
   sources: readonly string[];
   /** The project's handlers, for the handler select. */
   handlers: readonly string[];
   now: number;
   csrf: string;
+}
+
+/** A list slower than this is not refreshed live: each refresh would run its search again. */
+export const SLOW_LIST_MS = 300;
+
+/** Whether the list stands still: a payload search that took long or stopped at its budget. */
+const stands = (view: EventListView) => view.tookMs > SLOW_LIST_MS || view.searchedTo !== undefined;
+
+/** Why a slow list stands still, and how far a payload search read. */
+function slowNotice(view: EventListView): SafeHtml {
+  const read =
+    view.searchedTo === undefined
+      ? ''
+      : html` It read the events down to #${view.searchedTo}; narrow it with a time range or search for an id or email (indexed).`;
+  return html`<p class="notice" id="slow-search" role="status">This search took ${Math.round(view.tookMs)} ms, so the list is not refreshed live: <a href="">refresh</a> to run it again.${read}</p>`;
 }
 
 /** On a phone: the id, type, status and received columns stay; the rest go (their values are on the event's page). */
@@ -53,7 +72,7 @@ function filterForm(view: EventListView): SafeHtml {
   return html`<form class="filters" method="get" action="/admin/events" role="search">
 ${select('source', 'source', view.sources, q.source)}
 <label>type<input type="text" name="type" value="${q.type ?? ''}" placeholder="invoice.paid"></label>
-${select('status', 'status', EVENT_STATUSES, q.status)}
+${select('status', 'status', q.handler ? DELIVERY_STATUSES : EVENT_STATUSES, q.status)}
 ${select('handler', 'handler', handlers, q.handler)}
 <label>from (UTC)<input type="datetime-local" name="from" value="${q.from ?? ''}"></label>
 <label>to (UTC)<input type="datetime-local" name="to" value="${q.to ?? ''}"></label>
@@ -86,8 +105,8 @@ function results(view: EventListView): SafeHtml {
   const all = filterSearch(view.query);
   return html`<form id="replay-selection" class="actions" method="get" action="/admin/replays/new"><button type="submit">Replay selected</button>
 <a id="replay-matching" href="/admin/replays/new${all ? `?${all}` : ''}">Replay all matching…</a></form>
-<div id="events-region" data-live-region>${eventRows(view.events, view.now)}</div>
-${view.nextCursor !== undefined ? html`<p><a id="older" href="${eventsUrl(view.query, { cursor: view.nextCursor })}">Older events →</a></p>` : ''}`;
+${stands(view) ? slowNotice(view) : ''}<div id="events-region"${stands(view) ? '' : trusted(' data-live-region')}>${eventRows(view.events, view.now)}</div>
+${view.nextCursor !== undefined ? html`<p><a id="older" href="${eventsUrl(view.query, { cursor: view.nextCursor })}">${view.searchedTo === undefined ? 'Older events →' : 'Search older events →'}</a></p>` : ''}`;
 }
 
 /** GET /admin/events: find events by any field, pick some to replay. */

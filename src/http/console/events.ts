@@ -1,9 +1,10 @@
 import type { Context, Hono } from 'hono';
 import { AppError } from '../../errors.js';
 import { getEventRequest } from '../../db/event-requests.js';
-import { listAttemptRuns, listEventDeliveries } from '../../db/event-history.js';
-import { handlerControlStates } from '../../db/handler-controls.js';
-import { getEvent, listEvents, type EventDetail } from '../../db/events.js';
+import { listEventDeliveries } from '../../db/event-history.js';
+import { handlerControlStates } from '../../flow/controls.js';
+import { indexedMatch } from '../../db/event-filter.js';
+import { getEvent, listAttempts, listEvents, type EventDetail } from '../../db/events.js';
 import { describeFlow } from '../../flow/describe.js';
 import { replayEvent, replayEventsByStatus } from '../../inbox/replay.js';
 import { SOURCES } from '../../webhooks/providers/index.js';
@@ -12,12 +13,12 @@ import { catalogOf } from '../handler-routes.js';
 import { eventDetailPage } from './events-detail.js';
 import { eventFilterOf, filterQueryOf } from './events-filter.js';
 import { eventListPage } from './events-list.js';
-import { csrfOf, formField, page, SECURITY_HEADERS } from './http.js';
+import { consoleActor, csrfOf, formField, page, SECURITY_HEADERS } from './http.js';
 import { messagePage } from './layout.js';
 
 /** What a replay led to, read from the event as it is now (the worker may already have run it). */
 export function replayOutcome(event: EventDetail): string {
-  if (event.status === 'pending' || event.status === 'processing') return `Replayed: back in the queue (now ${event.status}). Reload to see how it ends.`;
+  if (event.status === 'pending') return `Replayed: back in the queue (now ${event.status}). Reload to see how it ends.`;
   if (event.status === 'processed' || event.status === 'ignored') return `Replayed: it ran again and is ${event.status}.`;
   return `Replayed, but it ran again and is ${event.status}: ${event.lastError ?? 'no message'}`;
 }
@@ -30,8 +31,12 @@ async function listRoute(c: Context, deps: AdminApiDeps): Promise<Response> {
   const { filter, errors } = eventFilterOf(query);
   const cursor = /^\d{1,15}$/.test(c.req.query('cursor') ?? '') ? Number(c.req.query('cursor')) : undefined;
   const catalog = await catalogOf(deps.handlers);
+  const started = performance.now();
   const list = errors.length === 0 ? await listEvents(deps.db, { ...filter, before: cursor, limit: 50 }) : { events: [], nextCursor: undefined };
-  const view = { query, errors, ...list, sources: SOURCES, handlers: [...catalog.names()].sort(), now: deps.clock.now(), csrf: csrfOf(c, deps) };
+  // A search that reads payloads and took a while is not rerun by live refreshes; everything else stays live.
+  const scanned = filter.where !== undefined && !indexedMatch(filter.where);
+  const tookMs = scanned ? performance.now() - started : 0;
+  const view = { query, errors, ...list, tookMs, sources: SOURCES, handlers: [...catalog.names()].sort(), now: deps.clock.now(), csrf: csrfOf(c, deps) };
   return page(c, eventListPage(view), errors.length > 0 ? 400 : 200);
 }
 
@@ -41,7 +46,7 @@ async function detailRoute(c: Context, deps: AdminApiDeps): Promise<Response> {
   const event = await getEvent(db, eventId(c));
   if (!event) return page(c, messagePage('Not found', `No event with id ${c.req.param('id')}.`, csrfOf(c, deps)), 404);
   const [attempts, deliveries, request, controls, catalog] = [
-    await listAttemptRuns(db, event.id),
+    await listAttempts(db, event.id),
     await listEventDeliveries(db, event.id),
     await getEventRequest(db, event.id),
     await handlerControlStates(db),
@@ -49,7 +54,12 @@ async function detailRoute(c: Context, deps: AdminApiDeps): Promise<Response> {
   ];
   const handlers = deliveries.map((d) => {
     const plan = catalog.byName(d.handler)?.flow;
-    return { name: d.handler, paused: controls.some((s) => s.handler === d.handler && s.paused), flow: plan ? describeFlow(plan) : null };
+    return {
+      name: d.handler,
+      paused: controls.some((s) => s.handler === d.handler && s.paused),
+      flow: plan ? describeFlow(plan) : null,
+      loaded: catalog.names().includes(d.handler),
+    };
   });
   const notice = c.req.query('replayed') === '1' ? replayOutcome(event) : undefined;
   const view = { event, attempts, deliveries, request, handlers, maxAttempts: deps.config.maxAttempts, csrf: csrfOf(c, deps), now: clock.now(), notice };
@@ -72,7 +82,7 @@ export function addEventRoutes(app: Hono, deps: AdminApiDeps): void {
     const status = await formField(c, 'status');
     if (!status) return page(c, messagePage('Bad request', 'Say which status to replay.', csrfOf(c, deps)), 400);
     try {
-      const count = await replayEventsByStatus(db, clock, { status });
+      const count = await replayEventsByStatus(db, clock, { status }, { actor: consoleActor(c) });
       deps.log.info({ status, replayed: count }, 'events replayed from the dashboard');
       return c.redirect(`/admin?replayed=${count}`, 303);
     } catch (error) {
@@ -87,7 +97,7 @@ export function addEventRoutes(app: Hono, deps: AdminApiDeps): void {
     try {
       if (handler !== undefined && !/^[a-z0-9][a-z0-9-]{0,99}$/.test(handler))
         throw new AppError('bad_request', 'A handler name is lowercase letters, digits and dashes.');
-      await replayEvent(db, clock, id, { handler });
+      await replayEvent(db, clock, id, { handler, actor: consoleActor(c) });
     } catch (error) {
       if (error instanceof AppError) return page(c, messagePage('Not replayed', error.message, csrfOf(c, deps)), error.status);
       throw error;

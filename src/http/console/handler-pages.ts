@@ -5,7 +5,7 @@ import { listHandlerOverviews, waitingSummary, type HandlerOverview } from '../.
 import type { AdminApiDeps } from '../admin.js';
 import { catalogOf } from '../handler-routes.js';
 import { html, type SafeHtml } from '../html.js';
-import { handlerButton, handlerNotice, handlersTable, handlerState, parkedLink } from './handlers.js';
+import { countLink, handlerButton, handlerNotice, handlersTable, handlerState, parkedLink } from './handlers.js';
 import { csrfOf, page } from './http.js';
 import { layout, messagePage, status, when } from './layout.js';
 
@@ -15,9 +15,9 @@ const RECENT = 20;
 const notice = (text: string | undefined) => (text ? html`<p class="notice" role="status">${text}</p>` : '');
 
 function deliveriesTable(rows: HandlerDeliveryRow[], now: number): SafeHtml {
-  if (rows.length === 0) return html`<p>No deliveries recorded (a handler without flow options runs inside the event's own attempt).</p>`;
+  if (rows.length === 0) return html`<p>No deliveries yet.</p>`;
   return html`<div class="scroll"><table id="deliveries"><thead><tr><th>event</th><th class="wide">type</th><th class="wide">key</th><th>status</th><th class="wide">attempts</th><th>run after / finished</th><th class="wide">last error</th></tr></thead><tbody>
-${rows.map((d) => html`<tr><td><a href="/admin/events/${d.eventId}">${d.eventId}</a></td><td class="wide">${d.type ?? ''}</td><td class="wide"><code>${d.flowKey}</code></td><td>${status(d.status)}</td><td class="num wide">${d.attempts}</td><td>${when(d.finishedAt ?? d.runAfter, now)}</td><td class="wide">${d.lastError?.slice(0, 200) ?? ''}</td></tr>`)}
+${rows.map((d) => html`<tr><td><a href="/admin/events/${d.eventId}">${d.eventId}</a></td><td class="wide">${d.type ?? ''}</td><td class="wide"><code>${d.flowKey ?? ''}</code></td><td>${status(d.status)}</td><td class="num wide">${d.attempts}</td><td>${when(d.finishedAt ?? d.runAfter, now)}</td><td class="wide">${d.lastError?.slice(0, 200) ?? ''}</td></tr>`)}
 </tbody></table></div>`;
 }
 
@@ -41,9 +41,9 @@ export function handlerPage(
 <div id="handler-region" data-live-region><dl id="handler">
 <dt>state</dt><dd id="handler-state">${handlerState(h)} ${handlerButton(h, csrf, 'detail')}</dd>
 <dt>flow options</dt><dd>${h.flow ?? NO_FLOW}</dd><dt>loaded</dt><dd>${h.registered ? 'yes' : 'no: this hookrun no longer runs it; its records remain'}</dd>
-<dt>running</dt><dd>${h.running}</dd><dt>waiting</dt><dd>${waitingSummary(h.waiting)}${reasons.length > 0 ? html`<ul>${reasons.map(([r, n]) => html`<li>${r}: ${n}</li>`)}</ul>` : ''}
+<dt>running</dt><dd>${countLink(h, 'running', h.running)}</dd><dt>waiting</dt><dd>${waitingSummary(h.waiting)}${reasons.length > 0 ? html`<ul>${reasons.map(([r, n]) => html`<li>${r}: ${n}</li>`)}</ul>` : ''}
 ${h.topWaitingKeys.length > 0 ? html`<small>most waiting: ${h.topWaitingKeys.map((k) => `${k.key} (${k.waiting})`).join(', ')}</small>` : ''}</dd>
-<dt>parked</dt><dd>${parkedLink(h)}</dd><dt>dead</dt><dd>${h.dead}</dd></dl>
+<dt>failed (will retry)</dt><dd>${countLink(h, 'failed', h.failed)}</dd><dt>parked</dt><dd>${parkedLink(h)}</dd><dt>dead</dt><dd>${countLink(h, 'dead', h.dead)}</dd></dl>
 <h2>Recent failures</h2>${failuresTable(detail.failures, now)}
 <h2>Recent deliveries</h2>${deliveriesTable(detail.deliveries, now)}</div>`;
   return layout(`Handler ${h.name}`, body, csrf, undefined, 'handlers');

@@ -23,22 +23,26 @@ export const handlerState = (h: HandlerOverview) => (h.paused ? html`<b>paused</
 export const parkedLink = (h: HandlerOverview) =>
   h.parked > 0 ? html`<a href="/admin/events?handler=${encodeURIComponent(h.name)}&parked=1">${h.parked}</a>` : String(h.parked);
 
+/** A count of the handler's deliveries in `status`, linked to those events (the list shows the same rows the count is taken from). */
+export const countLink = (h: HandlerOverview, status: 'failed' | 'dead' | 'running', n: number) =>
+  n > 0 ? html`<a href="/admin/events?handler=${encodeURIComponent(h.name)}&status=${status}">${n}</a>` : String(n);
+
 /**
  * The handlers: flow options, running, waiting by reason (and the keys with
- * most waiting), parked (linked to those events), with Pause / Resume. Names
+ * most waiting), failed, parked and dead (each linked to those events), with Pause / Resume. Names
  * and flow summaries come from the project's files, so every value goes
  * through `html` (escaped). A live region: it updates as events arrive.
  */
 export function handlersTable(handlers: HandlerOverview[], csrf: string): SafeHtml {
   if (handlers.length === 0) return html`<p id="handlers-region" data-live-region>No handlers.</p>`;
-  return html`<div class="scroll" id="handlers-region" data-live-region><table id="handlers"><thead><tr><th>handler</th><th class="wide">flow</th><th>state</th><th class="wide">running</th><th>waiting</th><th class="wide">parked</th><th class="wide">dead</th><th></th></tr></thead><tbody>
+  return html`<div class="scroll" id="handlers-region" data-live-region><table id="handlers"><thead><tr><th>handler</th><th class="wide">flow</th><th>state</th><th class="wide">running</th><th>waiting</th><th>failed</th><th class="wide">parked</th><th>dead</th><th></th></tr></thead><tbody>
 ${handlers.map(
   (
     h,
   ) => html`<tr data-handler="${h.name}"><td><a href="/admin/handlers/${encodeURIComponent(h.name)}">${h.name}</a>${h.registered ? '' : html` <small>(not loaded)</small>`}</td><td class="wide">${h.flow ?? NO_FLOW}</td>
-<td class="state">${handlerState(h)}</td><td class="num wide">${h.running}</td>
+<td class="state">${handlerState(h)}</td><td class="num wide">${countLink(h, 'running', h.running)}</td>
 <td>${waitingSummary(h.waiting)}${h.topWaitingKeys.length > 0 ? html`<br><small>most waiting: ${h.topWaitingKeys.map((k) => `${k.key} (${k.waiting})`).join(', ')}</small>` : ''}</td>
-<td class="num wide">${parkedLink(h)}</td><td class="num wide">${h.dead}</td>
+<td class="num" data-count="failed">${countLink(h, 'failed', h.failed)}</td><td class="num wide">${parkedLink(h)}</td><td class="num" data-count="dead">${countLink(h, 'dead', h.dead)}</td>
 <td>${handlerButton(h, csrf, 'list')}</td></tr>`,
 )}
 </tbody></table></div>`;

@@ -47,3 +47,9 @@ export async function formField(c: Context, name: string): Promise<string | unde
 
 /** The CSRF token of the request's session (the forms carry it). */
 export const csrfOf = (c: Context, deps: AdminApiDeps) => csrfToken(getCookie(c, SESSION_COOKIE) ?? '', deps.config.adminToken!);
+
+/** Who acted from the console: the session's short id (its random part's start), never the cookie or the token. */
+export function consoleActor(c: Context): string {
+  const random = (getCookie(c, SESSION_COOKIE) ?? '').split('.')[1] ?? '';
+  return `console (session ${random.slice(0, 8)})`;
+}

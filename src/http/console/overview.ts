@@ -1,7 +1,8 @@
 import type { Context, Hono } from 'hono';
 import type { JobStatus } from '../../cron/cron-service.js';
 import { CHART_RANGES, eventHistogram, type ChartRange, type EventHistogram } from '../../db/event-histogram.js';
-import { EVENT_STATUSES, countEventsByStatus } from '../../db/events.js';
+import { countEventsByStatus } from '../../db/event-counts.js';
+import { EVENT_STATUSES } from '../../db/events.js';
 import { countIssuesByStatus } from '../../db/issue-counts.js';
 import { listHandlerOverviews, waitingTotal, type HandlerOverview } from '../../inbox/handler-overview.js';
 import type { AdminApiDeps } from '../admin.js';

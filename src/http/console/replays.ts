@@ -1,5 +1,4 @@
 import type { Context, Hono } from 'hono';
-import { getCookie } from 'hono/cookie';
 import { AppError } from '../../errors.js';
 import { cancelReplay, getReplay, listReplays, startReplay } from '../../replay/batches.js';
 import { planReplay } from '../../replay/plan.js';
@@ -7,18 +6,12 @@ import { describeSelection } from '../../replay/selection.js';
 import type { AdminApiDeps } from '../admin.js';
 import { catalogOf } from '../handler-routes.js';
 import { checkReplayHandler } from '../replay-routes.js';
-import { csrfOf, page, SESSION_COOKIE } from './http.js';
+import { consoleActor, csrfOf, page } from './http.js';
 import { messagePage } from './layout.js';
 import { readConsoleSelection } from './replays-selection.js';
 import { newReplayPage, replayPage, replaysPage } from './replays-views.js';
 
 const replayId = (c: Context) => (/^\d{1,15}$/.test(c.req.param('id') ?? '') ? Number(c.req.param('id')) : 0);
-
-/** Who started it from the console: the session's short id (its random part's start), never the cookie or the token. */
-function consoleActor(c: Context): string {
-  const random = (getCookie(c, SESSION_COOKIE) ?? '').split('.')[1] ?? '';
-  return `console (session ${random.slice(0, 8)})`;
-}
 
 /** A form's values by name (a field may repeat). */
 async function formValues(c: Context): Promise<(name: string) => string[]> {

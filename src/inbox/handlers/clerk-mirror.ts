@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { IDENTITY_MIRROR } from '../../db/identity-mirror.js';
-import { parsePayload, type HandlerContext, type HandlerTable } from './registry.js';
+import { parsePayload, type HandlerContext, type HandlerTable } from '../../deliveries/registry.js';
 
 /**
  * Clerk (identity provider) events → users, organizations, memberships.

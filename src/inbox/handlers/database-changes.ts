@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parsePayload, type HandlerContext, type HandlerTable } from './registry.js';
+import { parsePayload, type HandlerContext, type HandlerTable } from '../../deliveries/registry.js';
 
 /** A Supabase Database Webhook change, validated: `{type, table, schema, record, old_record}`. */
 export interface TableChange {

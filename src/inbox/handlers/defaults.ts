@@ -6,7 +6,7 @@ import { createDatabaseChangesHandlers, databaseTableHandlers } from './database
 import { lemonSqueezyMirrorHandlers } from './lemonsqueezy-mirror.js';
 import { paddleMirrorHandlers } from './paddle-mirror.js';
 import { createStripeMirrorHandlers } from './stripe-mirror.js';
-import { HandlerRegistry, type HandlerTable } from './registry.js';
+import { HandlerRegistry, type HandlerTable } from '../../deliveries/registry.js';
 import { workosMirrorHandlers } from './workos-mirror.js';
 
 /** What the shipped handlers may call out to; each part optional. */

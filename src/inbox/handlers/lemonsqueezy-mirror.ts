@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PAYMENTS_MIRROR } from '../../db/payments-mirror.js';
 import { isoDate } from './iso-date.js';
-import { parsePayload, type HandlerContext, type HandlerTable } from './registry.js';
+import { parsePayload, type HandlerContext, type HandlerTable } from '../../deliveries/registry.js';
 
 /*
  * Lemon Squeezy subscriptions → `subscriptions` and `customers` (with

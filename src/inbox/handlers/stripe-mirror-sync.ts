@@ -1,6 +1,6 @@
 import { markCustomerDeleted, PAYMENTS_MIRROR } from '../../db/payments-mirror.js';
 import { StripeObjectMissing, type StripeApi } from '../../payments-api/stripe-client.js';
-import { MalformedPayloadError, parsePayload, type HandlerContext, type HandlerTable } from './registry.js';
+import { MalformedPayloadError, parsePayload, type HandlerContext, type HandlerTable } from '../../deliveries/registry.js';
 import { checkKeyMode } from './stripe-thin-events.js';
 import { checkoutSession, customer, envelope, invoice, invoiceSubscriptionId, subscription, subscriptionState } from './stripe-objects.js';
 import { z } from 'zod';

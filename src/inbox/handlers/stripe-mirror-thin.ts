@@ -1,5 +1,5 @@
 import type { StripeApi } from '../../payments-api/stripe-client.js';
-import { MalformedPayloadError, type EventHandler, type HandlerContext, type HandlerTable } from './registry.js';
+import { MalformedPayloadError, type EventHandler, type HandlerContext, type HandlerTable } from '../../deliveries/registry.js';
 import { fetchForEvent, parseObject, syncCustomer, syncSubscription } from './stripe-mirror-sync.js';
 import { checkoutSession, invoice, invoiceSubscriptionId } from './stripe-objects.js';
 import { readyToFetch } from './stripe-thin-events.js';

@@ -2,7 +2,7 @@ import { PAYMENTS_MIRROR } from '../../db/payments-mirror.js';
 import type { StripeApi } from '../../payments-api/stripe-client.js';
 import { createSyncedStripeMirrorHandlers } from './stripe-mirror-sync.js';
 import { createThinStripeMirrorHandlers } from './stripe-mirror-thin.js';
-import { parsePayload, type HandlerContext, type HandlerTable } from './registry.js';
+import { parsePayload, type HandlerContext, type HandlerTable } from '../../deliveries/registry.js';
 import { checkoutSession, envelope, fromSeconds, invoice, invoiceSubscriptionId, subscription, subscriptionState } from './stripe-objects.js';
 
 /**

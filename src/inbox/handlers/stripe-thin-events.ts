@@ -1,9 +1,9 @@
 import type Stripe from 'stripe';
 import { z } from 'zod';
 import type { StripeThinEventFetchers } from '../../api/stripe-thin-events.js';
-import type { ClaimedEvent } from '../../db/inbox-queue.js';
+import type { ClaimedEvent } from '../../deliveries/claimed.js';
 import type { StripeApi, StripeMode } from '../../payments-api/stripe-client.js';
-import { MalformedPayloadError, parsePayload } from './registry.js';
+import { MalformedPayloadError, parsePayload } from '../../deliveries/registry.js';
 
 /**
  * Stripe thin events (`object: "v2.core.event"`): stored like any Stripe

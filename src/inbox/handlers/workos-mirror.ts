@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { IDENTITY_MIRROR } from '../../db/identity-mirror.js';
-import { parsePayload, type HandlerContext, type HandlerTable } from './registry.js';
+import { parsePayload, type HandlerContext, type HandlerTable } from '../../deliveries/registry.js';
 
 const workosUser = z.object({
   created_at: z.string().nullish(),

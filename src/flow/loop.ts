@@ -2,10 +2,10 @@ import { backoffMs } from '../backoff.js';
 import type { Clock } from '../clock.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { FlowRunner } from './flow-runner.js';
+import type { FlowRunner } from './runner.js';
 import { WakeableSleep } from '../wakeable-sleep.js';
 
-/** The flow claimer's loop: started and stopped with the worker, woken by hand-overs and finished deliveries. */
+/** The flow claimer's loop: started and stopped with the worker, woken by new flow-controlled deliveries and finished ones. */
 export interface FlowLoop {
   start(): void;
   wake(): void;
@@ -18,7 +18,7 @@ const DB_BACKOFF = { baseMs: 500, maxMs: 30_000 };
 /**
  * Claim flow-controlled deliveries in a loop of its own, beside the inbox's:
  * a busy inbox never delays a rate limit's slots. Sleeps until the next key
- * is ready, at most `pollIntervalMs` (other instances' hand-overs), or until
+ * is ready, at most `pollIntervalMs` (other instances' new deliveries), or until
  * woken; backs off while the database is down.
  */
 export function createFlowLoop(flow: FlowRunner, deps: { clock: Clock; log: Logger; pollIntervalMs: number; random: () => number }): FlowLoop {

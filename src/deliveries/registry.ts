@@ -1,10 +1,11 @@
 import type { z } from 'zod';
-import type { Clock } from '../../clock.js';
-import type { Queryable } from '../../db/database.js';
-import type { ClaimedEvent } from '../../db/inbox-queue.js';
-import type { WriteBatch } from '../../db/write-batch.js';
-import type { Logger } from '../../log.js';
-import type { FlowPlan } from '../../flow/options.js';
+import { MalformedPayloadError } from '../api/malformed-payload.js';
+import type { Clock } from '../clock.js';
+import type { Queryable } from '../db/database.js';
+import type { ClaimedEvent } from './claimed.js';
+import type { WriteBatch } from '../db/write-batch.js';
+import type { Logger } from '../log.js';
+import type { FlowPlan } from '../flow/options.js';
 
 /**
  * What an engine handler may use (the shipped mirrors; a project's handlers
@@ -43,16 +44,8 @@ export type EventHandler = (ctx: HandlerContext) => Promise<void>;
 /** Handlers of one source, by event type: adding a type is one entry. */
 export type HandlerTable = Record<string, EventHandler>;
 
-/**
- * The payload lacks a field the handler reads, or has it in the wrong shape.
- * Retrying cannot help, so the worker marks the event `dead` at once.
- */
-export class MalformedPayloadError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'MalformedPayloadError';
-  }
-}
+/** The payload cannot be handled, ever (it lives with the public API; re-exported for the shipped handlers beside this file). */
+export { MalformedPayloadError };
 
 /** Validate only what a handler reads; a mismatch becomes `MalformedPayloadError` naming each bad field. */
 export function parsePayload<S extends z.ZodType>(schema: S, event: ClaimedEvent): z.output<S> {
@@ -78,7 +71,7 @@ export interface RegisteredHandler {
   isolated: boolean;
   /** Whether this event is for it at all (e.g. a database change of one table); absent: every event of its types. */
   accepts?: (event: Pick<ClaimedEvent, 'source' | 'type' | 'payload'>) => boolean;
-  /** Its flow options: the inbox hands its deliveries to the flow claimer instead of running them inline. */
+  /** Its flow options: its deliveries wait for the flow claimer (flow/claim.ts) instead of running inline. */
   flow?: FlowPlan;
 }
 

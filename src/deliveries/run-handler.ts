@@ -1,10 +1,10 @@
 import type { Clock } from '../clock.js';
 import type { Database, Queryable } from '../db/database.js';
-import type { ClaimedEvent } from '../db/inbox-queue.js';
+import type { ClaimedEvent } from './claimed.js';
 import { WriteBatch } from '../db/write-batch.js';
 import { withDeadline } from '../deadline.js';
 import type { Logger } from '../log.js';
-import type { HandlerContext, RegisteredHandler } from './handlers/registry.js';
+import type { HandlerContext, RegisteredHandler } from './registry.js';
 
 /** A handler ran past its time limit. */
 export class HandlerTimeout extends Error {}

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Queryable } from '../db/database.js';
-import { extendLeases, type ClaimedEvent } from '../db/inbox-queue.js';
+import type { ClaimedDelivery } from './claimed.js';
+import { extendLeases } from './leases-sql.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 
@@ -14,10 +15,10 @@ export interface LeaseHeartbeat {
  * Keep a batch's claims leased for as long as its handlers run: every third
  * of the lease, push `locked_until` one lease ahead. A handler slower than the
  * lease therefore never runs twice side by side (another instance only takes
- * an event whose worker stopped renewing: it crashed). One renewal is in
+ * an delivery whose worker stopped renewing: it crashed). One renewal is in
  * flight at a time; a failed one is logged and the next tick tries again.
  */
-export function startLeaseHeartbeat(db: Queryable, claims: ClaimedEvent[], deps: { leaseMs: number; clock: Clock; log: Logger }): LeaseHeartbeat {
+export function startLeaseHeartbeat(db: Queryable, claims: readonly ClaimedDelivery[], deps: { leaseMs: number; clock: Clock; log: Logger }): LeaseHeartbeat {
   const held = claims.map((c) => ({ id: c.id, attempts: c.attempts }));
   let inFlight: Promise<void> | undefined;
   const renew = async () => {

@@ -1,0 +1,85 @@
+import type { KeyTouch } from '../flow/key-state.js';
+import { flowKeyOf, priorityMsOf } from '../flow/keys.js';
+import { messageOf } from '../errors.js';
+import type { ClaimedEvent } from '../deliveries/claimed.js';
+import type { HandlerRegistry, RegisteredHandler } from '../deliveries/registry.js';
+import { MAX_ERROR_CHARS } from '../deliveries/event-summary.js';
+
+/** The rank every delivery without a place in line shares (ordered ones: the event id decides). */
+export const EPOCH = 0;
+
+/** A delivery to write for a newly claimed event. */
+export interface NewDelivery {
+  eventId: number;
+  handler: string;
+  flowKey: string | null;
+  /** `running`: this worker runs it now (claimed with the event); `pending`: a claim with conditions takes it; `dead`: it cannot run (its key function threw). */
+  status: 'running' | 'pending' | 'dead';
+  runAfter: number;
+  rank: number;
+  error: string | null;
+  shared: boolean;
+}
+
+/** What a batch of new events becomes. */
+export interface DeliveryPlan {
+  deliveries: NewDelivery[];
+  /** Events no handler takes: `ignored`. */
+  ignored: number[];
+  /** One entry per (handler, key), sorted: the order every writer of key rows locks them in. */
+  keys: KeyTouch[];
+}
+
+/**
+ * Turn new events into their deliveries, one per handler that takes each: a
+ * handler without flow options, not paused, runs at once (claimed with the
+ * event), except a captured row's change, which waits for the row's earlier
+ * changes (its flow key is the row's identity). A flow-controlled handler's
+ * delivery waits for its claim, with its key and place in line; a key or
+ * priority function that throws makes that delivery dead with the reason.
+ */
+export function planDeliveries(events: readonly ClaimedEvent[], handlers: HandlerRegistry, paused: ReadonlySet<string>, now: number): DeliveryPlan {
+  const plan: DeliveryPlan = { deliveries: [], ignored: [], keys: [] };
+  const keys = new Map<string, KeyTouch>();
+  for (const event of events) {
+    const taking = handlers.find(event);
+    if (taking.length === 0) {
+      plan.ignored.push(event.id);
+      continue;
+    }
+    const shared = taking.length > 1;
+    for (const handler of taking) {
+      const delivery = planOne(event, handler, paused, now, shared);
+      plan.deliveries.push(delivery);
+      if (handler.flow && delivery.status === 'pending') {
+        const id = `${handler.name}\u0000${delivery.flowKey}`;
+        const touch = keys.get(id);
+        if (touch) {
+          touch.readyAt = Math.min(touch.readyAt, delivery.runAfter);
+          touch.rank = Math.min(touch.rank, delivery.rank);
+        } else keys.set(id, { handler: handler.name, flowKey: delivery.flowKey!, readyAt: delivery.runAfter, rank: delivery.rank });
+      }
+    }
+  }
+  plan.keys = [...keys.values()].sort((a, b) => compare(a.handler, b.handler) || compare(a.flowKey, b.flowKey));
+  return plan;
+}
+
+/** Byte order, as PostgreSQL's "C" collation and `ORDER BY … COLLATE "C"` compare. */
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+function planOne(event: ClaimedEvent, handler: RegisteredHandler, paused: ReadonlySet<string>, now: number, shared: boolean): NewDelivery {
+  const base = { eventId: event.id, handler: handler.name, shared, error: null, runAfter: now, rank: EPOCH };
+  const flow = handler.flow;
+  if (!flow) {
+    const flowKey = event.orderKey ?? null;
+    return { ...base, flowKey, status: flowKey === null && !paused.has(handler.name) ? 'running' : 'pending' };
+  }
+  try {
+    const flowKey = flowKeyOf(flow, event.payload);
+    const runAfter = flow.debounce ? now + flow.debounce.periodMs : now;
+    return { ...base, flowKey, status: 'pending', runAfter, rank: flow.ordered ? EPOCH : now - priorityMsOf(flow, event.payload) };
+  } catch (error) {
+    return { ...base, flowKey: '', status: 'dead', error: messageOf(error).slice(0, MAX_ERROR_CHARS) };
+  }
+}
