@@ -11,7 +11,7 @@ const ID = '[a-z][a-z0-9]{0,15}_(?=[A-Za-z0-9]*[A-Z0-9])[A-Za-z0-9]{8,64}';
 const EMAIL = '[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\\.[A-Za-z0-9-]{1,63})*\\.[A-Za-z]{2,24}';
 const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
 
-/** A whole JSON string that is a search key (the same pattern the upgrade migration's backfill uses). */
+/** A whole JSON string that is a search key (the upgrade migration's backfill tests each string value for the same three shapes). */
 export const SEARCH_KEY_PATTERN = `"(${ID}|${EMAIL}|${UUID})"`;
 const SEARCH_KEY = new RegExp(SEARCH_KEY_PATTERN, 'g');
 const WHOLE = new RegExp(`^(?:${ID}|${EMAIL}|${UUID})$`);
