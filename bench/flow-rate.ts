@@ -84,7 +84,7 @@ export async function measureRate(baseUrl: string, o: { limit: number; seconds: 
     const errors = errorCounter();
     const worker = benchWorker(db, handlers, errors.log);
     while (await newEventsLeft(db)) await worker.runOnce();
-    progress(`flow: ${o.limit * (o.seconds + 10)} events handed over to the rate-limited handler`);
+    progress(`flow: ${o.limit * (o.seconds + 10)} events turned into the rate-limited handler's pending deliveries`);
     worker.start();
     try {
       await until(() => starts.length > 0, 30_000, 'the rate-limited handler did not start');

@@ -6,7 +6,7 @@ const DAY_MS = 86_400_000;
 export const SEARCH_SPAN_MS = 30 * DAY_MS;
 /** Rows per fill statement. */
 const FILL_CHUNK = 200_000;
-/** Distinct customers: `cus_<n mod 50000>`, so at 1,000,000 events each customer has 20. */
+/** Distinct customers: `cus_` and n mod 50000 in 8 digits (an id the search keys take), so at 1,000,000 events each customer has 20. */
 export const CUSTOMERS = 50_000;
 /** The newest rows are still pending, as in a live inbox. */
 const PENDING_TAIL = 100;
@@ -18,7 +18,7 @@ const PENDING_TAIL = 100;
  * source by n mod 11 (payments 6/11, billing-eu 3/11, shop 2/11), type by
  * n mod 7 (invoice.paid 2/7), status by n mod 199 (dead 1 %, failed 2 %,
  * ignored 5 %, processed the rest; the newest 100 pending), customer
- * `cus_<n mod 50000>`, email `user<n>@example.com`, amount_paid one of five
+ * `cus_<n mod 50000, 8 digits>`, email `user<n>@example.com`, amount_paid one of five
  * plan prices for 4/13 of the rows (900, 2900, 4200, 9900, 19900) and a
  * spread of usage amounts otherwise; received_at spread over 30 days in id
  * order ($3 = newest, $4 = span ms, $5 = final size). The pending tail is
@@ -35,7 +35,7 @@ const FILL_SQL = `
            '"object":"line_item","amount":%9$s,"currency":"usd","description":"1 × Pro (at $%13$s / month)","period":{"start":%2$s,"end":%14$s},'
            '"price":{"id":"price_1Pro%15$s","unit_amount":%9$s,"recurring":{"interval":"month","interval_count":1}},"quantity":1}],'
            '"has_more":false,"total_count":1,"url":"/v1/invoices/in_%6$s/lines"},"period_start":%2$s,"period_end":%14$s}}}',
-           substr(x.h, 1, 24), x.created, x.type, substr(x.h, 9, 14), substr(md5(x.h), 1, 32), substr(x.h, 5, 24), n % ${CUSTOMERS}, n,
+           substr(x.h, 1, 24), x.created, x.type, substr(x.h, 9, 14), substr(md5(x.h), 1, 32), substr(x.h, 5, 24), lpad((n % ${CUSTOMERS})::text, 8, '0'), n,
            x.amount, substr(md5(x.h || 's'), 1, 24), substr(md5(x.h || 'u'), 1, 32), substr(x.h, 3, 24), to_char(x.amount / 100.0, 'FM999990.00'),
            x.created + 2592000, n % 5)::json,
          x.status, CASE x.status WHEN 'pending' THEN 0 WHEN 'dead' THEN 5 WHEN 'failed' THEN 2 ELSE 1 END,
