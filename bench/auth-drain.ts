@@ -23,6 +23,8 @@ export interface AuthDrainFigures {
   databaseUs?: Spread;
   /** Whether users, organizations and memberships ended equal to the first build's after every drain. */
   mirrorsAsFirstBuild: boolean;
+  /** The fan-out row: each round's figure over the first build's (one handler per event) in the same round. */
+  fanOut?: { drainPerSecond: Spread; hookrunUs: Spread; databaseUs?: Spread };
 }
 
 /** A build to drain with: a checkout (default: this one), optionally serving a project (`HOOKRUN_PROJECT`) with handlers of its own. */
@@ -30,6 +32,8 @@ export interface DrainBuild {
   label: string;
   root?: string;
   project?: string;
+  /** Handlers that take each event (1: the shipped mirror alone); the embedded drain waits for this many outcomes per event. */
+  handlersPerEvent?: number;
 }
 
 type Sample = { perSec: number; hookrunUs: number; databaseUs: number; digest: string };
@@ -95,6 +99,7 @@ async function drainOnce(kind: Storage['kind'], baseUrl: string | undefined, bui
       cpu.delete(observerPid);
       return cpu;
     };
+    // /metrics counts each delivery's outcome: an event is done once each of its handlers has one.
     const processed = async () =>
       db
         ? Number(
@@ -102,7 +107,7 @@ async function drainOnce(kind: Storage['kind'], baseUrl: string | undefined, bui
               await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.webhook_events WHERE status NOT IN ('pending', 'processing', 'failed')`)
             )[0]!.n,
           )
-        : await processedTotal(server);
+        : Math.floor((await processedTotal(server)) / (build.handlersPerEvent ?? 1));
     const { server } = await startHookrun(storage, BENCH_SECRET, { root, env: build.project ? { HOOKRUN_PROJECT: build.project } : undefined });
     let hookrunMs = 0;
     let databaseMs = 0;
@@ -127,7 +132,18 @@ async function drainOnce(kind: Storage['kind'], baseUrl: string | undefined, bui
       const [row] = await check.query<{ n: number; span: number | string | null }>(
         `SELECT count(*)::int AS n, extract(epoch FROM max(processed_at) - min(processed_at)) * 1000 AS span FROM ${schema}.webhook_events WHERE status = 'processed'`,
       );
-      if (row!.n !== events.length) throw new Error(`auth drain: ${row!.n} of ${events.length} events processed (${root ?? 'this build'}, ${kind})`);
+      if (row!.n !== events.length) {
+        const statuses = await check.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM ${schema}.webhook_events GROUP BY status`);
+        const deliveries =
+          schema === 'hookrun'
+            ? await check.query<{ status: string; n: number }>(
+                `SELECT handler || ' ' || status || coalesce(' a' || attempts, '') AS status, count(*)::int AS n FROM hookrun.handler_deliveries WHERE status <> 'processed' GROUP BY 1
+               UNION ALL SELECT 'new', count(*)::int FROM hookrun.new_events`,
+              )
+            : [];
+        const by = [...statuses, ...deliveries].map((s) => `${s.status} ${s.n}`).join(', ');
+        throw new Error(`auth drain: ${row!.n} of ${events.length} events processed (${root ?? 'this build'}, ${kind}; ${by})`);
+      }
       return {
         perSec: (row!.n * 1000) / Number(row!.span),
         hookrunUs: (hookrunMs * 1000) / counted,
@@ -151,7 +167,8 @@ async function drainOnce(kind: Storage['kind'], baseUrl: string | undefined, bui
  * builds take turns (A B, then B A) for `rounds` rounds after an unrecorded
  * warm-up, so drift on a shared machine falls on both. The first build also
  * drains serving a project with two handlers of its own on every type (three
- * handlers per event), to show what fan-out costs.
+ * handlers per event), to show what fan-out costs: its figures over the
+ * first build's, round by round (the same backlog, the same run).
  */
 export async function runAuthDrain(
   databaseUrl: string | undefined,
@@ -167,7 +184,7 @@ export async function runAuthDrain(
     events.map((e) => e.type),
     ROOT,
   );
-  builds = [...builds, { label: `${builds[0]!.label}, 3 handlers per event`, project }];
+  builds = [...builds, { label: `${builds[0]!.label}, 3 handlers per event`, project, handlersPerEvent: 3 }];
   const samples = new Map<string, Sample[]>();
   const key = (label: string, kind: string) => `${label}\u0000${kind}`;
   for (const kind of kinds) for (const build of builds) await drainOnce(kind, databaseUrl, build, events.slice(0, Math.min(events.length, 2000)));
@@ -188,7 +205,9 @@ export async function runAuthDrain(
   return kinds.flatMap((kind) =>
     builds.map((build) => {
       const list = samples.get(key(build.label, kind)) ?? [];
-      const first = samples.get(key(builds[0]!.label, kind))?.[0]?.digest;
+      const single = samples.get(key(builds[0]!.label, kind)) ?? [];
+      const first = single[0]?.digest;
+      const over = (pick: (s: Sample) => number) => spread(list.map((s, i) => pick(s) / pick(single[i]!)));
       return {
         build: build.label,
         storage: kind,
@@ -197,6 +216,13 @@ export async function runAuthDrain(
         hookrunUs: spread(list.map((s) => s.hookrunUs)),
         databaseUs: kind === 'postgres' ? spread(list.map((s) => s.databaseUs)) : undefined,
         mirrorsAsFirstBuild: list.every((s) => s.digest === first),
+        fanOut: build.handlersPerEvent
+          ? {
+              drainPerSecond: over((s) => s.perSec),
+              hookrunUs: over((s) => s.hookrunUs),
+              databaseUs: kind === 'postgres' ? over((s) => s.databaseUs) : undefined,
+            }
+          : undefined,
       };
     }),
   );

@@ -40,9 +40,10 @@ export function maxInWindow(times: number[], windowMs: number): number {
   return max;
 }
 
-async function pendingEvents(db: Database): Promise<boolean> {
-  const [row] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM hookrun.webhook_events WHERE status = 'pending'`);
-  return Number(row!.n) > 0;
+/** Whether stored events are still waiting to be turned into deliveries (hookrun.new_events). */
+async function newEventsLeft(db: Database): Promise<boolean> {
+  const [row] = await db.query<{ left: boolean }>(`SELECT EXISTS (SELECT 1 FROM hookrun.new_events) AS left`);
+  return row!.left;
 }
 
 async function until(condition: () => boolean, deadlineMs: number, what: string): Promise<void> {
@@ -56,8 +57,8 @@ async function until(condition: () => boolean, deadlineMs: number, what: string)
 /**
  * `rateLimit: { limit, period: '1s' }` on one handler, on a fresh database:
  * enough events stored for the whole window (limit × (seconds + 10)) and
- * handed over to its flow control by the inbox first (`runOnce` while any
- * is pending: no delivery starts), then the worker loop started
+ * turned into its pending deliveries by the inbox first (`runOnce` while
+ * hookrun.new_events has any: no delivery starts), then the worker loop started
  * (`worker.start()`, real clock, default horizon) and each handler call's
  * start recorded (wall clock); the worker stops `seconds` after the first.
  */
@@ -82,8 +83,8 @@ export async function measureRate(baseUrl: string, o: { limit: number; seconds: 
     await storeEvents(db, 'rate.item', 'rate', o.limit * (o.seconds + 10));
     const errors = errorCounter();
     const worker = benchWorker(db, handlers, errors.log);
-    while (await pendingEvents(db)) await worker.runOnce();
-    progress(`flow: ${o.limit * (o.seconds + 10)} events handed over to the rate-limited handler`);
+    while (await newEventsLeft(db)) await worker.runOnce();
+    progress(`flow: ${o.limit * (o.seconds + 10)} events turned into the rate-limited handler's pending deliveries`);
     worker.start();
     try {
       await until(() => starts.length > 0, 30_000, 'the rate-limited handler did not start');

@@ -45,41 +45,42 @@ export async function storeEvents(db: Database, type: string, prefix: string, co
   }
 }
 
-/** Text only the inbox's claim statement (claimDueEvents) contains. */
-const INBOX_CLAIM = "SET status = 'processing', attempts = e.attempts + 1";
-/** The first statement of a flow claim (claimDeliveries): its control row. */
-const FLOW_CLAIM = 'INSERT INTO hookrun.handler_controls (handler) VALUES ($1) ON CONFLICT DO NOTHING';
+/**
+ * The first statement of each claim transaction names it: an inbox claim
+ * (claimInbox) starts by taking new events from hookrun.new_events, a flow
+ * claim (claimFlow) by locking its handler's row in hookrun.handler_controls.
+ */
+function claimKind(text: string): 'inbox' | 'flow' | undefined {
+  if (/^\s*WITH taken AS \(\s*DELETE FROM hookrun\.new_events/.test(text)) return 'inbox';
+  if (/^\s*INSERT INTO hookrun\.handler_controls/.test(text)) return 'flow';
+  return undefined;
+}
 
 /**
- * The database with two stopwatches: each inbox claim statement (sent to
- * its answer, as the worker waits for it, the pool included) into `inbox`,
- * and each flow claim transaction (connect to commit) into `flow`.
+ * The database with two stopwatches: each inbox claim transaction (new
+ * events into deliveries, then the inline handlers' due ones) into `inbox`,
+ * and each flow claim transaction into `flow`, connect to commit, as the
+ * worker waits for them (the pool included).
  */
 export function timedClaims(db: Database, inbox: number[], flow: number[]): Database {
-  const query = async <T>(text: string, params?: unknown[]): Promise<T[]> => {
-    if (!text.includes(INBOX_CLAIM)) return db.query<T>(text, params);
-    const started = performance.now();
-    try {
-      return await db.query<T>(text, params);
-    } finally {
-      inbox.push(performance.now() - started);
-    }
-  };
   const transaction = async <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> => {
     const started = performance.now();
-    let claim = false;
+    let kind: 'inbox' | 'flow' | undefined;
+    let first = true;
     try {
       return await db.transaction((tx) =>
         fn({
           query: <R>(text: string, params?: unknown[]) => {
-            if (text.startsWith(FLOW_CLAIM)) claim = true;
+            if (first) kind = claimKind(text);
+            first = false;
             return tx.query<R>(text, params);
           },
         }),
       );
     } finally {
-      if (claim) flow.push(performance.now() - started);
+      if (kind === 'inbox') inbox.push(performance.now() - started);
+      if (kind === 'flow') flow.push(performance.now() - started);
     }
   };
-  return { ...db, query, transaction };
+  return { ...db, transaction };
 }

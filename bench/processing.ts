@@ -23,7 +23,7 @@ export type ProcessingFigures =
 
 /** The worker module the processing figures depend on (issue: the inbox worker). */
 const WORKER_MODULE = 'src/inbox/worker.ts';
-const UNFINISHED = `'pending', 'processing', 'failed'`;
+const UNFINISHED = `'pending', 'failed'`;
 
 /** Whether `hookrun start` can process events yet; the reason when not. */
 export function processingUnavailable(): string | undefined {

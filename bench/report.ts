@@ -108,6 +108,13 @@ function authDrainTable(figures: AuthDrainFigures[]): string {
         f.mirrorsAsFirstBuild ? 'yes' : 'NO',
       ]),
     ),
+    ...figures
+      .filter((f) => f.fanOut)
+      .map(
+        (f) =>
+          `fan-out, ${f.storage}: 3 handlers per event over 1 (same backlog, round by round): drain events/s ×${f.fanOut!.drainPerSecond.median.toFixed(2)}, ` +
+          `hookrun µs/event ×${f.fanOut!.hookrunUs.median.toFixed(2)}${f.fanOut!.databaseUs ? `, PostgreSQL µs/event ×${f.fanOut!.databaseUs.median.toFixed(2)}` : ''}`,
+      ),
   ].join('\n');
 }
 
@@ -154,7 +161,7 @@ function scaleSection(scale: ScaleFigures): string[] {
       .reverse()
       .map(([name, c]) => `${num(c.hookrun.median, 3)} + ${num(c.db.median, 3)}${name === 'empty' && s.size > 0 ? ' (empty)' : ''}`)
       .join(' / '),
-    `${num(s.eventsMb)} + ${num(s.attemptsMb)}`,
+    `${num(s.eventsMb)} + ${num(s.deliveriesMb)}`,
     s.size === 0 ? '' : `${num(s.fillMs / 1000, 1)} + ${num(s.vacuumMs / 1000, 1)}`,
     s.statusCountsMs ? `${num(s.statusCountsMs.fresh, 1)} / ${num(s.statusCountsMs.next, 1)}` : '–',
   ]);
@@ -170,7 +177,7 @@ function scaleSection(scale: ScaleFigures): string[] {
         'non-2xx / errors',
         'drain events/s (×empty)',
         'drain CPU ms/event: hookrun + PostgreSQL',
-        'table+index MB (events + attempts)',
+        'table+index MB (events + deliveries and attempts)',
         'fill s + VACUUM ANALYZE s',
         'status counts ms (fresh / next)',
       ],
@@ -184,7 +191,7 @@ function scaleSection(scale: ScaleFigures): string[] {
       `Retention at ${num(r.rowsBefore)} rows (${num(r.pastRetention)} = the older ${Math.round(scale.retentionFraction * 100)} % past EVENT_RETENTION_DAYS=30): ` +
         `one pass deleted ${num(r.firstPass.deleted)} in ${num(r.firstPass.ms)} ms, longest statement ${num(r.firstPass.longestStatementMs, 1)} ms (${r.firstPass.statements} statements); ` +
         `${r.allPasses.passes} passes deleted ${num(r.allPasses.deleted)} in ${num(r.allPasses.ms)} ms, longest statement ${num(r.allPasses.longestStatementMs, 1)} ms; ` +
-        `webhook_events ${mb(r.eventsBytesBefore)} → ${mb(r.eventsBytesAfter)} MB after VACUUM, event_attempts ${mb(r.attemptsBytesBefore)} → ${mb(r.attemptsBytesAfter)} MB, webhook_event_keys ${mb(r.keysBytesAfter)} MB`,
+        `webhook_events ${mb(r.eventsBytesBefore)} → ${mb(r.eventsBytesAfter)} MB after VACUUM, handler_deliveries + event_attempts ${mb(r.deliveriesBytesBefore)} → ${mb(r.deliveriesBytesAfter)} MB, webhook_event_keys ${mb(r.keysBytesAfter)} MB`,
     );
   }
   return [...out, ''];
@@ -202,13 +209,13 @@ function flowSection(flow: FlowFigures): string[] {
   ];
   return [
     `Flow control (PostgreSQL): ${num(flow.events)} events of a handler without flow options drained by the worker loop, on an empty inbox and beside ` +
-      `${num(backlog.deliveries)} waiting deliveries over ${num(backlog.keys)} keys of two blocked handlers (filled in ${num(backlog.fillMs / 1000, 1)} s)`,
+      `${num(backlog.deliveries)} pending deliveries over ${num(backlog.keys)} keys of two blocked handlers (filled in ${num(backlog.fillMs / 1000, 1)} s)`,
     table(
       [
         'inbox',
         'drain events/s (×empty)',
         'CPU µs/event: hookrun + PostgreSQL',
-        'inbox claim p50 / p99 ms (claims)',
+        'inbox claim transaction p50 / p99 ms (claims)',
         'flow claim transaction p50 / p99 ms (claims)',
       ],
       [row('empty', empty), row(`+ ${num(backlog.deliveries)} blocked deliveries`, full, empty)],
@@ -285,6 +292,7 @@ export function formatReport(report: BenchReport): string {
         [
           ['inbox MB per million events, as stored', ...report.storage.map((s) => num(s.inboxMbPerMillion))],
           ['the same processed and vacuumed (free space reused)', ...report.storage.map((s) => num(s.processedMbPerMillion))],
+          ['beside it, processed: deliveries, search keys, requests MB per million', ...report.storage.map((s) => num(s.besideMbPerMillion))],
           ['dedupe keys MB per million deleted events', ...report.storage.map((s) => num(s.keysMbPerMillion))],
           ['retention pass ms (all of them)', ...report.storage.map((s) => num(s.pruneMs))],
           ['longest retention statement ms', ...report.storage.map((s) => num(s.longestStatementMs, 1))],

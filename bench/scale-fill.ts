@@ -2,6 +2,7 @@ import type { Database } from '../src/db/database.js';
 import { retainedTableBytes } from '../src/db/retention.js';
 import { prune } from '../src/retention/prune.js';
 import { makeSignedEvents } from './events.js';
+import { fillSearchKeys } from './search-fill.js';
 import { timed } from './storage.js';
 
 const DAY_MS = 86_400_000;
@@ -18,23 +19,26 @@ const PLACEHOLDER = '__EVENT_ID__';
  * event per type (bench/events.ts, pretty-printed, ~1.6 KB) as a template
  * whose event id is replaced per row; distinct random keys (md5, like
  * provider ids they land all over the unique index); received_at spread over
- * FILL_SPAN_MS in id order; each with its one `event_attempts` row, as the
- * settle statement writes it. Ids are given explicitly (1..final) and the
+ * FILL_SPAN_MS in id order; each with its one processed `handler_deliveries`
+ * row (attempt 1, its duration: a processed attempt has no event_attempts
+ * row), as the settle statement leaves it, and its search keys
+ * (event_search). Ids are given explicitly (1..final) and the
  * sequence is moved past them first, so the events hookrun receives during
  * the measurements get higher ids whatever size the fill has reached.
  */
 const FILL_SQL = `
   WITH ins AS (
     INSERT INTO hookrun.webhook_events (id, source, key, type, payload, status, attempts, next_attempt_at, received_at, processed_at)
-    SELECT n, 'payments', x.k, ($3::text[])[1 + (n % 6)::int], replace(($4::text[])[1 + (n % 6)::int], '${PLACEHOLDER}', x.k)::jsonb,
+    SELECT n, 'payments', x.k, ($3::text[])[1 + (n % 6)::int], replace(($4::text[])[1 + (n % 6)::int], '${PLACEHOLDER}', x.k)::json,
            'processed', 1, x.r, x.r, x.r + (5 + n % 200) * interval '1 millisecond'
     FROM generate_series($1::bigint, $2::bigint) AS n,
          LATERAL (SELECT 'evt_' || substr(md5(n::text), 1, 24) AS k,
                          $5::timestamptz - ($6::float8 * (1 - n::float8 / $7::float8)) * interval '1 millisecond' AS r) AS x
     RETURNING id, processed_at
   )
-  INSERT INTO hookrun.event_attempts (event_id, attempt, started_at, duration_ms, outcome)
-  SELECT id, 1, processed_at - interval '4 milliseconds', 4, 'processed' FROM ins`;
+  INSERT INTO hookrun.handler_deliveries (event_id, handler, status, attempts, run_after, rank, started_at, duration_ms, finished_at, created_at)
+  SELECT id, 'payments', 'processed', 1, processed_at - interval '5 milliseconds', processed_at - interval '5 milliseconds',
+         processed_at - interval '4 milliseconds', 4, processed_at, processed_at - interval '5 milliseconds' FROM ins`;
 
 /** Where one fill stands: the time its rows are spread back from, and the final size its ids are reserved for. */
 export interface FillPlan {
@@ -68,22 +72,23 @@ export async function fillProcessed(
   for (let first = from + 1; first <= to; first += FILL_CHUNK) {
     const last = Math.min(to, first + FILL_CHUNK - 1);
     await db.query(FILL_SQL, [first, last, types, bodies, new Date(plan.startedAt).toISOString(), FILL_SPAN_MS, plan.finalSize]);
+    await fillSearchKeys(db, first, last);
     progress(`scale: filled ${last.toLocaleString('en-US')} rows (${((performance.now() - started) / 1000).toFixed(0)} s)`);
   }
   const insertMs = performance.now() - started;
   const vacuumStarted = performance.now();
-  await db.query('VACUUM ANALYZE hookrun.webhook_events');
-  await db.query('VACUUM ANALYZE hookrun.event_attempts');
+  for (const table of ['webhook_events', 'handler_deliveries', 'event_search']) await db.query(`VACUUM ANALYZE hookrun.${table}`);
   return { insertMs, vacuumMs: performance.now() - vacuumStarted };
 }
 
-/** On-disk bytes (heap, TOAST, indexes) of the inbox and of the attempt history. */
-export async function inboxBytes(db: Database): Promise<{ events: number; attempts: number; rows: number }> {
-  const [row] = await db.query<{ events: string; attempts: string; rows: number }>(
-    `SELECT pg_total_relation_size('hookrun.webhook_events') AS events, pg_total_relation_size('hookrun.event_attempts') AS attempts,
+/** On-disk bytes (heap, TOAST, indexes) of the inbox (webhook_events), and of its deliveries with their history (handler_deliveries and event_attempts). */
+export async function inboxBytes(db: Database): Promise<{ events: number; deliveries: number; rows: number }> {
+  const [row] = await db.query<{ events: string; deliveries: string; rows: number }>(
+    `SELECT pg_total_relation_size('hookrun.webhook_events') AS events,
+            pg_total_relation_size('hookrun.handler_deliveries') + pg_total_relation_size('hookrun.event_attempts') AS deliveries,
             (SELECT count(*)::int FROM hookrun.webhook_events) AS rows`,
   );
-  return { events: Number(row!.events), attempts: Number(row!.attempts), rows: row!.rows };
+  return { events: Number(row!.events), deliveries: Number(row!.deliveries), rows: row!.rows };
 }
 
 /** One retention pass over the filled inbox, and then the passes it takes to delete everything past retention. */
@@ -96,8 +101,9 @@ export interface ScaleRetention {
   /** webhook_events (+ TOAST, indexes) before, and after the passes and a VACUUM. */
   eventsBytesBefore: number;
   eventsBytesAfter: number;
-  attemptsBytesBefore: number;
-  attemptsBytesAfter: number;
+  /** handler_deliveries and event_attempts, before and after. */
+  deliveriesBytesBefore: number;
+  deliveriesBytesAfter: number;
   keysBytesAfter: number;
 }
 
@@ -127,9 +133,8 @@ export async function measureRetention(db: Database, plan: FillPlan, fraction: n
     );
     if (report.events === 0) break;
   }
-  await db.query('VACUUM hookrun.webhook_events');
-  await db.query('VACUUM hookrun.event_attempts');
-  await db.query('VACUUM hookrun.webhook_event_keys');
+  for (const table of ['webhook_events', 'handler_deliveries', 'event_attempts', 'event_search', 'webhook_event_keys'])
+    await db.query(`VACUUM hookrun.${table}`);
   const after = await inboxBytes(db);
   const keys = await retainedTableBytes(db);
   const first = passes[0]!;
@@ -145,8 +150,8 @@ export async function measureRetention(db: Database, plan: FillPlan, fraction: n
     },
     eventsBytesBefore: before.events,
     eventsBytesAfter: after.events,
-    attemptsBytesBefore: before.attempts,
-    attemptsBytesAfter: after.attempts,
+    deliveriesBytesBefore: before.deliveries,
+    deliveriesBytesAfter: after.deliveries,
     keysBytesAfter: keys.webhook_event_keys ?? 0,
   };
 }

@@ -19,7 +19,8 @@ export interface ScaleStep {
   vacuumMs: number;
   /** webhook_events with TOAST and indexes, and event_attempts, after the fill. */
   eventsMb: number;
-  attemptsMb: number;
+  /** handler_deliveries and event_attempts. */
+  deliveriesMb: number;
   ingest: IngestFigures;
   /** An empty inbox in the same rotation (A B A B), so the ratio survives a shared machine; absent for the empty step. */
   ingestEmpty?: IngestFigures;
@@ -58,7 +59,7 @@ interface Side {
 }
 
 const MB = 2 ** 20;
-const UNFINISHED = `'pending', 'processing', 'failed'`;
+const UNFINISHED = `'pending', 'failed'`;
 
 /** Wait until no event after `afterId` is unfinished (the worker has caught up); throws past the deadline. */
 async function waitIdle(db: Database, afterId: number, deadlineMs: number): Promise<void> {
@@ -74,7 +75,7 @@ async function waitIdle(db: Database, afterId: number, deadlineMs: number): Prom
 /** Cumulative scans and tuples read of the inbox's indexes (the statistics survive TRUNCATE, so deltas are taken). */
 async function indexStats(db: Database): Promise<Map<string, { scans: number; tuples: number }>> {
   const rows = await db.query<{ name: string; scans: number; tuples: number }>(
-    `SELECT indexrelname AS name, idx_scan AS scans, idx_tup_read AS tuples FROM pg_stat_user_indexes WHERE schemaname = 'hookrun' AND relname IN ('webhook_events', 'event_attempts', 'webhook_event_keys')`,
+    `SELECT indexrelname AS name, idx_scan AS scans, idx_tup_read AS tuples FROM pg_stat_user_indexes WHERE schemaname = 'hookrun' AND relname IN ('webhook_events', 'event_attempts', 'webhook_event_keys', 'handler_deliveries', 'new_events', 'event_search')`,
   );
   return new Map(rows.map((r) => [r.name, { scans: Number(r.scans), tuples: Number(r.tuples) }]));
 }
@@ -137,7 +138,9 @@ async function drain(
 
 /** An empty inbox again (fresh files; the mirrors keep their few thousand rows, as on the filled side). */
 async function empty(db: Database): Promise<void> {
-  await db.query('TRUNCATE hookrun.webhook_events, hookrun.event_attempts, hookrun.handler_deliveries, hookrun.webhook_event_keys, hookrun.event_requests');
+  await db.query(
+    'TRUNCATE hookrun.webhook_events, hookrun.new_events, hookrun.event_search, hookrun.event_attempts, hookrun.handler_deliveries, hookrun.webhook_event_keys, hookrun.event_requests, hookrun.flow_keys, hookrun.handler_controls',
+  );
 }
 
 async function measureStep(
@@ -150,7 +153,7 @@ async function measureStep(
   const measured = sides.at(-1)!;
   const bytes = await inboxBytes(measured.db);
   progress(
-    `scale: ${measured.name}: ${bytes.rows.toLocaleString('en-US')} rows, webhook_events ${(bytes.events / MB).toFixed(0)} MB, event_attempts ${(bytes.attempts / MB).toFixed(0)} MB`,
+    `scale: ${measured.name}: ${bytes.rows.toLocaleString('en-US')} rows, webhook_events ${(bytes.events / MB).toFixed(0)} MB, handler_deliveries + event_attempts ${(bytes.deliveries / MB).toFixed(0)} MB`,
   );
   const statusCountsMs = await timeStatusCounts(measured.url);
   progress(`scale: ${measured.name}: status counts ${statusCountsMs.fresh.toFixed(1)} ms, then ${statusCountsMs.next.toFixed(1)} ms`);
@@ -178,10 +181,10 @@ async function measureStep(
         { scans: a.scans - (statsBefore[i]!.get(name)?.scans ?? 0), tuples: a.tuples - (statsBefore[i]!.get(name)?.tuples ?? 0) },
       ]),
     );
-    const due = indexReads[side.name]!.webhook_events_due_idx;
+    const due = indexReads[side.name]!.handler_deliveries_due_idx;
     if (due)
       progress(
-        `scale: ${side.name}: webhook_events_due_idx ${due.scans} scans, ${due.tuples} tuples read (${(due.tuples / Math.max(1, due.scans)).toFixed(0)} per scan)`,
+        `scale: ${side.name}: handler_deliveries_due_idx ${due.scans} scans, ${due.tuples} tuples read (${(due.tuples / Math.max(1, due.scans)).toFixed(0)} per scan)`,
       );
   }
   return {
@@ -190,7 +193,7 @@ async function measureStep(
     fillMs: fill.insertMs,
     vacuumMs: fill.vacuumMs,
     eventsMb: bytes.events / MB,
-    attemptsMb: bytes.attempts / MB,
+    deliveriesMb: bytes.deliveries / MB,
     ingest: figures.at(-1)!,
     ingestEmpty: paired ? figures[0] : undefined,
     drainPerSec: spread(drains.get(measured.name)!),

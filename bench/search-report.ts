@@ -1,7 +1,13 @@
 import { SEARCH_TARGET_MS, type SearchFigures, type SearchQueryFigures } from './search.js';
 
-/** The indexes the console's list and search added (drizzle/0003_console.sql); the others were there before. */
-const CONSOLE_INDEXES = new Set(['webhook_events_payload_gin', 'webhook_events_source_idx', 'webhook_events_type_idx', 'webhook_events_received_brin']);
+/** The indexes the console's list and search added (drizzle/0003_console.sql, and event_search's in 0005); the others were there before. */
+const CONSOLE_INDEXES = new Set([
+  'webhook_events_source_idx',
+  'webhook_events_type_idx',
+  'webhook_events_received_brin',
+  'event_search_value_idx',
+  'event_search_event_brin',
+]);
 
 const n = (value: number, digits = 0) =>
   Number.isFinite(value) ? value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : '–';
@@ -35,7 +41,7 @@ export function formatSearch(search: SearchFigures): string[] {
     ),
     `search over ${n(search.events)} events: ${n(slowestMedian, 1)} ms (target < ${n(SEARCH_TARGET_MS)} ms): ${met ? 'met' : 'NOT MET'} ` +
       `(slowest median of (a)–(e); every run of (a)–(e) ≤ ${n(worst?.ms.max ?? NaN, 1)} ms, ${worst?.label ?? '–'}); (f) reads every row's payload: a scan, reported, not held to the target`,
-    `webhook_events at ${n(search.events)} rows: heap ${mb(sizes.heapBytes)} MB, TOAST ${mb(sizes.toastBytes)} MB; indexes: ` +
+    `webhook_events at ${n(search.events)} rows: heap ${mb(sizes.heapBytes)} MB, TOAST ${mb(sizes.toastBytes)} MB; event_search (search keys) heap ${mb(sizes.searchKeysBytes)} MB; indexes: ` +
       sizes.indexes.map((i) => `${i.name}${CONSOLE_INDEXES.has(i.name) ? ' (console)' : ''} ${mb(i.bytes)} MB`).join(', '),
   ];
   for (const q of targeted.filter((q) => q.planText)) out.push(`plan of ${q.label} (over target):`, q.planText!);

@@ -69,8 +69,8 @@ function searchCases(fill: SearchFill): SearchCase[] {
   return [
     {
       label: '(a) equals, a customer',
-      filter: 'where data.object.customer = cus_123',
-      query: { where: parsePayloadMatch('data.object.customer = cus_123') },
+      filter: 'where data.object.customer = cus_00000123',
+      query: { where: parsePayloadMatch('data.object.customer = cus_00000123') },
       targeted: true,
     },
     {

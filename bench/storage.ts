@@ -17,6 +17,8 @@ export interface StorageFigures {
   inboxMbPerMillion: number;
   /** The same once processed and vacuumed: claim and settle leave free space the next inserts reuse. */
   processedMbPerMillion: number;
+  /** Beside it once processed: its deliveries (handler_deliveries), search keys (event_search) and requests (event_requests), per million. */
+  besideMbPerMillion: number;
   /** webhook_event_keys (what retention keeps of a deleted event), per million. */
   keysMbPerMillion: number;
   /** Wall time of the retention pass that deleted them all. */
@@ -48,9 +50,19 @@ async function measure(db: Database, storage: StorageFigures['storage'], count: 
     done += slice.length;
   }
   const inserted = await retainedTableBytes(db);
-  // What a processed event looks like: claimed, settled, then vacuumed (steady state, no dead versions).
+  // What a processed event looks like: taken from the queue, its one delivery settled processed (attempt 1 and its duration, no
+  // attempt row), then vacuumed (steady state, no dead versions).
+  await db.query('DELETE FROM hookrun.new_events');
+  await db.query(
+    `INSERT INTO hookrun.handler_deliveries (event_id, handler, status, attempts, started_at, duration_ms, finished_at)
+     SELECT id, 'payments', 'processed', 1, now(), 4, now() FROM hookrun.webhook_events`,
+  );
   await db.query(`UPDATE hookrun.webhook_events SET status = 'processed', attempts = 1, processed_at = now(), received_at = now() - interval '40 days'`);
-  await db.query('VACUUM hookrun.webhook_events');
+  for (const table of ['webhook_events', 'new_events', 'handler_deliveries']) await db.query(`VACUUM hookrun.${table}`);
+  const [rest] = await db.query<{ bytes: string }>(
+    `SELECT pg_total_relation_size('hookrun.handler_deliveries') + pg_total_relation_size('hookrun.event_search')
+          + pg_total_relation_size('hookrun.event_requests') AS bytes`,
+  );
   const before = await retainedTableBytes(db);
   const durations: number[] = [];
   const started = performance.now();
@@ -64,6 +76,7 @@ async function measure(db: Database, storage: StorageFigures['storage'], count: 
     events: count,
     inboxMbPerMillion: ((inserted.webhook_events ?? 0) / count) * (1e6 / MB),
     processedMbPerMillion: ((before.webhook_events ?? 0) / count) * (1e6 / MB),
+    besideMbPerMillion: (Number(rest!.bytes) / count) * (1e6 / MB),
     keysMbPerMillion: ((after.webhook_event_keys ?? 0) / count) * (1e6 / MB),
     pruneMs,
     longestStatementMs: Math.max(...durations),
@@ -85,7 +98,7 @@ export async function runStorage(
     await db.migrate();
     const figures = await measure(db, kind, count);
     progress(
-      `storage ${kind}: ${figures.inboxMbPerMillion.toFixed(0)} MB per million events (${figures.processedMbPerMillion.toFixed(0)} processed), keys ${figures.keysMbPerMillion.toFixed(0)} MB; prune ${figures.pruneMs.toFixed(0)} ms, longest statement ${figures.longestStatementMs.toFixed(1)} ms`,
+      `storage ${kind}: ${figures.inboxMbPerMillion.toFixed(0)} MB per million events (${figures.processedMbPerMillion.toFixed(0)} processed, ${figures.besideMbPerMillion.toFixed(0)} beside it), keys ${figures.keysMbPerMillion.toFixed(0)} MB; prune ${figures.pruneMs.toFixed(0)} ms, longest statement ${figures.longestStatementMs.toFixed(1)} ms`,
     );
     return figures;
   } finally {
