@@ -32,33 +32,36 @@ module.exports = {
     {
       name: 'config-reads-values-only',
       severity: 'error',
-      comment: 'config.ts builds Config from the environment: it imports the value readers, platform.json, errors and the provider list, nothing that runs.',
-      from: { path: '^src/config[.]ts$' },
+      comment:
+        'config/config.ts builds Config from the environment: it imports the value readers, platform.json, errors and the provider list, nothing that runs.',
+      from: { path: '^src/config/config[.]ts$' },
       to: {
         path: '^src/',
-        pathNot:
-          '^src/(errors|config-values|config-secrets|config-senders|platform-config|platform-entries|config-variables)[.]ts$|^src/webhooks/provider(s/index)?[.]ts$',
+        pathNot: '^src/errors[.]ts$|^src/config/(values|secrets|senders|platform|platform-entries|variables)[.]ts$|^src/webhooks/provider(s/index)?[.]ts$',
       },
     },
     {
       name: 'config-values-are-leaves',
       severity: 'error',
       comment: "The value readers and platform.json parsing import only errors.ts (and, as a type, the custom sender's scheme).",
-      from: { path: '^src/(config-values|platform-config|platform-entries|config-variables(-senders)?|nearest-key)[.]ts$' },
-      to: { path: '^src/', pathNot: '^src/(errors|nearest-key|platform-entries|config-variables(-senders)?)[.]ts$|^src/webhooks/providers/custom[.]ts$' },
+      from: { path: '^src/config/(values|platform|platform-entries|variables(-senders)?)[.]ts$|^src/nearest-key[.]ts$' },
+      to: {
+        path: '^src/',
+        pathNot: '^src/(errors|nearest-key)[.]ts$|^src/config/(platform-entries|variables(-senders)?)[.]ts$|^src/webhooks/providers/custom[.]ts$',
+      },
     },
     {
       name: 'config-senders-reads-values-only',
       severity: 'error',
-      comment: 'The sender API settings (config-senders.ts) import only the value readers and errors.ts.',
-      from: { path: '^src/config-senders[.]ts$' },
-      to: { path: '^src/', pathNot: '^src/(errors|config-values)[.]ts$' },
+      comment: 'The sender API settings (config/senders.ts) import only the value readers and errors.ts.',
+      from: { path: '^src/config/senders[.]ts$' },
+      to: { path: '^src/', pathNot: '^src/errors[.]ts$|^src/config/values[.]ts$' },
     },
     {
       name: 'config-values-type-only-scheme',
       severity: 'error',
       comment: "The custom sender's scheme reaches the value readers as a type only (nothing of the provider runs in config).",
-      from: { path: '^src/(config-values|platform-config|platform-entries|config-variables|nearest-key)[.]ts$' },
+      from: { path: '^src/config/(values|platform|platform-entries|variables)[.]ts$|^src/nearest-key[.]ts$' },
       to: { path: '^src/webhooks/providers/custom[.]ts$', dependencyTypesNot: ['type-only'] },
     },
     {

@@ -2,7 +2,7 @@
 import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { EXIT_CODES } from './cli/output.js';
-import { useProjectDir } from './config.js';
+import { useProjectDir } from './config/config.js';
 import { ConfigError } from './errors.js';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { systemClock, type Clock } from './clock.js';
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import type { Database } from './db/database.js';
 import { EventWriter } from './db/event-writer.js';
 import { createServiceAlerts } from './alerts/service-alerts.js';

@@ -1,4 +1,4 @@
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import { openDatabase } from './db/client.js';
 import { explainDatabaseError } from './startup-errors.js';
 import type { RunningService, ServiceOptions } from './service-assembly.js';

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { AlertSettings } from '../config.js';
+import type { AlertSettings } from '../config/config.js';
 import { oldestDueEvent } from '../db/alerts.js';
 import type { Database } from '../db/database.js';
 import { messageOf } from '../errors.js';

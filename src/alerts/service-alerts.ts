@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';

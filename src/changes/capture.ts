@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { backoffMs } from '../backoff.js';
-import type { ChangesSettings } from '../config.js';
+import type { ChangesSettings } from '../config/config.js';
 import { storeChanges } from '../db/change-writer.js';
 import type { Database } from '../db/database.js';
 import { ConfigError } from '../errors.js';

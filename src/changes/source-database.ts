@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { ChangesSettings } from '../config.js';
+import type { ChangesSettings } from '../config/config.js';
 import { ConfigError } from '../errors.js';
 
 /** What start-up learns of the product's database before it streams. */

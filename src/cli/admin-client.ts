@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { systemClock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { createCronService } from '../cron/cron-service.js';
 import type { Database } from '../db/database.js';
 import { AppError, ConfigError } from '../errors.js';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { postAlert, alertHeading } from '../alerts/deliver.js';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/config.js';
 import { ConfigError } from '../errors.js';
 
 const TEST_TIMEOUT_MS = 10_000;

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type pg from 'pg';
 import type { SlotStatus } from '../changes/source-database.js';
-import { loadConfig, type ChangesSettings } from '../config.js';
+import { loadConfig, type ChangesSettings } from '../config/config.js';
 import { ConfigError } from '../errors.js';
 import { printJson } from './output.js';
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { SEED_SOURCES, loadConfig, type Config } from '../config.js';
+import { SEED_SOURCES, loadConfig, type Config } from '../config/config.js';
 import { providerFor, SOURCES } from '../webhooks/providers/index.js';
 import { displayPath } from '../module-files.js';
 import { tickInZone } from '../cron/time-zone.js';

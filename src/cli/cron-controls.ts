@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/config.js';
 import type { BackfillPlan, PauseState } from '../cron/controls.js';
-import type { CronRunRow } from '../db/cron-runs.js';
+import type { CronRunRow } from '../cron/runs-sql.js';
 import { withAdminClient } from './admin-client.js';
 import { adminAction, EXIT_CODES, printJson, shortTime } from './output.js';
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadConfig, type Config } from '../config.js';
+import { loadConfig, type Config } from '../config/config.js';
 import { loadAllJobs, unbuiltJobHint } from '../cron/registry.js';
 import { displayPath } from '../module-files.js';
 import { withHttpTargets } from '../cron/http-target.js';
@@ -7,7 +7,7 @@ import { validateCrons, type ScheduledJob } from '../cron/schedule.js';
 import { tickInZone } from '../cron/time-zone.js';
 import { registerCronControls } from './cron-controls.js';
 import type { CronRunResult } from '../cron/runner-deps.js';
-import type { CronRunRow } from '../db/cron-runs.js';
+import type { CronRunRow } from '../cron/runs-sql.js';
 import { AdminRequestError, withAdminClient } from './admin-client.js';
 import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, shortTime } from './output.js';
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { environmentWithoutDotEnv, loadConfig } from '../config.js';
+import { environmentWithoutDotEnv, loadConfig } from '../config/config.js';
 import { MIGRATIONS_FOLDER } from '../db/database.js';
 import { startReloader } from '../dev/reloader.js';
 import { createLogger } from '../log.js';

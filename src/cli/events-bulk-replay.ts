@@ -1,6 +1,6 @@
 import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/config.js';
 import type { ReplayPlan } from '../replay/plan.js';
 import { withAdminClient, type AdminClient } from './admin-client.js';
 import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, ProgressBar, shortTime } from './output.js';

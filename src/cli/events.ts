@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/config.js';
 import { SOURCES } from '../webhooks/providers/index.js';
 import { FILTER_STATUSES } from '../db/events.js';
 import { withAdminClient } from './admin-client.js';

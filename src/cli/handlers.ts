@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/config.js';
 import { NO_FLOW } from '../flow/describe.js';
 import { waitingSummary, type HandlerOverview, type HandlerPauseState } from '../inbox/handler-overview.js';
 import { withAdminClient } from './admin-client.js';

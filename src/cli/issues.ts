@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/config.js';
 import type { Issue } from '../issues/issue-types.js';
 import { withAdminClient } from './admin-client.js';
 import { adminAction, printJson, printListing, shortTime } from './output.js';

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/config.js';
 import { SOURCES } from '../webhooks/providers/index.js';
 import { ConfigError } from '../errors.js';
 import { EXIT_CODES } from './output.js';

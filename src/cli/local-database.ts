@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { openDatabase } from '../db/client.js';
 import type { Database } from '../db/database.js';
 import { LOCK_FILE_NAME, isProcessAlive } from '../db/data-dir-lock.js';

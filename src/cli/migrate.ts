@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/config.js';
 import { openDatabase } from '../db/client.js';
 import { applyProjectMigrations } from '../project/migrations.js';
 import { embeddedHolderPid } from './local-database.js';

@@ -1,5 +1,5 @@
 import { Argument, type Command } from 'commander';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/config.js';
 import { MIRROR_TABLES } from '../db/mirror-read.js';
 import { withAdminClient } from './admin-client.js';
 import { adminAction, positiveInt, printListing, shortTime } from './output.js';

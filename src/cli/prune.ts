@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadConfig, type Config } from '../config.js';
+import { loadConfig, type Config } from '../config/config.js';
 import { prune, type PruneReport } from '../retention/prune.js';
 import { withAdminClient } from './admin-client.js';
 import { embeddedHolderPid, openCliDatabase } from './local-database.js';

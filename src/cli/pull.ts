@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { EVENT_STATUSES } from '../db/events.js';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/config.js';
 import { SOURCES } from '../webhooks/providers/index.js';
 import { parseSince } from '../since.js';
 import { remoteToken } from './listen.js';

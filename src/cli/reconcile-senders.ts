@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadConfig, type Config } from '../config.js';
+import { loadConfig, type Config } from '../config/config.js';
 import { EventWriter } from '../db/event-writer.js';
 import { SenderApiError } from '../reconcile/sender-api.js';
 import { parseSenderSince, SENDER_RECONCILES, type ReconcileSender } from '../reconcile/senders.js';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadConfig, type Config } from '../config.js';
+import { loadConfig, type Config } from '../config/config.js';
 import { EventWriter } from '../db/event-writer.js';
 import { ConfigError } from '../errors.js';
 import { parseReconcileSince, reconcilePayments, type ReconcileSummary } from '../payments-api/reconcile.js';

@@ -1,6 +1,6 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { type Source, SOURCES } from '../webhooks/providers/index.js';
-import { isLoopbackHost } from '../config-values.js';
+import { isLoopbackHost } from '../config/values.js';
 
 /** An event as the remote admin API hands it over: the stream's `data`, or `GET /api/events/:id`'s `event`. */
 export interface RemoteEvent {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Argument, type Command } from 'commander';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/config.js';
 import { SOURCES, type Source } from '../webhooks/providers/index.js';
 import { SAMPLE_TYPES } from '../webhooks/samples.js';
 import { EXIT_CODES, printJson } from './output.js';

@@ -1,6 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { Option, type Command } from 'commander';
-import { loadConfig, SEED_SOURCES, type Config } from '../config.js';
+import { loadConfig, SEED_SOURCES, type Config } from '../config/config.js';
 import { ConfigError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { startService } from '../service.js';

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/config.js';
 import { mergeVercelJson, vercelEntries } from '../cron/vercel-config.js';
 import { ConfigError } from '../errors.js';
 import { displayPath } from '../module-files.js';

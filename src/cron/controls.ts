@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import { enqueueRuns, pauseJob, requeuePausedTicks, resumeJob, ticksWithRuns } from '../db/cron-queue.js';
+import { enqueueRuns, pauseJob, requeuePausedTicks, resumeJob, ticksWithRuns } from './queue-sql.js';
 import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
 import type { ResolvedJob } from './job.js';

@@ -1,11 +1,11 @@
 import type { Context, Hono } from 'hono';
 import { systemClock, type Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { StripeApi } from '../payments-api/stripe-client.js';
 import type { Database } from '../db/database.js';
-import { pausedJobs } from '../db/cron-queue.js';
-import { latestCronRuns, listCronRuns } from '../db/cron-run-history.js';
-import type { CronRunRow, CronRunStatus, CronTrigger } from '../db/cron-runs.js';
+import { pausedJobs } from './queue-sql.js';
+import { latestCronRuns, listCronRuns } from './run-history-sql.js';
+import type { CronRunRow, CronRunStatus, CronTrigger } from './runs-sql.js';
 import { AppError, messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';

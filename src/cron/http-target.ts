@@ -1,11 +1,11 @@
 import { createRequire } from 'node:module';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { ConfigError } from '../errors.js';
-import type { CronEntry } from '../platform-entries.js';
+import type { CronEntry } from '../config/platform-entries.js';
 import type { JobPolicies } from '../api/define-job.js';
 import { DEFAULT_JOB_TIMEOUT_MS, resolveJob, type ResolvedJob } from './job.js';
 import { displayPath } from '../module-files.js';
-import type { RunLimits } from '../db/cron-limits.js';
+import type { RunLimits } from './limits-sql.js';
 import { parsePeriod } from '../flow/period.js';
 import { JOB_NAME, type JobRegistry } from './registry.js';
 

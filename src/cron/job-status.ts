@@ -1,5 +1,5 @@
-import type { RunLimits } from '../db/cron-limits.js';
-import type { CronRunRow } from '../db/cron-runs.js';
+import type { RunLimits } from './limits-sql.js';
+import type { CronRunRow } from './runs-sql.js';
 import type { CatchUpPolicy, OverlapPolicy } from '../api/define-job.js';
 
 /** A job as `cron list`, the admin API and the dashboard show it. */

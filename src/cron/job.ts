@@ -1,9 +1,9 @@
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { StripeApi } from '../payments-api/stripe-client.js';
 import type { Database } from '../db/database.js';
-import type { ClaimInput, CronTrigger } from '../db/cron-runs.js';
-import type { RunLimits } from '../db/cron-limits.js';
+import type { ClaimInput, CronTrigger } from './runs-sql.js';
+import type { RunLimits } from './limits-sql.js';
 import type { Logger } from '../log.js';
 import type { CatchUpPolicy, JobPolicies, OverlapPolicy, RetryPolicy } from '../api/define-job.js';
 import { backoffMs } from '../backoff.js';

@@ -1,5 +1,5 @@
 import type { Database } from '../db/database.js';
-import { latestCronRuns, tickHasRun } from '../db/cron-run-history.js';
+import { latestCronRuns, tickHasRun } from './run-history-sql.js';
 import type { ScheduledJob } from './schedule.js';
 
 /** A scheduled job that is behind: one tick not started in time, or no run at all for twice its interval. */

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import { jobsWithDueRuns, startDueRun } from '../db/cron-queue.js';
+import { jobsWithDueRuns, startDueRun } from './queue-sql.js';
 import type { Database } from '../db/database.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';

@@ -2,7 +2,7 @@ import type { JobContext, JobDatabase, JobDefinition, JobTransaction } from '../
 import { readEnvNames } from '../api/env-names.js';
 import type { Database, Queryable } from '../db/database.js';
 import { ConfigError, messageOf } from '../errors.js';
-import { readNamedSettings } from '../named-settings.js';
+import { readNamedSettings } from '../config/named-settings.js';
 import { resolveJob, type EngineJobContext, type ResolvedJob } from './job.js';
 
 /** SQL only, on a connection or a transaction: nothing else of the engine's object is reachable from it. */

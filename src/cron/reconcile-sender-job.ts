@@ -1,4 +1,4 @@
-import { listCronRuns } from '../db/cron-run-history.js';
+import { listCronRuns } from './run-history-sql.js';
 import { EventWriter } from '../db/event-writer.js';
 import { SENDER_RECONCILES, type ReconcileSender } from '../reconcile/senders.js';
 import type { EngineJobSpec } from './job.js';

@@ -1,4 +1,4 @@
-import { claimCronRun, retryOf, settleCronRun, type CronTrigger, type RetryRule } from '../db/cron-runs.js';
+import { claimCronRun, retryOf, settleCronRun, type CronTrigger, type RetryRule } from './runs-sql.js';
 import { AppError, messageOf } from '../errors.js';
 import { overlapFlags, retryDelayMs, type ResolvedJob } from './job.js';
 import { captureRunLog } from './run-output.js';

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
-import type { CronTrigger } from '../db/cron-runs.js';
+import type { Config } from '../config/config.js';
+import type { CronTrigger } from './runs-sql.js';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';

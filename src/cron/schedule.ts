@@ -1,5 +1,5 @@
 import { Cron } from 'croner';
-import type { CronEntry } from '../platform-entries.js';
+import type { CronEntry } from '../config/platform-entries.js';
 import { ConfigError } from '../errors.js';
 import { JOB_NAME, unbuiltJobHint, type JobRegistry } from './registry.js';
 import { DEFAULT_TIME_ZONE, isTimeZone, TIME_ZONE_EXAMPLES } from './time-zone.js';

@@ -1,8 +1,8 @@
 import { backoffMs } from '../backoff.js';
 import type { Clock } from '../clock.js';
 import type { Database } from '../db/database.js';
-import { lastScheduledFor } from '../db/cron-run-history.js';
-import { enqueueRuns } from '../db/cron-queue.js';
+import { lastScheduledFor } from './run-history-sql.js';
+import { enqueueRuns } from './queue-sql.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { CatchUpPolicy } from '../api/define-job.js';

@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import type { CaptureStatus, ChangeCapture } from '../changes/capture.js';
 import type { Clock } from '../clock.js';
-import { type Config } from '../config.js';
+import { type Config } from '../config/config.js';
 import { SOURCES, type Source } from '../webhooks/providers/index.js';
 import type { Database } from '../db/database.js';
 import { probeInboxInsert, type EventWriter } from '../db/event-writer.js';

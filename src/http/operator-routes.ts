@@ -1,7 +1,7 @@
 import type { Hono } from 'hono';
 import type { ChangeCapture } from '../changes/capture.js';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { CronService } from '../cron/cron-service.js';
 import type { Database } from '../db/database.js';
 import { countEventsByStatus } from '../db/event-counts.js';

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { backoffMs } from '../backoff.js';
 import { WakeableSleep } from '../wakeable-sleep.js';
 import type { Database } from '../db/database.js';

@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { Queryable } from '../db/database.js';
 import { providerFor, SOURCES } from '../webhooks/providers/index.js';
 

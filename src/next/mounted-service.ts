@@ -1,4 +1,4 @@
-import { loadConfig, type Config } from '../config.js';
+import { loadConfig, type Config } from '../config/config.js';
 import { ConfigError, messageOf } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
 import { startService, type RunningService } from '../service.js';

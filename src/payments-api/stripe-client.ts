@@ -1,5 +1,5 @@
 import type Stripe from 'stripe';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 
 /** Where the Stripe API client sends requests: Stripe itself, or (`STRIPE_API_BASE`, tests) a local server. */
 export type StripeApiSettings = NonNullable<Config['stripe']>;

@@ -5,7 +5,7 @@ import { ConfigError, messageOf } from '../errors.js';
 import type { EventHandler, HandlerRegistry } from '../deliveries/registry.js';
 import { stripeThinFetchers } from '../inbox/handlers/stripe-thin-events.js';
 import type { StripeApi } from '../payments-api/stripe-client.js';
-import { readNamedSettings } from '../named-settings.js';
+import { readNamedSettings } from '../config/named-settings.js';
 import { displayPath, importDefault, listModuleFiles, PROJECT_EXTENSIONS } from '../module-files.js';
 import { parseFlowOptions, type FlowPlan } from '../flow/options.js';
 

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ReceivingSetup } from '../api/event-names.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { ConfigError } from '../errors.js';
 import { BUILT_IN_HANDLER_NAMES, createDefaultHandlers } from '../inbox/handlers/defaults.js';
 import type { HandlerRegistry } from '../deliveries/registry.js';

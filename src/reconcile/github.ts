@@ -1,4 +1,4 @@
-import type { GithubApiSettings, GithubHook } from '../config-senders.js';
+import type { GithubApiSettings, GithubHook } from '../config/senders.js';
 import type { Queryable } from '../db/database.js';
 import { storedKeys } from '../db/stored-keys.js';
 import { apiUrl, callSenderApi, sameOriginLink, type SenderApiClient } from './sender-api.js';

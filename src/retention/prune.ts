@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { RetentionDays } from '../config.js';
+import type { RetentionDays } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import { pruneSenderRejections } from '../issues/rejection-counter.js';
 import { countPrunable, deleteEvents, expireEventKeys, saveKeysOfOldEvents, trimCronRuns } from '../db/retention.js';

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { RetentionDays } from '../config.js';
+import type { RetentionDays } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';

@@ -1,4 +1,4 @@
-import { type Config } from '../config.js';
+import { type Config } from '../config/config.js';
 import { defaultProvider, providerFor, type Source, SOURCES } from './providers/index.js';
 import { ConfigError } from '../errors.js';
 import type { ProviderDefinition } from './provider.js';

@@ -1,4 +1,4 @@
-import { type Config } from '../config.js';
+import { type Config } from '../config/config.js';
 import { providerFor, type Source, SOURCES } from './providers/index.js';
 import { AppError } from '../errors.js';
 import type { Verifier } from './delivery.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChangeCapture, STANDBY_POLL_MS, type ChangeCapture } from '../../src/changes/capture.js';
-import type { ChangesSettings } from '../../src/config.js';
+import type { ChangesSettings } from '../../src/config/config.js';
 import type { Database } from '../../src/db/database.js';
 import { ConfigError } from '../../src/errors.js';
 import { HandlerRegistry } from '../../src/deliveries/registry.js';

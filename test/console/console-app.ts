@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import { ManualClock, systemClock } from '../../src/clock.js';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/config/config.js';
 import { createCronService, type CronService } from '../../src/cron/cron-service.js';
 import type { Database } from '../../src/db/database.js';
 import { EventWriter } from '../../src/db/event-writer.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { describeDatabase } from '../../src/cli/check.js';
-import { loadConfig, loadDotEnvFile } from '../../src/config.js';
+import { loadConfig, loadDotEnvFile } from '../../src/config/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { createVerifiers } from '../../src/webhooks/verifiers.js';
 

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
 import { CRON_USER_AGENT, withHttpTargets } from '../../src/cron/http-target.js';
 import { ConfigError } from '../../src/errors.js';
-import type { CronEntry } from '../../src/platform-entries.js';
+import type { CronEntry } from '../../src/config/platform-entries.js';
 import { SECRETS, testConfig } from '../helpers/config.js';
 import { databaseKinds, useTestDatabase } from '../helpers/db.js';
 import { allRuns, createHarness, jobsOf } from './support.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { readPlatformConfig } from '../../src/platform-config.js';
+import { readPlatformConfig } from '../../src/config/platform.js';
 import { resolveJob } from '../../src/cron/job.js';
 import { loadJobs } from '../../src/cron/registry.js';
 import { parseSchedule, validateCrons, vercelIncompatibilities } from '../../src/cron/schedule.js';

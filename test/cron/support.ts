@@ -1,12 +1,12 @@
 import type { Context, Hono } from 'hono';
 import { ManualClock } from '../../src/clock.js';
-import type { Config } from '../../src/config.js';
-import type { CronEntry } from '../../src/platform-entries.js';
+import type { Config } from '../../src/config/config.js';
+import type { CronEntry } from '../../src/config/platform-entries.js';
 import { createCronService, type CronService } from '../../src/cron/cron-service.js';
 import { resolveJob, type EngineJobSpec } from '../../src/cron/job.js';
 import type { JobRegistry } from '../../src/cron/registry.js';
 import type { Database, Queryable } from '../../src/db/database.js';
-import { COLUMNS, type CronRunRow } from '../../src/db/cron-runs.js';
+import { COLUMNS, type CronRunRow } from '../../src/cron/runs-sql.js';
 import { EventWriter } from '../../src/db/event-writer.js';
 import { buildApp } from '../../src/http/build-app.js';
 import { silentLogger } from '../../src/log.js';

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vit
 import { ManualClock } from '../../src/clock.js';
 import { withHttpTargets } from '../../src/cron/http-target.js';
 import { ConfigError } from '../../src/errors.js';
-import type { CronEntry } from '../../src/platform-entries.js';
+import type { CronEntry } from '../../src/config/platform-entries.js';
 import { testConfig } from '../helpers/config.js';
 import { databaseKinds, useTestDatabase } from '../helpers/db.js';
 import { allRuns, createHarness, jobsOf } from './support.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readSchema } from '../../src/config-values.js';
+import { readSchema } from '../../src/config/values.js';
 import { ConfigError } from '../../src/errors.js';
 import { schemaRewrite } from '../../src/db/schema-name.js';
 

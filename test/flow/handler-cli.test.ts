@@ -12,8 +12,8 @@ import { handlersWith, operatorApp, recorder } from './operator-app.js';
 /** The app the CLI's admin client calls: what `withAdminClient` hands the commands, in-process as its local mode does. */
 const target = vi.hoisted(() => ({ app: undefined as Hono | undefined }));
 
-vi.mock('../../src/config.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../../src/config.js')>();
+vi.mock('../../src/config/config.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../src/config/config.js')>();
   // The commands' `loadConfig()` (the mocked client ignores it); the test helpers' `loadConfig(env)` stays real.
   return { ...real, loadConfig: (...args: Parameters<typeof real.loadConfig>) => (args.length === 0 ? ({} as never) : real.loadConfig(...args)) };
 });

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import { ManualClock } from '../../src/clock.js';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/config/config.js';
 import type { Database } from '../../src/db/database.js';
 import { EventWriter } from '../../src/db/event-writer.js';
 import { buildApp } from '../../src/http/build-app.js';

@@ -1,4 +1,4 @@
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config/config.js';
 
 /** Test signing secrets: Stripe's are opaque strings, Svix/Clerk's are `whsec_` + base64. */
 export const SECRETS = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SEED_SOURCES } from '../../src/config.js';
+import { SEED_SOURCES } from '../../src/config/config.js';
 import { SAMPLE_TYPES, buildSample } from '../../src/webhooks/samples.js';
 import { createTestApp } from '../helpers/app.js';
 import { databaseKinds, useTestDatabase } from '../helpers/db.js';

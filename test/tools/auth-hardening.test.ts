@@ -2,7 +2,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CaptureStatus } from '../../src/changes/capture.js';
 import { ManualClock } from '../../src/clock.js';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/config/config.js';
 import { createCronService } from '../../src/cron/cron-service.js';
 import { EventWriter } from '../../src/db/event-writer.js';
 import { buildApp } from '../../src/http/build-app.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { SOURCES } from '../../src/webhooks/providers/index.js';
 import { EventWriter } from '../../src/db/event-writer.js';
 import { createApp } from '../../src/http/app.js';

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import { ManualClock } from '../../src/clock.js';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/config/config.js';
 import { createCronService, type CronService } from '../../src/cron/cron-service.js';
 import { resolveJob } from '../../src/cron/job.js';
 import type { Database } from '../../src/db/database.js';

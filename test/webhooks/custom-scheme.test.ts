@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { buildOpenApiDocument } from '../../src/http/openapi.js';
 import { customProvider } from '../../src/webhooks/providers/custom.js';

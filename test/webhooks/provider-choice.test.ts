@@ -2,7 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { Environment, Paddle } from '@paddle/paddle-node-sdk';
 import { Webhook } from 'standardwebhooks';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { PAYMENTS_PROVIDERS, AUTH_PROVIDERS } from '../../src/webhooks/providers/index.js';
 import { buildSample, encodeSample, signSample } from '../../src/webhooks/samples.js';
 import { countEvents, createTestApp, type TestApp } from '../helpers/app.js';

@@ -1,4 +1,4 @@
-import { listCronRuns } from '../../db/cron-run-history.js';
+import { listCronRuns } from '../run-history-sql.js';
 import { EventWriter } from '../../db/event-writer.js';
 import { reconcilePayments, STRIPE_EVENT_RETENTION_DAYS } from '../../payments-api/reconcile.js';
 import type { EngineJobSpec } from '../job.js';

@@ -2,7 +2,7 @@ import type { Context, Hono } from 'hono';
 import type { JobStatus } from '../../cron/cron-service.js';
 import type { BackfillPlan } from '../../cron/controls.js';
 import { tickInZone } from '../../cron/time-zone.js';
-import type { CronRunRow } from '../../db/cron-runs.js';
+import type { CronRunRow } from '../../cron/runs-sql.js';
 import { AppError } from '../../errors.js';
 import type { AdminApiDeps } from '../admin.js';
 import { html, type SafeHtml } from '../html.js';

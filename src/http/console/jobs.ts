@@ -5,7 +5,7 @@ import { AppError } from '../../errors.js';
 import type { AdminApiDeps } from '../admin.js';
 import { csrfOf, page } from './http.js';
 import { messagePage } from './layout.js';
-import type { CronRunRow } from '../../db/cron-runs.js';
+import type { CronRunRow } from '../../cron/runs-sql.js';
 import { html, type SafeHtml } from '../html.js';
 import { status, time } from './layout.js';
 

@@ -1,5 +1,5 @@
-import type { Config } from '../../config.js';
-import { ENV_VARIABLES } from '../../config-variables.js';
+import type { Config } from '../../config/config.js';
+import { ENV_VARIABLES } from '../../config/variables.js';
 import { CHOOSABLE_SOURCES, PROVIDERS, SOURCES, choiceEnvName, isChoosable, routeSecretEnvName } from '../../webhooks/providers/index.js';
 
 /** One setting as the Settings page shows it: never a secret's value, only whether it is set. */

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/config.js';
 import type { AdminApiDeps } from '../admin.js';
 import { html, type SafeHtml } from '../html.js';
 import { csrfOf, page } from './http.js';

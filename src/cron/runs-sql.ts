@@ -1,5 +1,5 @@
-import type { Database, Queryable } from './database.js';
-import { waitForLimits, type RunLimits } from './cron-limits.js';
+import type { Database, Queryable } from '../db/database.js';
+import { waitForLimits, type RunLimits } from './limits-sql.js';
 
 /** What started a run; the `trigger` column of `cron_runs`, read by operators' queries, so its values do not change (docs/design.md). */
 export type CronTrigger = 'schedule' | 'http' | 'cli';

@@ -1,5 +1,5 @@
 /**
- * The senders' API keys and bases gap repair uses (config-senders.ts reads them), in the order configuration.md lists them;
+ * The senders' API keys and bases gap repair uses (senders.ts reads them), in the order configuration.md lists them;
  * spread into ENV_VARIABLES (each entry an `EnvVariable`, written out here so neither file imports the other).
  */
 export const SENDER_API_VARIABLES: ReadonlyArray<{ name: string; default: string; description: string; feature: string }> = [

@@ -1,8 +1,8 @@
-import type { Database, Queryable } from './database.js';
-import { mayStartPending, type RunLimits } from './cron-limits.js';
-import { COLUMNS, lockJob, runningRunOf, type CronRunRow, type RetryRule } from './cron-runs.js';
+import type { Database, Queryable } from '../db/database.js';
+import { mayStartPending, type RunLimits } from './limits-sql.js';
+import { COLUMNS, lockJob, runningRunOf, type CronRunRow, type RetryRule } from './runs-sql.js';
 
-export { enqueueRuns, type PendingRun } from './cron-runs.js';
+export { enqueueRuns, type PendingRun } from './runs-sql.js';
 
 /** Jobs with a `pending` run due at `now`, or a `running` one past its expiry (its instance died: it may be retried), each once. */
 export async function jobsWithDueRuns(db: Queryable, now: Date): Promise<string[]> {

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { ConfigError } from './errors.js';
+import { ConfigError } from '../errors.js';
 
 /** The environment as config.ts reads it. */
 export type Env = Record<string, string | undefined>;

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ConfigError } from './errors.js';
+import { ConfigError } from '../errors.js';
 import {
   readAlerts,
   readChanges,
@@ -20,12 +20,12 @@ import {
   type PoolerSettings,
   type RetentionDays,
   type StripeSettings,
-} from './config-values.js';
-import { readBuiltInHandlerSwitches, readPlatformConfig, readWebhookSchemes } from './platform-config.js';
+} from './values.js';
+import { readBuiltInHandlerSwitches, readPlatformConfig, readWebhookSchemes } from './platform.js';
 import type { CronEntry, WebhookSchemeEntry } from './platform-entries.js';
-import { checkBearerValues, readBearer, readSecret } from './config-secrets.js';
-import { readSenderApis, type SenderApiSettings } from './config-senders.js';
-import type { SecretSetting } from './webhooks/provider.js';
+import { checkBearerValues, readBearer, readSecret } from './secrets.js';
+import { readSenderApis, type SenderApiSettings } from './senders.js';
+import type { SecretSetting } from '../webhooks/provider.js';
 import {
   CHOOSABLE_SOURCES,
   PROVIDERS_BY_ROUTE,
@@ -37,7 +37,7 @@ import {
   routeSecretEnvName,
   type ProviderChoice,
   type Source,
-} from './webhooks/providers/index.js';
+} from '../webhooks/providers/index.js';
 
 export type { AlertSettings, ChangesSettings, RetentionDays, StripeSettings };
 

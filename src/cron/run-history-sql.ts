@@ -1,5 +1,5 @@
-import type { Queryable } from './database.js';
-import { COLUMNS, type CronRunRow, type CronRunStatus } from './cron-runs.js';
+import type { Queryable } from '../db/database.js';
+import { COLUMNS, type CronRunRow, type CronRunStatus } from './runs-sql.js';
 
 /** The latest tick recorded for a job, so a restarted scheduler knows which ticks it missed. */
 export async function lastScheduledFor(db: Queryable, job: string): Promise<Date | null> {

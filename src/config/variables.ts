@@ -1,4 +1,4 @@
-import { SENDER_API_VARIABLES } from './config-variables-senders.js';
+import { SENDER_API_VARIABLES } from './variables-senders.js';
 
 /**
  * One environment variable hookrun reads: what `docs/configuration.md` says

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { isLoopbackHost, parseSetting, type Env } from './config-values.js';
-import { ConfigError } from './errors.js';
+import { isLoopbackHost, parseSetting, type Env } from './values.js';
+import { ConfigError } from '../errors.js';
 
 /** Which GitHub webhook `hookrun reconcile github` lists deliveries of: a repository's or an organization's. */
 export type GithubHook = { kind: 'repo'; owner: string; repo: string; id: string } | { kind: 'org'; org: string; id: string };

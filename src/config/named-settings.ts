@@ -1,4 +1,4 @@
-import { ConfigError } from './errors.js';
+import { ConfigError } from '../errors.js';
 
 /**
  * The settings a project's handler or job names in `env: [...]`, from the

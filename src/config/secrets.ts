@@ -1,6 +1,6 @@
-import type { Env } from './config-values.js';
-import { ConfigError } from './errors.js';
-import type { SecretSetting } from './webhooks/provider.js';
+import type { Env } from './values.js';
+import { ConfigError } from '../errors.js';
+import type { SecretSetting } from '../webhooks/provider.js';
 
 /** A receiver's secret: the first of `names` that is set, its comma-separated values (several during a rotation). */
 export function readSecret(env: Env, names: readonly string[]): SecretSetting | undefined {

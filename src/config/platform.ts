@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { ConfigError } from './errors.js';
-import { nearestKey } from './nearest-key.js';
+import { ConfigError } from '../errors.js';
+import { nearestKey } from '../nearest-key.js';
 import type { CronEntry, WebhookSchemeEntry } from './platform-entries.js';
 
 /** Fields an HTTP target may carry that a job file sets in `defineJob`. */

@@ -1,4 +1,4 @@
-import type { CustomScheme } from './webhooks/providers/custom.js';
+import type { CustomScheme } from '../webhooks/providers/custom.js';
 
 /**
  * One entry of platform.json `crons`, as written (validated by cron/schedule.ts):

@@ -1,4 +1,4 @@
-import type { Queryable } from './database.js';
+import type { Queryable } from '../db/database.js';
 
 /**
  * A job's own limits, across instances (an HTTP target's `concurrency` and
