@@ -1,6 +1,7 @@
 import type { AuthDrainFigures } from './auth-drain.js';
 import type { CronFigures } from './cron.js';
-import type { FlowDrainFigures, FlowFigures } from './flow.js';
+import type { FlowDrainFigures } from './flow-drain.js';
+import type { FlowFigures } from './flow.js';
 import type { IngestFigures } from './ingest.js';
 import type { LeverFigures } from './levers.js';
 import type { ProcessingFigures } from './processing.js';
@@ -224,6 +225,19 @@ function flowSection(flow: FlowFigures): string[] {
     `rateLimit ${rate.limit}/s for ${rate.seconds} s: ${num(rate.starts)} starts, ${num(rate.perSecond, 2)}/s, ${rate.deviation >= 0 ? '+' : ''}${(rate.deviation * 100).toFixed(1)} % (target ± 5 %); ` +
       `most in any 1 s: ${rate.maxPerSecondByHandler} by handler start, ${rate.maxPerSecondBySlot} by granted slot (${num(rate.slots)} slots); ` +
       `events started again: ${rate.repeated}; worker errors: ${rate.workerErrors}${rate.firstError ? ` (first: ${rate.firstError})` : ''}`,
+    `A keyed handler (rateLimit per key, every event a new key) drained on a fresh database and after ${num(flow.keysGone.keys)} distinct keys came and went ` +
+      `(their idle rows written in ${num(flow.keysGone.fillMs / 1000, 1)} s, swept by the engine beside the first drain)`,
+    table(
+      [
+        'database',
+        'drain events/s (×fresh)',
+        'CPU µs/event: hookrun + PostgreSQL',
+        'inbox claim transaction p50 / p99 ms (claims)',
+        'flow claim transaction p50 / p99 ms (claims)',
+      ],
+      [row('fresh', flow.keysGone.empty), row(`after ${num(flow.keysGone.keys)} keys`, flow.keysGone.afterKeys, flow.keysGone.empty)],
+    ),
+    `drain after the keys, each round over the fresh drain before it: ×${range(flow.keysGone.pairRatio, 2)} (target within 10 %: ≥ ×0.90); rows of the gone keys left: ${num(flow.keysGone.rowsLeft)} (must be 0)`,
     '',
   ];
 }

@@ -243,8 +243,8 @@ async function main(): Promise<void> {
   }
   if (!skip.has('flow')) {
     const sizes = smoke
-      ? { events: 2_000, deliveries: 20_000, keys: 200, rounds, rate: { limit: 50, seconds: 5 } }
-      : { events: 20_000, deliveries: 1_000_000, keys: 10_000, rounds, rate: { limit: 50, seconds: 60 } };
+      ? { events: 2_000, deliveries: 20_000, keys: 200, goneKeys: 20_000, rounds, rate: { limit: 50, seconds: 5 } }
+      : { events: 20_000, deliveries: 1_000_000, keys: 10_000, goneKeys: 1_000_000, rounds, rate: { limit: 50, seconds: 60 } };
     report.flow = await runFlow(databaseUrl, sizes, progress);
     if (!report.flow.available) progress(`flow: skipped: ${report.flow.reason}`);
   }

@@ -96,7 +96,7 @@ async function choose(
   candidates: readonly string[],
   o: { now: number; room: number; until: number; tats: ReadonlyMap<string, number | undefined> },
 ): Promise<{ chosen: Chosen[]; folded: number[] }> {
-  const probes = await probeKeys(tx, rule, candidates);
+  const probes = await probeKeys(tx, rule, candidates, o.room);
   const ready: Array<{ key: string; free: number }> = [];
   let room = o.room;
   for (const key of candidates) {
@@ -104,7 +104,8 @@ async function choose(
     if (!probe || room <= 0) continue;
     const state = keyState(rule, probe, o.now);
     if (state.kind !== 'waiting' || state.readyAt === null || state.readyAt > o.until) continue;
-    let free = Math.min(room, rule.keyLimit === null ? room : rule.keyLimit - probe.running, rule.batch || rule.debounce ? 1 : Infinity);
+    // A key takes at most what it has waiting (one run for a batch or a debounce), so the room goes on to the next keys.
+    let free = Math.min(room, rule.keyLimit === null ? room : rule.keyLimit - probe.running, rule.batch || rule.debounce ? 1 : probe.waiting);
     if (rule.rate?.perKey) free = rateSlots(o.tats.get(key), o.now, rule.rate.intervalMs, o.until, free).length;
     if (free <= 0) continue;
     ready.push({ key, free });

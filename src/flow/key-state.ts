@@ -17,7 +17,7 @@ export interface KeyProbe {
   head?: { rank: number; runAfter: number; eventId: number; createdAt: number };
   /** Debounce: when the newest waiting delivery is due (its arrival plus the quiet period). */
   newestRunAfter?: number;
-  /** Batch: how many wait, counted up to maxSize. */
+  /** How many wait, counted up to the probe's `countUpTo` (a batch's maxSize); 0 when not counted. */
   waiting: number;
   /** Runs of this key going on (a batch counts once). */
   running: number;
@@ -57,7 +57,7 @@ const iso = (value: number) => new Date(value).toISOString();
 
 /**
  * Probe keys of one handler: the head by rank (pending or failed), the
- * newest (debounce), how many wait up to maxSize (batch) and how many runs
+ * newest (debounce), how many wait up to a bound (the claim's room, a batch's maxSize) and how many runs
  * go on, each an index probe, so a key with a million waiting costs the same
  * as one with one.
  */
@@ -88,10 +88,19 @@ interface ProbeRow {
   running: number | string;
 }
 
-/** Probe these keys (their rows locked by the caller). */
-export async function probeKeys(tx: Queryable, rule: ClaimRule, keys: readonly string[]): Promise<Map<string, KeyProbe>> {
+/** The most waiting deliveries of one key a probe counts (a claim's room is smaller in practice). */
+const MAX_COUNTED = 1000;
+
+/**
+ * Probe these keys (their rows locked by the caller). `countUpTo`: count each
+ * key's waiting deliveries up to this many (a claim's room, so one key with
+ * one delivery does not take the room of the others); a batch counts up to
+ * its maxSize.
+ */
+export async function probeKeys(tx: Queryable, rule: ClaimRule, keys: readonly string[], countUpTo?: number): Promise<Map<string, KeyProbe>> {
   if (keys.length === 0) return new Map();
-  const rows = await tx.query<ProbeRow>(PROBE_SQL, [rule.handler, keys, rule.debounce !== undefined, rule.batch?.maxSize ?? null, rule.batch !== undefined]);
+  const upTo = rule.batch?.maxSize ?? (countUpTo === undefined ? null : Math.min(countUpTo, MAX_COUNTED));
+  const rows = await tx.query<ProbeRow>(PROBE_SQL, [rule.handler, keys, rule.debounce !== undefined, upTo, rule.batch !== undefined]);
   return new Map(
     rows.map((r) => [
       r.flow_key,
