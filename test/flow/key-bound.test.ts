@@ -36,4 +36,22 @@ describe.each(databaseKinds())('per-key state is bounded on $name', (kind) => {
       { status: 'processed', n: KEYS },
     ]);
   }, 120_000);
+
+  it('one claim spreads its room over many keys with one delivery each: a key takes only what it has waiting', async () => {
+    const t = flowHandler({ concurrency: { limit: 5, key } }, () => clock.now());
+    const { worker, clock } = testWorker(testDb.db, { handlers: t.handlers, options: { flowHorizonMs: 0, flowLocalLimit: 5 } });
+    const writer = new EventWriter(testDb.db);
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        writer.write({ source: 'test', key: `s${i}`, type: 'item.changed', payloadJson: JSON.stringify({ key: `spread_${i}` }) }),
+      ),
+    );
+    let rounds = 0;
+    while (t.calls.length < 20 && rounds < 40) {
+      await worker.runOnce();
+      rounds += 1;
+    }
+    expect(t.calls).toHaveLength(20);
+    expect(rounds).toBeLessThanOrEqual(5); // 5 at a time: 4 claims (and the inbox's first), not one key per claim
+  });
 });
