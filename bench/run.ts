@@ -29,6 +29,7 @@ import {
   type ServerProcess,
 } from './servers.js';
 import { runStartup } from './startup.js';
+import { baselineRoot } from './baseline.js';
 import { runStorage } from './storage.js';
 import { PGBOUNCER, startPgBouncer } from '../test/helpers/pgbouncer.js';
 
@@ -73,11 +74,13 @@ function build(): void {
   }
 }
 
-/** The hookrun builds in the rotation: this checkout, and older ones with `--baseline <dir>[,<dir>…]` (before/after in one run). */
+/** `--baseline` as built folders: each entry a built checkout or a git ref (built once in a temp dir, bench/baseline.ts). */
+const baselineRoots = (args.baseline?.split(',').filter(Boolean) ?? []).map((spec) => ({ spec, root: baselineRoot(spec, ROOT, progress) }));
+
+/** The hookrun builds in the rotation: this checkout, and older ones with `--baseline <dir or git ref>[,…]` (before/after in one run). */
 function builds(): Array<{ label: string; root?: string }> {
   const list: Array<{ label: string; root?: string }> = [{ label: 'hookrun' }];
-  const roots = args.baseline?.split(',').filter(Boolean) ?? [];
-  roots.forEach((root, i) => list.push({ label: roots.length > 1 ? `baseline ${i + 1}` : 'baseline', root }));
+  baselineRoots.forEach(({ spec, root }) => list.push({ label: baselineRoots.length > 1 ? `baseline ${spec}` : 'baseline', root }));
   return list;
 }
 
@@ -215,7 +218,7 @@ async function main(): Promise<void> {
   );
   if (!skip.has('startup')) {
     report.startup = await runStartup(smoke ? 1 : 3, databaseUrl, progress);
-    if (args.baseline) report.startupBaseline = await runStartup(smoke ? 1 : 3, databaseUrl, progress, args.baseline.split(',')[0]);
+    if (args.baseline) report.startupBaseline = await runStartup(smoke ? 1 : 3, databaseUrl, progress, baselineRoots[0]!.root);
   }
   if (!skip.has('ingest')) report.ingest = await ingestSection();
   if (!skip.has('processing')) {
