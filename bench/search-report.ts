@@ -44,6 +44,21 @@ export function formatSearch(search: SearchFigures): string[] {
     `webhook_events at ${n(search.events)} rows: heap ${mb(sizes.heapBytes)} MB, TOAST ${mb(sizes.toastBytes)} MB; event_search (search keys) heap ${mb(sizes.searchKeysBytes)} MB; indexes: ` +
       sizes.indexes.map((i) => `${i.name}${CONSOLE_INDEXES.has(i.name) ? ' (console)' : ''} ${mb(i.bytes)} MB`).join(', '),
   ];
+  const normal = search.oddPayloads[0];
+  out.push(
+    `Odd payloads, each stored ${search.repeats} times one at a time beside the rest (×per MiB against the normal event):`,
+    table(
+      ['payload', 'size KiB', 'ms/event', 'ms/MiB', 'search keys', 'found by its customer id'],
+      search.oddPayloads.map((o) => [
+        o.kind,
+        n(o.bytes / 1024, 1),
+        n(o.msPerEvent, 2),
+        `${n(o.msPerMiB, 1)}${normal && o !== normal ? ` ×${(o.msPerMiB / normal.msPerMiB).toFixed(2)}` : ''}`,
+        String(o.searchKeys),
+        o.foundById ? 'yes' : 'NO',
+      ]),
+    ),
+  );
   for (const q of targeted.filter((q) => q.planText)) out.push(`plan of ${q.label} (over target):`, q.planText!);
   return [...out, ''];
 }

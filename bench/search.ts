@@ -1,3 +1,4 @@
+import { measureOddPayloads, type OddPayloadFigures } from './odd-payloads.js';
 import { openDatabase } from '../src/db/client.js';
 import type { Database } from '../src/db/database.js';
 import { filterConditions, parsePayloadMatch } from '../src/db/event-filter.js';
@@ -42,6 +43,8 @@ export type SearchFigures =
       baseline: SearchQueryFigures;
       queries: SearchQueryFigures[];
       sizes: SearchSizes;
+      /** Hostile payload shapes stored beside a normal one: time per event and per MiB, search keys, found by id. */
+      oddPayloads: OddPayloadFigures[];
     };
 
 export interface SearchOptions {
@@ -194,6 +197,8 @@ export async function runSearch(databaseUrl: string | undefined, options: Search
     opened.push(db);
     const baselineCase: SearchCase = { label: 'newest page, no filter (baseline)', filter: '(none)', query: {}, targeted: false };
     const [baseline, ...queries] = await measureCases(db, [baselineCase, ...searchCases(fill)], options.repeats, progress);
+    const oddPayloads = await measureOddPayloads(db, options.repeats);
+    progress(`search: odd payloads stored (${oddPayloads.map((o) => `${o.kind} ${o.msPerEvent.toFixed(1)} ms`).join(', ')})`);
     return {
       available: true,
       events: options.events,
@@ -203,6 +208,7 @@ export async function runSearch(databaseUrl: string | undefined, options: Search
       baseline: baseline!,
       queries,
       sizes,
+      oddPayloads,
     };
   } finally {
     for (const db of opened) await db.close();
