@@ -222,10 +222,12 @@ export class EventWriter {
       if (row.same_body_as !== null && row.same_body_as !== undefined) sameBody.set(Number(row.id), Number(row.same_body_as));
       else if (row.claimed === false && digestOf.get(identity(row)) !== undefined) late.push([Number(row.id), digestOf.get(identity(row))!]);
     }
-    if (late.length > 0) {
-      const named = await this.db.query<{ id: number; same_body_as: number }>(SAME_BODY_LATE_SQL, [late.map(([id]) => id), late.map(([, d]) => d)]);
-      for (const row of named) sameBody.set(Number(row.id), Number(row.same_body_as));
-    }
+    if (late.length === 0) return sameBody;
+    // The events are committed: a failure here leaves them unmarked, never unanswered.
+    const named = await this.db
+      .query<{ id: number; same_body_as: number }>(SAME_BODY_LATE_SQL, [late.map(([id]) => id), late.map(([, d]) => d)])
+      .catch(() => []);
+    for (const row of named) sameBody.set(Number(row.id), Number(row.same_body_as));
     return sameBody;
   }
 }
