@@ -15,6 +15,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly suspectedReplays = new Counter({
+    name: 'hookrun_suspected_replays_total',
+    help: 'Deliveries stored under a new delivery id with a signed body an earlier event of the source had (GitHub, Shopify): stored and handled, and marked with that event.',
+    labelNames: ['source'] as const,
+    registers: [this.registry],
+  });
+
   readonly requestsRejected = new Counter({
     name: 'hookrun_requests_rejected_total',
     help: 'Requests refused (bad or missing credentials, over a size or budget limit, throttled) by route and reason; only the first few per minute are logged.',

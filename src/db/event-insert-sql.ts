@@ -25,7 +25,7 @@ export function valuesRow(p: number, digest: boolean): string {
  * deliveries), write its search keys, keep its request (its body only when
  * it is not the payload itself), then answer its id and wake the workers.
  */
-export const REQUESTS_AND_ANSWER = `,
+export const KEEP_REQUESTS = `,
   queued AS (
     INSERT INTO hookrun.new_events (event_id) SELECT id FROM stored
   ),
@@ -37,8 +37,11 @@ export const REQUESTS_AND_ANSWER = `,
     INSERT INTO hookrun.event_requests (event_id, headers, body, verification)
     SELECT stored.id, v.h, v.b, v.r FROM stored JOIN v ON v.s = stored.source AND v.k = stored.key
     WHERE v.r IS NOT NULL
-  )
-  SELECT id, source, key, pg_notify('hookrun_events', '') FROM stored`; // one notify per transaction at commit; none for duplicates
+  )`;
+
+/** The answer: one notify per transaction at commit; none for duplicates. */
+export const REQUESTS_AND_ANSWER = `${KEEP_REQUESTS}
+  SELECT id, source, key, pg_notify('hookrun_events', '') FROM stored`;
 
 const sqlBySlots = new Map<number, string>();
 

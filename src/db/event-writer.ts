@@ -1,5 +1,5 @@
-import type { Database, Queryable } from './database.js';
-import { insertWithDigestSql } from './event-digest-sql.js';
+import type { Queryable } from './database.js';
+import { digestRounds, insertWithDigestSql, SAME_BODY_LATE_SQL } from './event-digest-sql.js';
 import { INSERT_WIDTH, insertSql } from './event-insert-sql.js';
 import { NotConfirmedError, NotStoredError, RejectedPayloadError } from './event-write-errors.js';
 import { searchKeysOf } from './search-keys.js';
@@ -11,7 +11,7 @@ export interface NewEvent {
   type: string;
   /** The verified raw JSON text, stored as it came (json), with the ids and emails it carries as its search keys. */
   payloadJson: string;
-  /** A second unique key per source (event-digest-sql.ts): the same body under a new key is a duplicate. */
+  /** A digest of the signed body (event-digest-sql.ts): an event with a new key and a body seen before is stored, marked as a suspected replay. */
   bodyDigest?: string;
   /** The HTTP request it came in, kept beside it (event_requests); absent for events without one. */
   request?: KeptRequest;
@@ -27,10 +27,14 @@ export interface KeptRequest {
 
 /** The outcome of storing one delivery. */
 export interface StoredEvent {
-  /** Row id; for a duplicate, the id of the row stored first. */
+  /** Row id; for a duplicate, the id of the row stored first (0 when retention deleted it and only its key is left). */
   id: number;
   duplicate: boolean;
+  /** A new event whose body an earlier event of its source had (a suspected replay): that event's id. */
+  sameBodyAs?: number;
 }
+
+type InsertedRow = { id: number | string; source: string; key: string; same_body_as?: number | string | null; claimed?: boolean };
 
 const MAX_BATCH_ROWS = 500;
 /**
@@ -148,22 +152,27 @@ export class EventWriter {
   }
 
   private async insertBatch(batch: Pending[]): Promise<void> {
+    // Only the key makes a duplicate; a repeated body is another event (event-digest-sql.ts).
     const firstByIdentity = new Map<string, Pending>();
-    const firstByDigest = new Map<string, Pending>();
     const repeats: Array<[Pending, Pending]> = [];
     for (const item of batch) {
       const id = identity(item.event);
-      const digest = item.event.bodyDigest === undefined ? undefined : `${item.event.source}\u0000${item.event.bodyDigest}`;
-      const first = firstByIdentity.get(id) ?? (digest === undefined ? undefined : firstByDigest.get(digest));
+      const first = firstByIdentity.get(id);
       if (first) repeats.push([item, first]);
-      else {
-        firstByIdentity.set(id, item);
-        if (digest !== undefined) firstByDigest.set(digest, item);
-      }
+      else firstByIdentity.set(id, item);
     }
-    const unique = [...firstByIdentity.values()];
+    const idOf = new Map<string, number>();
+    const rounds = digestRounds([...firstByIdentity.values()], ({ event }) =>
+      event.bodyDigest === undefined ? undefined : `${event.source}\u0000${event.bodyDigest}`,
+    );
+    for (const round of rounds) if (round.length > 0) await this.insertRound(round, idOf);
+    for (const [item, first] of repeats) item.resolve({ id: idOf.get(identity(first.event)) ?? 0, duplicate: true });
+  }
+
+  /** One statement for `unique` (distinct keys, distinct bodies); resolves each and records its id in `idOf`. */
+  private async insertRound(unique: Pending[], idOf: Map<string, number>): Promise<void> {
     const slots = slotsFor(unique.length);
-    const digests = firstByDigest.size > 0;
+    const digests = unique.some((p) => p.event.bodyDigest !== undefined);
     const width = digests ? INSERT_WIDTH + 1 : INSERT_WIDTH;
     const params: Array<string | string[] | null> = new Array(slots * width).fill(null);
     for (let i = 0, p = 0; i < unique.length; i++) {
@@ -178,8 +187,9 @@ export class EventWriter {
       params[p++] = searchKeysOf(payloadJson);
       if (digests) params[p++] = bodyDigest ?? null;
     }
-    const inserted = await this.db.query<{ id: number; source: string; key: string }>(digests ? insertWithDigestSql(slots) : insertSql(slots), params);
+    const inserted = await this.db.query<InsertedRow>(digests ? insertWithDigestSql(slots) : insertSql(slots), params);
     const insertedIds = new Map(inserted.map((row) => [identity(row), Number(row.id)]));
+    const sameBody = await this.sameBodies(unique, inserted);
     const missing = unique.filter((p) => !insertedIds.has(identity(p.event)));
     const existingIds = new Map<string, number>();
     if (missing.length > 0) {
@@ -195,13 +205,30 @@ export class EventWriter {
     for (const item of unique) {
       const key = identity(item.event);
       const newId = insertedIds.get(key);
-      if (newId !== undefined) item.resolve({ id: newId, duplicate: false });
-      else item.resolve({ id: existingIds.get(key) ?? 0, duplicate: true });
+      // A key retention kept after deleting its event has no row left to name: 0.
+      const id = newId ?? existingIds.get(key) ?? 0;
+      idOf.set(key, id);
+      if (newId === undefined) item.resolve({ id, duplicate: true });
+      else item.resolve(sameBody.has(newId) ? { id, duplicate: false, sameBodyAs: sameBody.get(newId)! } : { id, duplicate: false });
     }
-    for (const [item, first] of repeats) {
-      const key = identity(first.event);
-      item.resolve({ id: insertedIds.get(key) ?? existingIds.get(key) ?? 0, duplicate: true });
+  }
+
+  /** New events' `same_body_as`, by id, with those another writer's row named after the statement (SAME_BODY_LATE_SQL). */
+  private async sameBodies(unique: Pending[], inserted: InsertedRow[]): Promise<Map<number, number>> {
+    const sameBody = new Map<number, number>();
+    const late: Array<[number, string]> = [];
+    const digestOf = new Map(unique.map((p) => [identity(p.event), p.event.bodyDigest]));
+    for (const row of inserted) {
+      if (row.same_body_as !== null && row.same_body_as !== undefined) sameBody.set(Number(row.id), Number(row.same_body_as));
+      else if (row.claimed === false && digestOf.get(identity(row)) !== undefined) late.push([Number(row.id), digestOf.get(identity(row))!]);
     }
+    if (late.length === 0) return sameBody;
+    // The events are committed: a failure here leaves them unmarked, never unanswered.
+    const named = await this.db
+      .query<{ id: number; same_body_as: number }>(SAME_BODY_LATE_SQL, [late.map(([id]) => id), late.map(([, d]) => d)])
+      .catch(() => []);
+    for (const row of named) sameBody.set(Number(row.id), Number(row.same_body_as));
+    return sameBody;
   }
 }
 
@@ -213,28 +240,4 @@ function isRowError(error: unknown): boolean {
 function asRejected(error: unknown): RejectedPayloadError {
   const detail = (error as Error | null)?.message ?? 'rejected by the database';
   return new RejectedPayloadError(`The payload cannot be stored: ${detail}.`, { cause: error });
-}
-
-const PROBE_ROLLBACK = new Error('readiness probe: rolled back on purpose');
-
-/**
- * What `/ready` asks: would an inbox insert commit now? In a transaction it
- * takes the lock an INSERT takes on `webhook_events` (waiting at most
- * `lockTimeoutMs`) and reads whether the transaction may write, then rolls
- * back: a locked inbox or a read-only database fails it where `SELECT 1`
- * passes, and nothing is written (no row, no dead tuple: PGlite has no
- * autovacuum to clean up after a probe a second).
- */
-export async function probeInboxInsert(db: Database, lockTimeoutMs: number): Promise<void> {
-  try {
-    await db.transaction(async (tx) => {
-      await tx.query(`SELECT set_config('lock_timeout', $1, true)`, [`${lockTimeoutMs}ms`]);
-      await tx.query('LOCK TABLE hookrun.webhook_events IN ROW EXCLUSIVE MODE');
-      const [row] = await tx.query<{ readOnly: string }>(`SELECT current_setting('transaction_read_only') AS "readOnly"`);
-      if (row?.readOnly === 'on') throw new Error('the database is read-only');
-      throw PROBE_ROLLBACK;
-    });
-  } catch (error) {
-    if (error !== PROBE_ROLLBACK) throw error;
-  }
 }

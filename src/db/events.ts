@@ -29,6 +29,8 @@ export interface EventSummary {
 /** One inbox row with its payload: what `events show` and `GET /api/events/:id` return. */
 export interface EventDetail extends EventSummary {
   payload: unknown;
+  /** A suspected replay: the earlier event of its source with the same signed body (GitHub, Shopify), else null. */
+  sameBodyAs: number | null;
 }
 
 /** Filters for a list page (event-filter.ts); `before` is the cursor: only ids below it. */
@@ -114,8 +116,11 @@ async function selectPage(
 
 /** One event with its payload, or undefined when no row has that id. */
 export async function getEvent(db: Database, id: number): Promise<EventDetail | undefined> {
-  const [row] = await db.query<SummaryRow & { payload: unknown }>(`SELECT ${SUMMARY_COLUMNS}, payload FROM hookrun.webhook_events WHERE id = $1 LIMIT 1`, [id]);
-  return row && asSummary(row);
+  const [row] = await db.query<SummaryRow & { payload: unknown; sameBodyAs: number | string | null }>(
+    `SELECT ${SUMMARY_COLUMNS}, payload, same_body_as AS "sameBodyAs" FROM hookrun.webhook_events WHERE id = $1 LIMIT 1`,
+    [id],
+  );
+  return row && { ...asSummary(row), sameBodyAs: row.sameBodyAs === null ? null : Number(row.sameBodyAs) };
 }
 
 /** One attempt of a delivery of an event (or the replay that opened a run), as the console, the admin API and the CLI show it. */

@@ -32,6 +32,8 @@ export const webhookEvents = hookrun.table(
     processedAt: tz('processed_at'),
     /** A captured row's identity: each handler runs one row's changes one at a time, in id order (its deliveries' flow key). */
     orderKey: text('order_key'),
+    /** A suspected replay: the earlier event of its source whose signed body was byte for byte the same (GitHub, Shopify; event-digest-sql.ts). */
+    sameBodyAs: bigint('same_body_as', { mode: 'number' }),
   },
   (t) => [
     uniqueIndex('webhook_events_source_key_uq').on(t.source, t.key),
@@ -55,6 +57,8 @@ export const webhookEventKeys = hookrun.table(
     source: text('source').notNull(),
     key: text('key').notNull(),
     receivedAt: tz('received_at').notNull(),
+    /** On a `<source>#body` row (a body digest, event-digest-sql.ts): the first event stored with that body. */
+    eventId: bigint('event_id', { mode: 'number' }),
   },
   (t) => [primaryKey({ columns: [t.source, t.key] }), index('webhook_event_keys_received_idx').on(t.receivedAt)],
 );

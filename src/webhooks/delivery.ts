@@ -8,7 +8,7 @@ export interface VerifiedDelivery {
   type: string;
   /** The verified body as text, stored as jsonb without re-serialising. */
   payloadJson: string;
-  /** For senders whose key is an unsigned header: a digest of the signed body, a second unique key (the same body under a new key is a duplicate). */
+  /** For senders whose key is an unsigned header: a digest of the signed body; the same body under a new key is stored and marked as a suspected replay. */
   bodyDigest?: string;
 }
 
@@ -100,5 +100,5 @@ export function requireString(value: Record<string, unknown>, field: string, wha
   return v;
 }
 
-/** The SHA-256 of a signed body (hex): what GitHub's and Shopify's deliveries are deduplicated by besides their unsigned ids. */
+/** The SHA-256 of a signed body (hex): how a GitHub or Shopify delivery under a new id is recognised as a suspected replay. */
 export const bodyDigestOf = (body: Uint8Array): string => createHash('sha256').update(body).digest('hex');

@@ -44,6 +44,7 @@ export function createReceiver(source: string, verifier: SourceVerifier, deps: R
   // Bound once: prom-client hashes a label object on every inc() otherwise.
   const accepted = rejected.labels({ source, outcome: 'accepted', reason: '' });
   const duplicate = rejected.labels({ source, outcome: 'duplicate', reason: '' });
+  const suspectedReplay = deps.metrics.suspectedReplays.labels({ source });
   const expected = CONTENT_TYPES[verifier.provider.body];
   const route = `/webhooks/${source}`;
   const limit = { maxBytes: deps.maxBodyBytes, setting: 'MAX_BODY_BYTES', budget: deps.bodyBudget };
@@ -92,6 +93,14 @@ export function createReceiver(source: string, verifier: SourceVerifier, deps: R
       }
       (stored.duplicate ? duplicate : accepted).inc();
       if (stored.duplicate) deps.log.debug({ source, key: delivery.key, id: stored.id }, 'duplicate delivery');
+      if (stored.sameBodyAs !== undefined) {
+        // Stored and handled all the same: two genuine events can share a body; an operator judges from the event page.
+        suspectedReplay.inc();
+        deps.log.warn(
+          { source, key: delivery.key, type: delivery.type, id: stored.id, sameBodyAs: stored.sameBodyAs },
+          'suspected replay: the same signed body as an earlier event, under a new delivery id',
+        );
+      }
       return c.json({ received: true, id: stored.id, duplicate: stored.duplicate });
     } catch (error) {
       if (error instanceof AppError) {

@@ -68,6 +68,12 @@ const STYLE = html`<style>
 /** The time of the next attempt where one will be made; a dead, finished or running event has none. */
 const nextAttempt = (event: EventDetail, now: number) => (event.status === 'pending' || event.status === 'failed' ? when(event.nextAttemptAt, now) : '-');
 
+/** A suspected replay's line: stored and handled, but its signed body is an earlier event's, under a new delivery id. */
+const sameBody = (event: EventDetail) =>
+  event.sameBodyAs === null
+    ? ''
+    : html`<dt>same body as</dt><dd id="same-body-as"><a href="/admin/events/${event.sameBodyAs}">event #${event.sameBodyAs}</a> (a suspected replay: same signed body, new delivery id)</dd>`;
+
 /** One event: its fields, what to do next, the request it came in, its deliveries with their attempts by run, replay, the payload. */
 export function eventDetailPage(view: EventView): string {
   const { event, now, csrf, notice } = view;
@@ -79,7 +85,7 @@ ${nextStep(view)}<dl>
 <dt>source</dt><dd>${event.source}</dd><dt>type</dt><dd>${event.type}</dd><dt>key</dt><dd><code>${event.key}</code></dd>
 <dt>status</dt><dd id="event-status">${status(event.status)}</dd><dt>attempts</dt><dd>${event.attempts}${view.maxAttempts ? ` of ${view.maxAttempts}` : ''}</dd>
 <dt>received</dt><dd>${when(event.receivedAt, now)}</dd><dt>next attempt</dt><dd id="next-attempt">${nextAttempt(event, now)}</dd><dt>processed</dt><dd>${when(event.processedAt, now)}</dd>
-<dt>last error</dt><dd>${event.lastError ?? '-'}</dd></dl>
+<dt>last error</dt><dd>${event.lastError ?? '-'}</dd>${sameBody(event)}</dl>
 <h2>Deliveries</h2>${attemptsSection(view, now)}
 <form method="post" action="/admin/events/${event.id}/replay"><input type="hidden" name="csrf" value="${csrf}"><p><button type="submit">Replay</button>${handlerChoice(view.deliveries)} puts it back in the queue (handlers are idempotent).</p></form>
 ${requestSection(event, view.request)}

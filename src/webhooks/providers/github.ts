@@ -59,11 +59,13 @@ function checkEventShape(event: string, value: Record<string, unknown>): void {
  * GitHub: `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>`
  * under the webhook's secret, which covers the body only. The key is
  * `X-GitHub-Delivery` (a redelivery from GitHub's UI keeps it, so it is
- * answered `duplicate`), and the body's SHA-256 is a second key: the same
- * signed body under a new, unsigned delivery id is a duplicate too. The type
+ * answered `duplicate`), and only it: two genuine events can have the same
+ * body (block, unblock, block of one user). The body's SHA-256 marks a
+ * suspected replay instead: the same signed body under a new, unsigned
+ * delivery id is stored, handled, and marked with the earlier event. The type
  * is `X-GitHub-Event` (checked against the body's shape for the events in
  * EVENT_SHAPES) plus the body's `action` (`issues.opened`). No timestamp is
- * signed: a replay is stopped by these keys (kept DEDUPE_RETENTION_DAYS).
+ * signed: a retry is stopped by the delivery id (kept DEDUPE_RETENTION_DAYS).
  * https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
  */
 export function createGithubVerifier(secrets: readonly string[]): Verifier {
@@ -163,7 +165,7 @@ export const githubProvider = defineProvider({
   openapi: {
     summary: 'GitHub webhooks',
     description:
-      "Secret GITHUB_WEBHOOK_SECRET (the webhook's \"Secret\"; content type application/json). Idempotency key: `X-GitHub-Delivery`. Type: `X-GitHub-Event` plus the payload's `action` (`issues.opened`). No timestamp is signed and the headers are not: a replay is stopped by the delivery id and by a SHA-256 of the body (the same body under a new id is a duplicate); the event name is checked against the body's shape for common events.",
+      "Secret GITHUB_WEBHOOK_SECRET (the webhook's \"Secret\"; content type application/json). Idempotency key: `X-GitHub-Delivery`. Type: `X-GitHub-Event` plus the payload's `action` (`issues.opened`). No timestamp is signed and the headers are not: only the delivery id makes a duplicate; the same body under a new id is stored and marked as a suspected replay of the earlier event (`sameBodyAs`, the metric hookrun_suspected_replays_total); the event name is checked against the body's shape for common events.",
     headers: [
       { name: 'X-Hub-Signature-256', description: '`sha256=<hex HMAC-SHA256 of the body>`', required: true },
       { name: 'X-GitHub-Delivery', description: 'delivery GUID: the idempotency key', required: true },

@@ -17,11 +17,12 @@ const TOPIC = /^[a-z_]{1,64}\/[a-z_]{1,64}$/;
  * under the app's client secret (or the store's webhook signing key); it
  * covers the body only. The key is `X-Shopify-Event-Id`, which every
  * delivery of one event shares (Shopify may send an event more than once),
- * and the body's SHA-256 is a second key: the same signed body under a new,
- * unsigned event id or topic is a duplicate. The type is `X-Shopify-Topic`,
- * which the body does not repeat, so it cannot be checked: a body whose
- * first delivery never arrived can be stored under another topic. No
- * timestamp is signed (`X-Shopify-Triggered-At` is not covered).
+ * and only it makes a duplicate: `orders/create` and `orders/paid` can carry
+ * the same body. The body's SHA-256 marks a suspected replay: the same signed
+ * body under a new, unsigned event id is stored, handled, and marked with the
+ * earlier event. The type is `X-Shopify-Topic`, which the body does not
+ * repeat, so it cannot be checked. No timestamp is signed
+ * (`X-Shopify-Triggered-At` is not covered).
  * https://shopify.dev/docs/apps/build/webhooks/subscribe/https#step-5-verify-the-webhook
  */
 export function createShopifyVerifier(secrets: readonly string[]): Verifier {
@@ -103,7 +104,7 @@ export const shopifyProvider = defineProvider({
   openapi: {
     summary: 'Shopify webhooks',
     description:
-      "Secret SHOPIFY_WEBHOOK_SECRET (the app's client secret). Idempotency key: `X-Shopify-Event-Id` (shared by every delivery of one event). Type: `X-Shopify-Topic`. No timestamp is signed and the headers are not: a replay is stopped by the event id and by a SHA-256 of the body (the same body under a new id or topic is a duplicate). The topic is not in the body, so it cannot be checked.",
+      "Secret SHOPIFY_WEBHOOK_SECRET (the app's client secret). Idempotency key: `X-Shopify-Event-Id` (shared by every delivery of one event). Type: `X-Shopify-Topic`. No timestamp is signed and the headers are not: only the event id makes a duplicate; the same body under a new id is stored and marked as a suspected replay of the earlier event (`sameBodyAs`, the metric hookrun_suspected_replays_total). The topic is not in the body, so it cannot be checked.",
     headers: [
       { name: 'X-Shopify-Hmac-Sha256', description: 'base64 HMAC-SHA256 of the body', required: true },
       { name: 'X-Shopify-Event-Id', description: 'the event id: the idempotency key', required: true },
