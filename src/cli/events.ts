@@ -1,6 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { loadConfig } from '../config.js';
-import { SOURCES } from '../webhooks/providers/index.js';
 import { FILTER_STATUSES } from '../db/events.js';
 import { withAdminClient } from './admin-client.js';
 import { cliActor, registerReplaysCommand, runBulkReplay, type BulkReplayFlags } from './events-bulk-replay.js';
@@ -112,7 +111,8 @@ const statusOption = () =>
   new Option('--status <status>', "only this status (with --handler: that handler's delivery's, which may also be running, parked or debounced)").choices(
     FILTER_STATUSES,
   );
-const sourceOption = () => new Option('--source <source>', 'only this source').choices(SOURCES);
+/** The server checks the source against the project's (shipped routes and platform.json senders), naming them when it is unknown. */
+const sourceOption = () => new Option('--source <source>', "only this source: a shipped route (payments, auth, github, …) or a platform.json sender's route");
 
 /** `hookrun events list|show|replay`: see what arrived and what happened to it, and run it again. */
 export function registerEventsCommands(program: Command): void {

@@ -1,6 +1,5 @@
 import { Option, type Command } from 'commander';
 import { loadConfig } from '../config.js';
-import { SOURCES } from '../webhooks/providers/index.js';
 import { ConfigError } from '../errors.js';
 import { EXIT_CODES, say, warn } from './output.js';
 import { deliverLocally, isLoopbackUrl, relayLine, remoteApiBase, type RemoteEvent } from './relay.js';
@@ -61,7 +60,7 @@ export function registerListenCommand(program: Command): void {
     .requiredOption('--from <url>', 'the deployed hookrun, e.g. https://api.example.com')
     .option('--token <token>', "the deployed hookrun's ADMIN_TOKEN (default: HOOKRUN_REMOTE_TOKEN)")
     .option('--to <url>', 'the local hookrun (default http://localhost:$PORT)')
-    .addOption(new Option('--source <source>', 'only this source').choices(SOURCES))
+    .addOption(new Option('--source <source>', "only this source: a shipped route (payments, auth, github, …) or a platform.json sender's route"))
     .option('--type <type>', 'only this event type')
     .option('--allow-remote-target', 'allow a --to that is not on this machine')
     .addHelpText(

@@ -1,7 +1,6 @@
 import { Option, type Command } from 'commander';
 import { EVENT_STATUSES } from '../db/events.js';
 import { loadConfig } from '../config.js';
-import { SOURCES } from '../webhooks/providers/index.js';
 import { parseSince } from '../since.js';
 import { remoteToken } from './listen.js';
 import { EXIT_CODES, printJson, say, warn } from './output.js';
@@ -64,7 +63,7 @@ export function registerPullCommand(events: Command): void {
     .option('--to <url>', 'the local hookrun (default http://localhost:$PORT)')
     .addOption(new Option('--status <status>', 'instead of an id: every event of this status …').choices(EVENT_STATUSES))
     .option('--since <when>', '… received since then (1h, 2d, or an ISO date; default 24h)')
-    .addOption(new Option('--source <source>', 'with --status: only this source').choices(SOURCES))
+    .addOption(new Option('--source <source>', "with --status: only this source (a shipped route or a platform.json sender's)"))
     .option('--type <type>', 'with --status: only this event type')
     .option('--allow-remote-target', 'allow a --to that is not on this machine')
     .option('--json', 'print JSON')

@@ -6,6 +6,7 @@ import { readEventFeed } from '../db/event-feed.js';
 import { EVENTS_CHANNEL } from '../inbox/queue-sql.js';
 import { AppError, messageOf } from '../errors.js';
 import { firstIssue, streamQuery } from './admin-schemas.js';
+import { checkSource, knownSources } from './known-sources.js';
 import type { Logger } from '../log.js';
 
 /** Open streams one hookrun serves at once; each holds a connection and reads the inbox. */
@@ -34,7 +35,7 @@ export interface EventStream {
  * (any instance's commit), with a 1 s poll behind it; filtered by source and
  * type; keep-alives every 15 s. Sends payloads, never a secret.
  */
-export function createEventStream(deps: { db: Database; log: Logger }): EventStream {
+export function createEventStream(deps: { db: Database; log: Logger; sources?: readonly string[] }): EventStream {
   const { db, log } = deps;
   const open = new Set<{ wake(): void; end(): void }>();
   let starting = 0; // accepted streams whose pump has not registered yet
@@ -113,6 +114,7 @@ export function createEventStream(deps: { db: Database; log: Logger }): EventStr
     async handle(c) {
       const parsed = streamQuery.safeParse({ ...c.req.query(), lastEventId: c.req.header('last-event-id') ?? c.req.query('lastEventId') });
       if (!parsed.success) throw new AppError('bad_request', firstIssue(parsed.error));
+      checkSource(parsed.data.source, deps.sources ?? knownSources({}));
       if (open.size + starting >= MAX_EVENT_STREAMS) {
         throw new AppError('unavailable', `${MAX_EVENT_STREAMS} event streams are already open on this instance (the limit). Close one, or retry in a while.`);
       }
