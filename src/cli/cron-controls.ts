@@ -78,8 +78,13 @@ export function registerCronControls(cron: Command): void {
         say(`${job}: ${plan.ticks.length} tick(s) from ${shortTime(plan.from)} to ${shortTime(plan.to)}\n${lines.join('\n')}\n`);
         if (plan.dryRun) say(`Nothing was run. Without --dry-run, ${plan.ticks.filter((t) => !t.hasRun).length} tick(s) run, oldest first.\n`);
         else if (runs) {
-          const failed = runs.filter((r) => r.status !== 'succeeded');
-          say(`Ran ${runs.length} tick(s) here: ${runs.length - failed.length} succeeded, ${failed.length} did not.\n`);
+          const ran = runs.filter((r) => r.status !== 'pending');
+          const failed = ran.filter((r) => r.status !== 'succeeded');
+          say(`Ran ${ran.length} tick(s) here: ${ran.length - failed.length} succeeded, ${failed.length} did not.\n`);
+          if (ran.length < runs.length)
+            say(
+              `${runs.length - ran.length} tick(s) wait as pending (the job is paused, or its limits hold them): a server's scheduler runs them once it may (after \`hookrun cron resume ${job}\` if paused).\n`,
+            );
           if (failed.length > 0) process.exitCode = EXIT_CODES.failure;
         } else say(`${plan.queued} tick(s) queued: the running server's scheduler runs them, oldest first (hookrun cron list shows them).\n`);
       }),
