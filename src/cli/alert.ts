@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { postAlert, alertHeading } from '../alerts/deliver.js';
 import { loadConfig } from '../config/config.js';
 import { ConfigError } from '../errors.js';
+import { say } from './output.js';
 
 const TEST_TIMEOUT_MS = 10_000;
 
@@ -23,6 +24,6 @@ export function registerAlertCommand(program: Command): void {
           'ALERT_WEBHOOK_URL is not set: set it to a Slack incoming webhook (https://hooks.slack.com/services/…) or any URL that accepts POST {"text": "…"}.',
         );
       await postAlert(settings.webhookUrl, alertHeading(flags.message), TEST_TIMEOUT_MS);
-      process.stdout.write('Test alert delivered: ALERT_WEBHOOK_URL answered 2xx.\n');
+      say('Test alert delivered: ALERT_WEBHOOK_URL answered 2xx.\n');
     });
 }

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { SlotStatus } from '../changes/source-database.js';
 import { loadConfig, type ChangesSettings } from '../config/config.js';
 import { ConfigError } from '../errors.js';
-import { printJson } from './output.js';
+import { printJson, say } from './output.js';
 
 function requireChanges(): ChangesSettings {
   const settings = loadConfig().changes;
@@ -59,7 +59,7 @@ export function registerChangesCommands(program: Command): void {
         ).rows.map((r) => r.name),
       }));
       if (flags.json) printJson({ slot: slot ?? null, publication: settings.publication, tables });
-      else process.stdout.write(`${describe(settings, slot, tables)}\n`);
+      else say(`${describe(settings, slot, tables)}\n`);
     });
   changes
     .command('drop-slot')
@@ -81,6 +81,6 @@ export function registerChangesCommands(program: Command): void {
         await client.query('SELECT pg_drop_replication_slot($1)', [settings.slot]);
         return `dropped slot "${settings.slot}": the database no longer keeps WAL for hookrun. The publication "${settings.publication}" is yours: DROP PUBLICATION ${settings.publication}; when nothing else uses it.`;
       });
-      process.stdout.write(`${message}\n`);
+      say(`${message}\n`);
     });
 }

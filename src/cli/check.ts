@@ -5,7 +5,7 @@ import { displayPath } from '../module-files.js';
 import { tickInZone } from '../cron/time-zone.js';
 import { createVerifiers } from '../webhooks/verifiers.js';
 import { scheduledJobs } from './cron.js';
-import { printJson } from './output.js';
+import { printJson, say } from './output.js';
 
 /** Query parameters of a connection string that hold a secret (libpq's `password`, `sslpassword`, and the like). */
 const SECRET_PARAM = /pass|secret|token|key/i;
@@ -132,6 +132,6 @@ export function registerCheckCommand(program: Command): void {
           : report.crons.map((c) => `  ${c.path}  "${c.schedule}" (${c.timezone})  next: ${c.nextRuns.map((r) => tickInZone(r, c.timezone)).join(', ')}`)),
         ...(report.warnings.length ? ['warnings:', ...report.warnings.map((w) => `  - ${w}`)] : []),
       ];
-      process.stdout.write(out.join('\n') + '\n');
+      say(out.join('\n') + '\n');
     });
 }

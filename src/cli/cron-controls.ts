@@ -3,7 +3,7 @@ import { loadConfig } from '../config/config.js';
 import type { BackfillPlan, PauseState } from '../cron/controls.js';
 import type { CronRunRow } from '../cron/runs-sql.js';
 import { withAdminClient } from './admin-client.js';
-import { adminAction, EXIT_CODES, printJson, shortTime } from './output.js';
+import { adminAction, EXIT_CODES, printJson, say, shortTime } from './output.js';
 
 /** `keep-alive` or `/cron/keep-alive`: the job's name. */
 const jobName = (arg: string) => arg.replace(/^\/?cron\//, '');
@@ -21,7 +21,7 @@ export function registerCronControls(cron: Command): void {
         const job = jobName(jobArg);
         const state = await withAdminClient(loadConfig(), (client) => client.request<PauseState>('POST', `${jobPath(job)}/pause`, {}));
         if (flags.json) return printJson(state);
-        process.stdout.write(
+        say(
           `${job} ${state.changed ? 'paused' : 'was already paused'}: its scheduled ticks are skipped on every instance until \`hookrun cron resume ${job}\`.\n`,
         );
       }),
@@ -40,8 +40,8 @@ export function registerCronControls(cron: Command): void {
           client.request<PauseState>('POST', `${jobPath(job)}/resume`, { catchUp: flags.catchUp === true }),
         );
         if (flags.json) return printJson(state);
-        if (!state.changed) return void process.stdout.write(`${job} was not paused.\n`);
-        process.stdout.write(`${job} resumed${state.caughtUp !== undefined ? `; ${state.caughtUp} tick(s) skipped while paused will run now` : ''}.\n`);
+        if (!state.changed) return void say(`${job} was not paused.\n`);
+        say(`${job} resumed${state.caughtUp !== undefined ? `; ${state.caughtUp} tick(s) skipped while paused will run now` : ''}.\n`);
       }),
     );
 
@@ -75,13 +75,18 @@ export function registerCronControls(cron: Command): void {
         if (flags.json) return printJson(result);
         const { plan, runs } = result;
         const lines = plan.ticks.map((t) => `  ${shortTime(t.at)}  ${t.hasRun ? 'has a run already: left alone' : plan.dryRun ? 'would run' : 'queued'}`);
-        process.stdout.write(`${job}: ${plan.ticks.length} tick(s) from ${shortTime(plan.from)} to ${shortTime(plan.to)}\n${lines.join('\n')}\n`);
-        if (plan.dryRun) process.stdout.write(`Nothing was run. Without --dry-run, ${plan.ticks.filter((t) => !t.hasRun).length} tick(s) run, oldest first.\n`);
+        say(`${job}: ${plan.ticks.length} tick(s) from ${shortTime(plan.from)} to ${shortTime(plan.to)}\n${lines.join('\n')}\n`);
+        if (plan.dryRun) say(`Nothing was run. Without --dry-run, ${plan.ticks.filter((t) => !t.hasRun).length} tick(s) run, oldest first.\n`);
         else if (runs) {
-          const failed = runs.filter((r) => r.status !== 'succeeded');
-          process.stdout.write(`Ran ${runs.length} tick(s) here: ${runs.length - failed.length} succeeded, ${failed.length} did not.\n`);
+          const ran = runs.filter((r) => r.status !== 'pending');
+          const failed = ran.filter((r) => r.status !== 'succeeded');
+          say(`Ran ${ran.length} tick(s) here: ${ran.length - failed.length} succeeded, ${failed.length} did not.\n`);
+          if (ran.length < runs.length)
+            say(
+              `${runs.length - ran.length} tick(s) wait as pending (the job is paused, or its limits hold them): a server's scheduler runs them once it may (after \`hookrun cron resume ${job}\` if paused).\n`,
+            );
           if (failed.length > 0) process.exitCode = EXIT_CODES.failure;
-        } else process.stdout.write(`${plan.queued} tick(s) queued: the running server's scheduler runs them, oldest first (hookrun cron list shows them).\n`);
+        } else say(`${plan.queued} tick(s) queued: the running server's scheduler runs them, oldest first (hookrun cron list shows them).\n`);
       }),
     );
 }

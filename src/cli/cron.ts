@@ -9,7 +9,7 @@ import { registerCronControls } from './cron-controls.js';
 import type { CronRunResult } from '../cron/runner-deps.js';
 import type { CronRunRow } from '../cron/runs-sql.js';
 import { AdminRequestError, withAdminClient } from './admin-client.js';
-import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, shortTime } from './output.js';
+import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, say, shortTime, warn } from './output.js';
 
 /** Jobs and their platform.json schedules, without touching the database (for `check` and `cron next`). */
 export async function scheduledJobs(config: Config): Promise<{ jobs: string[]; scheduled: ScheduledJob[]; warnings: string[] }> {
@@ -94,7 +94,7 @@ export function registerCronCommands(program: Command): void {
       const config = loadConfig();
       const { jobs, scheduled } = await scheduledJobs(config);
       if (!jobs.includes(job)) {
-        process.stderr.write(`hookrun: no cron job "${job}". Jobs: ${jobs.join(', ') || 'none'}.\n`);
+        warn(`hookrun: no cron job "${job}". Jobs: ${jobs.join(', ') || 'none'}.\n`);
         process.exitCode = EXIT_CODES.failure;
         return;
       }
@@ -102,12 +102,10 @@ export function registerCronCommands(program: Command): void {
       const runs = entry ? entry.schedule.nextRuns(flags.count, Date.now()).map((d) => d.toISOString()) : [];
       if (flags.json) return printJson({ job, schedule: entry?.schedule.expression ?? null, timezone: entry?.schedule.timezone ?? null, nextRuns: runs });
       if (!entry) {
-        process.stdout.write(
-          `${job} has no schedule in ${displayPath(config.platformConfigPath)}; it runs only when called (POST /cron/${job}, hookrun cron run ${job}).\n`,
-        );
+        say(`${job} has no schedule in ${displayPath(config.platformConfigPath)}; it runs only when called (POST /cron/${job}, hookrun cron run ${job}).\n`);
         return;
       }
-      process.stdout.write(
+      say(
         `${job}  "${entry.schedule.expression}" (${entry.schedule.timezone})\n${runs.map((r) => `  ${tickInZone(r, entry.schedule.timezone)}`).join('\n')}\n`,
       );
     });
@@ -131,16 +129,16 @@ export function registerCronCommands(program: Command): void {
             throw await explainUnknownJob(error, job, client.mode);
           }),
         );
-        if (!flags.json && run.output) process.stdout.write(indented(run.output));
+        if (!flags.json && run.output) say(indented(run.output));
         if (flags.json) printJson(run);
-        else if (run.status === 'succeeded') process.stdout.write(`${job} succeeded in ${run.durationMs} ms (run ${run.id})\n`);
+        else if (run.status === 'succeeded') say(`${job} succeeded in ${run.durationMs} ms (run ${run.id})\n`);
         else if (run.status === 'queued')
-          process.stdout.write(
+          say(
             run.waiting
               ? `${job}: this run waits: ${run.waiting} (run ${run.id})\n`
               : `${job} is running; this run waits behind it and starts when it ends (overlap "queue-one", run ${run.id})\n`,
           );
-        else process.stdout.write(`${job} ${run.status}: ${run.error ?? 'no message'} (run ${run.id})\n`);
+        else say(`${job} ${run.status}: ${run.error ?? 'no message'} (run ${run.id})\n`);
         if (run.status !== 'succeeded' && run.status !== 'queued') process.exitCode = EXIT_CODES.failure;
       }),
     );
@@ -169,13 +167,11 @@ function registerCronRunsCommand(cron: Command): void {
         const query = new URLSearchParams({ limit: String(flags.limit), ...(jobArg ? { job: jobName(jobArg) } : {}) });
         const { runs } = await withAdminClient(loadConfig(), (client) => client.request<{ runs: CronRunRow[] }>('GET', `/cron/runs?${query}`));
         if (flags.json) return printJson(runs);
-        if (runs.length === 0) return void process.stdout.write('No runs yet.\n');
+        if (runs.length === 0) return void say('No runs yet.\n');
         for (const run of runs) {
           const took = run.durationMs === null ? '' : ` in ${run.durationMs} ms`;
-          process.stdout.write(
-            `run ${run.id}  ${run.job}  ${run.trigger}  ${shortTime(String(run.startedAt))}  ${run.status}${took}${run.error ? `: ${run.error}` : ''}\n`,
-          );
-          if (run.output) process.stdout.write(indented(run.output));
+          say(`run ${run.id}  ${run.job}  ${run.trigger}  ${shortTime(String(run.startedAt))}  ${run.status}${took}${run.error ? `: ${run.error}` : ''}\n`);
+          if (run.output) say(indented(run.output));
         }
       }),
     );

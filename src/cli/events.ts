@@ -1,11 +1,10 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { loadConfig } from '../config/config.js';
-import { SOURCES } from '../webhooks/providers/index.js';
 import { FILTER_STATUSES } from '../db/events.js';
 import { withAdminClient } from './admin-client.js';
 import { cliActor, registerReplaysCommand, runBulkReplay, type BulkReplayFlags } from './events-bulk-replay.js';
 import { registerPullCommand } from './pull.js';
-import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, shortTime } from './output.js';
+import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, say, shortTime, warn } from './output.js';
 
 /** An event as the admin API lists it (dates as ISO strings). */
 interface EventJson {
@@ -112,7 +111,8 @@ const statusOption = () =>
   new Option('--status <status>', "only this status (with --handler: that handler's delivery's, which may also be running, parked or debounced)").choices(
     FILTER_STATUSES,
   );
-const sourceOption = () => new Option('--source <source>', 'only this source').choices(SOURCES);
+/** The server checks the source against the project's (shipped routes and platform.json senders), naming them when it is unknown. */
+const sourceOption = () => new Option('--source <source>', "only this source: a shipped route (payments, auth, github, …) or a platform.json sender's route");
 
 /** `hookrun events list|show|replay`: see what arrived and what happened to it, and run it again. */
 export function registerEventsCommands(program: Command): void {
@@ -165,10 +165,10 @@ export function registerEventsCommands(program: Command): void {
           { json: flags.json === true, jsonValue: page, empty: emptyListMessage(flags) },
         );
         if (!flags.json && page.searchedTo)
-          process.stderr.write(
+          warn(
             `the payload search read events down to id ${page.searchedTo} in its time; narrow it with --from/--to or an id, or go on with --cursor ${page.nextCursor}\n`,
           );
-        else if (!flags.json && page.nextCursor) process.stderr.write(`more: hookrun events list --cursor ${page.nextCursor}\n`);
+        else if (!flags.json && page.nextCursor) warn(`more: hookrun events list --cursor ${page.nextCursor}\n`);
       }),
     );
 
@@ -196,7 +196,7 @@ export function registerEventsCommands(program: Command): void {
           'payload:',
           JSON.stringify(event.payload, null, 2),
         ];
-        process.stdout.write(lines.join('\n') + '\n');
+        say(lines.join('\n') + '\n');
       }),
     );
 
@@ -235,7 +235,7 @@ function registerEventsReplayCommand(events: Command): void {
           const query = new URLSearchParams({ actor: cliActor(), ...(flags.handler === undefined ? {} : { handler: flags.handler }) });
           const { event } = await client.request<{ event: EventJson }>('POST', `/events/${id}/replay?${query}`);
           if (flags.json) printJson({ replayed: 1, event });
-          else process.stdout.write(`event ${id} replayed: ${event.status}, attempts ${event.attempts}\n`);
+          else say(`event ${id} replayed: ${event.status}, attempts ${event.attempts}\n`);
         });
       }),
     );

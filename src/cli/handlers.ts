@@ -3,7 +3,7 @@ import { loadConfig } from '../config/config.js';
 import { NO_FLOW } from '../flow/describe.js';
 import { waitingSummary, type HandlerOverview, type HandlerPauseState } from '../inbox/handler-overview.js';
 import { withAdminClient } from './admin-client.js';
-import { adminAction, printJson, printListing, shortTime } from './output.js';
+import { adminAction, printJson, printListing, say, shortTime } from './output.js';
 
 /** A handler as the admin API answers it (dates as ISO strings). */
 type HandlerJson = Omit<HandlerOverview, 'pausedAt'> & { pausedAt: string | null };
@@ -37,8 +37,7 @@ export function registerHandlersCommands(program: Command): void {
           ],
           { json: flags.json === true, jsonValue: rows, empty: 'No handlers (add a file to handlers/ in your project).' },
         );
-        if (!flags.json && rows.some((h) => h.parked > 0))
-          process.stdout.write('Parked events: hookrun events list --parked (fix the cause, then replay them).\n');
+        if (!flags.json && rows.some((h) => h.parked > 0)) say('Parked events: hookrun events list --parked (fix the cause, then replay them).\n');
       }),
     );
 
@@ -51,9 +50,7 @@ export function registerHandlersCommands(program: Command): void {
       adminAction(async (name: string, flags: { json?: boolean }) => {
         const state = await withAdminClient(loadConfig(), (client) => client.request<HandlerPauseState>('POST', `${handlerPath(name)}/pause`, {}));
         if (flags.json) return printJson(state);
-        process.stdout.write(
-          `${name} ${state.changed ? 'paused' : 'was already paused'}: its deliveries wait on every instance until \`hookrun handlers resume ${name}\`.\n`,
-        );
+        say(`${name} ${state.changed ? 'paused' : 'was already paused'}: its deliveries wait on every instance until \`hookrun handlers resume ${name}\`.\n`);
       }),
     );
 
@@ -66,7 +63,7 @@ export function registerHandlersCommands(program: Command): void {
       adminAction(async (name: string, flags: { json?: boolean }) => {
         const state = await withAdminClient(loadConfig(), (client) => client.request<HandlerPauseState>('POST', `${handlerPath(name)}/resume`, {}));
         if (flags.json) return printJson(state);
-        process.stdout.write(state.changed ? `${name} resumed: its waiting deliveries start now, within its limits.\n` : `${name} was not paused.\n`);
+        say(state.changed ? `${name} resumed: its waiting deliveries start now, within its limits.\n` : `${name} was not paused.\n`);
       }),
     );
 }

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { loadConfig } from '../config/config.js';
 import type { Issue } from '../issues/issue-types.js';
 import { withAdminClient } from './admin-client.js';
-import { adminAction, printJson, printListing, shortTime } from './output.js';
+import { adminAction, printJson, printListing, say, shortTime } from './output.js';
 
 const STATUSES = ['open', 'acknowledged', 'resolved'];
 
@@ -48,7 +48,7 @@ export function registerIssuesCommands(program: Command): void {
             client.request<{ issue: Issue }>('POST', `/issues/${encodeURIComponent(id)}/${path}`, {}),
           );
           if (flags.json) return printJson(issue);
-          process.stdout.write(`${done(issue)}\n`);
+          say(`${done(issue)}\n`);
         }),
       );
   change(

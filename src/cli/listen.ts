@@ -1,8 +1,7 @@
 import { Option, type Command } from 'commander';
 import { loadConfig } from '../config/config.js';
-import { SOURCES } from '../webhooks/providers/index.js';
 import { ConfigError } from '../errors.js';
-import { EXIT_CODES } from './output.js';
+import { EXIT_CODES, say, warn } from './output.js';
 import { deliverLocally, isLoopbackUrl, relayLine, remoteApiBase, type RemoteEvent } from './relay.js';
 
 interface ListenFlags {
@@ -61,7 +60,7 @@ export function registerListenCommand(program: Command): void {
     .requiredOption('--from <url>', 'the deployed hookrun, e.g. https://api.example.com')
     .option('--token <token>', "the deployed hookrun's ADMIN_TOKEN (default: HOOKRUN_REMOTE_TOKEN)")
     .option('--to <url>', 'the local hookrun (default http://localhost:$PORT)')
-    .addOption(new Option('--source <source>', 'only this source').choices(SOURCES))
+    .addOption(new Option('--source <source>', "only this source: a shipped route (payments, auth, github, …) or a platform.json sender's route"))
     .option('--type <type>', 'only this event type')
     .option('--allow-remote-target', 'allow a --to that is not on this machine')
     .addHelpText(
@@ -92,7 +91,7 @@ export function registerListenCommand(program: Command): void {
           });
           if (response.status === 401 || response.status === 503) {
             const text = await response.text();
-            process.stderr.write(`hookrun: ${streamUrl} answered ${response.status}: ${text.slice(0, 300)}\n`);
+            warn(`hookrun: ${streamUrl} answered ${response.status}: ${text.slice(0, 300)}\n`);
             process.exitCode = response.status === 401 ? EXIT_CODES.config : EXIT_CODES.failure;
             if (response.status === 401) return;
             throw new Error(`answered ${response.status}`);
@@ -101,13 +100,13 @@ export function registerListenCommand(program: Command): void {
           failures = 0;
           for await (const message of readServerSentEvents(response.body)) {
             if (message.event === 'ready') {
-              process.stderr.write(`listening to ${streamUrl}${lastId ? ` from event ${lastId}` : ''}; delivering to ${to}\n`);
+              warn(`listening to ${streamUrl}${lastId ? ` from event ${lastId}` : ''}; delivering to ${to}\n`);
               continue;
             }
             if (message.event !== 'event') continue;
             const event = JSON.parse(message.data) as RemoteEvent;
             const answer = await deliverLocally(event, config, to).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
-            process.stdout.write(`${relayLine(event, answer)}\n`);
+            say(`${relayLine(event, answer)}\n`);
             // Not delivered (local server down or 5xx): resume from here after a reconnect, so it is not skipped.
             if (answer instanceof Error || answer.status >= 500) throw new Error(`the local hookrun at ${to} did not take event ${event.id}`);
             lastId = message.id ?? lastId;
@@ -117,15 +116,13 @@ export function registerListenCommand(program: Command): void {
           if (stop.signal.aborted) break;
           failures++;
           const delayMs = Math.min(MAX_BACKOFF_MS, 500 * 2 ** Math.min(failures - 1, 6));
-          process.stderr.write(
-            `hookrun: stream interrupted (${(error as Error).message}); reconnecting in ${delayMs} ms${lastId ? ` from event ${lastId}` : ''}\n`,
-          );
+          warn(`hookrun: stream interrupted (${(error as Error).message}); reconnecting in ${delayMs} ms${lastId ? ` from event ${lastId}` : ''}\n`);
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, delayMs);
             stop.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
           });
         }
       }
-      process.stderr.write('stopped\n');
+      warn('stopped\n');
     });
 }

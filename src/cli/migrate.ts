@@ -3,7 +3,7 @@ import { loadConfig } from '../config/config.js';
 import { openDatabase } from '../db/client.js';
 import { applyProjectMigrations } from '../project/migrations.js';
 import { embeddedHolderPid } from './local-database.js';
-import { EXIT_CODES } from './output.js';
+import { EXIT_CODES, say, warn } from './output.js';
 
 /** `hookrun migrate`: apply the committed migrations (start does it too; this is for deploy pipelines). */
 export function registerMigrateCommand(program: Command): void {
@@ -15,7 +15,7 @@ export function registerMigrateCommand(program: Command): void {
       const config = loadConfig();
       const holder = embeddedHolderPid(config);
       if (holder !== undefined) {
-        process.stderr.write(
+        warn(
           `hookrun: hookrun is running on DATA_DIR ${config.dataDir} (pid ${holder}) and applied the migrations it ships when it started. ` +
             'To apply newer ones, stop it and run `hookrun migrate` again (or just start the new version).\n',
         );
@@ -34,9 +34,9 @@ export function registerMigrateCommand(program: Command): void {
       try {
         const report = await db.migrate();
         const own = await applyProjectMigrations(db, config.projectDir);
-        for (const name of own) process.stdout.write(`applied migrations/${name}\n`);
-        if (report.movedFromPublic.length > 0) process.stdout.write(`moved ${report.movedFromPublic.length} tables from public to schema ${config.schema}\n`);
-        process.stdout.write(`migrated (${db.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL at DATABASE_URL'})\n`);
+        for (const name of own) say(`applied migrations/${name}\n`);
+        if (report.movedFromPublic.length > 0) say(`moved ${report.movedFromPublic.length} tables from public to schema ${config.schema}\n`);
+        say(`migrated (${db.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL at DATABASE_URL'})\n`);
       } finally {
         await db.close();
       }

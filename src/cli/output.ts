@@ -12,8 +12,37 @@ export interface Column<T> {
   max?: number;
 }
 
+/** C0 controls, DEL, C1 controls (CSI is U+009B), and the line and bidi controls that reorder or break what a terminal shows. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g; // eslint-disable-line no-control-regex -- matching them is the point
+
+/** Each control character as visible text (`\x1b`, `\n`, `\u202e`), so stored text cannot drive the terminal. */
+function escapeControl(char: string): string {
+  const named: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+  const code = char.charCodeAt(0);
+  return named[char] ?? (code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * Text from the database or a sender, made safe to print on a terminal:
+ * every control character (ESC, BEL, CR, LF, tab, C1…) shown escaped. With
+ * `lines`, line feeds and tabs are kept (a stack trace, a multi-line report).
+ */
+export function printable(text: string, options: { lines?: boolean } = {}): string {
+  return text.replace(CONTROL, (char) => (options.lines && (char === '\n' || char === '\t') ? char : escapeControl(char)));
+}
+
+/** Print human output on stdout, control characters escaped (use printJson for `--json`: JSON escapes them itself). */
+export function say(text: string): void {
+  process.stdout.write(printable(text, { lines: true }));
+}
+
+/** Print a human message on stderr, control characters escaped. */
+export function warn(text: string): void {
+  process.stderr.write(printable(text, { lines: true }));
+}
+
 function fit(text: string, max: number | undefined): string {
-  const single = text.replace(/\s+/g, ' ');
+  const single = printable(text).replace(/ +/g, ' ');
   return max !== undefined && single.length > max ? `${single.slice(0, max - 1)}…` : single;
 }
 
@@ -35,7 +64,7 @@ export function printListing<T>(rows: T[], columns: Column<T>[], options: { json
     process.stdout.write(JSON.stringify(options.jsonValue ?? rows, null, 2) + '\n');
     return;
   }
-  process.stdout.write(rows.length === 0 ? `${options.empty}\n` : formatTable(rows, columns));
+  say(rows.length === 0 ? `${options.empty}\n` : formatTable(rows, columns));
 }
 
 /** Print any value as indented JSON on stdout. */
@@ -94,7 +123,7 @@ export function adminAction<A extends unknown[]>(fn: (...args: A) => Promise<voi
     } catch (error) {
       const status = (error as { status?: unknown }).status;
       if ((error as Error).name !== 'AdminRequestError' || typeof status !== 'number') throw error;
-      process.stderr.write(`hookrun: ${(error as Error).message}\n`);
+      warn(`hookrun: ${(error as Error).message}\n`);
       process.exitCode = status === 400 ? EXIT_CODES.usage : EXIT_CODES.failure;
     }
   };

@@ -3,7 +3,7 @@ import { loadConfig, type Config } from '../config/config.js';
 import { prune, type PruneReport } from '../retention/prune.js';
 import { withAdminClient } from './admin-client.js';
 import { embeddedHolderPid, openCliDatabase } from './local-database.js';
-import { adminAction, printJson } from './output.js';
+import { adminAction, printJson, say } from './output.js';
 
 /** Run the pass here: PostgreSQL (shared with running servers), or an embedded DATA_DIR no server holds. */
 async function pruneHere(config: Config, dryRun: boolean): Promise<PruneReport> {
@@ -48,7 +48,7 @@ export function registerPruneCommand(program: Command): void {
             ? await pruneHere(config, dryRun)
             : await withAdminClient(config, (client) => client.request<PruneReport>('POST', '/retention/prune', { dryRun }));
         if (flags.json) printJson(report);
-        else process.stdout.write(`${describe(report, config.retention)}\n`);
+        else say(`${describe(report, config.retention)}\n`);
       }),
     );
 }

@@ -1,10 +1,9 @@
 import { Option, type Command } from 'commander';
 import { EVENT_STATUSES } from '../db/events.js';
 import { loadConfig } from '../config/config.js';
-import { SOURCES } from '../webhooks/providers/index.js';
 import { parseSince } from '../since.js';
 import { remoteToken } from './listen.js';
-import { EXIT_CODES, printJson } from './output.js';
+import { EXIT_CODES, printJson, say, warn } from './output.js';
 import { deliverLocally, isLoopbackUrl, relayLine, remoteApiBase, type LocalAnswer, type RemoteEvent } from './relay.js';
 
 /** The most events one `pull --status` copies: a bounded set, not a sync. */
@@ -64,7 +63,7 @@ export function registerPullCommand(events: Command): void {
     .option('--to <url>', 'the local hookrun (default http://localhost:$PORT)')
     .addOption(new Option('--status <status>', 'instead of an id: every event of this status …').choices(EVENT_STATUSES))
     .option('--since <when>', '… received since then (1h, 2d, or an ISO date; default 24h)')
-    .addOption(new Option('--source <source>', 'with --status: only this source').choices(SOURCES))
+    .addOption(new Option('--source <source>', "with --status: only this source (a shipped route or a platform.json sender's)"))
     .option('--type <type>', 'with --status: only this event type')
     .option('--allow-remote-target', 'allow a --to that is not on this machine')
     .option('--json', 'print JSON')
@@ -91,7 +90,7 @@ export function registerPullCommand(events: Command): void {
       try {
         ids = id !== undefined ? [Number(id)] : await matchingIds(base, token, flags, since);
       } catch (error) {
-        process.stderr.write(`hookrun: ${(error as Error).message}\n`);
+        warn(`hookrun: ${(error as Error).message}\n`);
         process.exitCode = (error as { status?: number }).status === 401 ? EXIT_CODES.config : EXIT_CODES.failure;
         return;
       }
@@ -101,13 +100,13 @@ export function registerPullCommand(events: Command): void {
         try {
           event = (await remoteGet<{ event: RemoteEvent }>(base, `/events/${remoteId}`, token)).event;
         } catch (error) {
-          process.stderr.write(`hookrun: ${(error as Error).message}\n`);
+          warn(`hookrun: ${(error as Error).message}\n`);
           process.exitCode = (error as { status?: number }).status === 401 ? EXIT_CODES.config : EXIT_CODES.failure;
           return;
         }
         const answer = await deliverLocally(event, config, to).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
         results.push({ event, answer: answer instanceof Error ? { error: answer.message } : answer });
-        if (!flags.json) process.stdout.write(`${relayLine(event, answer)}\n`);
+        if (!flags.json) say(`${relayLine(event, answer)}\n`);
         if (answer instanceof Error || answer.status >= 300) process.exitCode = EXIT_CODES.failure;
       }
       if (flags.json)
@@ -115,6 +114,6 @@ export function registerPullCommand(events: Command): void {
           pulled: results.length,
           results: results.map((r) => ({ id: r.event.id, source: r.event.source, type: r.event.type, key: r.event.key, answer: r.answer })),
         });
-      else if (ids.length === 0) process.stdout.write(`No ${flags.status} events since ${since.toISOString()} on ${flags.from}.\n`);
+      else if (ids.length === 0) say(`No ${flags.status} events since ${since.toISOString()} on ${flags.from}.\n`);
     });
 }

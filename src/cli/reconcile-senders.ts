@@ -6,7 +6,7 @@ import { parseSenderSince, SENDER_RECONCILES, type ReconcileSender } from '../re
 import type { ReconcileSummary } from '../reconcile/summary.js';
 import { withAdminClient } from './admin-client.js';
 import { embeddedHolderPid, openCliDatabase } from './local-database.js';
-import { EXIT_CODES, printJson } from './output.js';
+import { EXIT_CODES, printJson, say, warn } from './output.js';
 
 /** Counts on one line of stderr, redrawn in place on a terminal; silent in pipes and CI logs. */
 export function progressLine(listedBy: string): { update(counts: { found: number; added: number }): void; finish(): void } {
@@ -29,7 +29,7 @@ export function printSummary(summary: ReconcileSummary, what: { title: string; f
     ...summary.addedIds.map((id) => `  + ${id}`),
   ];
   if (summary.added > summary.addedIds.length) lines.push(`  … and ${summary.added - summary.addedIds.length} more`);
-  process.stdout.write(`${lines.join('\n')}\n`);
+  say(`${lines.join('\n')}\n`);
 }
 
 async function reconcileHere(config: Config, sender: ReconcileSender, since: Date): Promise<ReconcileSummary> {
@@ -67,7 +67,7 @@ export async function reconcileSender(sender: ReconcileSender, flags: { since: s
         : await withAdminClient(config, (client) => client.request<ReconcileSummary>('POST', `/reconcile/${sender}`, { since: since.toISOString() }));
   } catch (error) {
     if (!(error instanceof SenderApiError)) throw error;
-    process.stderr.write(`hookrun: ${error.message}\nNothing was stored from this run.\n`);
+    warn(`hookrun: ${error.message}\nNothing was stored from this run.\n`);
     process.exitCode = EXIT_CODES.failure;
     return;
   }

@@ -3,7 +3,7 @@ import { Argument, type Command } from 'commander';
 import { loadConfig } from '../config/config.js';
 import { SOURCES, type Source } from '../webhooks/providers/index.js';
 import { SAMPLE_TYPES } from '../webhooks/samples.js';
-import { EXIT_CODES, printJson } from './output.js';
+import { EXIT_CODES, printJson, say, warn } from './output.js';
 import { buildStory } from './story.js';
 
 interface SendFlags {
@@ -104,7 +104,7 @@ export function registerSendCommand(program: Command): void {
         const url = targetUrl(to, config.port, flags.url);
         // A sender whose type travels in a header (GitHub, Shopify) signs it from the type asked for.
         const headers = signSample(to, body, config, { url, type: type === undefined ? String(event.type) : normalizeSampleType(to, type, provider) });
-        if (flags.curl) process.stdout.write(`${curlCommand(url, headers, body, config.secrets[to]?.envName)}\n`);
+        if (flags.curl) say(`${curlCommand(url, headers, body, config.secrets[to]?.envName)}\n`);
         else if (flags.dryRun) printJson({ method: 'POST', url, headers: redactHeaders(headers), body });
         else if (!(await post(url, to, event, headers, body, flags.json === true))) return;
       }
@@ -125,7 +125,7 @@ async function post(
     response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(SEND_TIMEOUT_MS) });
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
-    process.stderr.write(`hookrun: nothing answered at ${url} (${cause}). Start the server with \`npm start\`, or pass --url.\n`);
+    warn(`hookrun: nothing answered at ${url} (${cause}). Start the server with \`npm start\`, or pass --url.\n`);
     process.exitCode = EXIT_CODES.failure;
     return false;
   }
@@ -137,8 +137,7 @@ async function post(
     // not JSON: print as text
   }
   if (json) printJson({ url, source, type: event.type, status: response.status, answer, event });
-  else
-    process.stdout.write(`POST ${url}  ${source} ${String(event.type)}\n${response.status} ${typeof answer === 'string' ? answer : JSON.stringify(answer)}\n`);
+  else say(`POST ${url}  ${source} ${String(event.type)}\n${response.status} ${typeof answer === 'string' ? answer : JSON.stringify(answer)}\n`);
   if (!response.ok) process.exitCode = EXIT_CODES.failure;
   return true;
 }

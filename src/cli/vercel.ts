@@ -6,7 +6,7 @@ import { mergeVercelJson, vercelEntries } from '../cron/vercel-config.js';
 import { ConfigError } from '../errors.js';
 import { displayPath } from '../module-files.js';
 import { scheduledJobs } from './cron.js';
-import { printJson } from './output.js';
+import { printJson, say, warn } from './output.js';
 
 /** vercel.json as it is now: {} when there is none; a file that is not a JSON object stops here, untouched. */
 function readVercelJson(file: string): Record<string, unknown> {
@@ -42,11 +42,11 @@ export function registerVercelCommand(program: Command): void {
       const entries = vercelEntries(scheduled, { basePath: options.basePath, drainSchedule: options.drainSchedule, schedules: options.schedules === true });
       const file = resolve(options.file);
       const merged = mergeVercelJson(readVercelJson(file), entries, options.basePath);
-      for (const warning of warnings) process.stderr.write(`hookrun: ${warning}\n`);
+      for (const warning of warnings) warn(`hookrun: ${warning}\n`);
       if (options.print) return printJson(merged);
       writeFileSync(file, JSON.stringify(merged, null, 2) + '\n');
       const count = entries.crons?.length ?? Object.keys(entries.schedules ?? {}).length;
-      process.stdout.write(
+      say(
         `${displayPath(file)}: ${count} ${options.schedules ? 'schedules' : 'crons'} (${scheduled.length} from ${displayPath(config.platformConfigPath)}, and the drain route). Vercel sends CRON_SECRET as the bearer: set it in the project's environment.\n`,
       );
     });

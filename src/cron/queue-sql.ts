@@ -4,10 +4,12 @@ import { COLUMNS, lockJob, runningRunOf, type CronRunRow, type RetryRule } from 
 
 export { enqueueRuns, type PendingRun } from './runs-sql.js';
 
-/** Jobs with a `pending` run due at `now`, or a `running` one past its expiry (its instance died: it may be retried), each once. */
+/** Jobs with a `pending` run due at `now` (a paused job's wait), or a `running` one past its expiry (its instance died: it may be retried), each once. */
 export async function jobsWithDueRuns(db: Queryable, now: Date): Promise<string[]> {
   const rows = await db.query<{ job: string }>(
-    `SELECT DISTINCT job FROM hookrun.cron_runs WHERE (status = 'pending' AND due_at <= $1::timestamptz) OR (status = 'running' AND expires_at <= $1::timestamptz)`,
+    `SELECT DISTINCT job FROM hookrun.cron_runs r
+     WHERE (status = 'pending' AND due_at <= $1::timestamptz AND NOT EXISTS (SELECT 1 FROM hookrun.cron_pauses p WHERE p.job = r.job))
+        OR (status = 'running' AND expires_at <= $1::timestamptz)`,
     [now],
   );
   return rows.map((r) => r.job);
@@ -20,7 +22,9 @@ export async function jobsWithDueRuns(db: Queryable, now: Date): Promise<string[
  * under its concurrency and its rate allows a start (else `retryAt`: the next
  * rate slot); without, unless the job allows overlap, nothing starts while
  * another run of it is going (queued and caught-up ticks run one after
- * another, in tick order). No `row` when there is nothing to start.
+ * another, in tick order). While the job is paused nothing starts: its
+ * retries, queued and backfilled ticks wait, due, until it is resumed. No
+ * `row` when there is nothing to start.
  */
 export async function startDueRun(
   db: Database,
@@ -28,6 +32,7 @@ export async function startDueRun(
 ): Promise<{ row?: CronRunRow; retryAt?: Date }> {
   return db.transaction(async (tx) => {
     await lockJob(tx, options.job, options.now, options.retry);
+    if ((await tx.query('SELECT 1 FROM hookrun.cron_pauses WHERE job = $1', [options.job])).length > 0) return {};
     if (options.limits) {
       const may = await mayStartPending(tx, options.job, options.now, options.limits);
       if (!may.ok) return { retryAt: may.retryAt };

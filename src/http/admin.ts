@@ -11,6 +11,7 @@ import { addHandlerRoutes } from './handler-routes.js';
 import { addSenderReconcileRoute } from './reconcile-routes.js';
 import { addReplayRoutes } from './replay-routes.js';
 import { addIssueRoutes } from './issue-routes.js';
+import { knownSources } from './known-sources.js';
 import type { AdminApiDeps } from './admin-deps.js';
 
 /** What the admin API reads and drives (its own file, so the route files that take it import no cycle). */
@@ -44,7 +45,7 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
   addCronRoutes(app, deps);
   addHandlerRoutes(app, { db, handlers: deps.handlers, now: () => clock.now(), log: deps.log });
   addSenderReconcileRoute(app, { reconcileSender: deps.reconcileSender, now: () => clock.now(), log: deps.log, readBody: readJson });
-  addReplayRoutes(app, { db, clock, log: deps.log, handlers: deps.handlers, readBody: readJson });
+  addReplayRoutes(app, { db, clock, log: deps.log, handlers: deps.handlers, readBody: readJson, sources: knownSources(deps.config) });
   addIssueRoutes(app, { db, now: () => clock.now(), log: deps.log, senders: deps.config });
   app.get('/changes', (c) => {
     if (!deps.changes) throw new AppError('not_found', 'CHANGES_DATABASE_URL is not set, so this hookrun captures no database changes.');

@@ -12,6 +12,7 @@ import type { StripeApi } from '../payments-api/stripe-client.js';
 import { createVerifiers, type SourceVerifier } from '../webhooks/verifiers.js';
 import { createApp } from './app.js';
 import { createEventStream, type EventStream } from './event-stream.js';
+import { knownSources } from './known-sources.js';
 import type { HandlerCatalogSource } from './handler-routes.js';
 import { createOperatorMounts } from './operator-routes.js';
 import { SenderRejectionCounter } from '../issues/rejection-counter.js';
@@ -54,7 +55,7 @@ export interface BuiltApp {
  */
 export function buildApp(parts: AppParts): BuiltApp {
   const { config, db, clock, log, metrics, writer, cron } = parts;
-  const eventStream = createEventStream({ db, log });
+  const eventStream = createEventStream({ db, log, sources: knownSources(config) });
   const senderRejections = new SenderRejectionCounter(db, () => clock.now(), log);
   const mounts = cron
     ? [

@@ -9,12 +9,15 @@ import type { AdminApiDeps } from './admin-deps.js';
 import { eventId, parse, readJson } from './admin-request.js';
 import { eventListQuery, replayBody, replayQuery } from './admin-schemas.js';
 import { eventListFilter } from './event-query.js';
+import { checkSource, knownSources } from './known-sources.js';
 
 /** The admin API's events: list (filters, cursor, a payload search's budget), one with its deliveries and request, counts, the stream, replay. */
 export function addEventRoutes(app: Hono, deps: AdminApiDeps): void {
   const { db, clock } = deps;
+  const sources = knownSources(deps.config);
   app.get('/events', async (c) => {
     const q = parse(eventListQuery, c.req.query());
+    checkSource(q.source, sources);
     const page = await listEvents(db, eventListFilter(q));
     const searched = page.searchedTo === undefined ? {} : { searchedTo: String(page.searchedTo) };
     return c.json({ events: page.events, nextCursor: page.nextCursor === undefined ? null : String(page.nextCursor), ...searched });
@@ -36,6 +39,7 @@ export function addEventRoutes(app: Hono, deps: AdminApiDeps): void {
 
   app.post('/events/replay', async (c) => {
     const { actor, ...body } = parse(replayBody, await readJson(c));
+    checkSource(body.source, sources);
     const replayed = await replayEventsByStatus(db, clock, body, { actor: apiActor(actor) });
     deps.log.info({ status: body.status, source: body.source, type: body.type, replayed }, 'events replayed by the admin API');
     return c.json({ replayed });

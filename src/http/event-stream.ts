@@ -6,10 +6,23 @@ import { readEventFeed } from '../db/event-feed.js';
 import { EVENTS_CHANNEL } from '../inbox/queue-sql.js';
 import { AppError, messageOf } from '../errors.js';
 import { firstIssue, streamQuery } from './admin-schemas.js';
+import { checkSource, knownSources } from './known-sources.js';
 import type { Logger } from '../log.js';
 
-/** Open streams one hookrun serves at once; each holds a connection and reads the inbox. */
+/** Open API streams (`GET /api/events/stream`: `hookrun listen`, scripts) one hookrun serves at once; each holds a connection and reads the inbox. */
 export const MAX_EVENT_STREAMS = 16;
+/** Open console tabs listening live (`GET /admin/stream`) one hookrun serves at once: their own cap, so tabs cannot lock out `hookrun listen`, nor the reverse. */
+export const MAX_CONSOLE_STREAMS = 16;
+
+/** Who opens a stream: each kind has its own cap. */
+export type StreamKind = 'api' | 'console';
+
+/** What a full cap says, per kind: which limit, and what to do. */
+const FULL: Record<StreamKind, string> = {
+  api: `${MAX_EVENT_STREAMS} API event streams are already open on this instance (the limit for /api/events/stream; console tabs have their own). Close one, or retry in a while.`,
+  console: `${MAX_CONSOLE_STREAMS} console tabs already follow events live on this instance (their limit). Close a tab you no longer watch; this page works without live updates, reload it later.`,
+};
+const CAPS: Record<StreamKind, number> = { api: MAX_EVENT_STREAMS, console: MAX_CONSOLE_STREAMS };
 /** Events read (and written to the socket) at a time: a slow client holds at most this many in memory. */
 const BATCH = 100;
 /** A wake-up may be missed (another instance's NOTIFY on a dropped LISTEN): read at least this often. */
@@ -21,7 +34,7 @@ const LATE_WINDOW_SECONDS = 15;
 
 /** The live stream's controls: the route handler, and a way to end every stream at shutdown. */
 export interface EventStream {
-  handle(c: Context): Promise<Response>;
+  handle(c: Context, kind?: StreamKind): Promise<Response>;
   /** End all open streams (their clients reconnect elsewhere and resume by id). */
   close(): void;
 }
@@ -34,10 +47,11 @@ export interface EventStream {
  * (any instance's commit), with a 1 s poll behind it; filtered by source and
  * type; keep-alives every 15 s. Sends payloads, never a secret.
  */
-export function createEventStream(deps: { db: Database; log: Logger }): EventStream {
+export function createEventStream(deps: { db: Database; log: Logger; sources?: readonly string[] }): EventStream {
   const { db, log } = deps;
-  const open = new Set<{ wake(): void; end(): void }>();
-  let starting = 0; // accepted streams whose pump has not registered yet
+  const open = new Set<{ kind: StreamKind; wake(): void; end(): void }>();
+  const starting: Record<StreamKind, number> = { api: 0, console: 0 }; // accepted streams whose pump has not registered yet
+  const openOf = (kind: StreamKind) => [...open].filter((s) => s.kind === kind).length + starting[kind];
   let unlisten: Promise<(() => Promise<void>) | undefined> | undefined;
   const wakeAll = () => open.forEach((s) => s.wake());
   const listenWhileOpen = () => {
@@ -53,12 +67,12 @@ export function createEventStream(deps: { db: Database; log: Logger }): EventStr
     void pending.then((stop) => stop?.()).catch(() => undefined);
   };
 
-  async function pump(stream: SSEStreamingApi, query: z.output<typeof streamQuery>): Promise<void> {
+  async function pump(stream: SSEStreamingApi, query: z.output<typeof streamQuery>, kind: StreamKind): Promise<void> {
     let wake: () => void = () => undefined;
     let ended = false;
-    const handle = { wake: () => wake(), end: () => ((ended = true), wake(), stream.abort()) };
+    const handle = { kind, wake: () => wake(), end: () => ((ended = true), wake(), stream.abort()) };
     open.add(handle);
-    starting--;
+    starting[kind]--;
     stream.onAbort(() => {
       ended = true;
       wake();
@@ -110,17 +124,16 @@ export function createEventStream(deps: { db: Database; log: Logger }): EventStr
   }
 
   return {
-    async handle(c) {
+    async handle(c, kind = 'api') {
       const parsed = streamQuery.safeParse({ ...c.req.query(), lastEventId: c.req.header('last-event-id') ?? c.req.query('lastEventId') });
       if (!parsed.success) throw new AppError('bad_request', firstIssue(parsed.error));
-      if (open.size + starting >= MAX_EVENT_STREAMS) {
-        throw new AppError('unavailable', `${MAX_EVENT_STREAMS} event streams are already open on this instance (the limit). Close one, or retry in a while.`);
-      }
+      checkSource(parsed.data.source, deps.sources ?? knownSources({}));
+      if (openOf(kind) >= CAPS[kind]) throw new AppError('unavailable', FULL[kind]);
       c.header('cache-control', 'no-store');
-      starting++;
+      starting[kind]++;
       return streamSSE(
         c,
-        (stream) => pump(stream, parsed.data),
+        (stream) => pump(stream, parsed.data, kind),
         async (error) => log.warn({ err: { message: messageOf(error) } }, 'event stream ended by an error; the client resumes by Last-Event-ID'),
       );
     },

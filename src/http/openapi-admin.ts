@@ -155,7 +155,7 @@ function eventPaths(): Record<string, Json> {
     ),
     '/api/events/stream': admin(
       'get',
-      `Server-sent events: \`event: ready\` once, then \`event: event\` per committed event (\`id:\` the inbox id, \`data:\` {id, source, key, type, receivedAt, payload}); 503 past ${MAX_EVENT_STREAMS} open streams`,
+      `Server-sent events: \`event: ready\` once, then \`event: event\` per committed event (\`id:\` the inbox id, \`data:\` {id, source, key, type, receivedAt, payload}); 503 past ${MAX_EVENT_STREAMS} open API streams (console tabs have their own cap)`,
       { parameters: [...queryFrom(streamQuery), header('Last-Event-ID', 'resume after this inbox id')] },
     ),
     '/api/events/counts': admin('get', 'Number of events by status'),

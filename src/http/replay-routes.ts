@@ -9,6 +9,7 @@ import { cancelReplay, getReplay, listReplays, startReplay } from '../replay/bat
 import { planReplay, type ReplayPlan } from '../replay/plan.js';
 import { describeSelection, selectionToJson, type ReplaySelection } from '../replay/selection.js';
 import { firstIssue } from './admin-schemas.js';
+import { checkSource, knownSources } from './known-sources.js';
 import { catalogOf, type HandlerCatalogSource } from './handler-routes.js';
 import { bulkReplayBody, replayListQuery, selectionOf } from './replay-schemas.js';
 
@@ -19,6 +20,8 @@ export interface ReplayRouteDeps {
   log: Logger;
   handlers?: HandlerCatalogSource;
   readBody(c: Context): Promise<unknown>;
+  /** The sources a selection may name (known-sources.ts); absent: the shipped ones. */
+  sources?: readonly string[];
 }
 
 function parse<T>(schema: z.ZodType<T>, value: unknown): T {
@@ -60,6 +63,7 @@ export function addReplayRoutes(app: Hono, deps: ReplayRouteDeps): void {
   const { db, clock, log } = deps;
   app.post('/replays', async (c) => {
     const body = parse(bulkReplayBody, await deps.readBody(c));
+    checkSource(body.source, deps.sources ?? knownSources({}));
     const { ids, handled_by: handledBy, handler, rate, dry_run: dryRun } = body;
     const selection = selectionOf({ ...body, handler: handledBy }, ids);
     const catalog = await catalogOf(deps.handlers);

@@ -4,7 +4,7 @@ import { parsePayloadMatch, type EventFilter } from '../db/event-filter.js';
 import { AppError } from '../errors.js';
 import { DEFAULT_RATE, MAX_RATE, MIN_RATE } from '../replay/batches.js';
 import { MAX_REPLAY_IDS, type ReplaySelection } from '../replay/selection.js';
-import { SOURCES } from '../webhooks/providers/index.js';
+import { sourceName } from './admin-schemas.js';
 
 const handlerName = z
   .string()
@@ -14,7 +14,7 @@ const isoDate = z.string().min(1).max(40);
 
 /** `POST /api/replays`: a selection (filter fields, or `ids`), which handler, how fast, a dry run or not, and who asks. */
 export const bulkReplayBody = z.object({
-  source: z.enum(SOURCES).optional().describe('only this source'),
+  source: sourceName.optional(),
   status: z.enum(EVENT_STATUSES).optional().describe('only this status (a delivery running right now is always skipped)'),
   type: z.string().min(1).max(255).optional().describe('exact event type, e.g. invoice.paid'),
   handled_by: handlerName

@@ -18,8 +18,12 @@ export const PROVIDER_SIGNATURE_HEADERS: readonly string[] = [
   'x-signature',
 ];
 
-/** A header whose name says it holds a secret. */
-const SECRET_PART = /signature|secret|token|hmac|api-key|apikey|key-id/;
+/**
+ * A header whose name says it may carry a credential (`x-auth-key`,
+ * `x-vercel-protection-bypass`, `cf-access-jwt-assertion`, `x-session-id`):
+ * matched by part, so a sender's or a proxy's own name is masked too.
+ */
+const SECRET_PART = /auth|token|secret|key|password|passwd|session|credential|bypass|jwt|signature|cookie|hmac/;
 
 /** Whether a header's value is replaced by a mask when kept (`provider` adds its own credential headers, e.g. a platform.json sender's). */
 export function isSecretHeader(name: string, provider?: Pick<ProviderDefinition, 'credentialHeaders'>): boolean {

@@ -101,6 +101,15 @@ describe('platform.json with a time zone and an HTTP target (spawned hookrun)', 
       queued: 0,
       ticks: [{ hasRun: true }, { hasRun: true }, { hasRun: true }],
     });
+    // Paused, a backfill's ticks wait (not counted as failed) and run once resumed.
+    const earlier = new Date(Date.parse(from) - 2 * hour).toISOString();
+    expect((await runCli(['cron', 'pause', 'keep-alive'], env)).code).toBe(0);
+    const held = await runCli(['cron', 'backfill', 'keep-alive', '--from', earlier, '--to', new Date(Date.parse(from) - hour).toISOString()], env);
+    expect(held.code, held.stderr).toBe(0);
+    expect(held.stdout).toContain('Ran 0 tick(s) here: 0 succeeded, 0 did not.\n2 tick(s) wait as pending (the job is paused');
+    expect((await runCli(['cron', 'resume', 'keep-alive'], env)).code).toBe(0);
+    const runsAfter = JSON.parse((await runCli(['cron', 'runs', 'keep-alive', '-n', '20', '--json'], env)).stdout) as Array<{ status: string }>;
+    expect(runsAfter.filter((r) => r.status === 'pending')).toHaveLength(2); // still queued: a scheduler runs them
     const future = await runCli(['cron', 'backfill', 'keep-alive', '--from', from, '--to', '2999-01-01'], env);
     expect(future.code).toBe(2);
     expect(future.stderr).toContain('--to is in the future');

@@ -99,7 +99,7 @@ describe.each(databaseKinds())('GET /api/events/stream ($name)', (kind) => {
     expect(open.map((r) => r.status)).toEqual(new Array(MAX_EVENT_STREAMS).fill(200));
     const refused = await fresh.app.request('/api/events/stream', { headers: auth });
     expect(refused.status).toBe(503);
-    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain(`${MAX_EVENT_STREAMS} event streams are already open`);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain(`${MAX_EVENT_STREAMS} API event streams are already open`);
     await Promise.all(open.map((r) => r.body!.cancel()));
   });
 });

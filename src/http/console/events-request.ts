@@ -15,7 +15,7 @@ export function requestSection(event: EventDetail, request: EventRequest | null)
   if (!request) return html`<h2 id="request">Request</h2><p id="no-request">${noRequestReason(event)}</p>`;
   const names = Object.keys(request.headers).sort();
   return html`<h2 id="request">Request</h2><p id="verification"><b>Verified:</b> ${request.verification}</p>
-<details id="request-headers-box"><summary><b>Headers</b> (${names.length}; signatures, tokens and cookies masked)</summary>
+<details id="request-headers-box"><summary><b>Headers</b> (${names.length}; credentials and signatures masked)</summary>
 <table id="request-headers"><thead><tr><th>name</th><th>value</th></tr></thead><tbody>
 ${names.map((name) => html`<tr><td><code>${name}</code></td><td class="value">${request.headers[name] ?? ''}</td></tr>`)}
 </tbody></table></details>

@@ -7,7 +7,7 @@ import { indexedMatch } from '../../db/event-filter.js';
 import { getEvent, listAttempts, listEvents, type EventDetail } from '../../db/events.js';
 import { describeFlow } from '../../flow/describe.js';
 import { replayEvent, replayEventsByStatus } from '../../inbox/replay.js';
-import { SOURCES } from '../../webhooks/providers/index.js';
+import { knownSources } from '../known-sources.js';
 import type { AdminApiDeps } from '../admin.js';
 import { catalogOf } from '../handler-routes.js';
 import { eventDetailPage } from './events-detail.js';
@@ -36,7 +36,16 @@ async function listRoute(c: Context, deps: AdminApiDeps): Promise<Response> {
   // A search that reads payloads and took a while is not rerun by live refreshes; everything else stays live.
   const scanned = filter.where !== undefined && !indexedMatch(filter.where);
   const tookMs = scanned ? performance.now() - started : 0;
-  const view = { query, errors, ...list, tookMs, sources: SOURCES, handlers: [...catalog.names()].sort(), now: deps.clock.now(), csrf: csrfOf(c, deps) };
+  const view = {
+    query,
+    errors,
+    ...list,
+    tookMs,
+    sources: knownSources(deps.config),
+    handlers: [...catalog.names()].sort(),
+    now: deps.clock.now(),
+    csrf: csrfOf(c, deps),
+  };
   return page(c, eventListPage(view), errors.length > 0 ? 400 : 200);
 }
 

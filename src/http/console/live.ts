@@ -16,7 +16,7 @@ export function addLiveRoutes(app: Hono, deps: AdminApiDeps): void {
     if (!deps.eventStream)
       return page(c, messagePage('Not found', 'This hookrun does not serve the event stream, so pages do not update live.', csrfOf(c, deps)), 404);
     try {
-      return await deps.eventStream.handle(c);
+      return await deps.eventStream.handle(c, 'console');
     } catch (error) {
       if (error instanceof AppError) return page(c, messagePage('Not available', error.message, csrfOf(c, deps)), error.status);
       throw error;
