@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 import type pg from 'pg';
 import type { SlotStatus } from '../changes/source-database.js';
-import { loadConfig, type ChangesSettings } from '../config.js';
+import { type ChangesSettings } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { printJson } from './output.js';
+import { writeOut, loadCliConfig } from './io.js';
 
 function requireChanges(): ChangesSettings {
-  const settings = loadConfig().changes;
+  const settings = loadCliConfig().changes;
   if (!settings) throw new ConfigError('CHANGES_DATABASE_URL is not set: set it to the product database (wal_level=logical) whose changes hookrun captures.');
   return settings;
 }
@@ -59,7 +60,7 @@ export function registerChangesCommands(program: Command): void {
         ).rows.map((r) => r.name),
       }));
       if (flags.json) printJson({ slot: slot ?? null, publication: settings.publication, tables });
-      else process.stdout.write(`${describe(settings, slot, tables)}\n`);
+      else writeOut(`${describe(settings, slot, tables)}\n`);
     });
   changes
     .command('drop-slot')
@@ -81,6 +82,6 @@ export function registerChangesCommands(program: Command): void {
         await client.query('SELECT pg_drop_replication_slot($1)', [settings.slot]);
         return `dropped slot "${settings.slot}": the database no longer keeps WAL for hookrun. The publication "${settings.publication}" is yours: DROP PUBLICATION ${settings.publication}; when nothing else uses it.`;
       });
-      process.stdout.write(`${message}\n`);
+      writeOut(`${message}\n`);
     });
 }

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
 import type { BackfillPlan, PauseState } from '../cron/controls.js';
 import type { CronRunRow } from '../db/cron-runs.js';
 import { withAdminClient } from './admin-client.js';
 import { adminAction, EXIT_CODES, printJson, shortTime } from './output.js';
+import { writeOut, setExitCode, loadCliConfig } from './io.js';
 
 /** `keep-alive` or `/cron/keep-alive`: the job's name. */
 const jobName = (arg: string) => arg.replace(/^\/?cron\//, '');
@@ -19,9 +19,9 @@ export function registerCronControls(cron: Command): void {
     .action(
       adminAction(async (jobArg: string, flags: { json?: boolean }) => {
         const job = jobName(jobArg);
-        const state = await withAdminClient(loadConfig(), (client) => client.request<PauseState>('POST', `${jobPath(job)}/pause`, {}));
+        const state = await withAdminClient(loadCliConfig(), (client) => client.request<PauseState>('POST', `${jobPath(job)}/pause`, {}));
         if (flags.json) return printJson(state);
-        process.stdout.write(
+        writeOut(
           `${job} ${state.changed ? 'paused' : 'was already paused'}: its scheduled ticks are skipped on every instance until \`hookrun cron resume ${job}\`.\n`,
         );
       }),
@@ -36,12 +36,12 @@ export function registerCronControls(cron: Command): void {
     .action(
       adminAction(async (jobArg: string, flags: { catchUp?: boolean; json?: boolean }) => {
         const job = jobName(jobArg);
-        const state = await withAdminClient(loadConfig(), (client) =>
+        const state = await withAdminClient(loadCliConfig(), (client) =>
           client.request<PauseState>('POST', `${jobPath(job)}/resume`, { catchUp: flags.catchUp === true }),
         );
         if (flags.json) return printJson(state);
-        if (!state.changed) return void process.stdout.write(`${job} was not paused.\n`);
-        process.stdout.write(`${job} resumed${state.caughtUp !== undefined ? `; ${state.caughtUp} tick(s) skipped while paused will run now` : ''}.\n`);
+        if (!state.changed) return void writeOut(`${job} was not paused.\n`);
+        writeOut(`${job} resumed${state.caughtUp !== undefined ? `; ${state.caughtUp} tick(s) skipped while paused will run now` : ''}.\n`);
       }),
     );
 
@@ -60,7 +60,7 @@ export function registerCronControls(cron: Command): void {
     .action(
       adminAction(async (jobArg: string, flags: { from: string; to: string; dryRun?: boolean; json?: boolean }) => {
         const job = jobName(jobArg);
-        const result = await withAdminClient(loadConfig(), async (client) => {
+        const result = await withAdminClient(loadCliConfig(), async (client) => {
           const plan = await client.request<BackfillPlan>('POST', `${jobPath(job)}/backfill`, {
             from: flags.from,
             to: flags.to,
@@ -75,13 +75,13 @@ export function registerCronControls(cron: Command): void {
         if (flags.json) return printJson(result);
         const { plan, runs } = result;
         const lines = plan.ticks.map((t) => `  ${shortTime(t.at)}  ${t.hasRun ? 'has a run already: left alone' : plan.dryRun ? 'would run' : 'queued'}`);
-        process.stdout.write(`${job}: ${plan.ticks.length} tick(s) from ${shortTime(plan.from)} to ${shortTime(plan.to)}\n${lines.join('\n')}\n`);
-        if (plan.dryRun) process.stdout.write(`Nothing was run. Without --dry-run, ${plan.ticks.filter((t) => !t.hasRun).length} tick(s) run, oldest first.\n`);
+        writeOut(`${job}: ${plan.ticks.length} tick(s) from ${shortTime(plan.from)} to ${shortTime(plan.to)}\n${lines.join('\n')}\n`);
+        if (plan.dryRun) writeOut(`Nothing was run. Without --dry-run, ${plan.ticks.filter((t) => !t.hasRun).length} tick(s) run, oldest first.\n`);
         else if (runs) {
           const failed = runs.filter((r) => r.status !== 'succeeded');
-          process.stdout.write(`Ran ${runs.length} tick(s) here: ${runs.length - failed.length} succeeded, ${failed.length} did not.\n`);
-          if (failed.length > 0) process.exitCode = EXIT_CODES.failure;
-        } else process.stdout.write(`${plan.queued} tick(s) queued: the running server's scheduler runs them, oldest first (hookrun cron list shows them).\n`);
+          writeOut(`Ran ${runs.length} tick(s) here: ${runs.length - failed.length} succeeded, ${failed.length} did not.\n`);
+          if (failed.length > 0) setExitCode(EXIT_CODES.failure);
+        } else writeOut(`${plan.queued} tick(s) queued: the running server's scheduler runs them, oldest first (hookrun cron list shows them).\n`);
       }),
     );
 }

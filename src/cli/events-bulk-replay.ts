@@ -1,9 +1,9 @@
 import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
 import type { ReplayPlan } from '../replay/plan.js';
 import { withAdminClient, type AdminClient } from './admin-client.js';
 import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, ProgressBar, shortTime } from './output.js';
+import { writeOut, writeErr, setExitCode, loadCliConfig } from './io.js';
 
 /** The bulk forms of `hookrun events replay`: a selection, which handler, how fast, and whether to wait. */
 export interface BulkReplayFlags {
@@ -84,27 +84,25 @@ export async function runBulkReplay(flags: BulkReplayFlags): Promise<void> {
     rate: flags.rate,
     actor: cliActor(),
   };
-  await withAdminClient(loadConfig(), async (client) => {
+  await withAdminClient(loadCliConfig(), async (client) => {
     const dry = await client.request<{ plan: ReplayPlan; description: string }>('POST', '/replays', { ...body, dry_run: true });
-    if (flags.dryRun) return flags.json ? printJson(dry) : void process.stdout.write(planLines(dry.plan, dry.description));
+    if (flags.dryRun) return flags.json ? printJson(dry) : void writeOut(planLines(dry.plan, dry.description));
     if (dry.plan.replayable === 0) {
       if (flags.json) printJson({ replayed: 0, plan: dry.plan });
-      else process.stdout.write(`No events to replay: none matches ${dry.description}.\n`);
+      else writeOut(`No events to replay: none matches ${dry.description}.\n`);
       return;
     }
     const { replay } = await client.request<{ replay: ReplayJson }>('POST', '/replays', body);
     if (!flags.wait) {
       if (flags.json) return printJson({ replay });
       const note = client.mode === 'local' ? ' (a running hookrun advances it)' : '';
-      return void process.stdout.write(
-        `bulk replay ${replay.id} started: ${replay.total} event(s) at ${replay.rate}/s${note}\nfollow: hookrun events replays\n`,
-      );
+      return void writeOut(`bulk replay ${replay.id} started: ${replay.total} event(s) at ${replay.rate}/s${note}\nfollow: hookrun events replays\n`);
     }
-    process.stderr.write(`bulk replay ${replay.id}: ${replay.total} event(s) matching ${replay.description} at ${replay.rate}/s\n`);
+    writeErr(`bulk replay ${replay.id}: ${replay.total} event(s) matching ${replay.description} at ${replay.rate}/s\n`);
     const ended = await follow(client, replay);
     if (flags.json) printJson({ replay: ended });
-    else process.stdout.write(`bulk replay ${ended.id} ${ended.status}: replayed ${ended.replayed} of ${ended.total}\n`);
-    if (ended.status !== 'done') process.exitCode = EXIT_CODES.failure;
+    else writeOut(`bulk replay ${ended.id} ${ended.status}: replayed ${ended.replayed} of ${ended.total}\n`);
+    if (ended.status !== 'done') setExitCode(EXIT_CODES.failure);
   });
 }
 
@@ -117,7 +115,7 @@ export function registerReplaysCommand(events: Command): void {
     .option('--json', 'print {"replays": [...], "nextCursor"} as JSON')
     .action(
       adminAction(async (flags: { limit: number; json?: boolean }) => {
-        const page = await withAdminClient(loadConfig(), (client) =>
+        const page = await withAdminClient(loadCliConfig(), (client) =>
           client.request<{ replays: ReplayJson[]; nextCursor: string | null }>('GET', `/replays?limit=${flags.limit}`),
         );
         printListing(

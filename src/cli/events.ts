@@ -1,11 +1,11 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { loadConfig } from '../config.js';
 import { SOURCES } from '../webhooks/providers/index.js';
 import { FILTER_STATUSES } from '../db/events.js';
 import { withAdminClient } from './admin-client.js';
 import { cliActor, registerReplaysCommand, runBulkReplay, type BulkReplayFlags } from './events-bulk-replay.js';
 import { registerPullCommand } from './pull.js';
 import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, shortTime } from './output.js';
+import { writeOut, writeErr, loadCliConfig } from './io.js';
 
 /** An event as the admin API lists it (dates as ISO strings). */
 interface EventJson {
@@ -134,7 +134,7 @@ export function registerEventsCommands(program: Command): void {
     .option('--json', 'print {"events": [...], "nextCursor"} as JSON')
     .action(
       adminAction(async (flags: ListFlags) => {
-        const page = await withAdminClient(loadConfig(), (client) =>
+        const page = await withAdminClient(loadCliConfig(), (client) =>
           client.request<{ events: EventJson[]; nextCursor: string | null; searchedTo?: string }>(
             'GET',
             listPath({
@@ -165,10 +165,10 @@ export function registerEventsCommands(program: Command): void {
           { json: flags.json === true, jsonValue: page, empty: emptyListMessage(flags) },
         );
         if (!flags.json && page.searchedTo)
-          process.stderr.write(
+          writeErr(
             `the payload search read events down to id ${page.searchedTo} in its time; narrow it with --from/--to or an id, or go on with --cursor ${page.nextCursor}\n`,
           );
-        else if (!flags.json && page.nextCursor) process.stderr.write(`more: hookrun events list --cursor ${page.nextCursor}\n`);
+        else if (!flags.json && page.nextCursor) writeErr(`more: hookrun events list --cursor ${page.nextCursor}\n`);
       }),
     );
 
@@ -179,7 +179,7 @@ export function registerEventsCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(
       adminAction(async (id: number, flags: { json?: boolean }) => {
-        const detail = await withAdminClient(loadConfig(), (client) =>
+        const detail = await withAdminClient(loadCliConfig(), (client) =>
           client.request<{ event: EventJson; deliveries: DeliveryJson[] }>('GET', `/events/${id}`),
         );
         const { event, deliveries } = detail;
@@ -196,7 +196,7 @@ export function registerEventsCommands(program: Command): void {
           'payload:',
           JSON.stringify(event.payload, null, 2),
         ];
-        process.stdout.write(lines.join('\n') + '\n');
+        writeOut(lines.join('\n') + '\n');
       }),
     );
 
@@ -231,11 +231,11 @@ function registerEventsReplayCommand(events: Command): void {
           command.error('Give an event id or a selection (--status, --source, --type, --where, --from, --to), not both.', { exitCode: EXIT_CODES.usage });
         if (bulk) return runBulkReplay(flags);
         if (flags.dryRun || flags.rate !== undefined) command.error('--dry-run and --rate are for a selection, not one id.', { exitCode: EXIT_CODES.usage });
-        await withAdminClient(loadConfig(), async (client) => {
+        await withAdminClient(loadCliConfig(), async (client) => {
           const query = new URLSearchParams({ actor: cliActor(), ...(flags.handler === undefined ? {} : { handler: flags.handler }) });
           const { event } = await client.request<{ event: EventJson }>('POST', `/events/${id}/replay?${query}`);
           if (flags.json) printJson({ replayed: 1, event });
-          else process.stdout.write(`event ${id} replayed: ${event.status}, attempts ${event.attempts}\n`);
+          else writeOut(`event ${id} replayed: ${event.status}, attempts ${event.attempts}\n`);
         });
       }),
     );

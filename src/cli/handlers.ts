@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
 import { NO_FLOW } from '../flow/describe.js';
 import { waitingSummary, type HandlerOverview, type HandlerPauseState } from '../inbox/handler-overview.js';
 import { withAdminClient } from './admin-client.js';
 import { adminAction, printJson, printListing, shortTime } from './output.js';
+import { writeOut, loadCliConfig } from './io.js';
 
 /** A handler as the admin API answers it (dates as ISO strings). */
 type HandlerJson = Omit<HandlerOverview, 'pausedAt'> & { pausedAt: string | null };
@@ -22,7 +22,7 @@ export function registerHandlersCommands(program: Command): void {
     .option('--json', 'print JSON (with the top 5 waiting keys of each handler)')
     .action(
       adminAction(async (flags: { json?: boolean }) => {
-        const { handlers: rows } = await withAdminClient(loadConfig(), (client) => client.request<{ handlers: HandlerJson[] }>('GET', '/handlers'));
+        const { handlers: rows } = await withAdminClient(loadCliConfig(), (client) => client.request<{ handlers: HandlerJson[] }>('GET', '/handlers'));
         printListing(
           rows,
           [
@@ -37,8 +37,7 @@ export function registerHandlersCommands(program: Command): void {
           ],
           { json: flags.json === true, jsonValue: rows, empty: 'No handlers (add a file to handlers/ in your project).' },
         );
-        if (!flags.json && rows.some((h) => h.parked > 0))
-          process.stdout.write('Parked events: hookrun events list --parked (fix the cause, then replay them).\n');
+        if (!flags.json && rows.some((h) => h.parked > 0)) writeOut('Parked events: hookrun events list --parked (fix the cause, then replay them).\n');
       }),
     );
 
@@ -49,9 +48,9 @@ export function registerHandlersCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(
       adminAction(async (name: string, flags: { json?: boolean }) => {
-        const state = await withAdminClient(loadConfig(), (client) => client.request<HandlerPauseState>('POST', `${handlerPath(name)}/pause`, {}));
+        const state = await withAdminClient(loadCliConfig(), (client) => client.request<HandlerPauseState>('POST', `${handlerPath(name)}/pause`, {}));
         if (flags.json) return printJson(state);
-        process.stdout.write(
+        writeOut(
           `${name} ${state.changed ? 'paused' : 'was already paused'}: its deliveries wait on every instance until \`hookrun handlers resume ${name}\`.\n`,
         );
       }),
@@ -64,9 +63,9 @@ export function registerHandlersCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(
       adminAction(async (name: string, flags: { json?: boolean }) => {
-        const state = await withAdminClient(loadConfig(), (client) => client.request<HandlerPauseState>('POST', `${handlerPath(name)}/resume`, {}));
+        const state = await withAdminClient(loadCliConfig(), (client) => client.request<HandlerPauseState>('POST', `${handlerPath(name)}/resume`, {}));
         if (flags.json) return printJson(state);
-        process.stdout.write(state.changed ? `${name} resumed: its waiting deliveries start now, within its limits.\n` : `${name} was not paused.\n`);
+        writeOut(state.changed ? `${name} resumed: its waiting deliveries start now, within its limits.\n` : `${name} was not paused.\n`);
       }),
     );
 }

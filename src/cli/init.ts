@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { projectFiles } from './init-templates.js';
+import { writeOut } from './io.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -39,6 +40,6 @@ export function registerInitCommand(program: Command): void {
     .action((dir: string) => {
       const target = resolve(dir);
       const written = initProject(target);
-      process.stdout.write(`Created ${target}:\n${written.map((f) => `  ${f}`).join('\n')}\n\nNext:\n  cd ${dir}\n  npm install\n  npm run dev\n`);
+      writeOut(`Created ${target}:\n${written.map((f) => `  ${f}`).join('\n')}\n\nNext:\n  cd ${dir}\n  npm install\n  npm run dev\n`);
     });
 }

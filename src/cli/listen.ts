@@ -1,9 +1,9 @@
 import { Option, type Command } from 'commander';
-import { loadConfig } from '../config.js';
 import { SOURCES } from '../webhooks/providers/index.js';
 import { ConfigError } from '../errors.js';
 import { EXIT_CODES } from './output.js';
 import { deliverLocally, isLoopbackUrl, relayLine, remoteApiBase, type RemoteEvent } from './relay.js';
+import { writeOut, writeErr, setExitCode, loadCliConfig } from './io.js';
 
 interface ListenFlags {
   from: string;
@@ -44,7 +44,7 @@ export async function* readServerSentEvents(body: ReadableStream<Uint8Array>): A
 
 /** The admin token for the remote: `--token`, else HOOKRUN_REMOTE_TOKEN. */
 export function remoteToken(flag: string | undefined): string {
-  const token = flag ?? loadConfig().remoteToken;
+  const token = flag ?? loadCliConfig().remoteToken;
   if (!token) throw new ConfigError('No token for the remote hookrun: pass --token <its ADMIN_TOKEN> or set HOOKRUN_REMOTE_TOKEN.');
   return token;
 }
@@ -69,7 +69,7 @@ export function registerListenCommand(program: Command): void {
       '\nExample:\n  HOOKRUN_REMOTE_TOKEN=… hookrun listen --from https://api.example.com --source auth\n\nPayloads (which may hold personal data) reach this machine; secrets never do. Ctrl-C stops.',
     )
     .action(async (flags: ListenFlags, command: Command) => {
-      const config = loadConfig();
+      const config = loadCliConfig();
       const to = flags.to ?? `http://localhost:${config.port}`;
       if (!isLoopbackUrl(to) && !flags.allowRemoteTarget) {
         command.error(`--to ${to} is not on this machine; listen forwards real payloads, so pass --allow-remote-target if you mean it.`, {
@@ -92,8 +92,8 @@ export function registerListenCommand(program: Command): void {
           });
           if (response.status === 401 || response.status === 503) {
             const text = await response.text();
-            process.stderr.write(`hookrun: ${streamUrl} answered ${response.status}: ${text.slice(0, 300)}\n`);
-            process.exitCode = response.status === 401 ? EXIT_CODES.config : EXIT_CODES.failure;
+            writeErr(`hookrun: ${streamUrl} answered ${response.status}: ${text.slice(0, 300)}\n`);
+            setExitCode(response.status === 401 ? EXIT_CODES.config : EXIT_CODES.failure);
             if (response.status === 401) return;
             throw new Error(`answered ${response.status}`);
           }
@@ -101,13 +101,13 @@ export function registerListenCommand(program: Command): void {
           failures = 0;
           for await (const message of readServerSentEvents(response.body)) {
             if (message.event === 'ready') {
-              process.stderr.write(`listening to ${streamUrl}${lastId ? ` from event ${lastId}` : ''}; delivering to ${to}\n`);
+              writeErr(`listening to ${streamUrl}${lastId ? ` from event ${lastId}` : ''}; delivering to ${to}\n`);
               continue;
             }
             if (message.event !== 'event') continue;
             const event = JSON.parse(message.data) as RemoteEvent;
             const answer = await deliverLocally(event, config, to).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
-            process.stdout.write(`${relayLine(event, answer)}\n`);
+            writeOut(`${relayLine(event, answer)}\n`);
             // Not delivered (local server down or 5xx): resume from here after a reconnect, so it is not skipped.
             if (answer instanceof Error || answer.status >= 500) throw new Error(`the local hookrun at ${to} did not take event ${event.id}`);
             lastId = message.id ?? lastId;
@@ -117,15 +117,13 @@ export function registerListenCommand(program: Command): void {
           if (stop.signal.aborted) break;
           failures++;
           const delayMs = Math.min(MAX_BACKOFF_MS, 500 * 2 ** Math.min(failures - 1, 6));
-          process.stderr.write(
-            `hookrun: stream interrupted (${(error as Error).message}); reconnecting in ${delayMs} ms${lastId ? ` from event ${lastId}` : ''}\n`,
-          );
+          writeErr(`hookrun: stream interrupted (${(error as Error).message}); reconnecting in ${delayMs} ms${lastId ? ` from event ${lastId}` : ''}\n`);
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, delayMs);
             stop.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
           });
         }
       }
-      process.stderr.write('stopped\n');
+      writeErr('stopped\n');
     });
 }

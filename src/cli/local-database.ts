@@ -4,6 +4,7 @@ import type { Config } from '../config.js';
 import { openDatabase } from '../db/client.js';
 import type { Database } from '../db/database.js';
 import { LOCK_FILE_NAME, isProcessAlive } from '../db/data-dir-lock.js';
+import { writeErr } from './io.js';
 
 /**
  * The pid of a live hookrun that holds the embedded DATA_DIR, if any. PGlite
@@ -34,7 +35,7 @@ async function warnIfServerUsesPostgres(config: Config): Promise<void> {
     const res = await fetch(`http://127.0.0.1:${config.port}/ready`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
     const body = (await res.json()) as { database?: unknown };
     if (body.database === 'postgres') {
-      process.stderr.write(
+      writeErr(
         `hookrun: warning: the hookrun on port ${config.port} uses PostgreSQL, but this command has no DATABASE_URL and reads the embedded database in ${config.dataDir}. Set DATABASE_URL (or put it in .env) to see the server's data.\n`,
       );
     }

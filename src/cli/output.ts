@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { writeOut, writeErr, setExitCode, cliIo } from './io.js';
 
 /** Exit codes scripts can rely on (main.ts maps thrown errors; commands set `process.exitCode` for soft failures). */
 export const EXIT_CODES = { ok: 0, failure: 1, usage: 2, config: 78 } as const;
@@ -32,15 +33,15 @@ export function formatTable<T>(rows: T[], columns: Column<T>[]): string {
 /** Print a listing: JSON for scripts (`--json`), a table for people, a short note when there is nothing. */
 export function printListing<T>(rows: T[], columns: Column<T>[], options: { json: boolean; jsonValue?: unknown; empty: string }): void {
   if (options.json) {
-    process.stdout.write(JSON.stringify(options.jsonValue ?? rows, null, 2) + '\n');
+    writeOut(JSON.stringify(options.jsonValue ?? rows, null, 2) + '\n');
     return;
   }
-  process.stdout.write(rows.length === 0 ? `${options.empty}\n` : formatTable(rows, columns));
+  writeOut(rows.length === 0 ? `${options.empty}\n` : formatTable(rows, columns));
 }
 
 /** Print any value as indented JSON on stdout. */
 export function printJson(value: unknown): void {
-  process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+  writeOut(JSON.stringify(value, null, 2) + '\n');
 }
 
 /** An ISO time as people read it in a table: `2026-01-02 01:00:00Z`, or `-`. */
@@ -55,7 +56,7 @@ export function shortTime(iso: string | null | undefined): string {
  */
 export class ProgressBar {
   private lastDecile = -1;
-  private readonly tty = process.stderr.isTTY === true;
+  private readonly tty = cliIo().stderrIsTTY;
 
   constructor(
     private readonly label: string,
@@ -67,18 +68,18 @@ export class ProgressBar {
     if (this.tty) {
       const width = 30;
       const filled = Math.round(fraction * width);
-      process.stderr.write(`\r${this.label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${this.total}`);
+      writeErr(`\r${this.label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${this.total}`);
       return;
     }
     const decile = Math.floor(fraction * 10);
     if (decile !== this.lastDecile) {
       this.lastDecile = decile;
-      process.stderr.write(`${this.label}: ${done}/${this.total}\n`);
+      writeErr(`${this.label}: ${done}/${this.total}\n`);
     }
   }
 
   finish(): void {
-    if (this.tty) process.stderr.write('\n');
+    if (this.tty) writeErr('\n');
   }
 }
 
@@ -94,8 +95,8 @@ export function adminAction<A extends unknown[]>(fn: (...args: A) => Promise<voi
     } catch (error) {
       const status = (error as { status?: unknown }).status;
       if ((error as Error).name !== 'AdminRequestError' || typeof status !== 'number') throw error;
-      process.stderr.write(`hookrun: ${(error as Error).message}\n`);
-      process.exitCode = status === 400 ? EXIT_CODES.usage : EXIT_CODES.failure;
+      writeErr(`hookrun: ${(error as Error).message}\n`);
+      setExitCode(status === 400 ? EXIT_CODES.usage : EXIT_CODES.failure);
     }
   };
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadConfig, type Config } from '../config.js';
+import { type Config } from '../config.js';
 import { EventWriter } from '../db/event-writer.js';
 import { SenderApiError } from '../reconcile/sender-api.js';
 import { parseSenderSince, SENDER_RECONCILES, type ReconcileSender } from '../reconcile/senders.js';
@@ -7,18 +7,19 @@ import type { ReconcileSummary } from '../reconcile/summary.js';
 import { withAdminClient } from './admin-client.js';
 import { embeddedHolderPid, openCliDatabase } from './local-database.js';
 import { EXIT_CODES, printJson } from './output.js';
+import { writeOut, writeErr, setExitCode, loadCliConfig, cliIo } from './io.js';
 
 /** Counts on one line of stderr, redrawn in place on a terminal; silent in pipes and CI logs. */
 export function progressLine(listedBy: string): { update(counts: { found: number; added: number }): void; finish(): void } {
-  const tty = process.stderr.isTTY === true;
+  const tty = cliIo().stderrIsTTY;
   let drawn = false;
   return {
     update({ found, added }) {
       if (!tty) return;
       drawn = true;
-      process.stderr.write(`\rreconciling: ${found} listed by ${listedBy}, ${added} new`);
+      writeErr(`\rreconciling: ${found} listed by ${listedBy}, ${added} new`);
     },
-    finish: () => void (drawn && process.stderr.write('\n')),
+    finish: () => void (drawn && writeErr('\n')),
   };
 }
 
@@ -29,7 +30,7 @@ export function printSummary(summary: ReconcileSummary, what: { title: string; f
     ...summary.addedIds.map((id) => `  + ${id}`),
   ];
   if (summary.added > summary.addedIds.length) lines.push(`  … and ${summary.added - summary.addedIds.length} more`);
-  process.stdout.write(`${lines.join('\n')}\n`);
+  writeOut(`${lines.join('\n')}\n`);
 }
 
 async function reconcileHere(config: Config, sender: ReconcileSender, since: Date): Promise<ReconcileSummary> {
@@ -56,7 +57,7 @@ export async function reconcileSender(sender: ReconcileSender, flags: { since: s
   } catch (error) {
     return command.error((error as Error).message, { exitCode: EXIT_CODES.usage });
   }
-  const config = loadConfig();
+  const config = loadCliConfig();
   const reconcile = SENDER_RECONCILES[sender];
   reconcile.check(config);
   let summary: ReconcileSummary;
@@ -67,8 +68,8 @@ export async function reconcileSender(sender: ReconcileSender, flags: { since: s
         : await withAdminClient(config, (client) => client.request<ReconcileSummary>('POST', `/reconcile/${sender}`, { since: since.toISOString() }));
   } catch (error) {
     if (!(error instanceof SenderApiError)) throw error;
-    process.stderr.write(`hookrun: ${error.message}\nNothing was stored from this run.\n`);
-    process.exitCode = EXIT_CODES.failure;
+    writeErr(`hookrun: ${error.message}\nNothing was stored from this run.\n`);
+    setExitCode(EXIT_CODES.failure);
     return;
   }
   if (flags.json) printJson(summary);

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { Argument, type Command } from 'commander';
-import { loadConfig } from '../config.js';
 import { SOURCES, type Source } from '../webhooks/providers/index.js';
 import { SAMPLE_TYPES } from '../webhooks/samples.js';
 import { EXIT_CODES, printJson } from './output.js';
 import { buildStory } from './story.js';
+import { writeOut, writeErr, setExitCode, loadCliConfig } from './io.js';
 
 interface SendFlags {
   data?: string;
@@ -78,7 +78,7 @@ export function registerSendCommand(program: Command): void {
           { exitCode: EXIT_CODES.usage },
         );
       }
-      const config = loadConfig();
+      const config = loadCliConfig();
       const [{ buildSample, encodeSample, normalizeSampleType, signSample, UnknownSampleTypeError }, { providerFor }] = await Promise.all([
         import('../webhooks/samples.js'),
         import('../webhooks/providers/index.js'),
@@ -104,7 +104,7 @@ export function registerSendCommand(program: Command): void {
         const url = targetUrl(to, config.port, flags.url);
         // A sender whose type travels in a header (GitHub, Shopify) signs it from the type asked for.
         const headers = signSample(to, body, config, { url, type: type === undefined ? String(event.type) : normalizeSampleType(to, type, provider) });
-        if (flags.curl) process.stdout.write(`${curlCommand(url, headers, body, config.secrets[to]?.envName)}\n`);
+        if (flags.curl) writeOut(`${curlCommand(url, headers, body, config.secrets[to]?.envName)}\n`);
         else if (flags.dryRun) printJson({ method: 'POST', url, headers: redactHeaders(headers), body });
         else if (!(await post(url, to, event, headers, body, flags.json === true))) return;
       }
@@ -125,8 +125,8 @@ async function post(
     response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(SEND_TIMEOUT_MS) });
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
-    process.stderr.write(`hookrun: nothing answered at ${url} (${cause}). Start the server with \`npm start\`, or pass --url.\n`);
-    process.exitCode = EXIT_CODES.failure;
+    writeErr(`hookrun: nothing answered at ${url} (${cause}). Start the server with \`npm start\`, or pass --url.\n`);
+    setExitCode(EXIT_CODES.failure);
     return false;
   }
   const text = await response.text();
@@ -137,9 +137,8 @@ async function post(
     // not JSON: print as text
   }
   if (json) printJson({ url, source, type: event.type, status: response.status, answer, event });
-  else
-    process.stdout.write(`POST ${url}  ${source} ${String(event.type)}\n${response.status} ${typeof answer === 'string' ? answer : JSON.stringify(answer)}\n`);
-  if (!response.ok) process.exitCode = EXIT_CODES.failure;
+  else writeOut(`POST ${url}  ${source} ${String(event.type)}\n${response.status} ${typeof answer === 'string' ? answer : JSON.stringify(answer)}\n`);
+  if (!response.ok) setExitCode(EXIT_CODES.failure);
   return true;
 }
 

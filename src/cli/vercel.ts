@@ -1,12 +1,12 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
 import { mergeVercelJson, vercelEntries } from '../cron/vercel-config.js';
 import { ConfigError } from '../errors.js';
 import { displayPath } from '../module-files.js';
 import { scheduledJobs } from './cron.js';
 import { printJson } from './output.js';
+import { writeOut, writeErr, loadCliConfig } from './io.js';
 
 /** vercel.json as it is now: {} when there is none; a file that is not a JSON object stops here, untouched. */
 function readVercelJson(file: string): Record<string, unknown> {
@@ -37,16 +37,16 @@ export function registerVercelCommand(program: Command): void {
     .option('--schedules', 'write Vercel Schedules (which take a time zone) instead of Cron Jobs (UTC only)')
     .option('--print', 'print the new vercel.json instead of writing it')
     .action(async (options: { basePath: string; file: string; drainSchedule: string; schedules?: boolean; print?: boolean }) => {
-      const config = loadConfig();
+      const config = loadCliConfig();
       const { scheduled, warnings } = await scheduledJobs(config);
       const entries = vercelEntries(scheduled, { basePath: options.basePath, drainSchedule: options.drainSchedule, schedules: options.schedules === true });
       const file = resolve(options.file);
       const merged = mergeVercelJson(readVercelJson(file), entries, options.basePath);
-      for (const warning of warnings) process.stderr.write(`hookrun: ${warning}\n`);
+      for (const warning of warnings) writeErr(`hookrun: ${warning}\n`);
       if (options.print) return printJson(merged);
       writeFileSync(file, JSON.stringify(merged, null, 2) + '\n');
       const count = entries.crons?.length ?? Object.keys(entries.schedules ?? {}).length;
-      process.stdout.write(
+      writeOut(
         `${displayPath(file)}: ${count} ${options.schedules ? 'schedules' : 'crons'} (${scheduled.length} from ${displayPath(config.platformConfigPath)}, and the drain route). Vercel sends CRON_SECRET as the bearer: set it in the project's environment.\n`,
       );
     });
