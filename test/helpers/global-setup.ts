@@ -28,7 +28,8 @@ const SHARED = Symbol.for('hookrun.test.globalSetup');
  * Which PostgreSQL the run uses: TEST_DATABASE_URL when set (set empty, none);
  * else the local server when one answers at 127.0.0.1:5432, so `npm test`
  * as the README writes it covers PostgreSQL wherever one runs. Said in one
- * line either way. The URL goes into the environment the test workers inherit.
+ * line either way (under CI=true a missing server fails the run). The URL
+ * goes into the environment the test workers inherit.
  */
 async function choosePostgres(): Promise<string | undefined> {
   const given = process.env.TEST_DATABASE_URL;
@@ -41,6 +42,7 @@ async function choosePostgres(): Promise<string | undefined> {
     console.warn(`\n  PostgreSQL tests run on the local server at ${LOCAL_POSTGRES_URL} (TEST_DATABASE_URL is not set).\n`);
     return LOCAL_POSTGRES_URL;
   }
+  if (process.env.CI === 'true') throw new Error(`CI=true but no PostgreSQL answers at ${LOCAL_POSTGRES_URL} and TEST_DATABASE_URL is not set: .ci/run should have started it.`);
   console.warn(
     `\n  PostgreSQL tests SKIPPED: TEST_DATABASE_URL is not set and no PostgreSQL answers at ${LOCAL_POSTGRES_URL}. Run them with TEST_DATABASE_URL=postgres://user@host:port/db npm test\n`,
   );
