@@ -1,6 +1,7 @@
-import { rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../src/db/client.js';
@@ -23,6 +24,9 @@ interface Shared {
 }
 
 const SHARED = Symbol.for('hookrun.test.globalSetup');
+const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
+const PGLITE_VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules', '@electric-sql', 'pglite', 'package.json'), 'utf8')) as { version: string })
+  .version;
 
 /**
  * Which PostgreSQL the run uses: TEST_DATABASE_URL when set (set empty, none);
@@ -42,7 +46,8 @@ async function choosePostgres(): Promise<string | undefined> {
     console.warn(`\n  PostgreSQL tests run on the local server at ${LOCAL_POSTGRES_URL} (TEST_DATABASE_URL is not set).\n`);
     return LOCAL_POSTGRES_URL;
   }
-  if (process.env.CI === 'true') throw new Error(`CI=true but no PostgreSQL answers at ${LOCAL_POSTGRES_URL} and TEST_DATABASE_URL is not set: .ci/run should have started it.`);
+  if (process.env.CI === 'true')
+    throw new Error(`CI=true but no PostgreSQL answers at ${LOCAL_POSTGRES_URL} and TEST_DATABASE_URL is not set: .ci/run should have started it.`);
   console.warn(
     `\n  PostgreSQL tests SKIPPED: TEST_DATABASE_URL is not set and no PostgreSQL answers at ${LOCAL_POSTGRES_URL}. Run them with TEST_DATABASE_URL=postgres://user@host:port/db npm test\n`,
   );
@@ -61,17 +66,41 @@ async function prepare(): Promise<Shared> {
     // Spawned-process tests run dist/main.js: rebuilt here when stale (CI's `npm ci` built it).
     ensureDistBuilt(),
   ]);
+  return { pgliteTemplate: await pgliteTemplate(), postgresTemplate, users: 0 };
+}
+
+/** What the migrated PGlite depends on: the migrations, the code that applies them, PGlite's version. */
+function migrationsHash(): string {
+  const hash = createHash('sha256').update(PGLITE_VERSION);
+  for (const dir of ['drizzle', 'src/db'])
+    for (const file of readdirSync(join(REPO_ROOT, dir), { recursive: true, encoding: 'utf8' }).sort()) {
+      const path = join(REPO_ROOT, dir, file);
+      if (statSync(path).isFile()) hash.update(file).update(readFileSync(path));
+    }
+  return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * The migrated PGlite's dump, kept under node_modules/.cache between runs
+ * (keyed by what it depends on): a run of one folder then starts in a
+ * second, not the 3-5 s of booting and migrating a fresh PGlite.
+ */
+async function pgliteTemplate(): Promise<string> {
+  const path = join(REPO_ROOT, 'node_modules', '.cache', 'hookrun-tests', `pglite-template-${migrationsHash()}.tar`);
+  if (existsSync(path)) return path;
   const pglite = new PGlite();
   const db = await openDatabase({ pglite });
   await db.migrate();
   const dump = await pglite.dumpDataDir('none');
   await pglite.close();
-  const pgliteTemplate = join(tmpdir(), `hookrun-pglite-template-${process.pid}.tar`);
-  await writeFile(pgliteTemplate, Buffer.from(await dump.arrayBuffer()));
-  return { pgliteTemplate, postgresTemplate, users: 0 };
+  await mkdir(dirname(path), { recursive: true });
+  const partial = `${path}.${process.pid}`;
+  await writeFile(partial, Buffer.from(await dump.arrayBuffer()));
+  await rename(partial, path); // whole or absent, even with two runs at once
+  return path;
 }
 
-/** Make the run's shared databases once, hand them to this project's test files, and remove them after the last project. */
+/** Make the run's shared databases once, hand them to this project's test files, and drop the PostgreSQL one after the last project. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const registry = globalThis as unknown as Record<symbol, Promise<Shared> | undefined>;
   const shared = await (registry[SHARED] ??= prepare());
@@ -81,7 +110,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     shared.users -= 1;
     if (shared.users > 0) return;
-    await rm(shared.pgliteTemplate, { force: true });
     if (shared.postgresTemplate) await dropPostgresTemplate(process.env.TEST_DATABASE_URL!, shared.postgresTemplate).catch(() => undefined);
   };
 }
