@@ -134,7 +134,7 @@ describe.each(databaseKinds())('payments synced from the Stripe API (STRIPE_SECR
     expect(await customerRow()).toBeUndefined();
     expect(api.requests).toEqual([]); // the API was not even asked: its 404 would mean nothing
     // The key is fixed (here: the event's mode is the key's, the objects exist): applied on the retry.
-    await testDb.db.query(`UPDATE hookrun.webhook_events SET payload = jsonb_set(payload, '{livemode}', 'false')`);
+    await testDb.db.query(`UPDATE hookrun.webhook_events SET payload = jsonb_set(payload::jsonb, '{livemode}', 'false')::json`);
     api.subscriptions.set('sub_1', stripeSubscription('sub_1', 'active'));
     api.customers.set('cus_1', { id: 'cus_1', object: 'customer', email: 'a@example.com' });
     clock.advance(3_600_000);
