@@ -42,7 +42,8 @@ export default defineConfig({
   test: {
     globalSetup: ['test/helpers/global-setup.ts'],
     pool: 'forks',
-    // Every project shares one pool of forks (vitest's default is one fewer than the cores: 1 here).
+    // Every project shares one pool of forks (vitest's default is one fewer than the cores: 1 on 2 cores). Three keep
+    // 2 cores busy while spawned processes start; six starved the reliability tests' servers and ran no faster.
     poolOptions: { forks: { maxForks: 3, minForks: 1 } },
     sequence: { sequencer: LongestFirstSequencer },
     testTimeout: 30_000,
