@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/db/client.js';
 import { buildNextApp, startNext } from '../test/helpers/next-app.js';
-import { packHookrun } from '../test/helpers/packed-hookrun.js';
+import { packCheckout } from '../test/helpers/pack-once.js';
 import type { Target } from './ingest.js';
 import { backendCpu, createDatabase, settledTotal, type ServerProcess } from './servers.js';
 
@@ -32,7 +32,7 @@ export async function nextIngestTargets(baseUrl: string, secret: string): Promis
     for (const step of undo) await step();
   };
   try {
-    const { tarball } = await packHookrun(work);
+    const { tarball } = await packCheckout(work);
     const app = join(work, 'app');
     await buildNextApp(app, tarball, PROJECT, HELLO_ROUTE);
     const cronSecret = 'bench-cron-secret-0123456789abcdef0123';

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { postAlert, alertHeading } from '../alerts/deliver.js';
-import { loadConfig } from '../config/config.js';
 import { ConfigError } from '../errors.js';
 import { say } from './output.js';
+import { loadCliConfig } from './io.js';
 
 const TEST_TIMEOUT_MS = 10_000;
 
@@ -18,7 +18,7 @@ export function registerAlertCommand(program: Command): void {
       '\nExamples:\n  ALERT_WEBHOOK_URL=https://hooks.slack.com/services/… hookrun alert test\n\nExit codes: 0 delivered (2xx), 1 not delivered, 78 ALERT_WEBHOOK_URL unset or invalid.',
     )
     .action(async (flags: { message: string }) => {
-      const settings = loadConfig().alerts;
+      const settings = loadCliConfig().alerts;
       if (!settings)
         throw new ConfigError(
           'ALERT_WEBHOOK_URL is not set: set it to a Slack incoming webhook (https://hooks.slack.com/services/…) or any URL that accepts POST {"text": "…"}.',

@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 import type pg from 'pg';
 import type { SlotStatus } from '../changes/source-database.js';
-import { loadConfig, type ChangesSettings } from '../config/config.js';
+import { type ChangesSettings } from '../config/config.js';
 import { ConfigError } from '../errors.js';
 import { printJson, say } from './output.js';
+import { loadCliConfig } from './io.js';
 
 function requireChanges(): ChangesSettings {
-  const settings = loadConfig().changes;
+  const settings = loadCliConfig().changes;
   if (!settings) throw new ConfigError('CHANGES_DATABASE_URL is not set: set it to the product database (wal_level=logical) whose changes hookrun captures.');
   return settings;
 }

@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
-import { SEED_SOURCES, loadConfig, type Config } from '../config/config.js';
+import { SEED_SOURCES, type Config } from '../config/config.js';
 import { providerFor, SOURCES } from '../webhooks/providers/index.js';
 import { displayPath } from '../module-files.js';
 import { tickInZone } from '../cron/time-zone.js';
 import { createVerifiers } from '../webhooks/verifiers.js';
 import { scheduledJobs } from './cron.js';
 import { printJson, say } from './output.js';
+import { loadCliConfig } from './io.js';
 
 /** Query parameters of a connection string that hold a secret (libpq's `password`, `sslpassword`, and the like). */
 const SECRET_PARAM = /pass|secret|token|key/i;
@@ -103,7 +104,7 @@ export function registerCheckCommand(program: Command): void {
     .option('--json', 'print the report as JSON')
     .addHelpText('after', '\nExit codes: 0 valid (warnings allowed), 78 invalid configuration (the message names the setting and the fix).')
     .action(async (flags: { json?: boolean }) => {
-      const report = await checkConfig(loadConfig());
+      const report = await checkConfig(loadCliConfig());
       if (flags.json) return printJson(report);
       const out = [
         'configuration OK',

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../config/config.js';
 import type { BackfillPlan, PauseState } from '../cron/controls.js';
 import type { CronRunRow } from '../cron/runs-sql.js';
 import { withAdminClient } from './admin-client.js';
 import { adminAction, EXIT_CODES, printJson, say, shortTime } from './output.js';
+import { setExitCode, loadCliConfig } from './io.js';
 
 /** `keep-alive` or `/cron/keep-alive`: the job's name. */
 const jobName = (arg: string) => arg.replace(/^\/?cron\//, '');
@@ -19,7 +19,7 @@ export function registerCronControls(cron: Command): void {
     .action(
       adminAction(async (jobArg: string, flags: { json?: boolean }) => {
         const job = jobName(jobArg);
-        const state = await withAdminClient(loadConfig(), (client) => client.request<PauseState>('POST', `${jobPath(job)}/pause`, {}));
+        const state = await withAdminClient(loadCliConfig(), (client) => client.request<PauseState>('POST', `${jobPath(job)}/pause`, {}));
         if (flags.json) return printJson(state);
         say(
           `${job} ${state.changed ? 'paused' : 'was already paused'}: its scheduled ticks are skipped on every instance until \`hookrun cron resume ${job}\`.\n`,
@@ -36,7 +36,7 @@ export function registerCronControls(cron: Command): void {
     .action(
       adminAction(async (jobArg: string, flags: { catchUp?: boolean; json?: boolean }) => {
         const job = jobName(jobArg);
-        const state = await withAdminClient(loadConfig(), (client) =>
+        const state = await withAdminClient(loadCliConfig(), (client) =>
           client.request<PauseState>('POST', `${jobPath(job)}/resume`, { catchUp: flags.catchUp === true }),
         );
         if (flags.json) return printJson(state);
@@ -60,7 +60,7 @@ export function registerCronControls(cron: Command): void {
     .action(
       adminAction(async (jobArg: string, flags: { from: string; to: string; dryRun?: boolean; json?: boolean }) => {
         const job = jobName(jobArg);
-        const result = await withAdminClient(loadConfig(), async (client) => {
+        const result = await withAdminClient(loadCliConfig(), async (client) => {
           const plan = await client.request<BackfillPlan>('POST', `${jobPath(job)}/backfill`, {
             from: flags.from,
             to: flags.to,
@@ -85,7 +85,7 @@ export function registerCronControls(cron: Command): void {
             say(
               `${runs.length - ran.length} tick(s) wait as pending (the job is paused, or its limits hold them): a server's scheduler runs them once it may (after \`hookrun cron resume ${job}\` if paused).\n`,
             );
-          if (failed.length > 0) process.exitCode = EXIT_CODES.failure;
+          if (failed.length > 0) setExitCode(EXIT_CODES.failure);
         } else say(`${plan.queued} tick(s) queued: the running server's scheduler runs them, oldest first (hookrun cron list shows them).\n`);
       }),
     );

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadConfig, type Config } from '../config/config.js';
+import { type Config } from '../config/config.js';
 import { loadAllJobs, unbuiltJobHint } from '../cron/registry.js';
 import { displayPath } from '../module-files.js';
 import { withHttpTargets } from '../cron/http-target.js';
@@ -10,6 +10,7 @@ import type { CronRunResult } from '../cron/runner-deps.js';
 import type { CronRunRow } from '../cron/runs-sql.js';
 import { AdminRequestError, withAdminClient } from './admin-client.js';
 import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, say, shortTime, warn } from './output.js';
+import { setExitCode, loadCliConfig } from './io.js';
 
 /** Jobs and their platform.json schedules, without touching the database (for `check` and `cron next`). */
 export async function scheduledJobs(config: Config): Promise<{ jobs: string[]; scheduled: ScheduledJob[]; warnings: string[] }> {
@@ -29,7 +30,7 @@ export async function explainUnknownJob(error: unknown, job: string, mode: 'loca
   if (!(error instanceof AdminRequestError) || error.status !== 404) return error;
   const unbuilt = unbuiltJobHint(job);
   if (unbuilt) return new AdminRequestError(404, error.code, `${error.message} ${unbuilt}.`);
-  if (mode === 'remote' && (await loadAllJobs(loadConfig().projectDir)).has(job)) {
+  if (mode === 'remote' && (await loadAllJobs(loadCliConfig().projectDir)).has(job)) {
     return new AdminRequestError(
       404,
       error.code,
@@ -61,7 +62,7 @@ export function registerCronCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(
       adminAction(async (flags: { json?: boolean }) => {
-        const { jobs } = await withAdminClient(loadConfig(), (client) => client.request<{ jobs: JobJson[] }>('GET', '/cron/jobs'));
+        const { jobs } = await withAdminClient(loadCliConfig(), (client) => client.request<{ jobs: JobJson[] }>('GET', '/cron/jobs'));
         printListing(
           jobs,
           [
@@ -91,11 +92,11 @@ export function registerCronCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (jobArg: string, flags: { count: number; json?: boolean }) => {
       const job = jobName(jobArg);
-      const config = loadConfig();
+      const config = loadCliConfig();
       const { jobs, scheduled } = await scheduledJobs(config);
       if (!jobs.includes(job)) {
         warn(`hookrun: no cron job "${job}". Jobs: ${jobs.join(', ') || 'none'}.\n`);
-        process.exitCode = EXIT_CODES.failure;
+        setExitCode(EXIT_CODES.failure);
         return;
       }
       const entry = scheduled.find((s) => s.job === job);
@@ -124,7 +125,7 @@ export function registerCronCommands(program: Command): void {
     .action(
       adminAction(async (jobArg: string, flags: { json?: boolean }) => {
         const job = jobName(jobArg);
-        const { run } = await withAdminClient(loadConfig(), (client) =>
+        const { run } = await withAdminClient(loadCliConfig(), (client) =>
           client.request<{ run: CronRunResult }>('POST', `/cron/jobs/${encodeURIComponent(job)}/run?trigger=cli`).catch(async (error: unknown) => {
             throw await explainUnknownJob(error, job, client.mode);
           }),
@@ -139,7 +140,7 @@ export function registerCronCommands(program: Command): void {
               : `${job} is running; this run waits behind it and starts when it ends (overlap "queue-one", run ${run.id})\n`,
           );
         else say(`${job} ${run.status}: ${run.error ?? 'no message'} (run ${run.id})\n`);
-        if (run.status !== 'succeeded' && run.status !== 'queued') process.exitCode = EXIT_CODES.failure;
+        if (run.status !== 'succeeded' && run.status !== 'queued') setExitCode(EXIT_CODES.failure);
       }),
     );
 
@@ -165,7 +166,7 @@ function registerCronRunsCommand(cron: Command): void {
     .action(
       adminAction(async (jobArg: string | undefined, flags: { limit: number; json?: boolean }) => {
         const query = new URLSearchParams({ limit: String(flags.limit), ...(jobArg ? { job: jobName(jobArg) } : {}) });
-        const { runs } = await withAdminClient(loadConfig(), (client) => client.request<{ runs: CronRunRow[] }>('GET', `/cron/runs?${query}`));
+        const { runs } = await withAdminClient(loadCliConfig(), (client) => client.request<{ runs: CronRunRow[] }>('GET', `/cron/runs?${query}`));
         if (flags.json) return printJson(runs);
         if (runs.length === 0) return void say('No runs yet.\n');
         for (const run of runs) {

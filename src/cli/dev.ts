@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { environmentWithoutDotEnv, loadConfig } from '../config/config.js';
+import { environmentWithoutDotEnv } from '../config/config.js';
 import { MIGRATIONS_FOLDER } from '../db/database.js';
 import { startReloader } from '../dev/reloader.js';
 import { createLogger } from '../log.js';
+import { cliIo, loadCliConfig } from './io.js';
 
 /** The folder of the code this process runs (`src/` under tsx, `dist/` when compiled): a change anywhere in it reloads. */
 const CODE_DIR = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -17,7 +18,7 @@ export function registerDevCommand(program: Command): void {
     .option('--no-scheduler', 'do not run the built-in scheduler')
     .addHelpText('after', '\n`npm run dev` runs this from src/ with tsx: a new job file or a handler edit takes effect on save, no build.')
     .action(async (flags: { scheduler: boolean }) => {
-      const config = loadConfig();
+      const config = loadCliConfig();
       const log = createLogger(config.logLevel);
       // The project's own files, and hookrun's code when it is a checkout (an installed package does not change under you).
       const checkout = !CODE_DIR.includes(`${sep}node_modules${sep}`);
@@ -32,7 +33,7 @@ export function registerDevCommand(program: Command): void {
         host: config.host,
         watch: [...new Set(watching)],
         command: { file: process.argv[1]!, args: ['start', ...(flags.scheduler ? [] : ['--no-scheduler'])] },
-        env: environmentWithoutDotEnv(),
+        env: environmentWithoutDotEnv(cliIo().env),
         cronSecretSet: config.cronSecret !== undefined,
         log,
       });

@@ -1,9 +1,9 @@
 import { hostname, userInfo } from 'node:os';
 import type { Command } from 'commander';
-import { loadConfig } from '../config/config.js';
 import type { ReplayPlan } from '../replay/plan.js';
 import { withAdminClient, type AdminClient } from './admin-client.js';
 import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, ProgressBar, say, shortTime, warn } from './output.js';
+import { setExitCode, loadCliConfig } from './io.js';
 
 /** The bulk forms of `hookrun events replay`: a selection, which handler, how fast, and whether to wait. */
 export interface BulkReplayFlags {
@@ -84,7 +84,7 @@ export async function runBulkReplay(flags: BulkReplayFlags): Promise<void> {
     rate: flags.rate,
     actor: cliActor(),
   };
-  await withAdminClient(loadConfig(), async (client) => {
+  await withAdminClient(loadCliConfig(), async (client) => {
     const dry = await client.request<{ plan: ReplayPlan; description: string }>('POST', '/replays', { ...body, dry_run: true });
     if (flags.dryRun) return flags.json ? printJson(dry) : void say(planLines(dry.plan, dry.description));
     if (dry.plan.replayable === 0) {
@@ -102,7 +102,7 @@ export async function runBulkReplay(flags: BulkReplayFlags): Promise<void> {
     const ended = await follow(client, replay);
     if (flags.json) printJson({ replay: ended });
     else say(`bulk replay ${ended.id} ${ended.status}: replayed ${ended.replayed} of ${ended.total}\n`);
-    if (ended.status !== 'done') process.exitCode = EXIT_CODES.failure;
+    if (ended.status !== 'done') setExitCode(EXIT_CODES.failure);
   });
 }
 
@@ -115,7 +115,7 @@ export function registerReplaysCommand(events: Command): void {
     .option('--json', 'print {"replays": [...], "nextCursor"} as JSON')
     .action(
       adminAction(async (flags: { limit: number; json?: boolean }) => {
-        const page = await withAdminClient(loadConfig(), (client) =>
+        const page = await withAdminClient(loadCliConfig(), (client) =>
           client.request<{ replays: ReplayJson[]; nextCursor: string | null }>('GET', `/replays?limit=${flags.limit}`),
         );
         printListing(

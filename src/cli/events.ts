@@ -1,10 +1,10 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { loadConfig } from '../config/config.js';
 import { FILTER_STATUSES } from '../db/events.js';
 import { withAdminClient } from './admin-client.js';
 import { cliActor, registerReplaysCommand, runBulkReplay, type BulkReplayFlags } from './events-bulk-replay.js';
 import { registerPullCommand } from './pull.js';
 import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, say, shortTime, warn } from './output.js';
+import { loadCliConfig } from './io.js';
 
 /** An event as the admin API lists it (dates as ISO strings). */
 interface EventJson {
@@ -134,7 +134,7 @@ export function registerEventsCommands(program: Command): void {
     .option('--json', 'print {"events": [...], "nextCursor"} as JSON')
     .action(
       adminAction(async (flags: ListFlags) => {
-        const page = await withAdminClient(loadConfig(), (client) =>
+        const page = await withAdminClient(loadCliConfig(), (client) =>
           client.request<{ events: EventJson[]; nextCursor: string | null; searchedTo?: string }>(
             'GET',
             listPath({
@@ -179,7 +179,7 @@ export function registerEventsCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(
       adminAction(async (id: number, flags: { json?: boolean }) => {
-        const detail = await withAdminClient(loadConfig(), (client) =>
+        const detail = await withAdminClient(loadCliConfig(), (client) =>
           client.request<{ event: EventJson; deliveries: DeliveryJson[] }>('GET', `/events/${id}`),
         );
         const { event, deliveries } = detail;
@@ -231,7 +231,7 @@ function registerEventsReplayCommand(events: Command): void {
           command.error('Give an event id or a selection (--status, --source, --type, --where, --from, --to), not both.', { exitCode: EXIT_CODES.usage });
         if (bulk) return runBulkReplay(flags);
         if (flags.dryRun || flags.rate !== undefined) command.error('--dry-run and --rate are for a selection, not one id.', { exitCode: EXIT_CODES.usage });
-        await withAdminClient(loadConfig(), async (client) => {
+        await withAdminClient(loadCliConfig(), async (client) => {
           const query = new URLSearchParams({ actor: cliActor(), ...(flags.handler === undefined ? {} : { handler: flags.handler }) });
           const { event } = await client.request<{ event: EventJson }>('POST', `/events/${id}/replay?${query}`);
           if (flags.json) printJson({ replayed: 1, event });

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../config/config.js';
 import { NO_FLOW } from '../flow/describe.js';
 import { waitingSummary, type HandlerOverview, type HandlerPauseState } from '../inbox/handler-overview.js';
 import { withAdminClient } from './admin-client.js';
 import { adminAction, printJson, printListing, say, shortTime } from './output.js';
+import { loadCliConfig } from './io.js';
 
 /** A handler as the admin API answers it (dates as ISO strings). */
 type HandlerJson = Omit<HandlerOverview, 'pausedAt'> & { pausedAt: string | null };
@@ -22,7 +22,7 @@ export function registerHandlersCommands(program: Command): void {
     .option('--json', 'print JSON (with the top 5 waiting keys of each handler)')
     .action(
       adminAction(async (flags: { json?: boolean }) => {
-        const { handlers: rows } = await withAdminClient(loadConfig(), (client) => client.request<{ handlers: HandlerJson[] }>('GET', '/handlers'));
+        const { handlers: rows } = await withAdminClient(loadCliConfig(), (client) => client.request<{ handlers: HandlerJson[] }>('GET', '/handlers'));
         printListing(
           rows,
           [
@@ -48,7 +48,7 @@ export function registerHandlersCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(
       adminAction(async (name: string, flags: { json?: boolean }) => {
-        const state = await withAdminClient(loadConfig(), (client) => client.request<HandlerPauseState>('POST', `${handlerPath(name)}/pause`, {}));
+        const state = await withAdminClient(loadCliConfig(), (client) => client.request<HandlerPauseState>('POST', `${handlerPath(name)}/pause`, {}));
         if (flags.json) return printJson(state);
         say(`${name} ${state.changed ? 'paused' : 'was already paused'}: its deliveries wait on every instance until \`hookrun handlers resume ${name}\`.\n`);
       }),
@@ -61,7 +61,7 @@ export function registerHandlersCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(
       adminAction(async (name: string, flags: { json?: boolean }) => {
-        const state = await withAdminClient(loadConfig(), (client) => client.request<HandlerPauseState>('POST', `${handlerPath(name)}/resume`, {}));
+        const state = await withAdminClient(loadCliConfig(), (client) => client.request<HandlerPauseState>('POST', `${handlerPath(name)}/resume`, {}));
         if (flags.json) return printJson(state);
         say(state.changed ? `${name} resumed: its waiting deliveries start now, within its limits.\n` : `${name} was not paused.\n`);
       }),

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../config/config.js';
 import type { Issue } from '../issues/issue-types.js';
 import { withAdminClient } from './admin-client.js';
 import { adminAction, printJson, printListing, say, shortTime } from './output.js';
+import { loadCliConfig } from './io.js';
 
 const STATUSES = ['open', 'acknowledged', 'resolved'];
 
@@ -18,7 +18,7 @@ export function registerIssuesCommands(program: Command): void {
     .action(
       adminAction(async (flags: { status: string; json?: boolean }) => {
         const query = new URLSearchParams({ status: flags.status });
-        const { issues: rows } = await withAdminClient(loadConfig(), (client) => client.request<{ issues: Issue[] }>('GET', `/issues?${query}`));
+        const { issues: rows } = await withAdminClient(loadCliConfig(), (client) => client.request<{ issues: Issue[] }>('GET', `/issues?${query}`));
         printListing(
           rows,
           [
@@ -44,7 +44,7 @@ export function registerIssuesCommands(program: Command): void {
       .option('--json', 'print JSON')
       .action(
         adminAction(async (id: string, flags: { json?: boolean }) => {
-          const { issue } = await withAdminClient(loadConfig(), (client) =>
+          const { issue } = await withAdminClient(loadCliConfig(), (client) =>
             client.request<{ issue: Issue }>('POST', `/issues/${encodeURIComponent(id)}/${path}`, {}),
           );
           if (flags.json) return printJson(issue);

@@ -1,8 +1,8 @@
 import { Option, type Command } from 'commander';
-import { loadConfig } from '../config/config.js';
 import { ConfigError } from '../errors.js';
 import { EXIT_CODES, say, warn } from './output.js';
 import { deliverLocally, isLoopbackUrl, relayLine, remoteApiBase, type RemoteEvent } from './relay.js';
+import { setExitCode, loadCliConfig } from './io.js';
 
 interface ListenFlags {
   from: string;
@@ -43,7 +43,7 @@ export async function* readServerSentEvents(body: ReadableStream<Uint8Array>): A
 
 /** The admin token for the remote: `--token`, else HOOKRUN_REMOTE_TOKEN. */
 export function remoteToken(flag: string | undefined): string {
-  const token = flag ?? loadConfig().remoteToken;
+  const token = flag ?? loadCliConfig().remoteToken;
   if (!token) throw new ConfigError('No token for the remote hookrun: pass --token <its ADMIN_TOKEN> or set HOOKRUN_REMOTE_TOKEN.');
   return token;
 }
@@ -68,7 +68,7 @@ export function registerListenCommand(program: Command): void {
       '\nExample:\n  HOOKRUN_REMOTE_TOKEN=… hookrun listen --from https://api.example.com --source auth\n\nPayloads (which may hold personal data) reach this machine; secrets never do. Ctrl-C stops.',
     )
     .action(async (flags: ListenFlags, command: Command) => {
-      const config = loadConfig();
+      const config = loadCliConfig();
       const to = flags.to ?? `http://localhost:${config.port}`;
       if (!isLoopbackUrl(to) && !flags.allowRemoteTarget) {
         command.error(`--to ${to} is not on this machine; listen forwards real payloads, so pass --allow-remote-target if you mean it.`, {
@@ -92,7 +92,7 @@ export function registerListenCommand(program: Command): void {
           if (response.status === 401 || response.status === 503) {
             const text = await response.text();
             warn(`hookrun: ${streamUrl} answered ${response.status}: ${text.slice(0, 300)}\n`);
-            process.exitCode = response.status === 401 ? EXIT_CODES.config : EXIT_CODES.failure;
+            setExitCode(response.status === 401 ? EXIT_CODES.config : EXIT_CODES.failure);
             if (response.status === 401) return;
             throw new Error(`answered ${response.status}`);
           }

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../config/config.js';
 import { openDatabase } from '../db/client.js';
 import { applyProjectMigrations } from '../project/migrations.js';
 import { embeddedHolderPid } from './local-database.js';
 import { EXIT_CODES, say, warn } from './output.js';
+import { setExitCode, loadCliConfig } from './io.js';
 
 /** `hookrun migrate`: apply the committed migrations (start does it too; this is for deploy pipelines). */
 export function registerMigrateCommand(program: Command): void {
@@ -12,14 +12,14 @@ export function registerMigrateCommand(program: Command): void {
     .description("apply hookrun's migrations, then the project's migrations/*.sql, and exit (hookrun start also applies them)")
     .addHelpText('after', '\nExit codes: 0 migrated, 1 failed (or the embedded DATA_DIR is in use), 78 config.')
     .action(async () => {
-      const config = loadConfig();
+      const config = loadCliConfig();
       const holder = embeddedHolderPid(config);
       if (holder !== undefined) {
         warn(
           `hookrun: hookrun is running on DATA_DIR ${config.dataDir} (pid ${holder}) and applied the migrations it ships when it started. ` +
             'To apply newer ones, stop it and run `hookrun migrate` again (or just start the new version).\n',
         );
-        process.exitCode = EXIT_CODES.failure;
+        setExitCode(EXIT_CODES.failure);
         return;
       }
       const db = await openDatabase({

@@ -1,8 +1,8 @@
 import { Argument, type Command } from 'commander';
-import { loadConfig } from '../config/config.js';
 import { MIRROR_TABLES } from '../db/mirror-read.js';
 import { withAdminClient } from './admin-client.js';
 import { adminAction, positiveInt, printListing, shortTime } from './output.js';
+import { loadCliConfig } from './io.js';
 
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/;
 const cellText = (value: unknown) =>
@@ -21,7 +21,7 @@ export function registerMirrorCommand(program: Command): void {
     .action(
       adminAction(async (table: keyof typeof MIRROR_TABLES, flags: { search?: string; limit: number; json?: boolean }) => {
         const params = new URLSearchParams({ limit: String(flags.limit), ...(flags.search ? { search: flags.search } : {}) });
-        const { rows } = await withAdminClient(loadConfig(), (client) =>
+        const { rows } = await withAdminClient(loadCliConfig(), (client) =>
           client.request<{ rows: Array<Record<string, unknown>> }>('GET', `/mirror/${table}?${params}`),
         );
         const columns = MIRROR_TABLES[table].map((name) => ({

@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from 'commander';
+import { writeOut, writeErr, setExitCode, cliIo } from './io.js';
 
-/** Exit codes scripts can rely on (main.ts maps thrown errors; commands set `process.exitCode` for soft failures). */
+/** Exit codes scripts can rely on (cli/run.ts maps thrown errors; commands set a soft failure with setExitCode). */
 export const EXIT_CODES = { ok: 0, failure: 1, usage: 2, config: 78 } as const;
 
 /** A column of a table for people: header, cell text, right-aligned for numbers. */
@@ -33,12 +34,12 @@ export function printable(text: string, options: { lines?: boolean } = {}): stri
 
 /** Print human output on stdout, control characters escaped (use printJson for `--json`: JSON escapes them itself). */
 export function say(text: string): void {
-  process.stdout.write(printable(text, { lines: true }));
+  writeOut(printable(text, { lines: true }));
 }
 
 /** Print a human message on stderr, control characters escaped. */
 export function warn(text: string): void {
-  process.stderr.write(printable(text, { lines: true }));
+  writeErr(printable(text, { lines: true }));
 }
 
 function fit(text: string, max: number | undefined): string {
@@ -61,7 +62,7 @@ export function formatTable<T>(rows: T[], columns: Column<T>[]): string {
 /** Print a listing: JSON for scripts (`--json`), a table for people, a short note when there is nothing. */
 export function printListing<T>(rows: T[], columns: Column<T>[], options: { json: boolean; jsonValue?: unknown; empty: string }): void {
   if (options.json) {
-    process.stdout.write(JSON.stringify(options.jsonValue ?? rows, null, 2) + '\n');
+    writeOut(JSON.stringify(options.jsonValue ?? rows, null, 2) + '\n');
     return;
   }
   say(rows.length === 0 ? `${options.empty}\n` : formatTable(rows, columns));
@@ -69,7 +70,7 @@ export function printListing<T>(rows: T[], columns: Column<T>[], options: { json
 
 /** Print any value as indented JSON on stdout. */
 export function printJson(value: unknown): void {
-  process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+  writeOut(JSON.stringify(value, null, 2) + '\n');
 }
 
 /** An ISO time as people read it in a table: `2026-01-02 01:00:00Z`, or `-`. */
@@ -84,7 +85,7 @@ export function shortTime(iso: string | null | undefined): string {
  */
 export class ProgressBar {
   private lastDecile = -1;
-  private readonly tty = process.stderr.isTTY === true;
+  private readonly tty = cliIo().stderrIsTTY;
 
   constructor(
     private readonly label: string,
@@ -96,18 +97,18 @@ export class ProgressBar {
     if (this.tty) {
       const width = 30;
       const filled = Math.round(fraction * width);
-      process.stderr.write(`\r${this.label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${this.total}`);
+      writeErr(`\r${this.label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done}/${this.total}`);
       return;
     }
     const decile = Math.floor(fraction * 10);
     if (decile !== this.lastDecile) {
       this.lastDecile = decile;
-      process.stderr.write(`${this.label}: ${done}/${this.total}\n`);
+      writeErr(`${this.label}: ${done}/${this.total}\n`);
     }
   }
 
   finish(): void {
-    if (this.tty) process.stderr.write('\n');
+    if (this.tty) writeErr('\n');
   }
 }
 
@@ -124,7 +125,7 @@ export function adminAction<A extends unknown[]>(fn: (...args: A) => Promise<voi
       const status = (error as { status?: unknown }).status;
       if ((error as Error).name !== 'AdminRequestError' || typeof status !== 'number') throw error;
       warn(`hookrun: ${(error as Error).message}\n`);
-      process.exitCode = status === 400 ? EXIT_CODES.usage : EXIT_CODES.failure;
+      setExitCode(status === 400 ? EXIT_CODES.usage : EXIT_CODES.failure);
     }
   };
 }

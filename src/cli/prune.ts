@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
-import { loadConfig, type Config } from '../config/config.js';
+import { type Config } from '../config/config.js';
 import { prune, type PruneReport } from '../retention/prune.js';
 import { withAdminClient } from './admin-client.js';
 import { embeddedHolderPid, openCliDatabase } from './local-database.js';
 import { adminAction, printJson, say } from './output.js';
+import { loadCliConfig } from './io.js';
 
 /** Run the pass here: PostgreSQL (shared with running servers), or an embedded DATA_DIR no server holds. */
 async function pruneHere(config: Config, dryRun: boolean): Promise<PruneReport> {
@@ -41,7 +42,7 @@ export function registerPruneCommand(program: Command): void {
     )
     .action(
       adminAction(async (flags: { dryRun?: boolean; json?: boolean }) => {
-        const config = loadConfig();
+        const config = loadCliConfig();
         const dryRun = flags.dryRun === true;
         const report =
           embeddedHolderPid(config) === undefined

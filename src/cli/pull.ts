@@ -1,10 +1,10 @@
 import { Option, type Command } from 'commander';
 import { EVENT_STATUSES } from '../db/events.js';
-import { loadConfig } from '../config/config.js';
 import { parseSince } from '../since.js';
 import { remoteToken } from './listen.js';
 import { EXIT_CODES, printJson, say, warn } from './output.js';
 import { deliverLocally, isLoopbackUrl, relayLine, remoteApiBase, type LocalAnswer, type RemoteEvent } from './relay.js';
+import { setExitCode, loadCliConfig } from './io.js';
 
 /** The most events one `pull --status` copies: a bounded set, not a sync. */
 export const MAX_PULL = 1000;
@@ -74,7 +74,7 @@ export function registerPullCommand(events: Command): void {
     .action(async (id: string | undefined, flags: PullFlags, command: Command) => {
       if ((id === undefined) === (flags.status === undefined)) command.error('Give a remote event id or --status (not both).', { exitCode: EXIT_CODES.usage });
       if (id !== undefined && !/^\d{1,15}$/.test(id)) command.error(`The event id must be a whole number, not "${id}".`, { exitCode: EXIT_CODES.usage });
-      const config = loadConfig();
+      const config = loadCliConfig();
       const to = flags.to ?? `http://localhost:${config.port}`;
       if (!isLoopbackUrl(to) && !flags.allowRemoteTarget)
         command.error(`--to ${to} is not on this machine; pass --allow-remote-target if you mean it.`, { exitCode: EXIT_CODES.usage });
@@ -91,7 +91,7 @@ export function registerPullCommand(events: Command): void {
         ids = id !== undefined ? [Number(id)] : await matchingIds(base, token, flags, since);
       } catch (error) {
         warn(`hookrun: ${(error as Error).message}\n`);
-        process.exitCode = (error as { status?: number }).status === 401 ? EXIT_CODES.config : EXIT_CODES.failure;
+        setExitCode((error as { status?: number }).status === 401 ? EXIT_CODES.config : EXIT_CODES.failure);
         return;
       }
       const results: Array<{ event: RemoteEvent; answer: LocalAnswer | { error: string } }> = [];
@@ -101,13 +101,13 @@ export function registerPullCommand(events: Command): void {
           event = (await remoteGet<{ event: RemoteEvent }>(base, `/events/${remoteId}`, token)).event;
         } catch (error) {
           warn(`hookrun: ${(error as Error).message}\n`);
-          process.exitCode = (error as { status?: number }).status === 401 ? EXIT_CODES.config : EXIT_CODES.failure;
+          setExitCode((error as { status?: number }).status === 401 ? EXIT_CODES.config : EXIT_CODES.failure);
           return;
         }
         const answer = await deliverLocally(event, config, to).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
         results.push({ event, answer: answer instanceof Error ? { error: answer.message } : answer });
         if (!flags.json) say(`${relayLine(event, answer)}\n`);
-        if (answer instanceof Error || answer.status >= 300) process.exitCode = EXIT_CODES.failure;
+        if (answer instanceof Error || answer.status >= 300) setExitCode(EXIT_CODES.failure);
       }
       if (flags.json)
         printJson({

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadConfig, type Config } from '../config/config.js';
+import { type Config } from '../config/config.js';
 import { EventWriter } from '../db/event-writer.js';
 import { SenderApiError } from '../reconcile/sender-api.js';
 import { parseSenderSince, SENDER_RECONCILES, type ReconcileSender } from '../reconcile/senders.js';
@@ -7,18 +7,19 @@ import type { ReconcileSummary } from '../reconcile/summary.js';
 import { withAdminClient } from './admin-client.js';
 import { embeddedHolderPid, openCliDatabase } from './local-database.js';
 import { EXIT_CODES, printJson, say, warn } from './output.js';
+import { writeErr, setExitCode, loadCliConfig, cliIo } from './io.js';
 
 /** Counts on one line of stderr, redrawn in place on a terminal; silent in pipes and CI logs. */
 export function progressLine(listedBy: string): { update(counts: { found: number; added: number }): void; finish(): void } {
-  const tty = process.stderr.isTTY === true;
+  const tty = cliIo().stderrIsTTY;
   let drawn = false;
   return {
     update({ found, added }) {
       if (!tty) return;
       drawn = true;
-      process.stderr.write(`\rreconciling: ${found} listed by ${listedBy}, ${added} new`);
+      writeErr(`\rreconciling: ${found} listed by ${listedBy}, ${added} new`);
     },
-    finish: () => void (drawn && process.stderr.write('\n')),
+    finish: () => void (drawn && writeErr('\n')),
   };
 }
 
@@ -56,7 +57,7 @@ export async function reconcileSender(sender: ReconcileSender, flags: { since: s
   } catch (error) {
     return command.error((error as Error).message, { exitCode: EXIT_CODES.usage });
   }
-  const config = loadConfig();
+  const config = loadCliConfig();
   const reconcile = SENDER_RECONCILES[sender];
   reconcile.check(config);
   let summary: ReconcileSummary;
@@ -68,7 +69,7 @@ export async function reconcileSender(sender: ReconcileSender, flags: { since: s
   } catch (error) {
     if (!(error instanceof SenderApiError)) throw error;
     warn(`hookrun: ${error.message}\nNothing was stored from this run.\n`);
-    process.exitCode = EXIT_CODES.failure;
+    setExitCode(EXIT_CODES.failure);
     return;
   }
   if (flags.json) printJson(summary);

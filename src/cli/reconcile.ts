@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { loadConfig, type Config } from '../config/config.js';
+import { type Config } from '../config/config.js';
 import { EventWriter } from '../db/event-writer.js';
 import { ConfigError } from '../errors.js';
 import { parseReconcileSince, reconcilePayments, type ReconcileSummary } from '../payments-api/reconcile.js';
@@ -9,6 +9,7 @@ import { embeddedHolderPid, openCliDatabase } from './local-database.js';
 import { adminAction, EXIT_CODES, printJson } from './output.js';
 import { printSummary, progressLine, reconcileSender } from './reconcile-senders.js';
 import { isReconcileSender, RECONCILE_SENDERS } from '../reconcile/senders.js';
+import { loadCliConfig } from './io.js';
 
 /** Run the reconcile here: PostgreSQL (shared with a running server), or an embedded DATA_DIR no server holds. */
 async function reconcileHere(config: Config, since: Date): Promise<ReconcileSummary> {
@@ -54,7 +55,7 @@ export function registerReconcileCommand(program: Command): void {
         } catch (error) {
           return command.error((error as Error).message, { exitCode: EXIT_CODES.usage });
         }
-        const config = loadConfig();
+        const config = loadCliConfig();
         if (!config.stripe)
           throw new ConfigError(
             'STRIPE_SECRET_KEY is not set: hookrun needs a Stripe secret or restricted key (read access to events) to list what was missed.',

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { Argument, type Command } from 'commander';
-import { loadConfig } from '../config/config.js';
 import { SOURCES, type Source } from '../webhooks/providers/index.js';
 import { SAMPLE_TYPES } from '../webhooks/samples.js';
 import { EXIT_CODES, printJson, say, warn } from './output.js';
 import { buildStory } from './story.js';
+import { setExitCode, loadCliConfig } from './io.js';
 
 interface SendFlags {
   data?: string;
@@ -78,7 +78,7 @@ export function registerSendCommand(program: Command): void {
           { exitCode: EXIT_CODES.usage },
         );
       }
-      const config = loadConfig();
+      const config = loadCliConfig();
       const [{ buildSample, encodeSample, normalizeSampleType, signSample, UnknownSampleTypeError }, { providerFor }] = await Promise.all([
         import('../webhooks/samples.js'),
         import('../webhooks/providers/index.js'),
@@ -126,7 +126,7 @@ async function post(
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
     warn(`hookrun: nothing answered at ${url} (${cause}). Start the server with \`npm start\`, or pass --url.\n`);
-    process.exitCode = EXIT_CODES.failure;
+    setExitCode(EXIT_CODES.failure);
     return false;
   }
   const text = await response.text();
@@ -138,7 +138,7 @@ async function post(
   }
   if (json) printJson({ url, source, type: event.type, status: response.status, answer, event });
   else say(`POST ${url}  ${source} ${String(event.type)}\n${response.status} ${typeof answer === 'string' ? answer : JSON.stringify(answer)}\n`);
-  if (!response.ok) process.exitCode = EXIT_CODES.failure;
+  if (!response.ok) setExitCode(EXIT_CODES.failure);
   return true;
 }
 

@@ -1,9 +1,10 @@
 import { setFlagsFromString } from 'node:v8';
 import { Option, type Command } from 'commander';
-import { loadConfig, SEED_SOURCES, type Config } from '../config/config.js';
+import { SEED_SOURCES, type Config } from '../config/config.js';
 import { ConfigError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { startService } from '../service.js';
+import { loadCliConfig } from './io.js';
 
 /** `hookrun start`'s switches (commander turns `--no-x` into `x: false`). */
 interface StartFlags {
@@ -92,7 +93,7 @@ export function registerStartCommands(program: Command): void {
     .option('--no-worker', 'receive and store only; `hookrun worker` processes (PostgreSQL only)')
     .addOption(new Option('--dev-url <url>').hideHelp())
     .action(async (flags: StartFlags) => {
-      const config = loadConfig();
+      const config = loadCliConfig();
       if (!flags.worker) checkNoWorker(config);
       await runService(config, { http: true, worker: flags.worker, scheduler: flags.scheduler && config.scheduler, devUrl: flags.devUrl });
     });
@@ -100,6 +101,6 @@ export function registerStartCommands(program: Command): void {
     .command('worker')
     .description('process stored events only: no HTTP server, no scheduler')
     .action(async () => {
-      await runService(loadConfig(), { http: false, worker: true, scheduler: false });
+      await runService(loadCliConfig(), { http: false, worker: true, scheduler: false });
     });
 }

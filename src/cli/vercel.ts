@@ -1,12 +1,12 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { loadConfig } from '../config/config.js';
 import { mergeVercelJson, vercelEntries } from '../cron/vercel-config.js';
 import { ConfigError } from '../errors.js';
 import { displayPath } from '../module-files.js';
 import { scheduledJobs } from './cron.js';
 import { printJson, say, warn } from './output.js';
+import { loadCliConfig } from './io.js';
 
 /** vercel.json as it is now: {} when there is none; a file that is not a JSON object stops here, untouched. */
 function readVercelJson(file: string): Record<string, unknown> {
@@ -37,7 +37,7 @@ export function registerVercelCommand(program: Command): void {
     .option('--schedules', 'write Vercel Schedules (which take a time zone) instead of Cron Jobs (UTC only)')
     .option('--print', 'print the new vercel.json instead of writing it')
     .action(async (options: { basePath: string; file: string; drainSchedule: string; schedules?: boolean; print?: boolean }) => {
-      const config = loadConfig();
+      const config = loadCliConfig();
       const { scheduled, warnings } = await scheduledJobs(config);
       const entries = vercelEntries(scheduled, { basePath: options.basePath, drainSchedule: options.drainSchedule, schedules: options.schedules === true });
       const file = resolve(options.file);

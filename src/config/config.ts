@@ -1,5 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { parseEnv } from 'node:util';
 import { ConfigError } from '../errors.js';
 import {
   readAlerts,
@@ -219,30 +220,28 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
 /**
  * `--project <dir>`: the project to use from now on, as HOOKRUN_PROJECT in the
  * environment, so `loadConfig` and child processes (`dev`'s) see it; then its
- * `.env` and the working directory's are read (`loadDotEnvFile`).
+ * `.env` and the working directory's are read (`loadDotEnvFile`); into `env`, the process's unless an in-process CLI run hands its own.
  */
-export function useProjectDir(dir: string | undefined): void {
-  if (dir !== undefined) process.env.HOOKRUN_PROJECT = resolve(dir);
-  if (process.env.HOOKRUN_PROJECT) loadDotEnvFile(resolve(process.env.HOOKRUN_PROJECT));
-  loadDotEnvFile();
+export function useProjectDir(dir: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): void {
+  if (dir !== undefined) env.HOOKRUN_PROJECT = resolve(cwd, dir);
+  if (env.HOOKRUN_PROJECT) loadDotEnvFile(resolve(cwd, env.HOOKRUN_PROJECT), env);
+  loadDotEnvFile(cwd, env);
 }
 
-/**
- * Read `.env` from the working directory into the environment, as Next.js
- * does, so the server and the CLI in another terminal share secrets. Values
- * already in the environment win.
- */
-export function loadDotEnvFile(cwd: string = process.cwd()): void {
+/** Read `.env` from the working directory into the environment, as Next.js does, so the server and the CLI in another terminal share secrets. Values already in the environment win. */
+export function loadDotEnvFile(cwd: string = process.cwd(), env: NodeJS.ProcessEnv = process.env): void {
   const path = resolve(cwd, '.env');
   if (!existsSync(path)) return;
-  const before = new Set(Object.keys(process.env));
-  process.loadEnvFile(path);
-  for (const name of Object.keys(process.env)) if (!before.has(name)) fromDotEnv.add(name);
+  const before = new Set(Object.keys(env));
+  if (env === process.env) process.loadEnvFile(path);
+  else for (const [name, value] of Object.entries(parseEnv(readFileSync(path, 'utf8')))) if (!before.has(name)) env[name] = value;
+  const added = fromDotEnv.get(env) ?? fromDotEnv.set(env, new Set()).get(env)!;
+  for (const name of Object.keys(env)) if (!before.has(name)) added.add(name);
 }
 
-const fromDotEnv = new Set<string>();
+const fromDotEnv = new WeakMap<NodeJS.ProcessEnv, Set<string>>();
 
 /** The environment as it was before `.env` was read: what `hookrun dev` hands each restart, which reads `.env` afresh. */
-export function environmentWithoutDotEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !fromDotEnv.has(name)));
+export function environmentWithoutDotEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !fromDotEnv.get(env)?.has(name)));
 }

@@ -1,10 +1,11 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, symlinkSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { SECRETS } from './config.js';
 import { ensureDistBuilt } from './build-dist.js';
+import { runCliInProcess, type CliResult } from './cli.js';
 import { recordCapture } from './secret-scan.js';
 import { pollUntil } from './poll.js';
 
@@ -184,12 +185,7 @@ export function copyProject(dir: string): void {
 /** Re-exported for the tests that spawn hookrun and wait on it; the one implementation is helpers/poll.ts. */
 export { pollUntil };
 
-/** Run `node dist/main.js <args>` to completion (bounded, 60 s) with the test env plus `env`; its exit code and output. */
-export function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [MAIN_JS, ...args], { cwd: REPO_ROOT, env: { ...baseEnv(), ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      recordCapture(`hookrun ${args.join(' ')}`, stdout + stderr); // the secret scan reads what the CLI printed
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
-    });
-  });
+/** Run `hookrun <args>` to completion, in-process (helpers/cli.ts), with the test env plus `env`, from the repository root; its exit code and output. */
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return runCliInProcess(args, { ...baseEnv(), ...env }, REPO_ROOT);
 }

@@ -61,7 +61,7 @@ let tool: string;
  */
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'hookrun-installed-'));
-  const pack = await packHookrun(work);
+  const pack = await packHookrun();
   packed = pack.files;
   const tarball = pack.tarball;
   tool = join(work, 'tool');

@@ -93,7 +93,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)(
       notes = join(work, 'notes.txt');
       writeFileSync(notes, '');
       app = join(work, 'the-product');
-      const [{ tarball }, db] = await Promise.all([packHookrun(work), createEmptyPostgresDatabase()]);
+      const [{ tarball }, db] = await Promise.all([packHookrun(), createEmptyPostgresDatabase()]);
       database = db;
       await buildNextApp(app, tarball, PROJECT);
       server = await startNext(app, env(), '/api/health');

@@ -1,27 +1,20 @@
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureDistBuilt } from '../helpers/build-dist.js';
+import { runCliInProcess, type CliResult } from '../helpers/cli.js';
 import { createPostgresDatabase, type TestDatabase } from '../helpers/db.js';
 import { REPO_ROOT, baseEnv } from '../helpers/spawn-hookrun.js';
 import { createDefaultHandlers } from '../../src/inbox/handlers/defaults.js';
 import { seedDeliveries, storeEvent } from '../inbox/fixtures.js';
 
-/** `node dist/main.js <args>` on the test database (the CLI opens it itself: no server runs). */
-function hookrun(args: string[], databaseUrl: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = { ...baseEnv(), DATABASE_URL: databaseUrl, PLATFORM_CONFIG: join(REPO_ROOT, 'platform.json'), LOG_LEVEL: 'warn' };
-  return new Promise((resolve) => {
-    execFile(process.execPath, [join(REPO_ROOT, 'dist', 'main.js'), ...args], { cwd: REPO_ROOT, env, timeout: 60_000 }, (error, stdout, stderr) =>
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr }),
-    );
-  });
+/** `hookrun <args>` (in-process) on the test database (the CLI opens it itself: no server runs). */
+function hookrun(args: string[], databaseUrl: string): Promise<CliResult> {
+  return runCliInProcess(args, { ...baseEnv(), DATABASE_URL: databaseUrl, PLATFORM_CONFIG: join(REPO_ROOT, 'platform.json'), LOG_LEVEL: 'warn' }, REPO_ROOT);
 }
 
-describe.skipIf(!process.env.TEST_DATABASE_URL)('hookrun events replay (bulk) and replays (spawned, PostgreSQL)', { timeout: 120_000 }, () => {
+describe.skipIf(!process.env.TEST_DATABASE_URL)('hookrun events replay (bulk) and replays (PostgreSQL)', { timeout: 120_000 }, () => {
   let testDb: TestDatabase;
   const ids: number[] = [];
   beforeAll(async () => {
-    await ensureDistBuilt();
     testDb = await createPostgresDatabase();
     for (let i = 0; i < 4; i++) ids.push(await storeEvent(testDb.db, 'auth', 'user.created', { data: { id: `user_${i}`, plan: i < 3 ? 'pro' : 'free' } }));
     await seedDeliveries(testDb.db, createDefaultHandlers(), 'dead');

@@ -4,18 +4,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDistBuilt } from '../helpers/build-dist.js';
+import { runCliInProcess, type CliResult } from '../helpers/cli.js';
 import { SECRETS } from '../helpers/config.js';
 import { assertNoSecretLeaks, recordCapture } from '../helpers/secret-scan.js';
 import { REPO_ROOT, baseEnv, pollUntil, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
+/** Run `hookrun <args>` in-process (helpers/cli.ts) with the test env plus `env`, from the repository root. */
+function hookrun(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
+  return runCliInProcess(args, { ...baseEnv(), ...env }, REPO_ROOT);
 }
 
-/** Run `node dist/main.js <args>` to completion (bounded), stdout and stderr apart. */
-function hookrun(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
+/** Run `node dist/main.js <args>` to completion (bounded), stdout and stderr apart: the bin itself, end to end. */
+function spawned(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
   const merged: Record<string, string> = { ...baseEnv() };
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) delete merged[name];
@@ -30,7 +30,7 @@ function hookrun(args: string[], env: Record<string, string | undefined>): Promi
   });
 }
 
-describe('hookrun CLI (spawned)', { timeout: 120_000 }, () => {
+describe('hookrun CLI (in-process; --version, usage and help through the spawned bin)', { timeout: 120_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'hookrun-cli-'));
   const dataDir = join(dir, 'data');
   let server: HookrunProcess | undefined;
@@ -189,27 +189,27 @@ describe('hookrun CLI (spawned)', { timeout: 120_000 }, () => {
   });
 
   it('--version; a usage error is one line and a hint, not the whole help; --data takes inline JSON; empty listings say what matched', async () => {
-    const version = await hookrun(['--version'], env);
+    const version = await spawned(['--version'], env);
     expect([version.code, version.stdout.trim()]).toEqual([0, '0.1.0']);
-    const usage = await hookrun(['send', 'auth'], env);
+    const usage = await spawned(['send', 'auth'], env);
     expect(usage.code).toBe(2);
     expect(usage.stderr.trim().split('\n')).toEqual([
       'Give a source and a type, e.g. hookrun send auth user.created (or --story).',
       '(hookrun <command> --help shows how to use it)',
     ]);
-    const inline = await hookrun(['send', 'auth', 'user.created', '--dry-run', '--json', '--data', '{"data":{"id":"user_inline"}}'], env);
+    const inline = await spawned(['send', 'auth', 'user.created', '--dry-run', '--json', '--data', '{"data":{"id":"user_inline"}}'], env);
     expect(inline.code, inline.stderr).toBe(0);
     expect(JSON.parse(JSON.parse(inline.stdout).body).data.id).toBe('user_inline'); // body: the exact signed string
-    const broken = await hookrun(['send', 'auth', 'user.created', '--dry-run', '--data', '{"data":'], env);
+    const broken = await spawned(['send', 'auth', 'user.created', '--dry-run', '--data', '{"data":'], env);
     expect([broken.code, broken.stderr]).toEqual([2, expect.stringContaining('--data (inline JSON): is not valid JSON')]);
-    const next = await hookrun(['cron', 'next', '/cron/keep-alive', '-n', '1', '--json'], env); // the name `cron list` prints
+    const next = await spawned(['cron', 'next', '/cron/keep-alive', '-n', '1', '--json'], env); // the name `cron list` prints
     expect([next.code, JSON.parse(next.stdout || '{}').job], next.stderr).toEqual([0, 'keep-alive']);
-    const empty = await hookrun(['events', 'list', '--status', 'dead', '--source', 'auth'], { ...env, PORT: server ? new URL(server.url).port : '3002' });
+    const empty = await spawned(['events', 'list', '--status', 'dead', '--source', 'auth'], { ...env, PORT: server ? new URL(server.url).port : '3002' });
     expect(empty.stdout.trim()).toBe('No events with status dead, source auth.');
   });
 
   it('help lists every command group; a command loads its own group only; a mistyped command is told the right one', async () => {
-    const help = await hookrun(['--help'], env);
+    const help = await spawned(['--help'], env);
     expect(help.code).toBe(0);
     for (const command of [
       'start',
@@ -230,12 +230,12 @@ describe('hookrun CLI (spawned)', { timeout: 120_000 }, () => {
     ]) {
       expect(help.stdout).toMatch(new RegExp(`^\\s+${command}\\b`, 'm'));
     }
-    const startHelp = await hookrun(['start', '--help'], env);
+    const startHelp = await spawned(['start', '--help'], env);
     expect(startHelp.code).toBe(0);
     expect(startHelp.stdout).toContain('--no-scheduler');
-    const pull = await hookrun(['events', 'pull', '--help'], env); // registered by the events group
+    const pull = await spawned(['events', 'pull', '--help'], env); // registered by the events group
     expect(pull.code).toBe(0);
-    const typo = await hookrun(['strat'], env);
+    const typo = await spawned(['strat'], env);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toContain('start');
   });

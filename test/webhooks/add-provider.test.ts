@@ -44,6 +44,30 @@ function linearDelivery(body: string, secret = LINEAR_SECRET): Record<string, st
   return { 'content-type': 'application/json', 'linear-signature': createHmac('sha256', secret).update(body).digest('hex'), 'linear-delivery': randomUUID() };
 }
 
+/** How long the copy may take to start from its sources (tsx compiles them on load): generous, as a busy machine needs; an exit fails at once. */
+const START_BOUND_MS = 180_000;
+
+/** Start the copy's server from its sources on a free port (PORT=0); resolves with its URL once /ready answers 200. */
+async function startCopy(cwd: string, env: Record<string, string | undefined>): Promise<{ child: ChildProcess; base: string }> {
+  const child = spawn(process.execPath, START, { cwd, env: { ...process.env, ...env, PORT: '0', LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const alive = () => {
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`the copy's server exited (${child.exitCode ?? child.signalCode}):\n${output.slice(-3000)}`);
+  };
+  const base = await pollUntil("the copy's server logging its URL", START_BOUND_MS, () => {
+    alive();
+    return /"url":"(http:\/\/[^"]+)"/.exec(output)?.[1];
+  });
+  await pollUntil("the copy's server ready", START_BOUND_MS, async () => {
+    alive();
+    return (await fetch(`${base}/ready`).catch(() => undefined))?.status === 200 ? true : undefined;
+  });
+  return { child, base };
+}
+
 describe('adding a provider is its file and one line in PROVIDERS (the docs/providers.md recipe, on a copy of the project)', { timeout: 240_000 }, () => {
   const copy = mkdtempSync(join(tmpdir(), 'hookrun-provider-'));
   const dataDir = join(copy, '.data');
@@ -83,12 +107,10 @@ describe('adding a provider is its file and one line in PROVIDERS (the docs/prov
   });
 
   it('/webhooks/linear verifies, stores once, refuses tampered, stale and unsigned deliveries; send, check and the API know it', async () => {
-    const port = 30_000 + Math.floor(Math.random() * 20_000);
-    base = `http://127.0.0.1:${port}`;
-    server = spawn(process.execPath, START, { cwd: copy, env: { ...process.env, ...env, PORT: String(port) }, stdio: 'ignore' });
-    await pollUntil('the server ready', 60_000, async () => ((await fetch(`${base}/ready`).catch(() => undefined))?.status === 200 ? true : undefined));
+    ({ child: server, base } = await startCopy(copy, env));
+    const port = new URL(base).port;
 
-    const send = await run([TSX, 'src/main.ts', 'send', 'linear', 'Issue.create'], copy, { ...env, PORT: String(port) });
+    const send = await run([TSX, 'src/main.ts', 'send', 'linear', 'Issue.create'], copy, { ...env, PORT: port });
     expect(send.code, send.stderr).toBe(0);
 
     const body = JSON.stringify({ type: 'Comment', action: 'create', webhookTimestamp: Date.now(), data: { id: 'c1', body: 'hi' } });
@@ -121,14 +143,11 @@ describe('adding a provider is its file and one line in PROVIDERS (the docs/prov
   it('without its secret the route answers 503 not_configured, like the shipped ones', async () => {
     server?.kill('SIGTERM');
     await new Promise((resolve) => server!.once('exit', resolve));
-    const port = 30_000 + Math.floor(Math.random() * 20_000);
     const { LINEAR_WEBHOOK_SECRET: _unset, ...withoutSecret } = env;
-    server = spawn(process.execPath, START, { cwd: copy, env: { ...process.env, ...withoutSecret, PORT: String(port) }, stdio: 'ignore' });
-    await pollUntil('the server ready', 60_000, async () =>
-      (await fetch(`http://127.0.0.1:${port}/ready`).catch(() => undefined))?.status === 200 ? true : undefined,
-    );
+    const started = await startCopy(copy, withoutSecret);
+    server = started.child;
     const body = JSON.stringify({ type: 'Issue', action: 'create', webhookTimestamp: Date.now(), data: {} });
-    const answer = await fetch(`http://127.0.0.1:${port}/webhooks/linear`, { method: 'POST', headers: linearDelivery(body), body });
+    const answer = await fetch(`${started.base}/webhooks/linear`, { method: 'POST', headers: linearDelivery(body), body });
     const error = ((await answer.json()) as { error: { code: string; message: string } }).error;
     expect([answer.status, error.code]).toEqual([503, 'not_configured']);
     expect(error.message).toContain('LINEAR_WEBHOOK_SECRET');

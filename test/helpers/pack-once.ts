@@ -1,0 +1,66 @@
+import { execFile } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import type { TestProject } from 'vitest/node';
+
+const run = promisify(execFile);
+const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The folder the run's tarball is packed into; `packed.json` appears there when it is done (helpers/packed-hookrun.ts). */
+    packDir: string;
+  }
+}
+
+/** What `npm pack` needs of this checkout; packed from a copy, so its build never empties the dist/ other tests run. */
+const PACKED_FROM = ['src', 'drizzle', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'docs'];
+
+/**
+ * What a user installs, made once per run: a copy of this checkout, a file an
+ * older build left in dist/ planted (the tarball must not carry it), the
+ * `prepare` build as npm runs it, then `npm pack --ignore-scripts` (the build
+ * just ran), into `dir`. The bench packs with it too.
+ */
+export async function packCheckout(dir: string): Promise<{ tarball: string; files: string[] }> {
+  const checkout = join(dir, 'checkout');
+  for (const entry of PACKED_FROM) cpSync(join(REPO_ROOT, entry), join(checkout, entry), { recursive: true });
+  symlinkSync(join(REPO_ROOT, 'node_modules'), join(checkout, 'node_modules'), 'dir');
+  mkdirSync(join(checkout, 'dist', 'cron', 'jobs'), { recursive: true });
+  writeFileSync(join(checkout, 'dist', 'cron', 'jobs', 'ghost-job.js'), 'export default { run() {} };\n');
+  await run('npm', ['run', 'prepare', '--loglevel=error'], { cwd: checkout, timeout: 240_000 });
+  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir, '--loglevel=error'], {
+    cwd: checkout,
+    timeout: 180_000,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  const [packed] = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  return { tarball: join(dir, packed!.filename), files: packed!.files.map((f) => f.path) };
+}
+
+/** Pack into `dir` and write packed.json there: { tarball, files }, or { error } for the tests to report. */
+async function pack(dir: string): Promise<void> {
+  try {
+    writeFileSync(join(dir, 'packed.json'), JSON.stringify(await packCheckout(dir)));
+  } catch (error) {
+    const { message, stdout, stderr } = error as { message: string; stdout?: string; stderr?: string };
+    writeFileSync(join(dir, 'packed.json'), JSON.stringify({ error: `${message}\n${stdout ?? ''}\n${stderr ?? ''}` }));
+  }
+}
+
+/**
+ * The package project's setup: start packing in the background (the build
+ * takes most of a minute, and the other projects' tests run meanwhile); the
+ * tests that install the tarball wait for it. Removed at the end of the run.
+ */
+export default function setup(project: TestProject): () => Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'hookrun-pack-'));
+  const packing = pack(dir);
+  project.provide('packDir', dir);
+  return async () => {
+    await packing;
+    rmSync(dir, { recursive: true, force: true });
+  };
+}
