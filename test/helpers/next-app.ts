@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './free-port.js';
-import { npm } from './packed-hookrun.js';
+import { npm } from './npm.js';
 import { pollUntil } from './poll.js';
 
 const run = promisify(execFile);
