@@ -12,23 +12,28 @@ import type { Ran } from './batch-deps.js';
 export class BatchMetrics {
   /** handler → outcome → runs since the last flush. */
   private readonly runCounts = new Map<string, Map<string, number>>();
+  /** source → outcome → settled deliveries since the last flush. */
+  private readonly settledCounts = new Map<string, Map<string, number>>();
   /** source → outcome → the processing-duration histogram's child. */
   private readonly durations = new Map<string, Map<string, Histogram.Internal<'source' | 'outcome'>>>();
 
   constructor(private readonly metrics: Metrics) {}
 
-  /** One settled delivery: its processing time now, its run at the next `flush`. */
+  /** One settled delivery: its processing time now, its run and its outcome at the next `flush`. */
   observe({ delivery, outcome }: Ran): void {
-    let byOutcome = this.runCounts.get(delivery.handler);
-    if (!byOutcome) this.runCounts.set(delivery.handler, (byOutcome = new Map()));
-    byOutcome.set(outcome.status, (byOutcome.get(outcome.status) ?? 0) + 1);
+    tally(this.runCounts, delivery.handler, outcome.status);
+    tally(this.settledCounts, delivery.event.source, outcome.status);
     this.duration(delivery.event.source, outcome.status).observe(outcome.durationMs / 1000);
   }
 
-  /** Add the tallied handler runs to `hookrun_handler_runs_total`. */
+  /** Add the tallied handler runs to `hookrun_handler_runs_total` and the outcomes to `hookrun_events_processed_total`. */
   flush(): void {
     for (const [handler, byOutcome] of this.runCounts) {
       for (const [outcome, n] of byOutcome) if (n > 0) this.metrics.handlerRuns.inc({ handler, outcome }, n);
+      byOutcome.clear();
+    }
+    for (const [source, byOutcome] of this.settledCounts) {
+      for (const [outcome, n] of byOutcome) if (n > 0) this.metrics.eventsProcessed.inc({ source, outcome }, n);
       byOutcome.clear();
     }
   }
@@ -40,4 +45,10 @@ export class BatchMetrics {
     if (!child) byOutcome.set(outcome, (child = this.metrics.processingDuration.labels({ source, outcome })));
     return child;
   }
+}
+
+function tally(counts: Map<string, Map<string, number>>, key: string, outcome: string): void {
+  let byOutcome = counts.get(key);
+  if (!byOutcome) counts.set(key, (byOutcome = new Map()));
+  byOutcome.set(outcome, (byOutcome.get(outcome) ?? 0) + 1);
 }
