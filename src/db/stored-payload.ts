@@ -1,7 +1,15 @@
 import { LosslessNumber, parse, stringify } from 'lossless-json';
 
-/** A run of 16 digits or more: the only text in which an integer can lie beyond 2^53. */
-const LONG_DIGITS = /\d{16}/;
+/**
+ * A number token of 16 digits or more (at the start, or after `[`, `,` or
+ * `:`): the only text in which an integer can lie beyond 2^53. A long run of
+ * digits inside a string (an id, a snowflake sent as text) does not count:
+ * JSON.parse keeps strings exactly.
+ */
+const LONG_NUMBER = /(?:^|[[,:])\s*-?\d{16}/;
+
+/** Whether `text` may hold an integer JSON.parse would round (false means JSON.parse is exact for it). */
+export const mayHoldUnsafeInteger = (text: string): boolean => LONG_NUMBER.test(text);
 const INTEGER = /^-?\d+$/;
 
 /** An integer beyond 2^53 keeps its digits as a string; every other number is a number, as JSON.parse gives it. */
@@ -12,10 +20,11 @@ const exactInteger = (digits: string): unknown => (INTEGER.test(digits) && !Numb
  * API and the dashboard (both databases parse json with this). PostgreSQL stores an int8 id or a snowflake exactly;
  * JSON.parse would round it (9223372036854775807 → 9223372036854776000), so
  * an integer beyond 2^53 arrives as a string of its exact digits. Text without
- * a run of 16 digits cannot hold one and takes JSON.parse's fast path.
+ * a number of 16 digits or more cannot hold one and takes JSON.parse's
+ * fast path.
  */
 export function parseStoredPayload(text: string): unknown {
-  return LONG_DIGITS.test(text) ? parse(text, null, exactInteger) : JSON.parse(text);
+  return mayHoldUnsafeInteger(text) ? parse(text, null, exactInteger) : JSON.parse(text);
 }
 
 /** PGlite's parsers for json (114) and jsonb (3802) (an option of the instance, or of one query), as node-postgres gets them in postgres-database.ts. */
@@ -31,7 +40,7 @@ const keepExactInteger = (digits: string): unknown =>
  * digits the provider sent instead of JSON.parse's rounding of them.
  */
 export function parseExactJson(text: string): unknown {
-  return LONG_DIGITS.test(text) ? parse(text, null, keepExactInteger) : JSON.parse(text);
+  return mayHoldUnsafeInteger(text) ? parse(text, null, keepExactInteger) : JSON.parse(text);
 }
 
 /** JSON text of a value `parseExactJson` read, its exact integers included. */

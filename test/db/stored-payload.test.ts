@@ -7,7 +7,7 @@ import { readEventFeed } from '../../src/db/event-feed.js';
 import { getEvent } from '../../src/db/events.js';
 import { HandlerRegistry } from '../../src/deliveries/registry.js';
 import { claimAndDie } from '../inbox/fixtures.js';
-import { parseStoredPayload } from '../../src/db/stored-payload.js';
+import { mayHoldUnsafeInteger, parseExactJson, parseStoredPayload } from '../../src/db/stored-payload.js';
 import { databaseKinds, useTestDatabase } from '../helpers/db.js';
 import { seedDataDir } from '../helpers/spawn-hookrun.js';
 
@@ -29,6 +29,30 @@ describe('parseStoredPayload', () => {
     // Text without a long run of digits is JSON.parse's own result.
     const ordinary = '{"id":"evt_1","created":1767225600,"amount":2000,"nested":[{"a":null,"b":true}]}';
     expect(parseStoredPayload(ordinary)).toEqual(JSON.parse(ordinary));
+  });
+
+  it('takes the exact parser only for a number of 16 digits or more, not for long digits inside a string', () => {
+    for (const text of [
+      '12345678901234567',
+      ' -12345678901234567',
+      '[1,12345678901234567]',
+      '[ 12345678901234567]',
+      '{"a": 12345678901234567}',
+      '{"a":\n\t-12345678901234567}',
+    ])
+      expect(mayHoldUnsafeInteger(text), text).toBe(true);
+    // Ids and snowflakes sent as strings are JSON.parse's (exact for strings). A string with `,1234…` in it takes the exact
+    // parser: slower, as exact.
+    for (const text of [
+      '{"id":"1234567890123456789"}',
+      '{"id":"evt_3612847500000000000001"}',
+      '{"n":1.12345678901234567}',
+      '{"a":1,"b":"ab1234567890123456789"}',
+    ])
+      expect(mayHoldUnsafeInteger(text), text).toBe(false);
+    const snowflakes = '{"id":"1234567890123456789","guild":{"id":"9223372036854775807"},"n":9007199254740993}';
+    expect(parseStoredPayload(snowflakes)).toEqual({ id: '1234567890123456789', guild: { id: '9223372036854775807' }, n: '9007199254740993' });
+    expect(parseExactJson('{"id":"1234567890123456789","amount":2000}')).toEqual({ id: '1234567890123456789', amount: 2000 });
   });
 });
 

@@ -169,7 +169,9 @@ describe('request bodies under attack (spawned, embedded database)', { timeout: 
       body,
     );
     clients.push(client);
-    const status = await pollUntil('an answer to the chunked login', 20_000, async () => client.status());
+    // The whole 64 MB crosses loopback and the parser before the answer is read: seconds on a busy 2-core machine, so the
+    // wait is the describe's budget, not a guess at the machine's speed.
+    const status = await pollUntil('an answer to the chunked login', 100_000, async () => client.status());
     const after = rssMb(server.pid);
     reportFigures('chunked login form', { sentBytes: client.sent(), status, rssBeforeMb: before, rssAfterMb: after });
     expect(status).toBe(413);
