@@ -10,6 +10,7 @@ const LONG_NUMBER = /(?:^|[[,:])\s*-?\d{16}/;
 
 /** Whether `text` may hold an integer JSON.parse would round (false means JSON.parse is exact for it). */
 export const mayHoldUnsafeInteger = (text: string): boolean => LONG_NUMBER.test(text);
+
 const INTEGER = /^-?\d+$/;
 
 /** An integer beyond 2^53 keeps its digits as a string; every other number is a number, as JSON.parse gives it. */
