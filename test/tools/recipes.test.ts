@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.js';
 import { SECRETS } from '../helpers/config.js';
 import { ensureDistBuilt } from '../helpers/build-dist.js';
+import { freePort } from '../helpers/free-port.js';
 import { REPO_ROOT, baseEnv, pollUntil, seedDataDir } from '../helpers/spawn-hookrun.js';
 
 /** The page that holds the recipes, and its section that this test follows as written. */
@@ -85,7 +86,7 @@ describe('the getting-started recipes, followed as written on a project made by 
     expect(job.stdout).toContain('hello from a job');
 
     // the server, then the recipe's send line
-    const port = 30_000 + Math.floor(Math.random() * 20_000);
+    const port = await freePort();
     server = spawn(process.execPath, [MAIN_JS, 'start'], { cwd: project, env: { ...process.env, ...env, PORT: String(port) }, stdio: 'ignore' });
     await pollUntil('the server ready', 60_000, async () =>
       (await fetch(`http://127.0.0.1:${port}/ready`).catch(() => undefined))?.status === 200 ? true : undefined,
