@@ -1,5 +1,6 @@
 import type { ClaimedDelivery, DeliveryOutcome } from '../deliveries/claimed.js';
 import type { Metrics } from '../metrics.js';
+import { OutcomeMetrics } from '../deliveries/outcome-metrics.js';
 import { eventFields } from '../deliveries/run-handler.js';
 import type { HandlerRegistry, RegisteredHandler } from '../deliveries/registry.js';
 import { messageOf } from '../errors.js';
@@ -64,9 +65,11 @@ export class FlowRunner {
   private readonly runDeps: FlowRunDeps;
   /** Units running at once, all handlers together: each holds a connection for its run, so fewer than the pool has (room for the inbox's batches). */
   private readonly unitLimit: number;
+  private readonly outcomes: OutcomeMetrics;
 
   constructor(private readonly deps: FlowRunnerDeps) {
     this.runDeps = deps;
+    this.outcomes = new OutcomeMetrics(deps.metrics);
     const connections = deps.db.tuning.connections;
     this.unitLimit = connections === undefined ? Infinity : Math.max(1, connections - deps.db.tuning.lanes - 1);
     for (const handler of deps.handlers.flowControlled()) {
@@ -123,23 +126,17 @@ export class FlowRunner {
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
 
-  /** Count a unit's outcomes as the inbox counts its own (hookrun_events_processed_total, handler runs, duration). */
-  private observe(handler: string, unit: readonly ClaimedDelivery[], outcomes: readonly DeliveryOutcome[]): void {
-    const { metrics } = this.deps;
-    for (const [i, outcome] of outcomes.entries()) {
-      const source = unit[i]!.event.source;
-      metrics.eventsProcessed.inc({ source, outcome: outcome.status });
-      metrics.handlerRuns.inc({ handler, outcome: outcome.status });
-    }
-    const first = outcomes[0];
-    if (first) metrics.processingDuration.observe({ source: unit[0]!.event.source, outcome: first.status }, first.durationMs / 1000);
+  /** Count a unit's outcomes as the inbox counts its own (one call of a batch handler is timed once). */
+  private observe(unit: readonly ClaimedDelivery[], outcomes: readonly DeliveryOutcome[]): void {
+    for (const [i, outcome] of outcomes.entries()) this.outcomes.observe(unit[i]!, outcome, i === 0);
+    this.outcomes.flush();
   }
 
   /** Start one unit (a delivery, or a batch) without waiting for it; a settle that fails is retried when its lease ends. */
   private start(entry: Entry, unit: ClaimedDelivery[]): void {
     entry.inFlight += 1;
     const run: Promise<void> = runFlowUnit(this.runDeps, entry.handler, entry.rule, unit)
-      .then((outcomes) => this.observe(entry.rule.handler, unit, outcomes))
+      .then((outcomes) => this.observe(unit, outcomes))
       .catch((error: unknown) =>
         this.deps.log.error(
           { ...eventFields(unit[0]!.event), handler: entry.rule.handler, err: { message: messageOf(error) } },

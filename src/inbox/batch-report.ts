@@ -1,7 +1,7 @@
 import type { BatchDeps, Ran } from './batch-deps.js';
 import { eventFields } from '../deliveries/run-handler.js';
 
-/** After a claim's outcomes committed: warn of a lease lost before settling, tell of the dead ones (BatchMetrics counts them). */
+/** After a claim's outcomes committed: warn of a lease lost before settling, tell of the dead ones (OutcomeMetrics counts them). */
 export function reportSettled(deps: BatchDeps, ran: readonly Ran[], owned: ReadonlySet<number>): void {
   for (const { delivery, outcome } of ran) {
     if (!owned.has(delivery.id)) {

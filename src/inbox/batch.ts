@@ -4,7 +4,7 @@ import { WriteBatch } from '../db/write-batch.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 import { BATCH_ABANDONED, type BatchDeps, type BatchResult, type BatchState, type Ran } from './batch-deps.js';
-import { BatchMetrics } from './batch-metrics.js';
+import { OutcomeMetrics } from '../deliveries/outcome-metrics.js';
 import { reportSettled } from './batch-report.js';
 import { claimInbox } from './claim.js';
 import type { ClaimedDelivery } from '../deliveries/claimed.js';
@@ -39,7 +39,7 @@ class BatchRunner {
   /** (source, type) pairs that proved too slow for a shared transaction. */
   private readonly slowTypes = new Set<string>();
   private readonly runDeps: { clock: Clock; log: Logger; abortGraceMs: number };
-  private readonly observed: BatchMetrics;
+  private readonly observed: OutcomeMetrics;
   private readonly handleAlone = (delivery: ClaimedDelivery) => this.runAlone(delivery);
 
   constructor(private readonly deps: BatchDeps) {
@@ -50,7 +50,7 @@ class BatchRunner {
     const budget = db.tuning.inTransactionBudgetMs;
     this.inTransactionBudgetMs = Math.min(handlerTimeoutMs, budget === undefined ? handlerTimeoutMs : Math.min(budget, Math.max(50, Math.floor(leaseMs / 3))));
     this.runDeps = { clock: deps.clock, log: deps.log, abortGraceMs: deps.abortGraceMs };
-    this.observed = new BatchMetrics(deps.metrics);
+    this.observed = new OutcomeMetrics(deps.metrics);
   }
 
   /** The registered handler a delivery names (by its event's source and type: a name may run a different function per type). */
@@ -233,7 +233,7 @@ class BatchRunner {
       result.ran.push(...ran);
       for (const id of owned) result.owned.add(id);
     }
-    for (const r of result.ran) if (result.owned.has(r.delivery.id)) this.observed.observe(r);
+    for (const r of result.ran) if (result.owned.has(r.delivery.id)) this.observed.observe(r.delivery, r.outcome);
     reportSettled(this.deps, result.ran, result.owned);
     this.observed.flush();
   }

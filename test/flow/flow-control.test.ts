@@ -205,7 +205,7 @@ describe.each(databaseKinds())('batches on $name', (kind) => {
 
   it('runs up to maxSize events at once per key, a partial batch after maxWait, and counts a batch as one run', async () => {
     const t = flowHandler({ batch: { maxSize: 3, maxWait: '10s', key }, concurrency: { limit: 1 } }, () => clock.now());
-    const { worker, clock } = testWorker(testDb.db, { handlers: t.handlers, options: { flowHorizonMs: 0 } });
+    const { worker, clock, metrics } = testWorker(testDb.db, { handlers: t.handlers, options: { flowHorizonMs: 0 } });
     const a = [await store('a'), await store('a'), await store('a'), await store('a')];
     const b = await store('b');
     await drain(worker);
@@ -222,6 +222,14 @@ describe.each(databaseKinds())('batches on $name', (kind) => {
     expect(t.state.maxRunning).toBe(1);
     for (const id of [...a, b]) expect((await eventRow(testDb.db, id)).status).toBe('processed');
     expect(await runningDeliveries(testDb.db)).toBe(0);
+    // Counted as the inbox counts: every delivery's outcome, each call of the handler timed once.
+    const counted = async (metric: { get(): Promise<{ values: { value: number; labels: Record<string, unknown>; metricName?: string }[] }> }, name?: string) =>
+      (await metric.get()).values
+        .filter((v) => v.labels.outcome === 'processed' && (name === undefined || v.metricName === name))
+        .reduce((n, v) => n + v.value, 0);
+    expect(await counted(metrics.handlerRuns)).toBe(5);
+    expect(await counted(metrics.eventsProcessed)).toBe(5);
+    expect(await counted(metrics.processingDuration, 'hookrun_event_processing_seconds_count')).toBe(3);
   });
 
   it('a batch that throws is retried as a batch; a member sent to dead stays dead alone', async () => {

@@ -1,15 +1,16 @@
 import type { Histogram } from 'prom-client';
 import type { Metrics } from '../metrics.js';
-import type { Ran } from './batch-deps.js';
+import type { ClaimedDelivery, DeliveryOutcome } from './claimed.js';
 
 /**
- * The worker's per-delivery metrics, without an allocation or a label hash
- * per delivery: runs are tallied by handler and outcome and added once per
- * claim, and each (source, outcome) histogram child is looked up once.
+ * The per-delivery metrics of both runners (the inbox's batches and flow
+ * control's units), without an allocation or a label hash per delivery: runs
+ * are tallied by handler and outcome and added once per claim, and each
+ * (source, outcome) histogram child is looked up once.
  * (prom-client hashes a labels object on every call; per event that was about
  * 1 µs and 400 bytes of garbage.)
  */
-export class BatchMetrics {
+export class OutcomeMetrics {
   /** handler → outcome → runs since the last flush. */
   private readonly runCounts = new Map<string, Map<string, number>>();
   /** source → outcome → settled deliveries since the last flush. */
@@ -19,11 +20,15 @@ export class BatchMetrics {
 
   constructor(private readonly metrics: Metrics) {}
 
-  /** One settled delivery: its processing time now, its run and its outcome at the next `flush`. */
-  observe({ delivery, outcome }: Ran): void {
+  /**
+   * One settled delivery: its processing time now (unless `timed` is false:
+   * the later deliveries of a batch handler's one call), its run and its
+   * outcome at the next `flush`.
+   */
+  observe(delivery: ClaimedDelivery, outcome: DeliveryOutcome, timed = true): void {
     tally(this.runCounts, delivery.handler, outcome.status);
     tally(this.settledCounts, delivery.event.source, outcome.status);
-    this.duration(delivery.event.source, outcome.status).observe(outcome.durationMs / 1000);
+    if (timed) this.duration(delivery.event.source, outcome.status).observe(outcome.durationMs / 1000);
   }
 
   /** Add the tallied handler runs to `hookrun_handler_runs_total` and the outcomes to `hookrun_events_processed_total`. */
