@@ -19,6 +19,8 @@ export interface CustomerState {
   at: Date;
   /** Whose customer (PAYMENTS_PROVIDER); default `stripe`. Set when the row is first written. */
   provider?: string;
+  /** What the Stripe API returned at `at`, not what an event said: newer than the row, it clears `deleted_at` (the customer is live). */
+  readFromApi?: boolean;
 }
 
 /** A Stripe subscription as the mirror keeps it. */
@@ -32,6 +34,8 @@ export interface SubscriptionState {
   at: Date;
   /** Whose subscription (PAYMENTS_PROVIDER); default `stripe`. Set when the row is first written. */
   provider?: string;
+  /** What the Stripe API returned at `at`, not what an event said: newer than the row, it replaces `canceled` (the API shows it live). */
+  readFromApi?: boolean;
 }
 
 /** Move a known subscription from one of `fromStatuses` to `toStatus` (invoice outcomes). */
@@ -47,9 +51,12 @@ const iso = (date: Date) => date.toISOString();
 /**
  * The email follows the newest write that names one. The link to our user is
  * a fact that never goes stale: a known `user_id` is kept, and an unknown one
- * is filled in by any write that carries it, even an old one.
+ * is filled in by any write that carries it, even an old one. A deletion is
+ * undone only by a read of the API strictly newer than every write of the
+ * row: the customer is live again, so the 404 that marked it was not Stripe's
+ * deletion (a connected account's customer read without its account).
  */
-const UPSERT_CUSTOMERS_SQL = `
+const upsertCustomersSql = (readFromApi: boolean) => `
   INSERT INTO hookrun.customers (id, email, user_id, source_updated_at, provider)
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[])
   ON CONFLICT (id) DO UPDATE SET
@@ -57,22 +64,32 @@ const UPSERT_CUSTOMERS_SQL = `
                  THEN coalesce(excluded.email, customers.email) ELSE customers.email END,
     user_id = CASE WHEN customers.source_updated_at <= excluded.source_updated_at
                    THEN coalesce(excluded.user_id, customers.user_id) ELSE coalesce(customers.user_id, excluded.user_id) END,
+    ${readFromApi ? 'deleted_at = CASE WHEN customers.source_updated_at < excluded.source_updated_at THEN NULL ELSE customers.deleted_at END,' : ''}
     source_updated_at = greatest(customers.source_updated_at, excluded.source_updated_at)
   RETURNING id`;
+const UPSERT_CUSTOMERS_SQL = { fromEvents: upsertCustomersSql(false), fromApi: upsertCustomersSql(true) };
 
-/** `canceled` is terminal in Stripe: a same-second write that still says `active` cannot undo it. */
-const UPSERT_SUBSCRIPTIONS_SQL = `
+/**
+ * `canceled` is terminal in Stripe: a same-second write that still says
+ * `active` cannot undo it, nor can any write from an event. Only a read of
+ * the API strictly newer than the row replaces it: the API shows the
+ * subscription live, so the 404 that canceled it was not Stripe's (a
+ * connected account's subscription read without its account).
+ */
+const upsertSubscriptionsSql = (readFromApi: boolean) => `
   INSERT INTO hookrun.subscriptions (id, customer_id, status, price_id, current_period_end, cancel_at_period_end, source_updated_at, provider)
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::boolean[], $7::timestamptz[], $8::text[])
   ON CONFLICT (id) DO UPDATE SET
     customer_id = coalesce(excluded.customer_id, subscriptions.customer_id),
-    status = CASE WHEN subscriptions.status = 'canceled' THEN 'canceled' ELSE excluded.status END,
+    status = CASE WHEN subscriptions.status = 'canceled'${readFromApi ? ' AND subscriptions.source_updated_at = excluded.source_updated_at' : ''}
+                  THEN 'canceled' ELSE excluded.status END,
     price_id = coalesce(excluded.price_id, subscriptions.price_id),
     current_period_end = coalesce(excluded.current_period_end, subscriptions.current_period_end),
     cancel_at_period_end = coalesce(excluded.cancel_at_period_end, subscriptions.cancel_at_period_end),
     source_updated_at = excluded.source_updated_at
   WHERE subscriptions.source_updated_at <= excluded.source_updated_at
   RETURNING id`;
+const UPSERT_SUBSCRIPTIONS_SQL = { fromEvents: upsertSubscriptionsSql(false), fromApi: upsertSubscriptionsSql(true) };
 
 // from_statuses travels as one text per row (arrays of arrays must be rectangular); statuses never contain a comma.
 const TRANSITION_SUBSCRIPTIONS_SQL = `
@@ -80,6 +97,19 @@ const TRANSITION_SUBSCRIPTIONS_SQL = `
   FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) AS u(id, from_statuses, to_status, at)
   WHERE s.id = u.id AND s.status = ANY(string_to_array(u.from_statuses, ',')) AND s.source_updated_at <= u.at
   RETURNING s.id`;
+
+/**
+ * A round's upserts split by where their state came from, each part with its
+ * statement (a row appears once per round, so the two statements of a round
+ * never touch the same row); an empty part is left out.
+ */
+function bySource<T extends { readFromApi?: boolean }>(round: T[], sql: { fromEvents: string; fromApi: string }): Array<[string, T[]]> {
+  const parts: Array<[string, T[]]> = [
+    [sql.fromEvents, round.filter((w) => w.readFromApi !== true)],
+    [sql.fromApi, round.filter((w) => w.readFromApi === true)],
+  ];
+  return parts.filter(([, part]) => part.length > 0);
+}
 
 type SubscriptionOp = { kind: 'upsert'; s: SubscriptionState } | { kind: 'transition'; t: TransitionState };
 
@@ -110,9 +140,9 @@ export class PaymentsMirrorWrites implements DeferredWrites {
     this.customers = [];
     this.subscriptions = [];
     let written = 0;
-    for (const round of rounds(customers, (c) => c.id)) {
+    for (const [sql, round] of rounds(customers, (c) => c.id).flatMap((r) => bySource(r, UPSERT_CUSTOMERS_SQL))) {
       written += (
-        await db.query(UPSERT_CUSTOMERS_SQL, [
+        await db.query(sql, [
           round.map((c) => c.id),
           round.map((c) => c.email),
           round.map((c) => c.userId),
@@ -124,18 +154,18 @@ export class PaymentsMirrorWrites implements DeferredWrites {
     for (const round of rounds(subscriptions, (op) => (op.kind === 'upsert' ? op.s.id : op.t.id))) {
       const upserts = round.flatMap((op) => (op.kind === 'upsert' ? [op.s] : []));
       const transitions = round.flatMap((op) => (op.kind === 'transition' ? [op.t] : []));
-      if (upserts.length > 0) {
+      for (const [sql, part] of bySource(upserts, UPSERT_SUBSCRIPTIONS_SQL)) {
         const params = [
-          upserts.map((s) => s.id),
-          upserts.map((s) => s.customerId),
-          upserts.map((s) => s.status),
-          upserts.map((s) => s.priceId),
-          upserts.map((s) => (s.currentPeriodEnd ? iso(s.currentPeriodEnd) : null)),
-          upserts.map((s) => s.cancelAtPeriodEnd),
-          upserts.map((s) => iso(s.at)),
-          upserts.map((s) => s.provider ?? 'stripe'),
+          part.map((s) => s.id),
+          part.map((s) => s.customerId),
+          part.map((s) => s.status),
+          part.map((s) => s.priceId),
+          part.map((s) => (s.currentPeriodEnd ? iso(s.currentPeriodEnd) : null)),
+          part.map((s) => s.cancelAtPeriodEnd),
+          part.map((s) => iso(s.at)),
+          part.map((s) => s.provider ?? 'stripe'),
         ];
-        written += (await db.query(UPSERT_SUBSCRIPTIONS_SQL, params)).length;
+        written += (await db.query(sql, params)).length;
       }
       if (transitions.length > 0) {
         const params = [
@@ -163,8 +193,10 @@ export const transitionSubscription = (db: Queryable, t: TransitionState) => wri
 
 /**
  * Record that Stripe deleted a customer (the API answers 404 or `deleted`).
- * Final, as in Stripe: no write ever clears `deleted_at`. Applied at once: it
- * sets only columns the queued upserts leave alone.
+ * Undone only by a newer read of the API that finds the customer live (see
+ * upsertCustomersSql); a late write from an event never clears it. Applied at
+ * once: a queued upsert that clears `deleted_at` does so only when it is
+ * newer than this, whichever is flushed first.
  */
 export async function markCustomerDeleted(db: Queryable, c: { id: string; at: Date }): Promise<void> {
   await db.query(

@@ -12,6 +12,23 @@ export interface StripeEventJson {
   [field: string]: unknown;
 }
 
+/**
+ * Whose objects a request reads. Empty: the platform's (the key's own
+ * account). A Connect event names its connected account (a snapshot event's
+ * top-level `account`, sent as `Stripe-Account`; a thin event's `context`,
+ * sent as `Stripe-Context`, as stripe-node's own thin-event fetches do): the
+ * platform's key sees that account's objects only with it, and without it
+ * Stripe answers 404 `resource_missing`.
+ * https://docs.stripe.com/connect/authentication#stripe-account-header
+ */
+export type StripeAccountScope = Pick<Stripe.RequestOptions, 'stripeAccount' | 'stripeContext'>;
+
+/** The scope in words for messages: ` in account acct_…`, or nothing for the platform's. */
+export const describeScope = (scope: StripeAccountScope = {}): string => {
+  const account = scope.stripeAccount ?? scope.stripeContext;
+  return account ? ` in account ${String(account)}` : '';
+};
+
 /** Which of Stripe's two worlds a key or an event belongs to: `sk_test_`/`rk_test_` and `livemode: false` are `test`. */
 export type StripeMode = 'test' | 'live';
 
@@ -39,8 +56,8 @@ export class StripeObjectMissing extends Error {
 export interface StripeApi {
   /** The mode of STRIPE_SECRET_KEY: the only mode whose objects the API can return. */
   readonly keyMode: StripeMode;
-  retrieveSubscription(id: string): Promise<Record<string, unknown> | null>;
-  retrieveCustomer(id: string): Promise<Record<string, unknown> | null>;
+  retrieveSubscription(id: string, scope?: StripeAccountScope): Promise<Record<string, unknown> | null>;
+  retrieveCustomer(id: string, scope?: StripeAccountScope): Promise<Record<string, unknown> | null>;
   /** Events created at or after `since`, newest first, page by page (`starting_after`) until `has_more` is false. */
   listEvents(options: { since: Date; types: readonly string[] }): AsyncIterable<StripeEventJson>;
   /**
@@ -106,8 +123,10 @@ export function createStripeApi(settings: StripeApiSettings): StripeApi {
       if (!related) return undefined;
       return orNull(notification.fetchRelatedObject() as Promise<object>, `${related.type} ${related.id}`, settings.apiBase);
     },
-    retrieveSubscription: async (id) => orNull((await stripe()).subscriptions.retrieve(id), `subscription ${id}`, settings.apiBase),
-    retrieveCustomer: async (id) => orNull((await stripe()).customers.retrieve(id), `customer ${id}`, settings.apiBase),
+    retrieveSubscription: async (id, scope = {}) =>
+      orNull((await stripe()).subscriptions.retrieve(id, {}, scope), `subscription ${id}${describeScope(scope)}`, settings.apiBase),
+    retrieveCustomer: async (id, scope = {}) =>
+      orNull((await stripe()).customers.retrieve(id, {}, scope), `customer ${id}${describeScope(scope)}`, settings.apiBase),
     async *listEvents({ since, types }) {
       const client = await stripe();
       const gte = Math.floor(since.getTime() / 1000);

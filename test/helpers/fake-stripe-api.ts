@@ -16,6 +16,11 @@ type StripeObject = Record<string, unknown> & { id: string };
  * first, `created[gte]`, `types[]`, `limit`, `starting_after`, `has_more`),
  * and a v2 event (`GET /v2/core/events/:id`, a `v2.core.event`; 404
  * `not_found` when unknown, https://docs.stripe.com/api/v2/core/events/retrieve).
+ * Connect as Stripe enforces it: an object of a connected account (`owners`)
+ * is found only by a request that names that account (`Stripe-Account` or
+ * `Stripe-Context`), a platform's object only by one that names none; any
+ * other request gets the same 404 `resource_missing` as an unknown id.
+ * https://docs.stripe.com/connect/authentication
  * Tests point stripe-node at it through STRIPE_API_BASE: nothing leaves the machine.
  */
 export class FakeStripeApi {
@@ -27,6 +32,10 @@ export class FakeStripeApi {
   readonly v2Events = new Map<string, StripeObject>();
   /** Each request's `Stripe-Context` header (a thin event's `context`), or null, in arrival order. */
   readonly contexts: Array<string | null> = [];
+  /** Each request's `Stripe-Account` header (a Connect event's `account`), or null, in arrival order. */
+  readonly accounts: Array<string | null> = [];
+  /** The connected account (`acct_…`) each object of one belongs to, by object id; an id not here is the platform's. */
+  readonly owners = new Map<string, string>();
   /** Every event the account has, any order; listed newest first. */
   readonly events: StripeObject[] = [];
   /** Each request's method and path with query, in arrival order. */
@@ -57,6 +66,8 @@ export class FakeStripeApi {
     this.checkoutSessions.clear();
     this.v2Events.clear();
     this.contexts.length = 0;
+    this.accounts.length = 0;
+    this.owners.clear();
     this.events.length = 0;
     this.requests.length = 0;
     this.failNext = 0;
@@ -66,6 +77,8 @@ export class FakeStripeApi {
   private answer(req: IncomingMessage, res: ServerResponse): void {
     this.requests.push(`${req.method} ${req.url}`);
     this.contexts.push((req.headers['stripe-context'] as string | undefined) ?? null);
+    this.accounts.push((req.headers['stripe-account'] as string | undefined) ?? null);
+    const account = this.accounts.at(-1) ?? this.contexts.at(-1) ?? null;
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_${this.requests.length}` });
       res.end(JSON.stringify(body));
@@ -88,7 +101,7 @@ export class FakeStripeApi {
     const path = url.pathname.replace('/v1/checkout/sessions/', '/v1/checkout_sessions/');
     const [, version, resource = '', id] = path.split('/');
     if (req.method !== 'GET' || version !== 'v1') return error(404, 'invalid_request_error', `Unrecognized request URL (${req.method}: ${url.pathname}).`);
-    if (resource === 'events' && id === undefined) return send(200, this.listEvents(url.searchParams));
+    if (resource === 'events' && id === undefined) return send(200, this.listEvents(url.searchParams, account));
     const stores: Record<string, Map<string, StripeObject | 'deleted'>> = {
       subscriptions: this.subscriptions,
       customers: this.customers,
@@ -97,17 +110,20 @@ export class FakeStripeApi {
     };
     const store = stores[resource];
     if (!store || !id) return error(404, 'invalid_request_error', `Unrecognized request URL (GET: ${url.pathname}).`);
-    const object = store.get(decodeURIComponent(id));
+    const objectId = decodeURIComponent(id);
+    const object = (this.owners.get(objectId) ?? null) === account ? store.get(objectId) : undefined;
     if (object === 'deleted') return send(200, { id, object: 'customer', deleted: true });
     if (!object) return error(404, 'invalid_request_error', `No such ${resource.slice(0, -1)}: '${id}'`, 'resource_missing');
     return send(200, object);
   }
 
-  private listEvents(query: URLSearchParams) {
+  /** The events of the account the request names (a connected account's carry its `account`), or the platform's. */
+  private listEvents(query: URLSearchParams, account: string | null) {
     const gte = Number(query.get('created[gte]') ?? 0);
     const types = [...query.entries()].filter(([k]) => /^types\[\d*\]$/.test(k)).map(([, v]) => v);
     const limit = Math.min(Number(query.get('limit') ?? 10), 100);
     let list = this.events
+      .filter((e) => (e.account ?? null) === account)
       .filter((e) => (e.created as number) >= gte && (types.length === 0 || types.includes(e.type as string)))
       .sort((a, b) => (b.created as number) - (a.created as number) || b.id.localeCompare(a.id));
     const after = query.get('starting_after');

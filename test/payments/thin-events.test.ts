@@ -119,6 +119,7 @@ describe.each(databaseKinds())('Stripe thin events on $name', (kind) => {
     const thin = thinEvent('v1.customer.subscription.updated', subscriptionRef('sub_1'), { context: 'acct_1Connected' });
     fake.v2Events.set(thin.id, fullEvent(thin));
     fake.subscriptions.set('sub_1', stripeSubscription('sub_1', 'active'));
+    fake.owners.set('sub_1', 'acct_1Connected'); // visible only in its account: the handler's fetch and the mirror's both name it
     const env = { HOOKRUN_PROJECT: projectWith('on-thin', recorder(RECORD_BOTH)) };
     const { registry } = await loadHandlers(testConfig(env), { stripe: api }, env);
     const id = await storeEvent(testDb.db, 'payments', thin.type, thin, thin.id);

@@ -1,5 +1,5 @@
 import { markCustomerDeleted, PAYMENTS_MIRROR } from '../../db/payments-mirror.js';
-import { StripeObjectMissing, type StripeApi } from '../../payments-api/stripe-client.js';
+import { describeScope, StripeObjectMissing, type StripeAccountScope, type StripeApi } from '../../payments-api/stripe-client.js';
 import { MalformedPayloadError, parsePayload, type HandlerContext, type HandlerTable } from '../../deliveries/registry.js';
 import { checkKeyMode } from './stripe-thin-events.js';
 import { checkoutSession, customer, envelope, invoice, invoiceSubscriptionId, subscription, subscriptionState } from './stripe-objects.js';
@@ -15,8 +15,25 @@ import { z } from 'zod';
  * when the key's mode (test/live) is the event's `livemode`, is applied as a
  * delete; a key of the other mode, an event without `livemode` or any other
  * API failure throws, and the event is retried like any handler error: no
- * API error alone makes anything terminal.
+ * API error alone makes anything terminal. A Connect event's objects are
+ * fetched in its connected account (`accountScopeOf`), and a fetch that
+ * finds an object live again (newer than the 404 or `deleted` that marked
+ * it) revives its row: what the API shows now is the mirror's state.
  */
+
+const eventAccount = z.object({ object: z.string().nullish(), account: z.string().min(1).nullish(), context: z.string().min(1).nullish() });
+
+/**
+ * The connected account an event's objects live in: a snapshot event's
+ * top-level `account` (`Stripe-Account`), a thin event's `context`
+ * (`Stripe-Context`); none for the platform's own events. Without it the
+ * platform's key gets 404 for every object of a connected account.
+ */
+function accountScopeOf(ctx: HandlerContext): StripeAccountScope {
+  const { object, account, context } = parsePayload(eventAccount, ctx.event);
+  if (object === 'v2.core.event') return context ? { stripeContext: context } : {};
+  return account ? { stripeAccount: account } : {};
+}
 
 /**
  * Fetch an object for this event, or null when Stripe says it is gone. A
@@ -60,26 +77,29 @@ export function parseObject<S extends z.ZodType>(schema: S, object: unknown, wha
 /** Store the customer as the API has it now (a deleted one marked deleted), ordered by when the fetch began. */
 export async function syncCustomer(ctx: HandlerContext, api: StripeApi, id: string, userId: string | null): Promise<void> {
   const at = new Date(ctx.clock.now());
-  const fetched = await fetchForEvent(ctx, api, () => api.retrieveCustomer(id));
+  const scope = accountScopeOf(ctx);
+  const fetched = await fetchForEvent(ctx, api, () => api.retrieveCustomer(id, scope));
   if (!fetched) {
-    ctx.log.info({ eventId: ctx.event.id, customer: id }, 'Stripe says the customer is deleted: marked deleted');
+    ctx.log.info({ eventId: ctx.event.id, customer: id }, `Stripe says the customer is deleted${describeScope(scope)}: marked deleted`);
     await markCustomerDeleted(ctx.db, { id, at });
     return;
   }
   const current = parseObject(customer, fetched, 'customer');
-  ctx.batch.of(PAYMENTS_MIRROR).customer({ id, email: current.email ?? null, userId, at });
+  ctx.batch.of(PAYMENTS_MIRROR).customer({ id, email: current.email ?? null, userId, at, readFromApi: true });
 }
 
 /** Store the subscription as the API has it now (a missing one canceled), ordered by when the fetch began. */
 export async function syncSubscription(ctx: HandlerContext, api: StripeApi, id: string, customerId: string | null): Promise<void> {
   const at = new Date(ctx.clock.now());
-  const fetched = await fetchForEvent(ctx, api, () => api.retrieveSubscription(id));
+  const scope = accountScopeOf(ctx);
+  const fetched = await fetchForEvent(ctx, api, () => api.retrieveSubscription(id, scope));
+  const mirror = ctx.batch.of(PAYMENTS_MIRROR);
   if (!fetched) {
-    ctx.log.info({ eventId: ctx.event.id, subscription: id }, 'Stripe has no such subscription: marked canceled');
-    ctx.batch.of(PAYMENTS_MIRROR).subscription({ id, customerId, status: 'canceled', priceId: null, currentPeriodEnd: null, cancelAtPeriodEnd: null, at });
+    ctx.log.info({ eventId: ctx.event.id, subscription: id }, `Stripe has no such subscription${describeScope(scope)}: marked canceled`);
+    mirror.subscription({ id, customerId, status: 'canceled', priceId: null, currentPeriodEnd: null, cancelAtPeriodEnd: null, at, readFromApi: true });
     return;
   }
-  ctx.batch.of(PAYMENTS_MIRROR).subscription(subscriptionState(parseObject(subscription, fetched, 'subscription'), at));
+  mirror.subscription({ ...subscriptionState(parseObject(subscription, fetched, 'subscription'), at), readFromApi: true });
 }
 
 /** The payments handlers in API mode: same event types, state from `GET /v1/customers|subscriptions/:id`. */
