@@ -28,6 +28,7 @@ const PROCESS = [
   'test/tools/cli-stale-database.test.ts',
   'test/tools/cli.test.ts',
   'test/tools/deploy-examples.test.ts',
+  'test/tools/dev-cron-access.test.ts',
   'test/tools/dev-reload.test.ts',
   'test/tools/readme-examples.test.ts',
   'test/tools/recipes.test.ts',

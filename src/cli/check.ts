@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { SEED_SOURCES, type Config } from '../config/config.js';
+import { cronAccessWarning } from '../config/secrets.js';
 import { providerFor, SOURCES } from '../webhooks/providers/index.js';
 import { displayPath } from '../module-files.js';
 import { tickInZone } from '../cron/time-zone.js';
@@ -41,7 +42,7 @@ export async function checkConfig(config: Config) {
   );
   for (const w of config.customWebhooks)
     if (!w.secret) warnings.push(`${w.secretEnv} is not set: /webhooks/${w.route} (platform.json) answers 503 not_configured.`);
-  if (!config.cronSecret) warnings.push('CRON_SECRET is not set: /cron/* answers only callers on this machine.');
+  if (!config.cronSecret) warnings.push(cronAccessWarning(config));
   if (config.pooler.mode === 'transaction' && !config.pooler.directUrl)
     warnings.push('DATABASE_POOLER=transaction without DATABASE_DIRECT_URL: instances find new events by a 1 s poll, not NOTIFY; set DATABASE_DIRECT_URL.');
   if (!config.adminToken) warnings.push('ADMIN_TOKEN is not set: the admin API and the dashboard answer 503.');

@@ -77,7 +77,8 @@ const ENV_EXAMPLE = `# Settings hookrun reads (copy to .env for your laptop; rea
 PAYMENTS_WEBHOOK_SECRET=   # Stripe: whsec_… (the endpoint's signing secret, or what \`stripe listen\` prints)
 AUTH_WEBHOOK_SECRET=       # Clerk: whsec_… (Webhooks → your endpoint → Signing Secret)
 DATABASE_WEBHOOK_SECRET=   # Supabase Database Webhooks: the bearer you send in the Authorization header
-# Who may call /cron/<job> (Vercel Cron sends it as a bearer) and the admin API:
+# Who may call /cron/<job> (Vercel Cron sends it as a bearer) and the admin API.
+# Without CRON_SECRET, /cron is closed (hookrun dev opens it to this machine):
 CRON_SECRET=
 ADMIN_TOKEN=
 # Unset: the embedded database in .data/. Set: your PostgreSQL (hookrun's tables go in schema "hookrun").

@@ -1,6 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { Option, type Command } from 'commander';
 import { SEED_SOURCES, type Config } from '../config/config.js';
+import { cronAccessWarning } from '../config/secrets.js';
 import { ConfigError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { startService } from '../service.js';
@@ -64,9 +65,7 @@ async function runService(config: Config, parts: { http: boolean; scheduler: boo
         log.warn(`${config.secretEnvNames[source][0]} is not set: /webhooks/${source} answers 503 not_configured until it is set and hookrun restarted.`);
     }
   }
-  if (parts.http && !config.cronSecret) {
-    log.warn('CRON_SECRET is not set: /cron/* routes accept only loopback callers. Set CRON_SECRET to call them from a scheduler.');
-  }
+  if (parts.http && !config.cronSecret) log.warn(cronAccessWarning(config));
   if (parts.http && !config.adminToken) {
     log.warn('ADMIN_TOKEN is not set: the admin API and dashboard answer 503 until it is.');
   }

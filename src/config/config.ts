@@ -24,7 +24,7 @@ import {
 } from './values.js';
 import { readBuiltInHandlerSwitches, readPlatformConfig, readWebhookSchemes } from './platform.js';
 import type { CronEntry, WebhookSchemeEntry } from './platform-entries.js';
-import { checkBearerValues, readBearer, readSecret } from './secrets.js';
+import { checkBearerValues, readBearer, readCronAccess, readSecret } from './secrets.js';
 import { readSenderApis, type SenderApiSettings } from './senders.js';
 import type { SecretSetting } from '../webhooks/provider.js';
 import {
@@ -108,6 +108,8 @@ export interface Config {
   /** The env names each source's secret is read from, with the chosen providers' own names. */
   secretEnvNames: Record<Source, readonly string[]>;
   cronSecret: string | undefined;
+  /** `CRON_LOCAL_CALLERS=allow`: no proxy in front, so without CRON_SECRET a loopback caller may run `/cron/<job>` (secrets.ts). */
+  cronLocalCallers: boolean;
   adminToken: string | undefined;
   /** `METRICS_TOKEN`: when set, `/metrics` requires `Authorization: Bearer <METRICS_TOKEN>`. */
   metricsToken: string | undefined;
@@ -185,7 +187,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     secrets,
     providers,
     secretEnvNames,
-    cronSecret: readBearer(env, 'CRON_SECRET', '/cron', 'unset it to serve /cron to this machine only'),
+    ...readCronAccess(env),
     adminToken: readBearer(env, 'ADMIN_TOKEN', '/api or /admin', 'unset it to keep the admin API closed'),
     metricsToken: readBearer(env, 'METRICS_TOKEN', '/metrics', 'unset it to serve /metrics without a token'),
     scheduler,

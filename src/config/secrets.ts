@@ -32,6 +32,29 @@ export function readBearer(env: Env, name: string, guards: string, unset: string
   return token;
 }
 
+/**
+ * Who may run `/cron/<job>`: the holder of CRON_SECRET; without it nobody,
+ * unless the operator states that no proxy is in front (`CRON_LOCAL_CALLERS=allow`).
+ * hookrun cannot see a proxy that adds no header (nginx's bare `proxy_pass`):
+ * it connects from loopback on behalf of anyone, so loopback alone proves nothing.
+ */
+export function readCronAccess(env: Env): { cronSecret: string | undefined; cronLocalCallers: boolean } {
+  const localCallers = env.CRON_LOCAL_CALLERS?.trim() || 'refuse';
+  if (localCallers !== 'allow' && localCallers !== 'refuse') {
+    throw new ConfigError(
+      `CRON_LOCAL_CALLERS="${env.CRON_LOCAL_CALLERS}" is not valid: use "allow" (no proxy in front: callers on this machine may run /cron jobs without CRON_SECRET) or "refuse" (the default).`,
+    );
+  }
+  return { cronSecret: readBearer(env, 'CRON_SECRET', '/cron', 'unset it to keep /cron closed'), cronLocalCallers: localCallers === 'allow' };
+}
+
+/** What `hookrun start` warns and `hookrun check` reports while CRON_SECRET is unset: who can run `/cron/<job>`, and what to set. */
+export function cronAccessWarning(config: { cronLocalCallers: boolean }): string {
+  if (config.cronLocalCallers)
+    return 'CRON_SECRET is not set: /cron/* answers only callers on this machine (CRON_LOCAL_CALLERS=allow, or hookrun dev). Behind a reverse proxy that is anyone: set CRON_SECRET there.';
+  return 'CRON_SECRET is not set: /cron/* is closed (403 to every caller). Set CRON_SECRET to call jobs from a scheduler, or CRON_LOCAL_CALLERS=allow when no proxy is in front and only this machine calls them.';
+}
+
 /** Every bearer value of the database receiver's secret (a `whsec_` signing key is checked by its own rules). */
 export function checkBearerValues(setting: SecretSetting | undefined): void {
   const short = setting?.values.find((value) => !value.startsWith('whsec_') && value.length < MIN_SECRET_CHARS);

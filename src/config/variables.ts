@@ -79,9 +79,17 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   },
   {
     name: 'CRON_SECRET',
-    default: 'unset → loopback only',
+    default: 'unset → `/cron` closed',
     feature: 'cron',
-    description: '`Authorization: Bearer <CRON_SECRET>` for `/cron/*`; at least 32 characters',
+    description:
+      '`Authorization: Bearer <CRON_SECRET>` for `/cron/*`; at least 32 characters. Unset, `/cron/<job>` answers 403 to everyone (except as `CRON_LOCAL_CALLERS` allows). Behind a reverse proxy, set it',
+  },
+  {
+    name: 'CRON_LOCAL_CALLERS',
+    default: '`refuse` (`allow` under `hookrun dev`)',
+    feature: 'cron',
+    description:
+      "`allow` states that no proxy is in front of hookrun: without CRON_SECRET, a caller on this machine (loopback, no `Forwarded`/`X-Forwarded-*`/`Via`, not a web page) may run `/cron/<job>`. Never behind nginx, Caddy or a load balancer on this machine: they connect from loopback on everyone's behalf, and nginx's bare `proxy_pass` adds no header to tell. Ignored when CRON_SECRET is set",
   },
   { name: 'SCHEDULER', default: '`on`', feature: 'cron', description: '`off` when an outside scheduler calls `/cron/<job>` (same as `start --no-scheduler`)' },
   {

@@ -41,7 +41,7 @@ export interface CronServiceDeps {
   ticker?: TickerOptions;
   /** Told of each failed run (alerts). */
   onRunFailed?: RunnerDeps['onRunFailed'];
-  /** Caller IP for the loopback rule when CRON_SECRET is unset (tests); defaults to the socket's. */
+  /** Caller IP for the loopback rule (CRON_LOCAL_CALLERS=allow without CRON_SECRET; tests); defaults to the socket's. */
   remoteAddress?: (c: Context) => string | undefined;
 }
 
@@ -161,6 +161,7 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
   const routes = createCronRoutes({
     jobs,
     cronSecret: config.cronSecret,
+    localCallers: config.cronLocalCallers,
     remoteAddress: deps.remoteAddress,
     run: (job) => runner.run(job, 'http'),
     runScheduled,

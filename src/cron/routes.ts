@@ -15,8 +15,10 @@ export interface CronRoutesOptions {
    * that tick already has its run (Vercel Cron may deliver a tick twice).
    */
   runScheduled(job: string, delivered: ScheduledDelivery): Promise<CronRunResult | 'duplicate'>;
-  /** Unset → only loopback callers are served. */
+  /** Set → a `Bearer` token is required; unset → closed, unless `localCallers`. */
   cronSecret: string | undefined;
+  /** Without CRON_SECRET, serve loopback callers that came through no proxy (`CRON_LOCAL_CALLERS=allow`, or `hookrun dev`). */
+  localCallers: boolean;
   /** The caller's IP; defaults to the socket's (none under `app.request()` → not loopback). */
   remoteAddress?: (c: Context) => string | undefined;
 }
@@ -77,13 +79,41 @@ export interface ScheduledDelivery {
   expression?: string;
 }
 
+/** The 403 without CRON_SECRET when the operator has not said that no proxy is in front. */
+const CLOSED_WITHOUT_SECRET =
+  'CRON_SECRET is not set, so /cron routes are closed: a reverse proxy on this machine (nginx, Caddy) connects from loopback on behalf of anyone, so a local address proves nothing. Set CRON_SECRET (32+ characters) and send Authorization: Bearer <CRON_SECRET>; or, only if no proxy is in front of hookrun, set CRON_LOCAL_CALLERS=allow to let callers on this machine in without it.';
+
+/** Without CRON_SECRET and with local callers allowed: only a command-line caller on this machine, not through a proxy or from a web page. */
+function checkLocalCaller(c: Context, remoteAddress: (c: Context) => string | undefined): void {
+  if (throughProxy(c)) {
+    throw new AppError(
+      'forbidden',
+      'CRON_SECRET is not set, so /cron routes answer only callers on this machine, and this request came through a proxy (Forwarded, X-Forwarded-*, Via), which could be relaying anyone. Set CRON_SECRET (32+ characters) and send Authorization: Bearer <CRON_SECRET>.',
+    );
+  }
+  if (!isLoopbackAddress(remoteAddress(c))) {
+    throw new AppError(
+      'forbidden',
+      'CRON_SECRET is not set, so /cron routes answer only callers on this machine. Set CRON_SECRET and send Authorization: Bearer <CRON_SECRET>.',
+    );
+  }
+  if (fromBrowserPage(c)) {
+    throw new AppError(
+      'forbidden',
+      'CRON_SECRET is not set, so /cron routes refuse requests a web page sends (Origin, Sec-Fetch-Site) or that name another host (DNS rebinding). Call it with curl, or set CRON_SECRET.',
+    );
+  }
+}
+
 /**
  * `POST` and `GET /cron/<job>` (GET is what Vercel Cron sends): run the job
  * once, answer `200 OK` as text. Unknown job 404 (naming the jobs only to
- * a CRON_SECRET holder), running 409, failed
- * 500 `Job failed: <message>` (answers schedulers rely on: see docs/design.md). With CRON_SECRET set a
- * `Bearer` token is required; without it only loopback callers that did not
- * come through a proxy get in.
+ * a CRON_SECRET holder), running 409, failed 500 `Job failed (run <id>); …`
+ * as text, without the job's error (answers schedulers rely on: see
+ * docs/design.md; the error is in the run history). With CRON_SECRET set a
+ * `Bearer` token is required; without it the routes are closed, unless
+ * `localCallers` (no proxy in front): then loopback callers that did not come
+ * through a proxy, and not from a web page, get in.
  * A scheduled delivery (`User-Agent: vercel-cron/…`, or an
  * `x-vercel-cron-schedule` header) runs at most once per tick; a repeat
  * answers `200 OK` without running the job again.
@@ -93,26 +123,14 @@ export function createCronRoutes(options: CronRoutesOptions): Hono {
   const remoteAddress = options.remoteAddress ?? socketAddress;
 
   app.use('*', async (c, next) => {
-    if (options.cronSecret === undefined && throughProxy(c)) {
-      throw new AppError(
-        'forbidden',
-        'CRON_SECRET is not set, so /cron routes answer only callers on this machine, and this request came through a proxy (Forwarded, X-Forwarded-*, Via), which could be relaying anyone. Set CRON_SECRET (32+ characters) and send Authorization: Bearer <CRON_SECRET>.',
-      );
-    }
     if (options.cronSecret !== undefined) {
       if (!secureEqual(bearerToken(c.req.header('authorization')), options.cronSecret)) {
         throw new AppError('unauthorized', 'Send Authorization: Bearer <CRON_SECRET>; the token is missing or wrong.');
       }
-    } else if (!isLoopbackAddress(remoteAddress(c))) {
-      throw new AppError(
-        'forbidden',
-        'CRON_SECRET is not set, so /cron routes answer only callers on this machine. Set CRON_SECRET and send Authorization: Bearer <CRON_SECRET>.',
-      );
-    } else if (fromBrowserPage(c)) {
-      throw new AppError(
-        'forbidden',
-        'CRON_SECRET is not set, so /cron routes refuse requests a web page sends (Origin, Sec-Fetch-Site) or that name another host (DNS rebinding). Call it with curl, or set CRON_SECRET.',
-      );
+    } else if (!options.localCallers) {
+      throw new AppError('forbidden', CLOSED_WITHOUT_SECRET);
+    } else {
+      checkLocalCaller(c, remoteAddress);
     }
     await next();
   });
@@ -135,7 +153,9 @@ export function createCronRoutes(options: CronRoutesOptions): Hono {
       throw new AppError('conflict', `Job "${job}" was not run: ${reason}; this call was recorded as skipped (run ${result.id}).`);
     }
     if (result.status === 'queued') return c.text(`Queued: ${result.waiting ?? 'the job is running; this run starts when it ends'} (run ${result.id}).`, 202);
-    if (result.status === 'failed') return c.text(`Job failed: ${result.error ?? 'unknown error'}`, 500);
+    // The error text may name internals (hosts, queries, paths): it stays in the run history and the log.
+    if (result.status === 'failed')
+      return c.text(`Job failed (run ${result.id}); see its error with hookrun cron runs ${job}, in the dashboard's jobs page, or in the server log.`, 500);
     return c.text('OK', 200);
   });
 

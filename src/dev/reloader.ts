@@ -16,7 +16,7 @@ export interface ReloaderOptions {
   command: { file: string; args: string[] };
   /** The child's environment: without what .env set, so each child reads .env afresh (config's `environmentWithoutDotEnv()`). */
   env: NodeJS.ProcessEnv;
-  /** Whether CRON_SECRET is set (config's `cronSecret`): without it only loopback callers reach /cron/*. */
+  /** Whether CRON_SECRET is set (config's `cronSecret`): without it only loopback callers reach /cron/* (the child gets `CRON_LOCAL_CALLERS=allow`). */
   cronSecretSet: boolean;
   log: Logger;
   /** How long a request may wait for a restarting server before it is answered 503. Default 30 s. */
@@ -65,7 +65,8 @@ export async function startReloader(options: ReloaderOptions): Promise<Reloader>
   const spawnChild = async (): Promise<number | undefined> => {
     const port = await freePort();
     const proc = spawn(process.execPath, [...process.execArgv, options.command.file, ...options.command.args, '--dev-url', publicUrl], {
-      env: { ...options.env, PORT: String(port), HOST: '127.0.0.1' },
+      // This front answers the public port and refuses /cron from other machines itself; the child hears only it, over loopback.
+      env: { ...options.env, PORT: String(port), HOST: '127.0.0.1', CRON_LOCAL_CALLERS: 'allow' },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
     child = { process: proc, port };

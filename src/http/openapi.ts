@@ -90,7 +90,7 @@ function cronRoute(method: 'get' | 'post', note: string): Json {
     security: [{ cronSecret: [] }],
     parameters: [
       path('job', 'the job file name in src/cron/jobs/, e.g. keep-alive'),
-      header('Authorization', '`Bearer <CRON_SECRET>`; without CRON_SECRET only loopback callers are accepted'),
+      header('Authorization', '`Bearer <CRON_SECRET>`; without CRON_SECRET the route is closed, unless CRON_LOCAL_CALLERS=allow (then loopback callers only)'),
     ],
     responses: {
       200: {
@@ -100,7 +100,8 @@ function cronRoute(method: 'get' | 'post', note: string): Json {
       },
       401: { description: 'Missing or wrong bearer token (`unauthorized`)', content: { 'application/json': { schema: errorRef } } },
       403: {
-        description: 'CRON_SECRET is not set and the caller is not on this machine, or came through a proxy (`forbidden`)',
+        description:
+          'CRON_SECRET is not set and CRON_LOCAL_CALLERS is not `allow`; or, with it, the caller is not on this machine, came through a proxy or is a web page (`forbidden`)',
         content: { 'application/json': { schema: errorRef } },
       },
       404: {
@@ -112,7 +113,10 @@ function cronRoute(method: 'get' | 'post', note: string): Json {
         description: 'Too many wrong bearers from this address or from everyone (`too_many_requests`, `Retry-After`); a correct one is always accepted',
         content: { 'application/json': { schema: errorRef } },
       },
-      500: { description: 'The job failed; body `Job failed: <message>`', content: { 'text/plain': { schema: { type: 'string' } } } },
+      500: {
+        description: 'The job failed; body `Job failed (run <id>); …` (the error itself is in the run history, not the answer)',
+        content: { 'text/plain': { schema: { type: 'string' } } },
+      },
     },
   };
 }

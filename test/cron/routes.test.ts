@@ -67,12 +67,15 @@ describe.each(databaseKinds())('/cron routes on $name', (kind) => {
     expect(await allRuns(testDb.db)).toHaveLength(0);
   });
 
-  it('job threw: 500 text "Job failed: <message>", failed row keeps the error', async () => {
+  it('job threw: 500 text naming the run, not its error (which may name internals); the failed row keeps the error', async () => {
     const res = await h.app.request('/cron/boom', { method: 'POST', headers: auth });
     expect(res.status).toBe(500);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
-    expect(await res.text()).toBe('Job failed: the report service said no');
-    expect(await allRuns(testDb.db)).toMatchObject([{ job: 'boom', status: 'failed', error: 'the report service said no' }]);
+    const runs = await allRuns(testDb.db);
+    expect(runs).toMatchObject([{ job: 'boom', status: 'failed', error: 'the report service said no' }]);
+    const body = await res.text();
+    expect(body).not.toContain('report service');
+    expect(body).toBe(`Job failed (run ${runs[0]!.id}); see its error with hookrun cron runs boom, in the dashboard's jobs page, or in the server log.`);
   });
 
   it('already running: 409 conflict, recorded skipped; the first call still answers OK', async () => {
@@ -106,8 +109,23 @@ describe.each(databaseKinds())('/cron routes on $name', (kind) => {
   });
 
   describe('CRON_SECRET unset', () => {
+    it('refuses even a loopback caller with no proxy headers (a bare proxy_pass looks the same), saying what to set', async () => {
+      const open = await createHarness(testDb.db, { env: { CRON_SECRET: '' }, remoteAddress: () => '127.0.0.1' });
+      const res = await open.app.request('http://localhost:3002/cron/keep-alive', { method: 'POST' });
+      expect(res.status).toBe(403);
+      const { error } = (await res.json()) as { error: { code: string; message: string } };
+      expect(error).toMatchObject({ code: 'forbidden' });
+      expect(error.message).toContain('Set CRON_SECRET');
+      expect(error.message).toContain('CRON_LOCAL_CALLERS=allow');
+      expect(await allRuns(testDb.db)).toHaveLength(0);
+    });
+  });
+
+  describe('CRON_SECRET unset, CRON_LOCAL_CALLERS=allow (no proxy in front)', () => {
+    const LOCAL = { CRON_SECRET: '', CRON_LOCAL_CALLERS: 'allow' };
+
     it('refuses callers without a socket address (app.request) with 403', async () => {
-      const open = await createHarness(testDb.db, { env: { CRON_SECRET: '' } });
+      const open = await createHarness(testDb.db, { env: LOCAL });
       const res = await open.app.request('/cron/keep-alive', { method: 'POST' });
       expect(res.status).toBe(403);
       expect(((await res.json()) as { error: { message: string } }).error.message).toContain('CRON_SECRET');
@@ -115,14 +133,14 @@ describe.each(databaseKinds())('/cron routes on $name', (kind) => {
     });
 
     it.each(['127.0.0.1', '::1', '::ffff:127.0.0.1'])('accepts loopback %s', async (address) => {
-      const open = await createHarness(testDb.db, { env: { CRON_SECRET: '' }, remoteAddress: () => address });
+      const open = await createHarness(testDb.db, { env: LOCAL, remoteAddress: () => address });
       const res = await open.app.request('/cron/keep-alive', { method: 'POST' });
       expect(res.status).toBe(200);
       expect(await res.text()).toBe('OK');
     });
 
     it('serves a real loopback socket (getConnInfo), no token needed', async () => {
-      const open = await createHarness(testDb.db, { env: { CRON_SECRET: '' } });
+      const open = await createHarness(testDb.db, { env: LOCAL });
       const server = await new Promise<Server>((resolve) => {
         const s = serve({ fetch: open.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s as Server)) as Server;
       });
@@ -143,7 +161,7 @@ describe.each(databaseKinds())('/cron routes on $name', (kind) => {
       [{ 'sec-fetch-site': 'same-site' }, '/cron/keep-alive'],
       [{}, 'http://rebound.evil.example/cron/keep-alive'],
     ])('refuses a loopback request a web page sent (%j to %s): cross-site or DNS rebinding', async (headers, url) => {
-      const open = await createHarness(testDb.db, { env: { CRON_SECRET: '' }, remoteAddress: () => '127.0.0.1' });
+      const open = await createHarness(testDb.db, { env: LOCAL, remoteAddress: () => '127.0.0.1' });
       const res = await open.app.request(url, { method: 'POST', headers });
       expect(res.status).toBe(403);
       expect(((await res.json()) as { error: { message: string } }).error.message).toContain('refuse requests a web page sends');
@@ -159,7 +177,7 @@ describe.each(databaseKinds())('/cron routes on $name', (kind) => {
       { forwarded: 'for=203.0.113.9' },
       { via: '1.1 nginx' },
     ])('refuses a loopback request a same-host proxy passed on (%j), even with Host rewritten to localhost, and says to set CRON_SECRET', async (headers) => {
-      const open = await createHarness(testDb.db, { env: { CRON_SECRET: '' }, remoteAddress: () => '127.0.0.1' });
+      const open = await createHarness(testDb.db, { env: LOCAL, remoteAddress: () => '127.0.0.1' });
       const res = await open.app.request('http://localhost:3002/cron/keep-alive', { method: 'POST', headers });
       expect(res.status).toBe(403);
       const { error } = (await res.json()) as { error: { code: string; message: string } };
@@ -170,7 +188,7 @@ describe.each(databaseKinds())('/cron routes on $name', (kind) => {
     });
 
     it('a 404 for an unknown job does not list the job names to a caller without CRON_SECRET; a CRON_SECRET holder gets them', async () => {
-      const open = await createHarness(testDb.db, { env: { CRON_SECRET: '' }, remoteAddress: () => '127.0.0.1' });
+      const open = await createHarness(testDb.db, { env: LOCAL, remoteAddress: () => '127.0.0.1' });
       const anonymous = await open.app.request('http://localhost:3002/cron/nope', { method: 'POST' });
       expect(anonymous.status).toBe(404);
       const message = ((await anonymous.json()) as { error: { message: string } }).error.message;
@@ -182,7 +200,7 @@ describe.each(databaseKinds())('/cron routes on $name', (kind) => {
     });
 
     it.each(['10.0.0.7', '::ffff:192.168.1.2', '2001:db8::1'])('refuses non-loopback %s', async (address) => {
-      const open = await createHarness(testDb.db, { env: { CRON_SECRET: '' }, remoteAddress: () => address });
+      const open = await createHarness(testDb.db, { env: LOCAL, remoteAddress: () => address });
       expect((await open.app.request('/cron/keep-alive', { method: 'POST' })).status).toBe(403);
     });
   });

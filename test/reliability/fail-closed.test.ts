@@ -96,8 +96,13 @@ describe('nothing let in (spawned hookrun)', () => {
     }
   });
 
-  it('cron routes without CRON_SECRET: loopback only; a spoofed X-Forwarded-For does not help a remote caller', async ({ skip }) => {
-    expect((await call(`${at(open, '127.0.0.1')}/cron/keep-alive`, { method: 'POST' })).status).toBe(200);
+  it('cron routes without CRON_SECRET: closed, even to loopback (a proxy on this machine looks the same); a spoofed X-Forwarded-For does not help', async ({
+    skip,
+  }) => {
+    const local = await call(`${at(open, '127.0.0.1')}/cron/keep-alive`, { method: 'POST' });
+    expect(local.status).toBe(403);
+    expect(JSON.parse(local.body).error.message).toMatch(/Set CRON_SECRET .* CRON_LOCAL_CALLERS=allow/);
+    expect(open.output()).toContain('CRON_SECRET is not set: /cron/* is closed');
     if (!external) skip('no non-loopback interface on this machine');
     const attempts: Array<Record<string, string>> = [
       {},

@@ -1,0 +1,48 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startReloader, type Reloader } from '../../src/dev/reloader.js';
+import { silentLogger } from '../../src/log.js';
+import { freePort } from '../helpers/free-port.js';
+import { REPO_ROOT, baseEnv, seedDataDir } from '../helpers/spawn-hookrun.js';
+
+/**
+ * `hookrun dev` without CRON_SECRET: its front refuses /cron from other
+ * machines itself and its `start` child hears only the front, so the child
+ * serves loopback callers (CRON_LOCAL_CALLERS=allow) where `hookrun start`
+ * alone keeps /cron closed.
+ */
+describe('hookrun dev without CRON_SECRET', { timeout: 120_000 }, () => {
+  let dataDir = '';
+  let dev: Reloader | undefined;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'hookrun-dev-cron-'));
+    await seedDataDir(dataDir);
+    const { CRON_SECRET: _unset, ...env } = baseEnv();
+    dev = await startReloader({
+      port: await freePort(),
+      host: '127.0.0.1',
+      watch: [],
+      command: { file: join(REPO_ROOT, 'dist', 'main.js'), args: ['start', '--no-scheduler'] },
+      env: { ...env, DATA_DIR: dataDir, PLATFORM_CONFIG: join(dataDir, 'platform.json'), LOG_LEVEL: 'warn' },
+      cronSecretSet: false,
+      log: silentLogger,
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    await dev?.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('a curl on this machine runs the job; the same call through a proxy is still refused', async () => {
+    const ran = await fetch(`${dev!.url}/cron/keep-alive`, { method: 'POST' });
+    expect(ran.status).toBe(200);
+    expect(await ran.text()).toBe('OK');
+    const proxied = await fetch(`${dev!.url}/cron/keep-alive`, { method: 'POST', headers: { 'x-forwarded-for': '203.0.113.9' } });
+    expect(proxied.status).toBe(403);
+    expect(((await proxied.json()) as { error: { message: string } }).error.message).toContain('came through a proxy');
+  });
+});
