@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'timestamp_out_of_tolerance'
   | 'invalid_payload'
   | 'payload_too_large'
+  | 'request_timeout'
   | 'unsupported_media_type'
   | 'not_configured'
   | 'unavailable'
@@ -32,6 +33,7 @@ const STATUS_BY_CODE: Record<ErrorCode, number> = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  request_timeout: 408,
   payload_too_large: 413,
   too_many_requests: 429,
   unsupported_media_type: 415,

@@ -53,7 +53,7 @@ export interface RunningService {
 
 /** Slow clients must not hold sockets forever (Slowloris); numbers in ms. */
 const HEADERS_TIMEOUT_MS = 10_000;
-/** A whole request, body included: a stalled upload gives back its share of MAX_INFLIGHT_BODY_BYTES after this. */
+/** A whole request, body included: the backstop behind a body's own allowance (webhooks/body-deadline.ts), which answers first up to 1 MiB. */
 const REQUEST_TIMEOUT_MS = 15_000;
 const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 /** Node enforces the two time-outs above only on this interval (default 30 s, so a drip of headers held a socket ~30 s). */

@@ -122,7 +122,7 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
     default: '`67108864`',
     feature: 'webhooks',
     description:
-      'bytes of request bodies read or held at once, all routes together, counted as they arrive (a declared `Content-Length` holds nothing); past it an upload is `503 unavailable` (the provider retries)',
+      'bytes of request bodies read or held at once, all routes together, counted as they arrive (a declared `Content-Length` holds nothing); past it an upload is `503 unavailable` (the provider retries). Its last eighth is kept for bodies of at most 64 KiB, so large uploads that stall cannot take the room of a delivery of a few KB; and every body must arrive within 5 s plus 1 s per 128 KiB, or it is `408 request_timeout` and gives its bytes back',
   },
   {
     name: 'MAX_INFLIGHT_BODY_BYTES_PER_ADDRESS',

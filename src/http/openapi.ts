@@ -34,6 +34,7 @@ const receiverErrors = errors({
   429: ['too_many_requests'],
   400: ['missing_signature', 'invalid_signature', 'timestamp_out_of_tolerance', 'invalid_payload'],
   405: ['method_not_allowed'],
+  408: ['request_timeout'],
   413: ['payload_too_large'],
   415: ['unsupported_media_type'],
   503: ['not_configured', 'unavailable'],

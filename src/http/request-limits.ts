@@ -52,6 +52,7 @@ const REASONS: Record<number, string> = {
   401: 'unauthorized',
   403: 'forbidden',
   405: 'method_not_allowed',
+  408: 'request_timeout',
   413: 'payload_too_large',
   415: 'unsupported_media_type',
   429: 'too_many_requests',

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { reportFigures } from '../helpers/figures.js';
 import { SECRETS } from '../helpers/config.js';
 import { acknowledged, checkoutCompleted, sendDelivery } from '../helpers/signed-deliveries.js';
+import { rawClient, webhookHead, type RawClient } from '../helpers/raw-upload.js';
 import { pollUntil, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
 
 /** The server's defaults: MAX_BODY_BYTES 1 MiB, MAX_INFLIGHT_BODY_BYTES 64 MiB, so 64 declared bodies filled it. */
@@ -19,44 +19,6 @@ const ATTACKER = '127.0.0.2';
 
 function rssMb(pid: number): number {
   return Math.round(Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024);
-}
-
-interface RawClient {
-  socket: Socket;
-  /** The status line's code, once the server answered. */
-  status(): number | undefined;
-  response(): string;
-  sent(): number;
-}
-
-/** A raw HTTP/1.1 client: `head` is written at once, then `body` (as fast as the server reads) unless undefined. */
-function rawClient(port: number, head: string, body?: Buffer, localAddress?: string): RawClient {
-  const socket = connect({ port, host: '127.0.0.1', localAddress });
-  let response = '';
-  let sent = 0;
-  socket.on('error', () => undefined);
-  socket.on('data', (chunk) => (response += chunk.toString('latin1')));
-  socket.once('connect', () => {
-    socket.write(head);
-    if (!body) return;
-    const pump = () => {
-      while (sent < body.length) {
-        const piece = body.subarray(sent, sent + 64 * 1024);
-        sent += piece.length;
-        if (!socket.write(piece)) return void socket.once('drain', pump);
-      }
-    };
-    pump();
-  });
-  const status = () => {
-    const match = /^HTTP\/1\.1 (\d{3})/.exec(response);
-    return match ? Number(match[1]) : undefined;
-  };
-  return { socket, status, response: () => response, sent: () => sent };
-}
-
-function webhookHead(length: number): string {
-  return `POST /webhooks/payments HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nStripe-Signature: t=1,v1=00\r\nContent-Length: ${length}\r\n\r\n`;
 }
 
 async function sendReal(url: string, tag: string): Promise<Record<string, number>> {

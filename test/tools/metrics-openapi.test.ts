@@ -92,6 +92,7 @@ describe('GET /metrics and GET /openapi.json', () => {
       'timestamp_out_of_tolerance',
       'invalid_payload',
       'payload_too_large',
+      'request_timeout',
       'unsupported_media_type',
       'not_configured',
       'unavailable',

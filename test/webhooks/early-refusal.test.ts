@@ -78,6 +78,29 @@ describe('bodies in flight are capped (MAX_INFLIGHT_BODY_BYTES)', () => {
   });
 });
 
+describe('a body that stalls past its allowance', () => {
+  it('is answered 408 request_timeout naming the rate, gives its budget back and stores nothing', { timeout: 20_000 }, async () => {
+    const db = await createPgliteDatabase();
+    try {
+      const { app } = createTestApp(db.db, { MAX_INFLIGHT_BODY_BYTES: '4096' });
+      const signed = { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00', 'content-length': '3000' };
+      const stalled = stalledBodyOf(3000);
+      // 3,000 bytes are allowed BODY_GRACE_MS plus a few ms: the answer comes from the server, not from the client giving up.
+      const res = await app.request('/webhooks/payments', { method: 'POST', headers: signed, body: stalled.body, duplex: 'half' } as RequestInit);
+      expect(res.status).toBe(408);
+      expect(((await res.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+        code: 'request_timeout',
+        message: expect.stringContaining('The body arrived too slowly: 2999 of 3000 bytes'),
+      });
+      const next = await app.request('/webhooks/payments', { method: 'POST', headers: signed, body: 'x'.repeat(3000) });
+      expect(next.status).toBe(400); // read and verified (the fake signature fails): the stalled body's 2,999 bytes were given back
+      expect(await countEvents(db.db)).toBe(0);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
 /** An upload that sends all but its last byte and stalls until `abort()` (the client going away). */
 function stalledBodyOf(bytes: number): { body: ReadableStream<Uint8Array>; abort(error?: Error): void } {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
