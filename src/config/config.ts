@@ -109,7 +109,7 @@ export interface Config {
   secretEnvNames: Record<Source, readonly string[]>;
   cronSecret: string | undefined;
   adminToken: string | undefined;
-  /** `METRICS_TOKEN`: when set, `/metrics` requires `Authorization: Bearer <METRICS_TOKEN>`. */
+  /** `METRICS_TOKEN`: when set, `/metrics` requires `Authorization: Bearer <METRICS_TOKEN>`; unset, it answers loopback callers only. */
   metricsToken: string | undefined;
   scheduler: boolean;
   logLevel: string;
@@ -187,7 +187,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     secretEnvNames,
     cronSecret: readBearer(env, 'CRON_SECRET', '/cron', 'unset it to serve /cron to this machine only'),
     adminToken: readBearer(env, 'ADMIN_TOKEN', '/api or /admin', 'unset it to keep the admin API closed'),
-    metricsToken: readBearer(env, 'METRICS_TOKEN', '/metrics', 'unset it to serve /metrics without a token'),
+    metricsToken: readBearer(env, 'METRICS_TOKEN', '/metrics', 'unset it to serve /metrics to callers on this machine only'),
     scheduler,
     logLevel,
     toleranceSeconds: readInt(env, 'WEBHOOK_TOLERANCE_SECONDS', 300, 1, 86_400),

@@ -92,9 +92,10 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   },
   {
     name: 'METRICS_TOKEN',
-    default: 'unset → `/metrics` open',
+    default: 'unset → `/metrics` answers loopback callers only',
     feature: 'metrics',
-    description: 'when set, `/metrics` needs `Authorization: Bearer <METRICS_TOKEN>`; at least 32 characters. Set it when `/metrics` is reachable from outside',
+    description:
+      'when set, `/metrics` needs `Authorization: Bearer <METRICS_TOKEN>`; at least 32 characters. Unset, only a caller on this machine (loopback, no proxy headers, not a web page) is served: set it for a Prometheus elsewhere, behind a proxy or under `hookrun/next`',
   },
   { name: 'LOG_LEVEL', default: '`info`', feature: 'logging', description: '`fatal` … `trace`, `silent`' },
   {
