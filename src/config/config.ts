@@ -143,7 +143,7 @@ export interface Config {
   senderApis: SenderApiSettings;
   /** `CHANGES_DATABASE_URL` and its slot: capture the product database's committed changes from its WAL; undefined → off. */
   changes: ChangesSettings | undefined;
-  /** `PUBLIC_URL`: the origin senders post to (behind a proxy it differs from what hookrun sees); Twilio signs it. */
+  /** `PUBLIC_URL`: the origin senders and people call (behind a proxy it differs from what hookrun sees); Twilio signs it, the console accepts form posts from it. */
   publicUrl: URL | undefined;
   /** `HOOKRUN_REMOTE_TOKEN`: a deployed hookrun's ADMIN_TOKEN, for `hookrun listen` and `events pull`. */
   remoteToken: string | undefined;
@@ -211,7 +211,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     stripe: readStripe(env),
     senderApis: readSenderApis(env),
     changes: readChanges(env),
-    publicUrl: readOrigin(env, 'PUBLIC_URL', 'https://api.example.com, where senders post'),
+    publicUrl: readOrigin(env, 'PUBLIC_URL', 'https://api.example.com, where senders post and people open the console'),
     remoteToken: env.HOOKRUN_REMOTE_TOKEN || undefined,
     environment: env,
   };

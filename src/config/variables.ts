@@ -128,7 +128,8 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
     name: 'PUBLIC_URL',
     default: 'unset',
     feature: 'webhooks',
-    description: 'the origin senders call (`https://api.example.com`), for senders that sign the URL (Twilio) when a proxy changes it',
+    description:
+      'the origin senders and people call (`https://api.example.com`), when a proxy in front changes it: for senders that sign the URL (Twilio), and the console accepts form posts from it when the proxy rewrites `Host`',
   },
   {
     name: 'MAX_ATTEMPTS',

@@ -70,7 +70,7 @@ describe('GET /metrics is closed by default: METRICS_TOKEN, or unset, callers on
   it('unset: a caller from another machine gets 403 forbidden saying to set METRICS_TOKEN, even claiming loopback in proxy headers', async ({ skip }) => {
     const external = externalAddress();
     if (!external) skip('no non-loopback interface on this machine');
-    for (const headers of [{}, { 'x-forwarded-for': '127.0.0.1', forwarded: 'for=127.0.0.1' }]) {
+    for (const headers of [{}, { 'x-forwarded-for': '127.0.0.1', forwarded: 'for=127.0.0.1' }] as Array<Record<string, string>>) {
       const res = await fetch(`http://${external}:${open!.port}/metrics`, { headers });
       expect(res.status).toBe(403);
       const error = await errorOf(res);
