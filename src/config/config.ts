@@ -111,7 +111,7 @@ export interface Config {
   /** `CRON_LOCAL_CALLERS=allow`: no proxy in front, so without CRON_SECRET a loopback caller may run `/cron/<job>` (secrets.ts). */
   cronLocalCallers: boolean;
   adminToken: string | undefined;
-  /** `METRICS_TOKEN`: when set, `/metrics` requires `Authorization: Bearer <METRICS_TOKEN>`. */
+  /** `METRICS_TOKEN`: when set, `/metrics` requires `Authorization: Bearer <METRICS_TOKEN>`; unset, it answers loopback callers only. */
   metricsToken: string | undefined;
   scheduler: boolean;
   logLevel: string;
@@ -145,7 +145,7 @@ export interface Config {
   senderApis: SenderApiSettings;
   /** `CHANGES_DATABASE_URL` and its slot: capture the product database's committed changes from its WAL; undefined → off. */
   changes: ChangesSettings | undefined;
-  /** `PUBLIC_URL`: the origin senders post to (behind a proxy it differs from what hookrun sees); Twilio signs it. */
+  /** `PUBLIC_URL`: the origin senders and people call (behind a proxy it differs from what hookrun sees); Twilio signs it, the console accepts form posts from it. */
   publicUrl: URL | undefined;
   /** `HOOKRUN_REMOTE_TOKEN`: a deployed hookrun's ADMIN_TOKEN, for `hookrun listen` and `events pull`. */
   remoteToken: string | undefined;
@@ -189,7 +189,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     secretEnvNames,
     ...readCronAccess(env),
     adminToken: readBearer(env, 'ADMIN_TOKEN', '/api or /admin', 'unset it to keep the admin API closed'),
-    metricsToken: readBearer(env, 'METRICS_TOKEN', '/metrics', 'unset it to serve /metrics without a token'),
+    metricsToken: readBearer(env, 'METRICS_TOKEN', '/metrics', 'unset it to serve /metrics to callers on this machine only'),
     scheduler,
     logLevel,
     toleranceSeconds: readInt(env, 'WEBHOOK_TOLERANCE_SECONDS', 300, 1, 86_400),
@@ -213,7 +213,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     stripe: readStripe(env),
     senderApis: readSenderApis(env),
     changes: readChanges(env),
-    publicUrl: readOrigin(env, 'PUBLIC_URL', 'https://api.example.com, where senders post'),
+    publicUrl: readOrigin(env, 'PUBLIC_URL', 'https://api.example.com, where senders post and people open the console'),
     remoteToken: env.HOOKRUN_REMOTE_TOKEN || undefined,
     environment: env,
   };

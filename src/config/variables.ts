@@ -100,9 +100,10 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   },
   {
     name: 'METRICS_TOKEN',
-    default: 'unset → `/metrics` open',
+    default: 'unset → `/metrics` answers loopback callers only',
     feature: 'metrics',
-    description: 'when set, `/metrics` needs `Authorization: Bearer <METRICS_TOKEN>`; at least 32 characters. Set it when `/metrics` is reachable from outside',
+    description:
+      'when set, `/metrics` needs `Authorization: Bearer <METRICS_TOKEN>`; at least 32 characters. Unset, only a caller on this machine (loopback, no proxy headers, not a web page) is served: set it for a Prometheus elsewhere, behind a proxy or under `hookrun/next`',
   },
   { name: 'LOG_LEVEL', default: '`info`', feature: 'logging', description: '`fatal` … `trace`, `silent`' },
   {
@@ -135,7 +136,8 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
     name: 'PUBLIC_URL',
     default: 'unset',
     feature: 'webhooks',
-    description: 'the origin senders call (`https://api.example.com`), for senders that sign the URL (Twilio) when a proxy changes it',
+    description:
+      'the origin senders and people call (`https://api.example.com`), when a proxy in front changes it: for senders that sign the URL (Twilio), and the console accepts form posts from it when the proxy rewrites `Host`',
   },
   {
     name: 'MAX_ATTEMPTS',

@@ -1,4 +1,5 @@
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
+import { fromBrowserPage, isLoopbackAddress, socketAddress, throughProxy } from '../cron/routes.js';
 import { EVENT_STATUSES } from '../db/events.js';
 import { withDeadline } from '../deadline.js';
 import { AppError } from '../errors.js';
@@ -17,7 +18,7 @@ export interface MetricsRouteDeps {
   sampleTimeoutMs: number;
   /** The clock that ages a sample (injected: tests move time). */
   now: () => number;
-  /** METRICS_TOKEN: when set, a scrape must send `Authorization: Bearer <it>`. */
+  /** METRICS_TOKEN: when set, a scrape must send `Authorization: Bearer <it>`; unset, only a caller on this machine is served. */
   token?: string;
 }
 
@@ -37,8 +38,37 @@ export const METRICS_SAMPLE_MS = 5000;
 export const METRICS_RENDER_MS = 1000;
 
 /**
- * `GET /metrics` in the Prometheus text format, behind `METRICS_TOKEN` when it
- * is set, rendered at most once a second. The pending/dead gauges are
+ * Who may scrape. The metrics name every job and handler and count the
+ * inbox's volumes, so without METRICS_TOKEN only a caller on this machine is
+ * served, by the rule `/cron` keeps: a loopback socket, no proxy's headers
+ * (a same-host proxy relays anyone), not a web page (cross-site request, DNS
+ * rebinding). Under `hookrun/next` there is no socket, so the token is needed.
+ */
+function checkScraper(c: Context, token: string | undefined): void {
+  if (token !== undefined) {
+    if (secureEqual(bearerToken(c.req.header('authorization')), token)) return;
+    throw new AppError(
+      'unauthorized',
+      'Send Authorization: Bearer <METRICS_TOKEN> (in Prometheus: authorization { credentials: … }); the token is missing or wrong.',
+    );
+  }
+  const why = !isLoopbackAddress(socketAddress(c))
+    ? 'this request comes from another machine'
+    : throughProxy(c)
+      ? 'this request came through a proxy (Forwarded, X-Forwarded-*, Via), which could be relaying anyone'
+      : fromBrowserPage(c)
+        ? 'this request was sent by a web page (Origin, Sec-Fetch-Site) or names another host (DNS rebinding)'
+        : undefined;
+  if (why === undefined) return;
+  throw new AppError(
+    'forbidden',
+    `METRICS_TOKEN is not set, so /metrics answers only callers on this machine, and ${why}. Set METRICS_TOKEN (32+ characters) and scrape with Authorization: Bearer <METRICS_TOKEN> (in Prometheus: authorization { credentials: … }).`,
+  );
+}
+
+/**
+ * `GET /metrics` in the Prometheus text format, behind `METRICS_TOKEN` (or,
+ * unset, for callers on this machine only: `checkScraper`), rendered at most once a second. The pending/dead gauges are
  * sampled from the database at scrape time (at most every 5 s, one query at a
  * time), so every instance reports the
  * shared inbox and nothing has to keep them in step; a failed sample keeps
@@ -79,12 +109,7 @@ export function createMetricsRoute(deps: MetricsRouteDeps): Hono {
       }
     })());
   app.get('/metrics', async (c) => {
-    if (deps.token !== undefined && !secureEqual(bearerToken(c.req.header('authorization')), deps.token)) {
-      throw new AppError(
-        'unauthorized',
-        'Send Authorization: Bearer <METRICS_TOKEN> (in Prometheus: authorization { credentials: … }); the token is missing or wrong.',
-      );
-    }
+    checkScraper(c, deps.token);
     const text = rendered && deps.now() - rendered.at < METRICS_RENDER_MS ? rendered.text : await render();
     return c.body(text, 200, { 'content-type': deps.metrics.registry.contentType, 'cache-control': 'no-store' });
   });

@@ -151,9 +151,13 @@ export function buildOpenApiDocument(version: string = '0.1.0', custom: readonly
       '/metrics': {
         get: {
           tags: ['ops'],
-          summary: 'Prometheus metrics (text format 0.0.4), rendered at most once a second; `Bearer <METRICS_TOKEN>` when METRICS_TOKEN is set',
+          summary:
+            'Prometheus metrics (text format 0.0.4), rendered at most once a second; `Bearer <METRICS_TOKEN>`, or without METRICS_TOKEN only for loopback callers that no proxy relayed',
           security: [{ metricsToken: [] }, {}],
-          responses: { 200: { description: 'Metrics', content: { 'text/plain': {} } }, ...errors({ 401: ['unauthorized'], 429: ['too_many_requests'] }) },
+          responses: {
+            200: { description: 'Metrics', content: { 'text/plain': {} } },
+            ...errors({ 401: ['unauthorized'], 403: ['forbidden'], 429: ['too_many_requests'] }),
+          },
         },
       },
       '/openapi.json': { get: { tags: ['ops'], summary: 'This document', responses: { 200: json('OpenAPI 3.1') } } },

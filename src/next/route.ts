@@ -11,6 +11,7 @@ import { DRAIN_JOB } from '../cron/vercel-config.js';
 import { ConfigError, messageOf } from '../errors.js';
 import type { DrainReport } from '../service-drain.js';
 import { bearerToken, secureEqual } from '../secure-compare.js';
+import type { MountBindings } from '../http/console/mount-path.js';
 import { MountedService, type MountSettings } from './mounted-service.js';
 
 /** How the mount is set up; every field is optional. */
@@ -50,18 +51,26 @@ export const DRAIN_PATH = `/cron/${DRAIN_JOB}`;
 const DEFAULT_PROCESS_BUDGET_MS = 10_000;
 const DEFAULT_DRAIN_BUDGET_MS = 45_000;
 
-/** The path inside hookrun's app: the catch-all's segments as they arrived (still encoded), else the URL less `basePath`. */
-async function hookrunPath(url: URL, context: NextRouteContext | undefined, basePath: string | undefined): Promise<string> {
+/** A request's path split at the mount: where hookrun is served (`/api/hookrun`, empty at the root) and the path inside hookrun's app. */
+interface MountedPath {
+  mount: string;
+  path: string;
+}
+
+/** The path inside hookrun's app: the catch-all's segments as they arrived (still encoded), else the URL less `basePath`; the rest is the mount. */
+async function splitAtMount(url: URL, context: NextRouteContext | undefined, basePath: string | undefined): Promise<MountedPath> {
+  const at = (path: string): MountedPath => ({ mount: url.pathname.slice(0, url.pathname.length - path.length).replace(/\/+$/, ''), path });
   if (basePath !== undefined) {
     const base = basePath.replace(/\/+$/, '');
-    return url.pathname.startsWith(base + '/') ? url.pathname.slice(base.length) : url.pathname === base ? '/' : url.pathname;
+    if (url.pathname.startsWith(base + '/')) return { mount: base, path: url.pathname.slice(base.length) };
+    return url.pathname === base ? { mount: base, path: '/' } : { mount: '', path: url.pathname };
   }
   const params = await context?.params;
   const segments = Object.values(params ?? {}).find((value): value is string[] => Array.isArray(value));
-  if (!segments) return url.pathname;
-  if (segments.length === 0) return '/';
+  if (!segments) return { mount: '', path: url.pathname };
+  if (segments.length === 0) return { mount: url.pathname.replace(/\/+$/, ''), path: '/' };
   const raw = url.pathname.split('/');
-  return '/' + raw.slice(raw.length - segments.length).join('/');
+  return at('/' + raw.slice(raw.length - segments.length).join('/'));
 }
 
 /** The same request, at hookrun's own path; its body is streamed through, never buffered here. */
@@ -115,7 +124,7 @@ export function createNextRoute(options: NextRouteOptions = {}): NextRoute {
 
   const handle: NextRouteHandler = async (request, context) => {
     const url = new URL(request.url);
-    const path = await hookrunPath(url, context, options.basePath);
+    const { mount, path } = await splitAtMount(url, context, options.basePath);
     let service;
     try {
       service = await mounted.get();
@@ -138,7 +147,8 @@ export function createNextRoute(options: NextRouteOptions = {}): NextRoute {
       log?.info(report, 'drain pass');
       return json(200, report);
     }
-    const response = await service.app.fetch(atPath(request, url, path));
+    const bindings: MountBindings = { mountPath: mount }; // the console writes its URLs under the mount
+    const response = await service.app.fetch(atPath(request, url, path), bindings);
     const stored = request.method === 'POST' && response.status >= 200 && response.status < 300 && /^\/(webhooks|api)\//.test(path);
     if (stored) {
       const schedule = await (after ??= options.after ? Promise.resolve(options.after) : nextAfter(log));

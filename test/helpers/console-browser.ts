@@ -43,8 +43,8 @@ export interface ConsoleBrowser {
   close(): Promise<void>;
 }
 
-/** Serve `app` on a free port and launch headless Chromium. */
-export async function openConsole(app: Hono): Promise<ConsoleBrowser> {
+/** Serve `app` (hookrun's app, or a host that mounts it) on a free port and launch headless Chromium. */
+export async function openConsole(app: Pick<Hono, 'fetch'> | { fetch: (request: Request) => Promise<Response> }): Promise<ConsoleBrowser> {
   const server = await new Promise<Server>((done) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => done(s as Server)) as Server;
   });
@@ -60,15 +60,15 @@ export async function openConsole(app: Hono): Promise<ConsoleBrowser> {
   };
 }
 
-/** A logged-in page at `width` px (the session cookie set through the login form). */
-export async function loggedIn(console_: ConsoleBrowser, width: number): Promise<Page> {
+/** A logged-in page at `width` px (the session cookie set through the login form); `mount` is the path hookrun is served under, if any. */
+export async function loggedIn(console_: ConsoleBrowser, width: number, mount = ''): Promise<Page> {
   const context = await console_.browser.newContext({ viewport: { width, height: 900 } });
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);
-  await page.goto(`${console_.base}/admin/login`);
+  await page.goto(`${console_.base}${mount}/admin/login`);
   await page.fill('input[name="token"]', SECRETS.admin);
   await page.click('button[type="submit"]');
-  await page.waitForURL(`${console_.base}/admin`);
+  await page.waitForURL(`${console_.base}${mount}/admin`);
   return page;
 }
 

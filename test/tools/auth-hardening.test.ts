@@ -93,11 +93,6 @@ describe('authenticated routes: throttled, logged failures; /ready and /metrics 
     expect(render).toHaveBeenCalledTimes(2);
   });
 
-  it('/metrics without METRICS_TOKEN stays open (as before)', async () => {
-    const { app } = await appWith({ METRICS_TOKEN: '' });
-    expect((await app.request('/metrics')).status).toBe(200);
-  });
-
   it('/ready writes nothing: no transaction id is taken however many times it is called', async () => {
     const { app } = await appWith();
     const xid = async () => Number((await testDb.db.query<{ x: string }>('SELECT txid_current()::text AS x'))[0]!.x);

@@ -6,12 +6,15 @@ import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
 import { createToolsApp, postSample, type ToolsApp } from './tools-app.js';
 
+const METRICS_TOKEN = 'metrics-token-for-tests-32-characters';
+const scraper = { headers: { authorization: `Bearer ${METRICS_TOKEN}` } };
+
 describe('GET /metrics and GET /openapi.json', () => {
   let testDb: TestDatabase;
   let tools: ToolsApp;
   beforeAll(async () => {
     testDb = await createPgliteDatabase();
-    tools = await createToolsApp(testDb.db);
+    tools = await createToolsApp(testDb.db, { METRICS_TOKEN });
   });
   afterAll(async () => testDb?.close());
 
@@ -22,7 +25,7 @@ describe('GET /metrics and GET /openapi.json', () => {
     await testDb.db.query(`UPDATE hookrun.webhook_events SET status = 'dead' WHERE id = (SELECT min(id) FROM hookrun.webhook_events)`);
     await tools.app.request('/cron/tick', { method: 'POST', headers: { authorization: `Bearer ${SECRETS.cron}` } });
 
-    const res = await tools.app.request('/metrics');
+    const res = await tools.app.request('/metrics', scraper);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = await res.text();
@@ -45,6 +48,7 @@ describe('GET /metrics and GET /openapi.json', () => {
     const route = createMetricsRoute({
       metrics: new Metrics(),
       log: silentLogger,
+      token: METRICS_TOKEN,
       sampleTimeoutMs: 1000,
       now: () => now,
       countEventsByStatus: async () => {
@@ -53,7 +57,7 @@ describe('GET /metrics and GET /openapi.json', () => {
         return { [status]: 2 };
       },
     });
-    const scrape = async () => (await route.request('/metrics')).text();
+    const scrape = async () => (await route.request('/metrics', scraper)).text();
     const first = Array.from({ length: 50 }, scrape);
     release();
     for (const text of await Promise.all(first)) expect(text).toMatch(/hookrun_events\{status="processed"\} 2\n/);

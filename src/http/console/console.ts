@@ -7,7 +7,7 @@ import { createSession, csrfTokenMatches, sessionIsValid, SESSION_SECONDS } from
 import { socketAddress } from '../../cron/routes.js';
 import { LoginThrottle } from '../login-throttle.js';
 import { loginPage, messagePage } from './layout.js';
-import { formField, isHttps, page, sameOrigin, SESSION_COOKIE } from './http.js';
+import { crossSiteRefusal, formField, isHttps, page, SESSION_COOKIE } from './http.js';
 import { addOverviewRoute } from './overview.js';
 import { addEventRoutes } from './events.js';
 import { addMirrorRoutes } from './mirrors.js';
@@ -20,20 +20,24 @@ import { addHandlerPages } from './handler-pages.js';
 import { addJobPages } from './job-pages.js';
 import { addSettingsPage } from './settings.js';
 import { addLiveRoutes } from './live.js';
+import { underMountPath } from './mount-path.js';
 
 /**
  * The dashboard at `/admin`: server-rendered HTML on the same query modules
  * as the admin API (no build step, no external assets, everything escaped).
  * Login with ADMIN_TOKEN sets an HttpOnly, SameSite=Strict cookie holding a
  * random session id signed with the token, never the token. Every POST needs that session,
- * a same-origin Origin and the session's CSRF token.
+ * a same-origin Origin and the session's CSRF token. Served under a mount
+ * path (`hookrun/next`), every URL it writes carries that path.
  */
 export function createDashboard(deps: AdminApiDeps): Hono {
   const app = new Hono();
+  app.use('*', underMountPath());
   app.use('*', async (c, next) => {
     if (!deps.config.adminToken)
       return page(c, messagePage('Not configured', 'ADMIN_TOKEN is not set, so the dashboard is closed. Set ADMIN_TOKEN and restart hookrun.'), 503);
-    if (c.req.method === 'POST' && !sameOrigin(c)) return page(c, messagePage('Forbidden', 'Cross-site form posts are refused.'), 403);
+    const refusal = c.req.method === 'POST' ? crossSiteRefusal(c, deps.config.publicUrl) : undefined;
+    if (refusal !== undefined) return page(c, messagePage('Forbidden', refusal), 403);
     await next();
   });
   addLoginRoutes(app, deps);

@@ -26,16 +26,27 @@ export function isHttps(c: Context): boolean {
   return new URL(c.req.url).protocol === 'https:' || c.req.header('x-forwarded-proto') === 'https';
 }
 
-/** Refuse a cross-site form post: a browser always sends Origin on POST; it must be this host. */
-export function sameOrigin(c: Context): boolean {
+/** The host the request names: a proxy's `X-Forwarded-Host`, else `Host`. */
+const requestedHost = (c: Context) => c.req.header('x-forwarded-host') ?? c.req.header('host') ?? new URL(c.req.url).host;
+
+/**
+ * Refuse a cross-site form post: a browser always sends Origin on POST; it
+ * must be the host the request names, or PUBLIC_URL's origin (the origin
+ * people open the console at, when a proxy in front rewrites `Host` and sends
+ * no `X-Forwarded-Host`). An answer that says why, or undefined when it may go on.
+ */
+export function crossSiteRefusal(c: Context, publicUrl: URL | undefined): string | undefined {
   const origin = c.req.header('origin');
-  if (origin === undefined || origin === 'null') return origin === undefined;
+  if (origin === undefined) return undefined;
+  let sender: URL | undefined;
   try {
-    const host = c.req.header('x-forwarded-host') ?? c.req.header('host') ?? new URL(c.req.url).host;
-    return new URL(origin).host === host;
+    sender = origin === 'null' ? undefined : new URL(origin);
   } catch {
-    return false;
+    sender = undefined;
   }
+  if (sender && (sender.host === requestedHost(c) || sender.origin === publicUrl?.origin)) return undefined;
+  const known = publicUrl ? `, nor PUBLIC_URL (${publicUrl.origin})` : '';
+  return `Cross-site form posts are refused: this form's Origin is not the host this request names (${requestedHost(c)})${known}. If a proxy in front of hookrun rewrites Host, set PUBLIC_URL to the origin you open the console at (or have the proxy send X-Forwarded-Host), and restart hookrun.`;
 }
 
 /** One string field of a posted form; undefined when absent. */

@@ -1,7 +1,8 @@
 /**
  * The console's only script, served as /admin/assets/console.js (CSP
  * `script-src 'self'`; no inline script anywhere). On a page marked
- * `data-live` it listens to /admin/stream and, at most once a second after
+ * `data-live` it listens to /admin/stream (found from its own URL, so under a
+ * mount path too) and, at most once a second after
  * events arrive, refetches the page's own URL and swaps each
  * `[data-live-region][id]` element for the fetched one (parsed by DOMParser
  * from the server's escaped HTML). It never builds HTML from an event: the
@@ -15,6 +16,8 @@ export const CONSOLE_SCRIPT = `(() => {
   const body = document.body;
   const button = document.getElementById('live-toggle');
   if (!body || !body.hasAttribute('data-live') || !button || typeof EventSource !== 'function') return;
+  // The console's root from this script's own URL (<root>assets/console.js): right at /admin/ and under a mount path alike.
+  const root = new URL('..', document.currentScript.src).pathname;
   const KEY = 'hookrun.console.live';
   const MIN_GAP_MS = 1000;
   let paused = false;
@@ -46,7 +49,7 @@ export const CONSOLE_SCRIPT = `(() => {
     last = Date.now();
     try {
       const response = await fetch(location.href, { credentials: 'same-origin', cache: 'no-store', headers: { accept: 'text/html' } });
-      if (response.redirected && new URL(response.url).pathname === '/admin/login') { stop(); return; }
+      if (response.redirected && new URL(response.url).pathname === root + 'login') { stop(); return; }
       if (!response.ok) return;
       const fetched = new DOMParser().parseFromString(await response.text(), 'text/html');
       for (const region of Array.from(document.querySelectorAll('[data-live-region][id]'))) {
@@ -83,7 +86,7 @@ export const CONSOLE_SCRIPT = `(() => {
     show();
   });
 
-  source = new EventSource('/admin/stream');
+  source = new EventSource(root + 'stream');
   source.addEventListener('ready', () => { connected = true; show(); });
   source.addEventListener('event', schedule);
   source.addEventListener('error', () => {
