@@ -8,6 +8,7 @@ import type { ReconcileSummary } from '../payments-api/reconcile.js';
 import type { PruneReport } from '../retention/prune.js';
 import type { EventStream } from './event-stream.js';
 import type { HandlerCatalogSource } from './handler-routes.js';
+import type { CredentialThrottle } from './credential-throttle.js';
 import type { ReconcileSenderRun } from './reconcile-routes.js';
 import type { SenderConfig } from './issue-routes.js';
 
@@ -31,4 +32,6 @@ export interface AdminApiDeps {
   prune?: (dryRun: boolean) => Promise<PruneReport>;
   /** The handlers this hookrun runs, for `/api/handlers` and the dashboard's handlers (without it no name is known). */
   handlers?: HandlerCatalogSource;
+  /** Wrong ADMIN_TOKENs counted and blocked, shared with the app's bearer routes; without it the console login has its own. */
+  credentials?: CredentialThrottle;
 }

@@ -17,6 +17,7 @@ import { createReceiver } from '../webhooks/receive.js';
 import { createCustomVerifiers, type SourceVerifier } from '../webhooks/verifiers.js';
 import { createErrorHandler, errorResponse } from './errors.js';
 import { createAuthFailureGuard } from './auth-failures.js';
+import { CredentialThrottle } from './credential-throttle.js';
 import { socketAddress } from '../cron/routes.js';
 import { countRejections, limitRouteBodies } from './request-limits.js';
 
@@ -37,6 +38,8 @@ export interface AppDeps {
   clientAddress?: (c: Context) => string | undefined;
   /** Where the receivers' refusals are counted per minute (the Senders page, the sender issues). */
   senderRejections?: SenderRejectionSink;
+  /** Wrong credentials counted and blocked; buildApp shares it with the console login. Default: the app's own. */
+  credentials?: CredentialThrottle;
 }
 
 /** The capture's state in `/ready`, snake_case like the rest of the API. */
@@ -84,8 +87,24 @@ export function createApp(deps: AppDeps): Hono {
     }
   });
 
-  const guard = createAuthFailureGuard({ log: deps.log, now: () => deps.clock.now(), clientAddress: deps.clientAddress ?? socketAddress });
-  for (const path of ['/api/*', '/cron/*', '/metrics', '/webhooks/*']) app.use(path, guard);
+  // Counted as answered, so a request the credential guard refuses is counted too; receivers count their own.
+  app.use('*', countRejections(rejections));
+  const guardDeps = {
+    log: deps.log,
+    now: () => deps.clock.now(),
+    clientAddress: deps.clientAddress ?? socketAddress,
+    throttle: deps.credentials ?? new CredentialThrottle(),
+  };
+  const bearerGuard = createAuthFailureGuard({ ...guardDeps, refuseBeforeCheck: true });
+  const { adminToken, cronSecret, metricsToken } = deps.config;
+  for (const [path, secret] of [
+    ['/api/*', adminToken],
+    ['/cron/*', cronSecret],
+    ['/metrics', metricsToken],
+  ] as const) {
+    if (secret !== undefined) app.use(path, bearerGuard); // without its secret a route has no credential to guess
+  }
+  app.use('/webhooks/*', createAuthFailureGuard({ ...guardDeps, refuseBeforeCheck: false }));
 
   const receiveDeps = {
     writer: deps.writer,
@@ -107,8 +126,7 @@ export function createApp(deps: AppDeps): Hono {
     });
   }
 
-  // Registered after the receivers and health (which answer without calling next): these wrap every other route.
-  app.use('*', countRejections(rejections));
+  // Registered after the receivers and health (which answer without calling next): it wraps every other route.
   app.use('*', limitRouteBodies(bodyBudget));
   for (const mount of deps.mounts ?? []) app.route(mount.prefix, mount.app);
   return app;

@@ -11,6 +11,7 @@ import type { Metrics } from '../metrics.js';
 import type { StripeApi } from '../payments-api/stripe-client.js';
 import { createVerifiers, type SourceVerifier } from '../webhooks/verifiers.js';
 import { createApp } from './app.js';
+import { CredentialThrottle } from './credential-throttle.js';
 import { createEventStream, type EventStream } from './event-stream.js';
 import { knownSources } from './known-sources.js';
 import type { HandlerCatalogSource } from './handler-routes.js';
@@ -57,6 +58,7 @@ export function buildApp(parts: AppParts): BuiltApp {
   const { config, db, clock, log, metrics, writer, cron } = parts;
   const eventStream = createEventStream({ db, log, sources: knownSources(config) });
   const senderRejections = new SenderRejectionCounter(db, () => clock.now(), log);
+  const credentials = new CredentialThrottle(); // one for the bearer routes and the console login: a guess anywhere counts everywhere
   const mounts = cron
     ? [
         { prefix: '/cron', app: cron.routes },
@@ -72,6 +74,7 @@ export function buildApp(parts: AppParts): BuiltApp {
           changes: parts.changes,
           stripe: parts.stripe,
           handlers: parts.handlers,
+          credentials,
         }),
       ]
     : [];
@@ -86,6 +89,7 @@ export function buildApp(parts: AppParts): BuiltApp {
     mounts,
     changes: parts.changes,
     senderRejections,
+    credentials,
   });
   return { app, eventStream, senderRejections };
 }

@@ -17,6 +17,7 @@ import { createAdminApi } from './admin.js';
 import { createDashboard } from './console/console.js';
 import type { EventStream } from './event-stream.js';
 import type { HandlerCatalogSource } from './handler-routes.js';
+import type { CredentialThrottle } from './credential-throttle.js';
 import { createMetricsRoute } from './metrics.js';
 import { createOpenApiRoute } from './openapi.js';
 import { customProvider } from '../webhooks/providers/custom.js';
@@ -39,6 +40,8 @@ export interface OperatorRoutesDeps {
   stripe?: StripeApi;
   /** The handlers the worker runs: `/api/handlers` and the dashboard list, pause and resume them. */
   handlers?: HandlerCatalogSource;
+  /** The app's credential throttle, which the console login shares with the bearer routes. */
+  credentials?: CredentialThrottle;
 }
 
 /**
@@ -65,6 +68,7 @@ export function createOperatorMounts(deps: OperatorRoutesDeps): Array<{ prefix: 
     changes: deps.changes,
     handlers: deps.handlers,
     settings: deps.config,
+    credentials: deps.credentials,
   };
   return [
     {

@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { request } from 'node:http';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,13 +19,29 @@ function externalAddress(): string | undefined {
 }
 
 let requests = 0;
-/** fetch that never follows redirects and records the response for the secret scan. */
-async function call(url: string, init: RequestInit = {}): Promise<{ status: number; body: string; headers: Headers }> {
+/** One request over HTTP (never following a redirect), from a chosen loopback address; the response is recorded for the secret scan. */
+async function call(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string | URLSearchParams; from?: string } = {},
+): Promise<{ status: number; body: string; headers: Headers }> {
   requests++;
-  const res = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(10_000), ...init });
-  const body = await res.text();
-  recordResponse(`${init.method ?? 'GET'} ${new URL(url).pathname}`, res.status, res.headers, body);
-  return { status: res.status, body, headers: res.headers };
+  const { status, body, headers } = await new Promise<{ status: number; body: string; headers: Headers }>((resolve, reject) => {
+    const req = request(url, { method: init.method ?? 'GET', headers: init.headers, localAddress: init.from, agent: false, timeout: 10_000 }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => {
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) for (const one of [value ?? []].flat()) headers.append(name, one);
+        resolve({ status: res.statusCode!, body: text, headers });
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer from ${url} in 10 s`)));
+    req.on('error', reject);
+    req.end(init.body?.toString());
+  });
+  recordResponse(`${init.method ?? 'GET'} ${new URL(url).pathname}`, status, headers, body);
+  return { status, body, headers };
 }
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -78,20 +95,24 @@ describe('nothing let in (spawned hookrun)', () => {
     await Promise.all(dataDirs.map((d) => rm(d, { recursive: true, force: true })));
   });
 
-  /** A wrong credential: 401, or 429 once this address sent ten in a minute (the right one still passes). */
+  /** A wrong credential: 401, or 429 once this address sent ten in a minute (then every credential from it is refused unchecked). */
   const REFUSED = [401, 429];
 
   it('cron routes with CRON_SECRET: a missing or wrong bearer is 401 from anywhere (even for an unknown job); the right one runs the job', async () => {
     const hosts = ['127.0.0.1', ...(external ? [external] : [])];
     for (const host of hosts) {
+      const from = host === '127.0.0.1' ? '127.0.0.11' : undefined;
+      // The right one first: past ten wrong ones the address is refused unchecked, the right one too.
+      for (const method of ['GET', 'POST']) {
+        const ok = await call(`${at(secured, host)}/cron/keep-alive`, { method, headers: bearer(SECRETS.cron), from });
+        expect(ok).toMatchObject({ status: 200, body: 'OK' });
+      }
       for (const method of ['GET', 'POST']) {
         for (const headers of [...WRONG_TOKENS, bearer(SECRETS.admin), bearer(SECRETS.payments)]) {
-          const res = await call(`${at(secured, host)}/cron/keep-alive`, { method, headers });
+          const res = await call(`${at(secured, host)}/cron/keep-alive`, { method, headers, from });
           expect(REFUSED, `${method} ${host} ${JSON.stringify(headers)}`).toContain(res.status);
         }
-        expect(REFUSED).toContain((await call(`${at(secured, host)}/cron/no-such-job`, { method })).status);
-        const ok = await call(`${at(secured, host)}/cron/keep-alive`, { method, headers: bearer(SECRETS.cron) });
-        expect(ok).toMatchObject({ status: 200, body: 'OK' });
+        expect(REFUSED).toContain((await call(`${at(secured, host)}/cron/no-such-job`, { method, from })).status);
       }
     }
   });
@@ -119,7 +140,7 @@ describe('nothing let in (spawned hookrun)', () => {
   it('admin API: 401 for every route without the right bearer; 503 on every route when ADMIN_TOKEN is unset', async () => {
     for (const [method, path] of ADMIN_ROUTES) {
       for (const headers of [...WRONG_TOKENS, bearer(SECRETS.cron)]) {
-        const res = await call(`${at(secured, '127.0.0.1')}${path}`, { method, headers });
+        const res = await call(`${at(secured, '127.0.0.1')}${path}`, { method, headers, from: '127.0.0.12' });
         expect(REFUSED, `${method} ${path} ${JSON.stringify(headers)}`).toContain(res.status);
         expect(['unauthorized', 'too_many_requests']).toContain(JSON.parse(res.body).error.code);
       }
@@ -129,7 +150,8 @@ describe('nothing let in (spawned hookrun)', () => {
         expect(JSON.parse(res.body)).toMatchObject({ error: { code: 'not_configured' } });
       }
     }
-    const ok = await call(`${at(secured, '127.0.0.1')}/api/events`, { headers: bearer(SECRETS.admin) });
+    const ok = await call(`${at(secured, '127.0.0.1')}/api/events`, { headers: bearer(SECRETS.admin), from: '127.0.0.13' }); // not the guessing address
+    expect((await call(`${at(secured, '127.0.0.1')}/api/events`, { headers: bearer(SECRETS.admin), from: '127.0.0.12' })).status).toBe(429);
     expect(ok.status).toBe(200);
   });
 

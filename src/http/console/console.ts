@@ -5,7 +5,7 @@ import type { AdminApiDeps } from '../admin.js';
 import { secureEqual } from '../../secure-compare.js';
 import { createSession, csrfTokenMatches, sessionIsValid, SESSION_SECONDS } from '../admin-auth.js';
 import { socketAddress } from '../../cron/routes.js';
-import { LoginThrottle } from '../login-throttle.js';
+import { blockMessage, CredentialThrottle, retryAfterSeconds } from '../credential-throttle.js';
 import { loginPage, messagePage } from './layout.js';
 import { crossSiteRefusal, formField, isHttps, page, SESSION_COOKIE } from './http.js';
 import { addOverviewRoute } from './overview.js';
@@ -84,23 +84,23 @@ async function session(c: Context, deps: AdminApiDeps): Promise<string | undefin
 
 function addLoginRoutes(app: Hono, deps: AdminApiDeps): void {
   const { clock } = deps;
-  const throttle = new LoginThrottle();
+  const throttle = deps.credentials ?? new CredentialThrottle();
   app.get('/login', async (c) => ((await session(c, deps)) ? c.redirect('/admin', 303) : page(c, loginPage())));
   app.post('/login', async (c) => {
-    const client = socketAddress(c) ?? 'unknown';
-    // The token first: a correct one always logs in, however many wrong ones came from the same address (a proxy's).
-    const token = await formField(c, 'token');
-    if (!secureEqual(token, deps.config.adminToken!)) {
-      const waitMs = throttle.retryAfterMs(client, clock.now());
-      throttle.fail(client, clock.now());
-      if (waitMs > 0) {
-        // Not logged: the 10 refusals before it were (at most 100 a minute), a flood past them is not.
-        c.header('retry-after', String(Math.ceil(waitMs / 1000)));
-        return page(c, loginPage(`Too many wrong tokens from your address; try again in ${Math.ceil(waitMs / 1000)} s.`), 429);
-      }
-      return page(c, loginPage('That is not the ADMIN_TOKEN.'), 401);
+    const client = socketAddress(c);
+    // A blocked address is refused before its token is read: the right token gets the same 429 as a wrong one.
+    const block = await throttle.admit(client, () => clock.now());
+    if (block) {
+      c.header('retry-after', String(retryAfterSeconds(block)));
+      return page(c, loginPage(blockMessage(block)), 429);
     }
-    throttle.succeed(client);
+    const right = secureEqual(await formField(c, 'token'), deps.config.adminToken!);
+    const heldBlock = throttle.settle(client, clock.now(), right ? 'right' : 'wrong'); // only without an address: checked first
+    if (heldBlock) {
+      c.header('retry-after', String(retryAfterSeconds(heldBlock)));
+      return page(c, loginPage(blockMessage(heldBlock, true)), 429);
+    }
+    if (!right) return page(c, loginPage('That is not the ADMIN_TOKEN.'), 401);
     setCookie(c, SESSION_COOKIE, createSession(deps.config.adminToken!, clock.now()), {
       path: '/admin',
       httpOnly: true,
