@@ -68,7 +68,7 @@ export async function reconcileSender(sender: ReconcileSender, flags: { since: s
         : await withAdminClient(config, (client) => client.request<ReconcileSummary>('POST', `/reconcile/${sender}`, { since: since.toISOString() }));
   } catch (error) {
     if (!(error instanceof SenderApiError)) throw error;
-    warn(`hookrun: ${error.message}\nNothing was stored from this run.\n`);
+    warn(`hookrun: ${error.message}\nRun it again once the API answers: what is already stored is skipped.\n`);
     setExitCode(EXIT_CODES.failure);
     return;
   }

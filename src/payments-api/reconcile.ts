@@ -1,7 +1,8 @@
 import type { EventWriter } from '../db/event-writer.js';
 import { parseSince } from '../since.js';
 import { STRIPE_SAMPLE_TYPES } from '../webhooks/sample-events/types.js';
-import type { StripeApi, StripeEventJson } from './stripe-client.js';
+import type { StripeApi } from './stripe-client.js';
+import { storeListedPages, type ListedEvent } from '../reconcile/store-events.js';
 import type { ReconcileSummary } from '../reconcile/summary.js';
 
 export type { ReconcileSummary };
@@ -11,8 +12,8 @@ export const STRIPE_EVENT_RETENTION_DAYS = 30;
 /** The Stripe event types hookrun's payments handlers act on: what a reconcile lists (a test keeps it equal to the handlers'). */
 export const RECONCILED_PAYMENT_TYPES: readonly string[] = STRIPE_SAMPLE_TYPES;
 
-/** Events written side by side: one group-committed INSERT per page of the listing. */
-const WRITE_CHUNK = 100;
+/** Events handed to the store at once: one page of the listing (Stripe's `limit=100`). */
+const PAGE_SIZE = 100;
 
 /** What a reconcile needs: the API, the receivers' insert-or-ignore, the window and the types. */
 export interface ReconcileInput {
@@ -21,47 +22,42 @@ export interface ReconcileInput {
   since: Date;
   /** Default: RECONCILED_PAYMENT_TYPES. */
   types?: readonly string[];
-  /** Called after each written chunk with the running counts (a progress bar). */
+  /** Called after each written page with the running counts (a progress bar). */
   onProgress?: (counts: { found: number; added: number }) => void;
   signal?: AbortSignal;
 }
 
-/**
- * Recover what Stripe sent while hookrun was down past its retry window
- * (3 days): list the account's events since `since` and feed each into the
- * inbox through the same `INSERT … ON CONFLICT (source, key) DO NOTHING` as
- * the receiver, keyed by the event id. An event already stored is left alone,
- * so running it twice adds nothing. The listing is the API's, over TLS with
- * the secret key: as trusted as a signed delivery.
- */
-export async function reconcilePayments(input: ReconcileInput): Promise<ReconcileSummary> {
-  const summary: ReconcileSummary = { since: input.since.toISOString(), found: 0, added: 0, alreadyStored: 0, addedIds: [] };
-  const added: Array<{ id: string; created: number }> = [];
-  let chunk: StripeEventJson[] = [];
-  const flush = async () => {
-    const stored = await Promise.all(
-      chunk.map((event) => input.writer.write({ source: 'payments', key: event.id, type: event.type, payloadJson: JSON.stringify(event) })),
-    );
-    stored.forEach((result, i) => {
-      if (result.duplicate) summary.alreadyStored++;
-      else added.push({ id: chunk[i]!.id, created: chunk[i]!.created });
-    });
-    summary.found += chunk.length;
-    summary.added = added.length;
-    chunk = [];
-    input.onProgress?.({ found: summary.found, added: summary.added });
-  };
+/** Stripe's listing (auto-paged by stripe-node) cut back into pages of stored events, so only one page is held at a time. */
+async function* stripePages(input: ReconcileInput): AsyncIterable<ListedEvent[]> {
+  let page: ListedEvent[] = [];
   for await (const event of input.api.listEvents({ since: input.since, types: input.types ?? RECONCILED_PAYMENT_TYPES })) {
     input.signal?.throwIfAborted();
-    chunk.push(event);
-    if (chunk.length >= WRITE_CHUNK) await flush();
+    page.push({ key: event.id, type: event.type, payloadJson: JSON.stringify(event), atMs: event.created * 1000 });
+    if (page.length >= PAGE_SIZE) {
+      yield page;
+      page = [];
+    }
   }
-  if (chunk.length > 0) await flush();
-  summary.addedIds = added
-    .sort((a, b) => a.created - b.created || a.id.localeCompare(b.id))
-    .slice(0, 100)
-    .map((e) => e.id);
-  return summary;
+  if (page.length > 0) yield page;
+}
+
+/**
+ * Recover what Stripe sent while hookrun was down past its retry window
+ * (3 days): list the account's events since `since` and feed each page into
+ * the inbox as it arrives, through the same `INSERT … ON CONFLICT (source,
+ * key) DO NOTHING` as the receiver, keyed by the event id. An event already
+ * stored is left alone, so running it twice adds nothing. The listing is the
+ * API's, over TLS with the secret key: as trusted as a signed delivery.
+ */
+export async function reconcilePayments(input: ReconcileInput): Promise<ReconcileSummary> {
+  return storeListedPages({
+    writer: input.writer,
+    source: 'payments',
+    since: input.since,
+    pages: stripePages(input),
+    onProgress: input.onProgress,
+    signal: input.signal,
+  });
 }
 
 /**

@@ -1,7 +1,7 @@
 import { stringifyExactJson } from '../db/stored-payload.js';
 import type { EventWriter } from '../db/event-writer.js';
 import { apiUrl, callSenderApi, type SenderApiClient } from './sender-api.js';
-import { storeListedEvents, type ListedEvent } from './store-events.js';
+import { mapPages, storeListedPages, type ListedEvent } from './store-events.js';
 import type { ReconcileProgress, ReconcileSummary } from './summary.js';
 
 /** Objects per page (the Backend API allows up to 500; 100 keeps each answer small). */
@@ -17,10 +17,10 @@ export interface ClerkObject {
 
 /** Clerk's Backend API lists gap repair reads, with CLERK_SECRET_KEY. */
 export interface ClerkBackendApi {
-  /** Users updated at or after `since`, newest update first (`order_by=-updated_at`, stopping at the first older one): all pages read before it returns. */
-  listUsers(since: Date, onPage?: (count: number) => void, signal?: AbortSignal): Promise<ClerkObject[]>;
-  /** Organizations updated at or after `since` (the list has no updated_at order: every page is read, then filtered). */
-  listOrganizations(since: Date, onPage?: (count: number) => void, signal?: AbortSignal): Promise<ClerkObject[]>;
+  /** Users updated at or after `since`, newest update first (`order_by=-updated_at`, stopping at the first older one), one page at a time. */
+  listUsers(since: Date, signal?: AbortSignal): AsyncIterable<ClerkObject[]>;
+  /** Organizations updated at or after `since` (the list has no updated_at order: every page is read, each filtered), one page at a time. */
+  listOrganizations(since: Date, signal?: AbortSignal): AsyncIterable<ClerkObject[]>;
 }
 
 const isObject = (value: unknown): value is ClerkObject =>
@@ -45,23 +45,19 @@ export function createClerkApi(settings: { key: string; apiBase: URL }): ClerkBa
     return { list, total: (body as { total_count?: unknown }).total_count };
   };
   return {
-    async listUsers(since, onPage, signal) {
-      const all: ClerkObject[] = [];
+    async *listUsers(since, signal) {
       for (let offset = 0; ; offset += LIMIT) {
         const { list } = await page('/v1/users', offset, { order_by: '-updated_at' }, signal);
         const recent = list.filter((u) => u.updated_at >= since.getTime());
-        all.push(...recent);
-        onPage?.(all.length);
-        if (list.length < LIMIT || recent.length < list.length) return all;
+        yield recent;
+        if (list.length < LIMIT || recent.length < list.length) return;
       }
     },
-    async listOrganizations(since, onPage, signal) {
-      const all: ClerkObject[] = [];
+    async *listOrganizations(since, signal) {
       for (let offset = 0; ; offset += LIMIT) {
         const { list, total } = await page('/v1/organizations', offset, {}, signal);
-        all.push(...list.filter((o) => o.updated_at >= since.getTime()));
-        onPage?.(all.length);
-        if (list.length < LIMIT || (typeof total === 'number' && offset + LIMIT >= total)) return all;
+        yield list.filter((o) => o.updated_at >= since.getTime());
+        if (list.length < LIMIT || (typeof total === 'number' && offset + LIMIT >= total)) return;
       }
     },
   };
@@ -90,9 +86,10 @@ export function backfillEvent(kind: 'user' | 'organization', object: ClerkObject
  * mirror directly. Why events: the mirror's own handler applies them with its
  * order rule (an older `updated_at` never overwrites a newer row), a project's
  * `clerk:user.updated` handlers see the backfill too, the inbox shows and can
- * replay them, and deterministic keys make a rerun store nothing new. Deleted
- * users and organizations are not listed by the API, so a missed delete is not
- * recovered; memberships are not listed either.
+ * replay them, and deterministic keys make a rerun store nothing new. Each
+ * page is stored before the next is listed. Deleted users and organizations
+ * are not listed by the API, so a missed delete is not recovered; memberships
+ * are not listed either.
  */
 export async function reconcileClerk(input: {
   api: ClerkBackendApi;
@@ -101,14 +98,10 @@ export async function reconcileClerk(input: {
   onProgress?: ReconcileProgress;
   signal?: AbortSignal;
 }): Promise<ReconcileSummary> {
-  const users = await input.api.listUsers(input.since, (found) => input.onProgress?.({ found, added: 0 }), input.signal);
-  const organizations = await input.api.listOrganizations(input.since, (found) => input.onProgress?.({ found: users.length + found, added: 0 }), input.signal);
-  return storeListedEvents({
-    writer: input.writer,
-    source: 'auth',
-    since: input.since,
-    events: [...users.map((u) => backfillEvent('user', u)), ...organizations.map((o) => backfillEvent('organization', o))],
-    onProgress: input.onProgress,
-    signal: input.signal,
-  });
+  const { api, since, signal } = input;
+  async function* pages(): AsyncIterable<ListedEvent[]> {
+    yield* mapPages(api.listUsers(since, signal), (user) => backfillEvent('user', user));
+    yield* mapPages(api.listOrganizations(since, signal), (organization) => backfillEvent('organization', organization));
+  }
+  return storeListedPages({ writer: input.writer, source: 'auth', since, pages: pages(), onProgress: input.onProgress, signal });
 }

@@ -26,8 +26,8 @@ export interface GithubDelivery {
 
 /** The two calls gap repair makes on a webhook's deliveries. */
 export interface GithubDeliveriesApi {
-  /** Every attempt delivered at or after `since`, newest first: all pages read before it returns. */
-  listDeliveries(since: Date, signal?: AbortSignal): Promise<GithubDelivery[]>;
+  /** Every attempt delivered at or after `since`, newest first, one page at a time. */
+  listDeliveries(since: Date, signal?: AbortSignal): AsyncIterable<GithubDelivery[]>;
   /** Ask GitHub to send this delivery again, signed as the first time (202). */
   redeliver(deliveryId: number, signal?: AbortSignal): Promise<void>;
 }
@@ -58,18 +58,16 @@ export function createGithubApi(settings: { token: string; hook: GithubHook; api
   };
   const base = apiUrl(settings.apiBase, `${hookPath(settings.hook)}/deliveries`);
   return {
-    async listDeliveries(since, signal) {
-      const all: GithubDelivery[] = [];
+    async *listDeliveries(since, signal) {
       let url: URL | undefined = apiUrl(settings.apiBase, `${hookPath(settings.hook)}/deliveries`, { per_page: String(PER_PAGE) });
       while (url) {
         const page: { body: GithubDelivery[]; headers: Headers } = await callSenderApi<GithubDelivery[]>(client, 'GET', url, { signal });
         if (!Array.isArray(page.body)) throw new Error(`GitHub API answered ${url.pathname} with something other than a list of deliveries.`);
         const inWindow = page.body.filter((d) => !(Date.parse(d.delivered_at) < since.getTime()));
-        all.push(...inWindow);
+        yield inWindow;
         const next = inWindow.length < page.body.length ? undefined : nextLink(page.headers.get('link'));
         url = next ? sameOriginLink(next, settings.apiBase, client.provider) : undefined;
       }
-      return all;
     },
     async redeliver(deliveryId, signal) {
       await callSenderApi(client, 'POST', new URL(`${base.href}/${deliveryId}/attempts`), { signal });
@@ -84,14 +82,23 @@ export function githubReady(settings: GithubApiSettings): { token: string; hook:
   return { token: settings.token, hook: settings.hook, apiBase: settings.apiBase };
 }
 
+/** A delivery to ask for again: its GUID, time and the id of its latest attempt. */
+interface MissingDelivery {
+  key: string;
+  atMs: number;
+  id: number;
+}
+
 /**
  * GitHub never retries a failed delivery: list the webhook's deliveries since
  * `since`, and ask GitHub to redeliver each whose GUID (X-GitHub-Delivery, the
  * inbox key) the inbox does not hold. The inbox is the truth, not GitHub's
  * status code: a 2xx whose row is gone (a restored backup) is redelivered, and
  * a timed-out attempt hookrun did store is not (its redelivery would only be a
- * duplicate). GitHub then sends each one signed, and the receiver stores it as
- * usual, so `added` counts redeliveries asked for, not rows written here.
+ * duplicate). Each page is checked against the inbox as it is listed; only
+ * GUIDs and attempt ids are kept across pages. GitHub then sends each one
+ * signed, and the receiver stores it as usual, so `added` counts
+ * redeliveries asked for, not rows written here.
  */
 export async function reconcileGithub(input: {
   api: GithubDeliveriesApi;
@@ -100,13 +107,19 @@ export async function reconcileGithub(input: {
   onProgress?: ReconcileProgress;
   signal?: AbortSignal;
 }): Promise<ReconcileSummary> {
-  const attempts = await input.api.listDeliveries(input.since, input.signal);
   // Newest first: the first attempt seen of a GUID is its latest, which is the one to redeliver.
-  const latest = new Map<string, GithubDelivery>();
-  for (const attempt of attempts) if (!latest.has(attempt.guid)) latest.set(attempt.guid, attempt);
-  input.onProgress?.({ found: latest.size, added: 0 });
-  const stored = await storedKeys(input.db, GITHUB_SOURCE, [...latest.keys()]);
-  const missing = [...latest.values()].filter((d) => !stored.has(d.guid)).map((d) => ({ key: d.guid, atMs: Date.parse(d.delivered_at), id: d.id }));
+  const seen = new Set<string>();
+  const missing: MissingDelivery[] = [];
+  let alreadyStored = 0;
+  for await (const page of input.api.listDeliveries(input.since, input.signal)) {
+    const latest = new Map<string, GithubDelivery>();
+    for (const attempt of page) if (!seen.has(attempt.guid) && !latest.has(attempt.guid)) latest.set(attempt.guid, attempt);
+    for (const guid of latest.keys()) seen.add(guid);
+    const stored = await storedKeys(input.db, GITHUB_SOURCE, [...latest.keys()]);
+    alreadyStored += stored.size;
+    for (const d of latest.values()) if (!stored.has(d.guid)) missing.push({ key: d.guid, atMs: Date.parse(d.delivered_at), id: d.id });
+    input.onProgress?.({ found: seen.size, added: 0 });
+  }
   const order = oldestFirst(missing);
   const byGuid = new Map(missing.map((m) => [m.key, m.id]));
   for (const [i, guid] of order.entries()) {
@@ -118,7 +131,7 @@ export async function reconcileGithub(input: {
         error.message = `${error.message} (after ${i} of ${order.length} redeliveries were asked for; run it again for the rest)`;
       throw error;
     }
-    input.onProgress?.({ found: latest.size, added: i + 1 });
+    input.onProgress?.({ found: seen.size, added: i + 1 });
   }
-  return { since: input.since.toISOString(), found: latest.size, added: order.length, alreadyStored: stored.size, addedIds: order.slice(0, MAX_ADDED_IDS) };
+  return { since: input.since.toISOString(), found: seen.size, added: order.length, alreadyStored, addedIds: order.slice(0, MAX_ADDED_IDS) };
 }

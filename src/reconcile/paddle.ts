@@ -2,7 +2,7 @@ import { stringifyExactJson } from '../db/stored-payload.js';
 import type { EventWriter } from '../db/event-writer.js';
 import { paddleMirrorHandlers } from '../inbox/handlers/paddle-mirror.js';
 import { apiUrl, callSenderApi, sameOriginLink, type SenderApiClient } from './sender-api.js';
-import { isoMs, storeListedEvents } from './store-events.js';
+import { isoMs, mapPages, storeListedPages } from './store-events.js';
 import type { ReconcileProgress, ReconcileSummary } from './summary.js';
 
 /** Paddle's events API lists the last 90 days. */
@@ -28,8 +28,8 @@ interface PaddlePage {
 
 /** Paddle Billing's events list (https://developer.paddle.com/api-reference/events/list-events), with PADDLE_API_KEY. */
 export interface PaddleEventsApi {
-  /** The events of `types` that occurred at or after `since`, newest first: all pages read before it returns. */
-  listEvents(since: Date, types: readonly string[], signal?: AbortSignal): Promise<PaddleEvent[]>;
+  /** The events of `types` that occurred at or after `since`, newest first, one page at a time (the next is asked for when the caller is done with this one). */
+  listEvents(since: Date, types: readonly string[], signal?: AbortSignal): AsyncIterable<PaddleEvent[]>;
 }
 
 /** Plain fetch (the Paddle SDK is only a devDependency): newest first by id, 200 a page, following `meta.pagination.next` (its `after` cursor). */
@@ -43,8 +43,7 @@ export function createPaddleApi(settings: { key: string; apiBase: URL }): Paddle
     },
   };
   return {
-    async listEvents(since, types, signal) {
-      const all: PaddleEvent[] = [];
+    async *listEvents(since, types, signal) {
       const query = { order_by: 'id[DESC]', per_page: String(PER_PAGE), ...(types.length > 0 ? { event_type: types.join(',') } : {}) };
       let url: URL | undefined = apiUrl(settings.apiBase, '/events', query);
       while (url) {
@@ -52,18 +51,17 @@ export function createPaddleApi(settings: { key: string; apiBase: URL }): Paddle
         const body: PaddlePage = page.body;
         if (!Array.isArray(body?.data)) throw new Error(`Paddle API answered ${url.pathname} without a data list.`);
         const inWindow = body.data.filter((e) => !(isoMs(e.occurred_at) < since.getTime()));
-        all.push(...inWindow);
+        yield inWindow;
         const next: string | undefined = body.meta?.pagination?.has_more && inWindow.length === body.data.length ? body.meta.pagination.next : undefined;
         url = next ? sameOriginLink(next, settings.apiBase, client.provider) : undefined;
       }
-      return all;
     },
   };
 }
 
 /**
  * Recover the Paddle notifications hookrun missed: list the events of the
- * mirror's types since `since` (every page first), then store each as
+ * mirror's types since `since` and store each page as it arrives, as
  * `/webhooks/payments` with PAYMENTS_PROVIDER=paddle does: source `payments`,
  * key `event_id`, type `event_type`, the event's JSON; the Paddle mirror
  * processes them. Already stored ones are left alone.
@@ -75,13 +73,16 @@ export async function reconcilePaddle(input: {
   onProgress?: ReconcileProgress;
   signal?: AbortSignal;
 }): Promise<ReconcileSummary> {
-  const events = await input.api.listEvents(input.since, RECONCILED_PADDLE_TYPES, input.signal);
-  input.onProgress?.({ found: events.length, added: 0 });
-  return storeListedEvents({
+  return storeListedPages({
     writer: input.writer,
     source: 'payments',
     since: input.since,
-    events: events.map((e) => ({ key: e.event_id, type: e.event_type, payloadJson: stringifyExactJson(e), atMs: isoMs(e.occurred_at) })),
+    pages: mapPages(input.api.listEvents(input.since, RECONCILED_PADDLE_TYPES, input.signal), (e) => ({
+      key: e.event_id,
+      type: e.event_type,
+      payloadJson: stringifyExactJson(e),
+      atMs: isoMs(e.occurred_at),
+    })),
     onProgress: input.onProgress,
     signal: input.signal,
   });

@@ -2,7 +2,7 @@ import { stringifyExactJson } from '../db/stored-payload.js';
 import type { EventWriter } from '../db/event-writer.js';
 import { workosMirrorHandlers } from '../inbox/handlers/workos-mirror.js';
 import { apiUrl, callSenderApi, type SenderApiClient } from './sender-api.js';
-import { isoMs, storeListedEvents } from './store-events.js';
+import { isoMs, mapPages, storeListedPages } from './store-events.js';
 import type { ReconcileProgress, ReconcileSummary } from './summary.js';
 
 /** WorkOS's events API serves the last 30 days. */
@@ -28,8 +28,8 @@ interface WorkosPage {
 
 /** WorkOS's events list (https://workos.com/docs/reference/events/list), with WORKOS_API_KEY. */
 export interface WorkosEventsApi {
-  /** The events of `types` created at or after `since`: all pages read before it returns. */
-  listEvents(since: Date, types: readonly string[], signal?: AbortSignal): Promise<WorkosEvent[]>;
+  /** The events of `types` created at or after `since`, one page at a time (the next is asked for when the caller is done with this one). */
+  listEvents(since: Date, types: readonly string[], signal?: AbortSignal): AsyncIterable<WorkosEvent[]>;
 }
 
 /** Plain fetch (no WorkOS SDK dependency): `events[]`, `range_start`, 100 a page, `after` from `list_metadata.after` until it is null. */
@@ -44,25 +44,23 @@ export function createWorkosApi(settings: { key: string; apiBase: URL }): Workos
     },
   };
   return {
-    async listEvents(since, types, signal) {
-      const all: WorkosEvent[] = [];
+    async *listEvents(since, types, signal) {
       let after: string | undefined;
       do {
         const query = { 'events[]': types, range_start: since.toISOString(), limit: String(LIMIT), ...(after ? { after } : {}) };
         const url = apiUrl(settings.apiBase, '/events', query);
         const { body }: { body: WorkosPage } = await callSenderApi<WorkosPage>(client, 'GET', url, { signal });
         if (!Array.isArray(body?.data)) throw new Error(`WorkOS API answered ${url.pathname} without a data list.`);
-        all.push(...body.data.filter((e) => !(isoMs(e.created_at) < since.getTime())));
+        yield body.data.filter((e) => !(isoMs(e.created_at) < since.getTime()));
         after = body.list_metadata?.after ?? undefined;
       } while (after);
-      return all;
     },
   };
 }
 
 /**
  * Recover the WorkOS events hookrun missed: list the events of the mirror's
- * types since `since` (every page first), then store each as `/webhooks/auth`
+ * types since `since` and store each page as it arrives, as `/webhooks/auth`
  * with AUTH_PROVIDER=workos does: source `auth`, key the event `id`, type
  * `event`, the event's JSON; the WorkOS mirror processes them.
  */
@@ -73,13 +71,16 @@ export async function reconcileWorkos(input: {
   onProgress?: ReconcileProgress;
   signal?: AbortSignal;
 }): Promise<ReconcileSummary> {
-  const events = await input.api.listEvents(input.since, RECONCILED_WORKOS_TYPES, input.signal);
-  input.onProgress?.({ found: events.length, added: 0 });
-  return storeListedEvents({
+  return storeListedPages({
     writer: input.writer,
     source: 'auth',
     since: input.since,
-    events: events.map((e) => ({ key: e.id, type: e.event, payloadJson: stringifyExactJson(e), atMs: isoMs(e.created_at) })),
+    pages: mapPages(input.api.listEvents(input.since, RECONCILED_WORKOS_TYPES, input.signal), (e) => ({
+      key: e.id,
+      type: e.event,
+      payloadJson: stringifyExactJson(e),
+      atMs: isoMs(e.created_at),
+    })),
     onProgress: input.onProgress,
     signal: input.signal,
   });

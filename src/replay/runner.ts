@@ -70,7 +70,8 @@ export function createReplayRunner(deps: { db: Database; clock: Clock; log: Logg
 
 /**
  * On-demand processing (a serverless function's drain): advance the running
- * bulk replays at their rates until none is left or `deadline`
+ * bulk replays at their rates until none is left, one yields to the inbox's
+ * waiting work (processing it is the next drain's) or `deadline`
  * (performance.now()) is near, waiting between slices as the loop would.
  * Returns the events put back.
  */
@@ -79,6 +80,7 @@ export async function advanceReplaysUntil(deps: { db: Database; clock: Clock }, 
   while (performance.now() < deadline) {
     const step = await advanceReplays(deps.db, deps.clock);
     replayed += step.replayed;
+    if (step.yielded) return replayed; // the inbox has work waiting: the next drain processes it first, then goes on
     if (step.batchId !== undefined) continue;
     const due = await nextReplayDue(deps.db);
     if (due === undefined) return replayed;

@@ -79,9 +79,9 @@ describe.skipIf(!chromiumPresent())('bulk replay pages in headless Chromium', { 
       expect(await page.locator('#replay-selection').innerText()).toBe('status dead, source auth, type user.created');
       await checkPage(page, 'replay-progress', ['#cancel', '#replay-status', '#replayed']);
 
-      // No worker and no runner in this app: drive the runner's steps on the test clock (2 a second: two slices).
+      // No worker and no runner in this app: drive the runner's steps on the test clock (2 a second: two slices), with no worker to yield to.
       await pollUntil('the replay to finish', 10_000, async () => {
-        const step = await advanceReplays(testDb.db, tools.clock);
+        const step = await advanceReplays(testDb.db, tools.clock, { yieldToInbox: false });
         tools.clock.advance(1000);
         return step.batchId === id && step.done ? true : undefined;
       });

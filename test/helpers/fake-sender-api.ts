@@ -21,6 +21,8 @@ export type FakeFailure = 401 | 429 | 500;
 export abstract class FakeSenderApi {
   /** Each request's method and path with query, in arrival order. */
   readonly requests: string[] = [];
+  /** Called with each request (as `requests` records it) before it is answered: a test looks at the database at that moment. */
+  onRequest: ((request: string) => Promise<void>) | undefined;
   /** Answer the Nth request from now (0: the next) with this failure; later requests are healthy again. */
   private failure: { status: FakeFailure; after: number } | undefined;
   private server = createServer((req, res) => void this.handle(req, res));
@@ -47,6 +49,7 @@ export abstract class FakeSenderApi {
   reset(): void {
     this.requests.length = 0;
     this.failure = undefined;
+    this.onRequest = undefined;
   }
 
   /** The provider's error body for a status, as its API documents it. */
@@ -60,6 +63,7 @@ export abstract class FakeSenderApi {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     this.requests.push(`${req.method} ${req.url}`);
+    await this.onRequest?.(`${req.method} ${req.url}`);
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const answer = await this.answer(req, Buffer.concat(chunks).toString('utf8'));

@@ -94,14 +94,17 @@ describe.each(databaseKinds())('reconcile clerk on $name', (kind) => {
     ],
     [429, /Clerk API answered 429: rate limited, retry after 30 s \(GET \/v1\/organizations\): You have exceeded the rate limit/],
     [500, /Clerk API answered 500 \(GET \/v1\/users\): There was an internal error on our servers/],
-  ] as const)('Clerk answering %i: its own message, nothing stored though users were listed', async (status, message) => {
+  ] as const)('Clerk answering %i: its own message; the pages listed before it are stored, and a rerun stores the rest', async (status, message) => {
     api.users.push(...Array.from({ length: 150 }, (_, i) => user(i, i * 0.1)));
     api.organizations.push(organization(1, 1));
     api.failNext(status, status === 429 ? 2 : status === 500 ? 1 : 0); // 429 on the organizations, 500 on the users' second page
     const error = await run('1d').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SenderApiError);
     expect((error as Error).message).toMatch(message);
-    expect(await testDb.db.query(`SELECT count(*)::int AS n FROM hookrun.webhook_events`)).toEqual([{ n: 0 }]);
+    const storedBefore = { 401: 0, 500: 100, 429: 150 }[status]; // nothing, the users' first page, every user
+    expect(await testDb.db.query(`SELECT count(*)::int AS n FROM hookrun.webhook_events`)).toEqual([{ n: storedBefore }]);
+    if (storedBefore > 0) expect((error as Error).message).toMatch(`the ${storedBefore} events listed before it are stored, ${storedBefore} of them new`);
+    expect(await run('1d')).toMatchObject({ found: 151, added: 151 - storedBefore, alreadyStored: storedBefore });
   });
 
   it('a missing CLERK_SECRET_KEY names it; AUTH_PROVIDER=workos is refused; the reconcile-clerk job stores what changed', async () => {

@@ -143,14 +143,18 @@ describe.each(databaseKinds())('reconcile paddle and workos on $name', (kind) =>
     ['workos', 401, /WorkOS API answered 401: .*Could not authorize the request. Maybe your API key is invalid\?/],
     ['workos', 429, /WorkOS API answered 429: rate limited.*Too many requests .*\(rate_limit_exceeded\)/],
     ['workos', 500, /WorkOS API answered 500 .*Internal Server Error/],
-  ] as const)('%s answering %i on the second page: its own message, nothing stored', async (sender, status, message) => {
+  ] as const)('%s answering %i on the second page: its own message; the first page is stored, and a rerun stores the rest', async (sender, status, message) => {
     paddle.events.push(...paddleEvents(250));
     workos.events.push(...workosEvents(150));
     (sender === 'paddle' ? paddle : workos).failNext(status, 1);
-    const error = await run(sender, sender === 'paddle' ? '20d' : '10d').catch((e: unknown) => e);
+    const since = sender === 'paddle' ? '20d' : '10d';
+    const error = await run(sender, since).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SenderApiError);
     expect((error as Error).message).toMatch(message);
-    expect(await keys(sender === 'paddle' ? 'payments' : 'auth')).toEqual([]);
+    const [firstPage, all] = sender === 'paddle' ? [200, 250] : [100, 150];
+    expect(await keys(sender === 'paddle' ? 'payments' : 'auth')).toHaveLength(firstPage);
+    expect((error as Error).message).toMatch(`the ${firstPage} events listed before it are stored, ${firstPage} of them new; run it again for the rest`);
+    expect(await run(sender, since)).toMatchObject({ found: all, added: all - firstPage, alreadyStored: firstPage });
   });
 
   it('a missing key names the variable; the wrong route provider says which switch to set', async () => {

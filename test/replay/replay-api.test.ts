@@ -47,7 +47,7 @@ describe('bulk replay admin API (PGlite)', () => {
     const { replay } = await json(res);
     expect(replay).toMatchObject({ total: 5, replayed: 0, rate: 2, status: 'running', actor: 'admin-api (cli:ana@laptop)', handler: null });
     for (let n = 0; n < 3; n++) {
-      await advanceReplays(testDb.db, tools.clock);
+      await advanceReplays(testDb.db, tools.clock, { yieldToInbox: false }); // no worker here: the rate alone (replay-yields.test.ts has the yield)
       tools.clock.advance(1000);
     }
     expect((await json(await get(`/api/replays/${replay.id}`))).replay).toMatchObject({ replayed: 5, status: 'done' });
