@@ -46,6 +46,20 @@ function freePort(): Promise<number> {
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 
 /**
+ * The headers the child gets. A caller from another machine is named in
+ * `Forwarded`, as a proxy names it: the child hears every request from this
+ * front over loopback, and its loopback-only routes (`/metrics` without
+ * `METRICS_TOKEN`, `/cron` without `CRON_SECRET`) refuse what came through a
+ * proxy.
+ */
+function forwardedHeaders(req: IncomingMessage): IncomingMessage['headers'] {
+  const address = req.socket.remoteAddress ?? '';
+  if (LOOPBACK.has(address)) return req.headers;
+  const forwarded = `for="${address.includes(':') ? `[${address}]` : address}"`;
+  return { ...req.headers, forwarded: req.headers.forwarded ? `${req.headers.forwarded}, ${forwarded}` : forwarded };
+}
+
+/**
  * `hookrun dev`: this process owns the public port and runs `hookrun start`
  * as a child on a private one. When a watched file changes it stops the child
  * gracefully (in-flight requests finish, claims are released), starts a new
@@ -107,7 +121,7 @@ export async function startReloader(options: ReloaderOptions): Promise<Reloader>
   /** One try at the child; `retry` when it refused the connection before answering (it was stopping). */
   const sendOnce = (port: number, req: IncomingMessage, body: Buffer, res: ServerResponse) =>
     new Promise<'done' | 'retry'>((resolve) => {
-      const upstream = request({ host: '127.0.0.1', port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      const upstream = request({ host: '127.0.0.1', port, method: req.method, path: req.url, headers: forwardedHeaders(req) }, (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
         answer.once('end', () => resolve('done'));

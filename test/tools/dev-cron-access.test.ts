@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +7,18 @@ import { startReloader, type Reloader } from '../../src/dev/reloader.js';
 import { silentLogger } from '../../src/log.js';
 import { freePort } from '../helpers/free-port.js';
 import { REPO_ROOT, baseEnv, seedDataDir } from '../helpers/spawn-hookrun.js';
+
+/** GET `url` from a given local address (127.0.0.2 is this machine, but not the loopback the dev front trusts): the status. */
+function statusFrom(localAddress: string, url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { localAddress }, (res) => {
+      res.resume();
+      res.once('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.once('error', reject);
+    req.end();
+  });
+}
 
 /**
  * `hookrun dev` without CRON_SECRET: its front refuses /cron from other
@@ -44,5 +57,10 @@ describe('hookrun dev without CRON_SECRET', { timeout: 120_000 }, () => {
     const proxied = await fetch(`${dev!.url}/cron/keep-alive`, { method: 'POST', headers: { 'x-forwarded-for': '203.0.113.9' } });
     expect(proxied.status).toBe(403);
     expect(((await proxied.json()) as { error: { message: string } }).error.message).toContain('came through a proxy');
+  });
+
+  it('a caller from another address is named to the child as forwarded, so /metrics without METRICS_TOKEN refuses it', async () => {
+    expect(await statusFrom('127.0.0.1', `${dev!.url}/metrics`)).toBe(200);
+    expect(await statusFrom('127.0.0.2', `${dev!.url}/metrics`)).toBe(403);
   });
 });
