@@ -41,7 +41,7 @@ const LOOPBACK_NAMES = /^(localhost|.+\.localhost|127(\.\d{1,3}){3}|\[?::1\]?)$/
  * `Sec-Fetch-Site` on the request, the foreign name in `Host`. A command-line
  * caller sends neither and names a loopback host.
  */
-export function fromBrowserPage(c: Context): boolean {
+function fromBrowserPage(c: Context): boolean {
   const site = c.req.header('sec-fetch-site');
   if (site !== undefined && site !== 'none') return true;
   if (c.req.header('origin') !== undefined) return true;
@@ -49,7 +49,7 @@ export function fromBrowserPage(c: Context): boolean {
 }
 
 /** 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
-export function isLoopbackAddress(address: string | undefined): boolean {
+function isLoopbackAddress(address: string | undefined): boolean {
   if (!address) return false;
   const plain = address.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address;
   if (isIP(plain) === 4) return plain.startsWith('127.');
@@ -64,7 +64,7 @@ const PROXY_HEADERS = ['forwarded', 'via', 'x-forwarded-for', 'x-forwarded-host'
  * upstream's, so neither the address nor the name shows who is really asking.
  * The proxy's own headers do (any `X-Forwarded-*`, `Forwarded`, `Via`).
  */
-export function throughProxy(c: Context): boolean {
+function throughProxy(c: Context): boolean {
   return Object.keys(c.req.header()).some((name) => PROXY_HEADERS.includes(name) || name.startsWith('x-forwarded-'));
 }
 
@@ -83,27 +83,31 @@ export interface ScheduledDelivery {
 const CLOSED_WITHOUT_SECRET =
   'CRON_SECRET is not set, so /cron routes are closed: a reverse proxy on this machine (nginx, Caddy) connects from loopback on behalf of anyone, so a local address proves nothing. Set CRON_SECRET (32+ characters) and send Authorization: Bearer <CRON_SECRET>; or, only if no proxy is in front of hookrun, set CRON_LOCAL_CALLERS=allow to let callers on this machine in without it.';
 
-/** Without CRON_SECRET and with local callers allowed: only a command-line caller on this machine, not through a proxy or from a web page. */
-function checkLocalCaller(c: Context, remoteAddress: (c: Context) => string | undefined): void {
-  if (throughProxy(c)) {
-    throw new AppError(
-      'forbidden',
-      'CRON_SECRET is not set, so /cron routes answer only callers on this machine, and this request came through a proxy (Forwarded, X-Forwarded-*, Via), which could be relaying anyone. Set CRON_SECRET (32+ characters) and send Authorization: Bearer <CRON_SECRET>.',
-    );
-  }
-  if (!isLoopbackAddress(remoteAddress(c))) {
-    throw new AppError(
-      'forbidden',
-      'CRON_SECRET is not set, so /cron routes answer only callers on this machine. Set CRON_SECRET and send Authorization: Bearer <CRON_SECRET>.',
-    );
-  }
-  if (fromBrowserPage(c)) {
-    throw new AppError(
-      'forbidden',
-      'CRON_SECRET is not set, so /cron routes refuse requests a web page sends (Origin, Sec-Fetch-Site) or that name another host (DNS rebinding). Call it with curl, or set CRON_SECRET.',
-    );
-  }
+/** Why a request is not a command-line caller's on this machine: another machine's, a proxy's, a web page's. */
+export type NotLocal = 'remote' | 'proxy' | 'browser';
+
+/**
+ * The one rule for a route that, without its secret, answers only callers on
+ * this machine (`/cron` under `CRON_LOCAL_CALLERS=allow`, `/metrics` without
+ * METRICS_TOKEN): a loopback socket, no proxy's headers (a same-host proxy
+ * relays anyone), not a web page (cross-site request, DNS rebinding). Returns
+ * why not, or undefined for such a caller.
+ */
+export function notLocalCaller(c: Context, address: string | undefined): NotLocal | undefined {
+  if (!isLoopbackAddress(address)) return 'remote';
+  if (throughProxy(c)) return 'proxy';
+  if (fromBrowserPage(c)) return 'browser';
+  return undefined;
 }
+
+/** The 403 of a /cron call without CRON_SECRET from a caller that is not local, by why. */
+const NOT_LOCAL_CRON_CALLER: Record<NotLocal, string> = {
+  remote: 'CRON_SECRET is not set, so /cron routes answer only callers on this machine. Set CRON_SECRET and send Authorization: Bearer <CRON_SECRET>.',
+  proxy:
+    'CRON_SECRET is not set, so /cron routes answer only callers on this machine, and this request came through a proxy (Forwarded, X-Forwarded-*, Via), which could be relaying anyone. Set CRON_SECRET (32+ characters) and send Authorization: Bearer <CRON_SECRET>.',
+  browser:
+    'CRON_SECRET is not set, so /cron routes refuse requests a web page sends (Origin, Sec-Fetch-Site) or that name another host (DNS rebinding). Call it with curl, or set CRON_SECRET.',
+};
 
 /**
  * `POST` and `GET /cron/<job>` (GET is what Vercel Cron sends): run the job
@@ -130,7 +134,8 @@ export function createCronRoutes(options: CronRoutesOptions): Hono {
     } else if (!options.localCallers) {
       throw new AppError('forbidden', CLOSED_WITHOUT_SECRET);
     } else {
-      checkLocalCaller(c, remoteAddress);
+      const why = notLocalCaller(c, remoteAddress(c));
+      if (why !== undefined) throw new AppError('forbidden', NOT_LOCAL_CRON_CALLER[why]);
     }
     await next();
   });

@@ -1,5 +1,5 @@
 import { Hono, type Context } from 'hono';
-import { fromBrowserPage, isLoopbackAddress, socketAddress, throughProxy } from '../cron/routes.js';
+import { notLocalCaller, socketAddress, type NotLocal } from '../cron/routes.js';
 import { EVENT_STATUSES } from '../db/events.js';
 import { withDeadline } from '../deadline.js';
 import { AppError } from '../errors.js';
@@ -37,6 +37,13 @@ export const METRICS_SAMPLE_MS = 5000;
  */
 export const METRICS_RENDER_MS = 1000;
 
+/** Why a scrape without METRICS_TOKEN is refused, as its 403 says it. */
+const NOT_LOCAL_SCRAPER: Record<NotLocal, string> = {
+  remote: 'this request comes from another machine',
+  proxy: 'this request came through a proxy (Forwarded, X-Forwarded-*, Via), which could be relaying anyone',
+  browser: 'this request was sent by a web page (Origin, Sec-Fetch-Site) or names another host (DNS rebinding)',
+};
+
 /**
  * Who may scrape. The metrics name every job and handler and count the
  * inbox's volumes, so without METRICS_TOKEN only a caller on this machine is
@@ -52,17 +59,11 @@ function checkScraper(c: Context, token: string | undefined): void {
       'Send Authorization: Bearer <METRICS_TOKEN> (in Prometheus: authorization { credentials: … }); the token is missing or wrong.',
     );
   }
-  const why = !isLoopbackAddress(socketAddress(c))
-    ? 'this request comes from another machine'
-    : throughProxy(c)
-      ? 'this request came through a proxy (Forwarded, X-Forwarded-*, Via), which could be relaying anyone'
-      : fromBrowserPage(c)
-        ? 'this request was sent by a web page (Origin, Sec-Fetch-Site) or names another host (DNS rebinding)'
-        : undefined;
+  const why = notLocalCaller(c, socketAddress(c));
   if (why === undefined) return;
   throw new AppError(
     'forbidden',
-    `METRICS_TOKEN is not set, so /metrics answers only callers on this machine, and ${why}. Set METRICS_TOKEN (32+ characters) and scrape with Authorization: Bearer <METRICS_TOKEN> (in Prometheus: authorization { credentials: … }).`,
+    `METRICS_TOKEN is not set, so /metrics answers only callers on this machine, and ${NOT_LOCAL_SCRAPER[why]}. Set METRICS_TOKEN (32+ characters) and scrape with Authorization: Bearer <METRICS_TOKEN> (in Prometheus: authorization { credentials: … }).`,
   );
 }
 
