@@ -34,7 +34,6 @@ export function registerDevCommand(program: Command): void {
         watch: [...new Set(watching)],
         command: { file: process.argv[1]!, args: ['start', ...(flags.scheduler ? [] : ['--no-scheduler'])] },
         env: environmentWithoutDotEnv(cliIo().env),
-        cronSecretSet: config.cronSecret !== undefined,
         log,
       });
       log.info({ url: reloader.url, watching }, `hookrun dev listening on ${reloader.url}; saving a file reloads the server`);

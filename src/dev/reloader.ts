@@ -16,8 +16,6 @@ export interface ReloaderOptions {
   command: { file: string; args: string[] };
   /** The child's environment: without what .env set, so each child reads .env afresh (config's `environmentWithoutDotEnv()`). */
   env: NodeJS.ProcessEnv;
-  /** Whether CRON_SECRET is set (config's `cronSecret`): without it only loopback callers reach /cron/* (the child gets `CRON_LOCAL_CALLERS=allow`). */
-  cronSecretSet: boolean;
   log: Logger;
   /** How long a request may wait for a restarting server before it is answered 503. Default 30 s. */
   waitMs?: number;
@@ -79,7 +77,7 @@ export async function startReloader(options: ReloaderOptions): Promise<Reloader>
   const spawnChild = async (): Promise<number | undefined> => {
     const port = await freePort();
     const proc = spawn(process.execPath, [...process.execArgv, options.command.file, ...options.command.args, '--dev-url', publicUrl], {
-      // This front answers the public port and refuses /cron from other machines itself; the child hears only it, over loopback.
+      // The child hears only this front, over loopback; a caller from another machine reaches it named in Forwarded (forwardedHeaders), which /cron refuses.
       env: { ...options.env, PORT: String(port), HOST: '127.0.0.1', CRON_LOCAL_CALLERS: 'allow' },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
@@ -140,11 +138,6 @@ export async function startReloader(options: ReloaderOptions): Promise<Reloader>
     });
 
   const forward = async (req: IncomingMessage, res: ServerResponse) => {
-    const cronWithoutSecret = req.url?.startsWith('/cron/') && !options.cronSecretSet && !LOOPBACK.has(req.socket.remoteAddress ?? '');
-    if (cronWithoutSecret)
-      return void res
-        .writeHead(403, { 'content-type': 'application/json' })
-        .end('{"error":{"code":"forbidden","message":"Set CRON_SECRET to call /cron/* from another machine."}}');
     // Dev only: the body is read whole first, so a request that meets a restart can be sent again.
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);

@@ -21,8 +21,8 @@ function statusFrom(localAddress: string, url: string): Promise<number> {
 }
 
 /**
- * `hookrun dev` without CRON_SECRET: its front refuses /cron from other
- * machines itself and its `start` child hears only the front, so the child
+ * `hookrun dev` without CRON_SECRET: its front names a caller from another
+ * machine in Forwarded and its `start` child hears only the front, so the child
  * serves loopback callers (CRON_LOCAL_CALLERS=allow) where `hookrun start`
  * alone keeps /cron closed.
  */
@@ -40,7 +40,6 @@ describe('hookrun dev without CRON_SECRET', { timeout: 120_000 }, () => {
       watch: [],
       command: { file: join(REPO_ROOT, 'dist', 'main.js'), args: ['start', '--no-scheduler'] },
       env: { ...env, DATA_DIR: dataDir, PLATFORM_CONFIG: join(dataDir, 'platform.json'), LOG_LEVEL: 'warn' },
-      cronSecretSet: false,
       log: silentLogger,
     });
   }, 90_000);
@@ -59,8 +58,9 @@ describe('hookrun dev without CRON_SECRET', { timeout: 120_000 }, () => {
     expect(((await proxied.json()) as { error: { message: string } }).error.message).toContain('came through a proxy');
   });
 
-  it('a caller from another address is named to the child as forwarded, so /metrics without METRICS_TOKEN refuses it', async () => {
+  it('a caller from another address is named to the child as forwarded, so /metrics without METRICS_TOKEN and /cron without CRON_SECRET refuse it', async () => {
     expect(await statusFrom('127.0.0.1', `${dev!.url}/metrics`)).toBe(200);
     expect(await statusFrom('127.0.0.2', `${dev!.url}/metrics`)).toBe(403);
+    expect(await statusFrom('127.0.0.2', `${dev!.url}/cron/keep-alive`)).toBe(403);
   });
 });
