@@ -16,13 +16,26 @@ declare module 'vitest' {
 }
 
 /** What `npm pack` needs of this checkout; packed from a copy, so its build never empties the dist/ other tests run. */
-const PACKED_FROM = ['src', 'drizzle', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'docs'];
+const PACKED_FROM = [
+  'src',
+  'drizzle',
+  'scripts',
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'README.md',
+  'LICENSE',
+  'CHANGELOG.md',
+  'docs',
+];
 
 /**
  * What a user installs, made once per run: a copy of this checkout, a file an
- * older build left in dist/ planted (the tarball must not carry it), the
- * `prepare` build as npm runs it, then `npm pack --ignore-scripts` (the build
- * just ran), into `dir`. The bench packs with it too.
+ * older build left in dist/ planted (the tarball must not carry it), then
+ * `npm pack` with its scripts as a release runs them (`prepack` builds and
+ * keeps `prepare` out of the packed package.json, `postpack` puts it back),
+ * into `dir`. The bench packs with it too.
  */
 export async function packCheckout(dir: string): Promise<{ tarball: string; files: string[] }> {
   const checkout = join(dir, 'checkout');
@@ -30,10 +43,9 @@ export async function packCheckout(dir: string): Promise<{ tarball: string; file
   symlinkSync(join(REPO_ROOT, 'node_modules'), join(checkout, 'node_modules'), 'dir');
   mkdirSync(join(checkout, 'dist', 'cron', 'jobs'), { recursive: true });
   writeFileSync(join(checkout, 'dist', 'cron', 'jobs', 'ghost-job.js'), 'export default { run() {} };\n');
-  await run('npm', ['run', 'prepare', '--loglevel=error'], { cwd: checkout, timeout: 240_000 });
-  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir, '--loglevel=error'], {
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir, '--loglevel=error'], {
     cwd: checkout,
-    timeout: 180_000,
+    timeout: 420_000,
     maxBuffer: 16 * 1024 * 1024,
   });
   const [packed] = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ filename: string; files: Array<{ path: string }> }>;

@@ -55,7 +55,7 @@ let packed: string[];
 let tool: string;
 
 /**
- * What a user gets: `npm pack` (which builds dist/ afresh through `prepare`),
+ * What a user gets: `npm pack` (which builds dist/ afresh through `prepack`),
  * the tarball installed into folders outside this repository, `hookrun init`
  * run from it, and the project installed on the same tarball.
  */
@@ -123,6 +123,7 @@ describe('the published package', () => {
     for (const needed of [
       'package.json',
       'README.md',
+      'LICENSE',
       'docs/getting-started.md',
       'dist/main.js',
       'dist/index.js',
@@ -139,7 +140,9 @@ describe('the published package', () => {
     expect(packed).not.toContain('dist/cron/jobs/ghost-job.js');
   });
 
-  it('installs into an empty folder: its public entry imports, its bin answers --help', async () => {
+  it('installs into an empty folder: no install script for npm to warn about, its public entry imports, its bin answers --help', async () => {
+    const installed = JSON.parse(readFileSync(join(tool, 'node_modules', 'hookrun', 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+    expect(['preinstall', 'install', 'postinstall', 'prepare'].filter((name) => installed.scripts?.[name] !== undefined)).toEqual([]);
     const api = await run(
       process.execPath,
       ['--input-type=module', '-e', "const m = await import('hookrun'); console.log(typeof m.defineJob, typeof m.defineHandler)"],

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { relativeLinks } from '../helpers/markdown-links.js';
 import { REPO_ROOT } from '../helpers/spawn-hookrun.js';
 
 /**
@@ -55,10 +56,8 @@ function anchors(text: string): Set<string> {
   return out;
 }
 
-/** Relative links of a page: `[text](target)`, outside code. */
-function links(text: string): string[] {
-  return [...text.replace(/```[\s\S]*?```/g, '').matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!).filter((t) => !/^[a-z]+:/i.test(t));
-}
+/** Relative links of a page, outside code (helpers/markdown-links.ts). */
+const links = relativeLinks;
 
 describe('the documentation', () => {
   it('README.md stays a front page', () => {
