@@ -2,7 +2,7 @@
 // matched from the repository root; the provider rules match a provider as src/webhooks/providers/<provider>.ts
 // or src/webhooks/providers/<provider>/….
 const PROVIDER_MAY_REACH = '^src/(webhooks/|errors[.]ts$|secure-compare[.]ts$)';
-const LEAVES = '^src/(errors|clock|backoff|secure-compare|since|deadline)[.]ts$';
+const LEAVES = '^src/(errors|clock|backoff|secure-compare|since|deadline|version)[.]ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

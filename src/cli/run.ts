@@ -1,11 +1,9 @@
-import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { useProjectDir } from '../config/config.js';
 import { ConfigError } from '../errors.js';
 import { withCliIo, type CliIo } from './io.js';
 import { EXIT_CODES } from './output.js';
-
-const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
+import { HOOKRUN_VERSION } from '../version.js';
 
 /**
  * Each command group's module, in `--help` order, with the command names it
@@ -57,7 +55,7 @@ function newProgram(io: CliIo): Command {
   return new Command()
     .name('hookrun')
     .description('Verified, durable, exactly-once webhooks and scheduled jobs.')
-    .version(version, '-v, --version', 'print the hookrun version')
+    .version(HOOKRUN_VERSION, '-v, --version', 'print the hookrun version')
     .option('--project <dir>', 'the project folder: its jobs/, handlers/, platform.json and .env (default: the working directory)')
     .showHelpAfterError('(hookrun <command> --help shows how to use it)')
     .configureOutput({ writeOut: (text) => io.stdout(text), writeErr: (text) => io.stderr(text) })

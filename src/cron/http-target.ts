@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import type { Config } from '../config/config.js';
 import { ConfigError } from '../errors.js';
 import type { CronEntry } from '../config/platform-entries.js';
@@ -8,11 +7,10 @@ import { displayPath } from '../module-files.js';
 import type { RunLimits } from './limits-sql.js';
 import { parsePeriod } from '../flow/period.js';
 import { JOB_NAME, type JobRegistry } from './registry.js';
-
-const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
+import { HOOKRUN_VERSION } from '../version.js';
 
 /** What an HTTP target sees, as Vercel Cron sends `vercel-cron/1.0`. */
-export const CRON_USER_AGENT = `hookrun-cron/${version}`;
+export const CRON_USER_AGENT = `hookrun-cron/${HOOKRUN_VERSION}`;
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '0.0.0.0', '[::]']);
 

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { HOOKRUN_VERSION } from '../version.js';
 import { choiceEnvName, defaultProvider, isChoosable, PROVIDERS_BY_ROUTE, type Source, SOURCES } from '../webhooks/providers/index.js';
 import type { ProviderDefinition } from '../webhooks/provider.js';
 import { renderDocsPage } from './docs-page.js';
@@ -127,7 +128,7 @@ function cronRoute(method: 'get' | 'post', note: string): Json {
  * headers, answers and error codes (the error contract of docs/design.md). Hand-written
  * beside the routes; a test checks it lists every route the app registers.
  */
-export function buildOpenApiDocument(version: string = '0.1.0', custom: readonly ProviderDefinition[] = []): Json {
+export function buildOpenApiDocument(version: string = HOOKRUN_VERSION, custom: readonly ProviderDefinition[] = []): Json {
   return {
     openapi: '3.1.0',
     info: { title: 'hookrun', version, description: 'Verified, durable, exactly-once webhooks and scheduled jobs. Errors are `{"error":{"code","message"}}`.' },

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDistBuilt } from '../helpers/build-dist.js';
 import { runCliInProcess, type CliResult } from '../helpers/cli.js';
 import { SECRETS } from '../helpers/config.js';
+import { PACKAGE_VERSION } from '../helpers/package-version.js';
 import { assertNoSecretLeaks, recordCapture } from '../helpers/secret-scan.js';
 import { REPO_ROOT, baseEnv, pollUntil, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
 
@@ -190,7 +191,7 @@ describe('hookrun CLI (in-process; --version, usage and help through the spawned
 
   it('--version; a usage error is one line and a hint, not the whole help; --data takes inline JSON; empty listings say what matched', async () => {
     const version = await spawned(['--version'], env);
-    expect([version.code, version.stdout.trim()]).toEqual([0, '0.1.0']);
+    expect([version.code, version.stdout.trim()]).toEqual([0, PACKAGE_VERSION]);
     const usage = await spawned(['send', 'auth'], env);
     expect(usage.code).toBe(2);
     expect(usage.stderr.trim().split('\n')).toEqual([

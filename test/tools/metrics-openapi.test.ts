@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgliteDatabase, type TestDatabase } from '../helpers/db.js';
 import { SECRETS } from '../helpers/config.js';
+import { PACKAGE_VERSION } from '../helpers/package-version.js';
 import { createMetricsRoute, METRICS_RENDER_MS, METRICS_SAMPLE_MS } from '../../src/http/metrics.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
@@ -71,9 +72,13 @@ describe('GET /metrics and GET /openapi.json', () => {
     expect(counted).toBe(2);
   });
 
-  it('describes every route the app serves, with its method', async () => {
-    const doc = (await (await tools.app.request('/openapi.json')).json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
-    expect(doc.openapi).toBe('3.1.0');
+  it('describes every route the app serves, with its method, as of the version package.json names', async () => {
+    const doc = (await (await tools.app.request('/openapi.json')).json()) as {
+      openapi: string;
+      info: { version: string };
+      paths: Record<string, Record<string, unknown>>;
+    };
+    expect([doc.openapi, doc.info.version]).toEqual(['3.1.0', PACKAGE_VERSION]);
     const served = tools.app.routes
       .filter((r) => r.method !== 'ALL' && !r.path.includes('*'))
       .map((r) => ({ method: r.method.toLowerCase(), path: r.path.replace(/:(\w+)/g, '{$1}').replace(/(.)\/$/, '$1') }));
