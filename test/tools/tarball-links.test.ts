@@ -4,6 +4,7 @@ import { posix } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { relativeLinks } from '../helpers/markdown-links.js';
+import { PACKAGE_VERSION } from '../helpers/package-version.js';
 import { REPO_ROOT } from '../helpers/spawn-hookrun.js';
 
 const run = promisify(execFile);
@@ -50,4 +51,12 @@ describe('the tarball', () => {
     }
     expect(broken).toEqual([]);
   }, 60_000);
+
+  it('the install steps of the shipped pages name the tarball this version packs', async () => {
+    const named = (await packedFiles())
+      .filter((f) => f.endsWith('.md'))
+      .flatMap((page) => [...readFileSync(posix.join(REPO_ROOT, page), 'utf8').matchAll(/\bhookrun-\d+\.\d+\.\d+\.tgz\b/g)].map((m) => `${page}: ${m[0]}`));
+    expect(named.length).toBeGreaterThan(0);
+    expect(named.filter((entry) => !entry.endsWith(`: hookrun-${PACKAGE_VERSION}.tgz`))).toEqual([]);
+  });
 });
