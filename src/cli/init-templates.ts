@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
-/** The files `hookrun init` writes, by path in the new project, for a project named `name` on hookrun `version`. */
-export function projectFiles(name: string, version: string): Record<string, string> {
+/** The files `hookrun init` writes, by path in the new project, for a project named `name` depending on hookrun as `hookrunSpec`. */
+export function projectFiles(name: string, hookrunSpec: string): Record<string, string> {
   return {
     'package.json': `${JSON.stringify(
       {
@@ -10,7 +10,7 @@ export function projectFiles(name: string, version: string): Record<string, stri
         type: 'module',
         scripts: { dev: 'hookrun dev', start: 'hookrun start', test: 'tsc --noEmit' },
         engines: { node: '>=20.19' },
-        dependencies: { hookrun: `^${version}` },
+        dependencies: { hookrun: hookrunSpec },
         devDependencies: { '@clerk/backend': '^3.25.0', '@types/node': '^20.19.0', typescript: '^5.9.0' },
       },
       null,
