@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../errors.js';
@@ -11,8 +10,7 @@ import { formatInitReport } from './init-report.js';
 import { projectFiles } from './init-templates.js';
 import { cliIo } from './io.js';
 import { say } from './output.js';
-
-const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
+import { HOOKRUN_VERSION } from '../version.js';
 
 /** This hookrun's own folder (its package.json's), where its install left the trace of where it came from. */
 const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -55,7 +53,7 @@ export function initProject(dir: string, packageRoot: string = PACKAGE_ROOT): In
   const pkg = typeof pkgText === 'string' ? parsePackageJson(pkgText, pkgFile) : undefined;
   const appSpec = pkg && dependencySpec(pkg, 'hookrun');
   const fromInstall = appSpec === undefined ? installedSpec(packageRoot, dir) : undefined;
-  const hookrunSpec = appSpec ?? fromInstall ?? `^${version}`;
+  const hookrunSpec = appSpec ?? fromInstall ?? `^${HOOKRUN_VERSION}`;
   const specSource: SpecSource = appSpec !== undefined ? 'app' : fromInstall !== undefined ? 'installed' : 'version';
   const ours = projectFiles(packageName(dir), hookrunSpec);
   const files = pkg === undefined || pkg.type === 'module' ? ours : asModules(ours);
