@@ -2,7 +2,7 @@
 // matched from the repository root; the provider rules match a provider as src/webhooks/providers/<provider>.ts
 // or src/webhooks/providers/<provider>/….
 const PROVIDER_MAY_REACH = '^src/(webhooks/|errors[.]ts$|secure-compare[.]ts$)';
-const LEAVES = '^src/(errors|clock|backoff|secure-compare|since|deadline|version)[.]ts$';
+const LEAVES = '^src/(errors|clock|backoff|secure-compare|deadline|version)[.]ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -21,6 +21,13 @@ module.exports = {
       comment: 'The leaf modules import nothing local.',
       from: { path: LEAVES },
       to: { dependencyTypes: ['local'] },
+    },
+    {
+      name: 'time-is-a-leaf-folder',
+      severity: 'error',
+      comment: 'The duration grammar and the date reader (src/time/) import nothing local outside their folder.',
+      from: { path: '^src/time/' },
+      to: { dependencyTypes: ['local'], pathNot: '^src/time/' },
     },
     {
       name: 'providers-below-config',

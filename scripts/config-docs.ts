@@ -38,6 +38,37 @@ function choiceRows(): string[] {
   });
 }
 
+/** The two formats every other page links to: one duration grammar (src/time/duration.ts), one date reader (src/time/instant.ts). */
+const FORMAT_SECTIONS = [
+  '## Durations',
+  '',
+  "Every duration hookrun reads has one grammar: a handler's flow options (`rateLimit.period`, `debounce.period`, `debounce.maxWait`,",
+  "`batch.maxWait`), a job's `catchUpWindow` (in its file or in platform.json), an HTTP target's `rateLimit.period`, and `--since`",
+  "(`hookrun reconcile`, `hookrun events pull`, the admin API's reconcile `since`), where it counts back from now.",
+  '',
+  '- a number: milliseconds (`1000`); not in `--since`, which is text',
+  "- a number and a unit, `ms`, `s`, `m`, `h`, `d` or `w` (any case, a space allowed before it): `'500ms'`, `'1.5s'`, `'30s'`, `'5m'`, `'12h'`, `'3d'`, `'1w'`",
+  '- zero only where it means none (`catchUpWindow`); a period or a wait is longer than zero',
+  '',
+  'Anything else is refused with one message, wherever it was written: `rateLimit.period "30 secs" is not a duration: write milliseconds',
+  "(a number) or a number and a unit, like '500ms', '30s', '5m', '1h', '1d' or '1w'.` (platform.json adds the file and the entry before it).",
+  '',
+  '## Dates and times',
+  '',
+  'Every date or time a person types is read by one rule: `from` and `to` of the events list and of a bulk replay (admin API,',
+  "console, `hookrun events list|replay --from --to`), a cron backfill's range (`hookrun cron backfill`, the console's form, the",
+  'admin API) and a `--since` (or `since`) that is not a duration.',
+  '',
+  '- ISO 8601 only: a date `2026-11-20` (its midnight), or a date and time `2026-11-20T08:00`, `2026-11-20T08:00:30.250` (`T` or a space)',
+  '- with an offset (`Z`, `+01:00`, `-0530`, `+02`), it is that instant: `2026-11-20T08:00:00+01:00` is 07:00 UTC',
+  '- without one, it is UTC, as every time hookrun shows is UTC: never the zone of the server or of the machine running the CLI, so',
+  "  the same text selects the same events everywhere. The console's `datetime-local` fields send no offset and are labelled UTC, so",
+  '  the events list, its Replay button and its time links select the same window on a server in any zone',
+  '- anything else (`yesterday`, `Jan 31 2025`, `2026-02-30`) is refused: `from "yesterday" is not a date or time: write an ISO 8601',
+  '  date or time: 2026-11-20 or 2026-11-20T08:00 (both UTC), or 2026-11-20T08:00:00+01:00 (that offset).`',
+  '',
+];
+
 /** The whole page, as committed. */
 export function renderConfigurationPage(): string {
   return [
@@ -71,6 +102,7 @@ export function renderConfigurationPage(): string {
     '|---|---|',
     ...Object.entries(PLATFORM_JSON_KEYS).map(([key, text]) => `| \`${key}\` | ${cell(text)} |`),
     '',
+    ...FORMAT_SECTIONS,
   ].join('\n');
 }
 

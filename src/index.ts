@@ -34,7 +34,7 @@ export type {
 } from './api/define-handler.js';
 /** Flow control options on a handler: concurrency, rate, debounce, priority, order by key. */
 export type { BatchOptions, FlowKey, FlowOptions } from './api/flow-options.js';
-/** A duration flow options take: milliseconds or "500ms", "1s", "10m", "1h", "1d". */
+/** A duration, as flow options and job policies take it: milliseconds or "500ms", "30s", "10m", "1h", "1d", "1w". */
 export type { Period } from './api/flow-options.js';
 /** The event names `on` accepts and the payload type each one gives `run`. */
 export type { CustomSenders, DatabaseChange, EventName, EventOf } from './api/event-types.js';

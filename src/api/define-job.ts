@@ -66,7 +66,7 @@ export interface JobPolicies {
   timeoutMs?: number;
   overlap?: OverlapPolicy;
   catchUp?: CatchUpPolicy;
-  /** With catchUp `all`: missed ticks older than this are dropped (ms or `12h`; default 24 h). */
+  /** With catchUp `all`: missed ticks older than this are dropped (a duration: ms or `'30s'`, `'12h'`, `'1d'`; default 24 h). */
   catchUpWindow?: number | string;
   /** With catchUp `all`: at most this many missed ticks run (default 24). */
   catchUpMax?: number;

@@ -1,7 +1,7 @@
 /** Flow control options as a handler file writes them (checked by the engine's flow/options.ts when the project loads). */
 
-/** A duration as flow options take it: milliseconds, or a string such as `'500ms'`, `'1s'`, `'10m'`, `'1h'`, `'1d'`. */
-export type Period = number | `${number}${'ms' | 's' | 'm' | 'h' | 'd'}`;
+/** A duration, hookrun's one grammar (docs/configuration.md#durations): milliseconds, or a string such as `'500ms'`, `'30s'`, `'10m'`, `'1h'`, `'1d'`, `'1w'`. */
+export type Period = number | `${number}${'ms' | 's' | 'm' | 'h' | 'd' | 'w'}`;
 
 /** What a flow option groups deliveries by: a function of the event (a customer id, an account); strings over 256 characters are hashed. */
 export type FlowKey<Ev> = (event: Ev) => string | number;

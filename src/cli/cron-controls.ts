@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { BackfillPlan, PauseState } from '../cron/controls.js';
 import type { CronRunRow } from '../cron/runs-sql.js';
 import { withAdminClient } from './admin-client.js';
-import { adminAction, EXIT_CODES, printJson, say, shortTime } from './output.js';
+import { adminAction, EXIT_CODES, instantOption, printJson, say, shortTime } from './output.js';
 import { setExitCode, loadCliConfig } from './io.js';
 
 /** `keep-alive` or `/cron/keep-alive`: the job's name. */
@@ -49,8 +49,8 @@ export function registerCronControls(cron: Command): void {
     .command('backfill')
     .description('run the ticks of a past range that have no run yet, each once, oldest first')
     .argument('<job>', 'job name')
-    .requiredOption('--from <date>', 'first tick time, ISO (2026-11-20 or 2026-11-20T08:00:00Z)')
-    .requiredOption('--to <date>', 'last tick time, ISO, not in the future')
+    .requiredOption('--from <date>', 'first tick time (2026-11-20 or 2026-11-20T08:00:00Z; without an offset, UTC)', instantOption('--from'))
+    .requiredOption('--to <date>', 'last tick time (without an offset, UTC), not in the future', instantOption('--to'))
     .option('--dry-run', 'only list the ticks and which already have a run')
     .option('--json', 'print JSON')
     .addHelpText(

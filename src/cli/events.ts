@@ -1,9 +1,9 @@
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { FILTER_STATUSES } from '../db/events.js';
 import { withAdminClient } from './admin-client.js';
 import { cliActor, registerReplaysCommand, runBulkReplay, type BulkReplayFlags } from './events-bulk-replay.js';
 import { registerPullCommand } from './pull.js';
-import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, say, shortTime, warn } from './output.js';
+import { adminAction, EXIT_CODES, instantOption, positiveInt, printJson, printListing, say, shortTime, warn } from './output.js';
 import { loadCliConfig } from './io.js';
 
 /** An event as the admin API lists it (dates as ISO strings). */
@@ -98,15 +98,6 @@ function emptyListMessage(flags: ListFlags): string {
   return filters.length > 0 ? `No events with ${filters.join(', ')}.` : 'No events yet. Send one with: hookrun send auth user.created';
 }
 
-/** A time flag as the ISO time the API takes: any date `Date` reads (`2025-01-31`, `2025-01-31T09:00Z`). */
-function isoTime(flag: string): (value: string) => string {
-  return (value) => {
-    const ms = Date.parse(value);
-    if (Number.isNaN(ms)) throw new InvalidArgumentError(`${flag} takes a date or an ISO time, e.g. 2025-01-31T09:00:00Z.`);
-    return new Date(ms).toISOString();
-  };
-}
-
 const statusOption = () =>
   new Option('--status <status>', "only this status (with --handler: that handler's delivery's, which may also be running, parked or debounced)").choices(
     FILTER_STATUSES,
@@ -126,8 +117,8 @@ export function registerEventsCommands(program: Command): void {
     .option('--type <type>', 'only this event type, e.g. user.created')
     .option('--parked', "only events a handler parked (an order: 'key' handler out of attempts: its key went on without them; replay once fixed)")
     .option('--handler <name>', 'only events with a delivery to this handler (its file name); with --status, the status of that delivery')
-    .option('--from <time>', 'received at or after this time (ISO, e.g. 2025-01-31T09:00:00Z)', isoTime('--from'))
-    .option('--to <time>', 'received before this time (ISO)', isoTime('--to'))
+    .option('--from <time>', 'received at or after this time (e.g. 2025-01-31T09:00:00Z; without an offset, UTC)', instantOption('--from'))
+    .option('--to <time>', 'received before this time (e.g. 2025-01-31; without an offset, UTC)', instantOption('--to'))
     .option('--where <match>', 'a payload value: "path = value" (equals) or "path ~ value" (contains), e.g. "data.object.customer = cus_123"')
     .option('--limit <n>', `how many (max ${PAGE})`, positiveInt('--limit', PAGE), 20)
     .option('--cursor <cursor>', 'continue after a previous page (printed when there is more)')
@@ -213,8 +204,8 @@ function registerEventsReplayCommand(events: Command): void {
     .addOption(sourceOption())
     .option('--type <type>', 'only this event type')
     .option('--where <match>', 'a payload value: "data.object.customer = cus_123" or "path ~ text"')
-    .option('--from <iso>', 'received at or after this time (ISO)')
-    .option('--to <iso>', 'received before this time (ISO)')
+    .option('--from <time>', 'received at or after this time (without an offset, UTC)', instantOption('--from'))
+    .option('--to <time>', 'received before this time (without an offset, UTC)', instantOption('--to'))
     .option('--handler <name>', "run only this handler again (its file name), not the events' others")
     .option('--rate <n>', 'bulk: events put back per second (1-1000, default 10)', positiveInt('--rate', 1000))
     .option('--dry-run', 'bulk: only say how many would be replayed, which are skipped and which handlers run')

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { readInstant, INSTANT_HINT } from '../time/instant.js';
 import { writeOut, writeErr, setExitCode, cliIo } from './io.js';
 
 /** Exit codes scripts can rely on (cli/run.ts maps thrown errors; commands set a soft failure with setExitCode). */
@@ -136,5 +137,18 @@ export function positiveInt(name: string, max: number): (value: string) => numbe
     const n = Number(value);
     if (!Number.isInteger(n) || n < 1 || n > max) throw new InvalidArgumentError(`${name} must be a whole number from 1 to ${max}, not "${value}".`);
     return n;
+  };
+}
+
+/**
+ * Parse a date or time option (`--from`, `--to`) by the one rule of
+ * time/instant.ts (without an offset: UTC, never this machine's zone) into
+ * the ISO instant the admin API takes; a bad value is a usage error (exit 2).
+ */
+export function instantOption(name: string): (value: string) => string {
+  return (value: string) => {
+    const at = readInstant(value);
+    if (!at) throw new InvalidArgumentError(`${name} "${value.slice(0, 40)}" is not a date or time: ${INSTANT_HINT}.`);
+    return at.toISOString();
   };
 }

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { EVENT_STATUSES } from '../db/events.js';
-import { parseSince } from '../since.js';
+import { parseSince } from '../time/since.js';
 import { remoteToken } from './listen.js';
 import { EXIT_CODES, printJson, say, warn } from './output.js';
 import { deliverLocally, isLoopbackUrl, relayLine, remoteApiBase, type LocalAnswer, type RemoteEvent } from './relay.js';

@@ -5,7 +5,7 @@ import type { JobPolicies } from '../api/define-job.js';
 import { DEFAULT_JOB_TIMEOUT_MS, resolveJob, type ResolvedJob } from './job.js';
 import { displayPath } from '../module-files.js';
 import type { RunLimits } from './limits-sql.js';
-import { parsePeriod } from '../flow/period.js';
+import { DurationError, parseDuration } from '../time/duration.js';
 import { JOB_NAME, type JobRegistry } from './registry.js';
 import { HOOKRUN_VERSION } from '../version.js';
 
@@ -58,9 +58,13 @@ function targetLimits(entry: CronEntry, where: string): RunLimits | undefined {
     if (typeof rateLimit !== 'object' || rateLimit === null || Array.isArray(rateLimit) || Object.keys(rateLimit).some((k) => k !== 'limit' && k !== 'period'))
       throw fail('rateLimit', `must be an object with "limit" and "period" only, ${example}.`);
     const { limit, period } = rateLimit as Record<string, unknown>;
-    const periodMs = parsePeriod(period);
-    if (periodMs === undefined)
-      throw fail('rateLimit.period', `${shown(period)} is not a duration; write one like "1s", "1m" or "1h" (or a number of ms), ${example}.`);
+    let periodMs: number;
+    try {
+      periodMs = parseDuration(period, 'rateLimit.period');
+    } catch (error) {
+      if (error instanceof DurationError) throw new ConfigError(`${where}: ${error.message}`);
+      throw error;
+    }
     if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > periodMs)
       throw fail('rateLimit.limit', `${shown(limit)} is not a whole number from 1 to ${periodMs} (at most one start per ms); write one ${example}.`);
     limits.rate = { limit: limit as number, periodMs };
@@ -142,7 +146,7 @@ export function withHttpTargets(files: JobRegistry, config: Pick<Config, 'crons'
     try {
       jobs.set(entry.name, httpTargetJob({ ...entry, name: entry.name, url: entry.url }, limits));
     } catch (error) {
-      throw new ConfigError(`${where}: ${(error as Error).message.replace(/^defineJob: /, '')}.`);
+      throw new ConfigError(`${where}: ${(error as Error).message.replace(/^defineJob: /, '').replace(/\.$/, '')}.`);
     }
   });
   return jobs;

@@ -7,7 +7,7 @@ import type { RunLimits } from './limits-sql.js';
 import type { Logger } from '../log.js';
 import type { CatchUpPolicy, JobPolicies, OverlapPolicy, RetryPolicy } from '../api/define-job.js';
 import { backoffMs } from '../backoff.js';
-import { parseDuration } from '../since.js';
+import { parseDuration } from '../time/duration.js';
 import { isTimeZone, TIME_ZONE_EXAMPLES } from './time-zone.js';
 
 /**
@@ -118,7 +118,7 @@ export function resolveJob(spec: EngineJobSpec): ResolvedJob {
   if (!['latest', 'none', 'all'].includes(catchUp)) throw new TypeError('defineJob: catchUp must be "latest", "none" or "all"');
   let catchUpWindowMs: number;
   try {
-    catchUpWindowMs = parseDuration(spec.catchUpWindow ?? DEFAULT_CATCH_UP_WINDOW_MS, 'catchUpWindow');
+    catchUpWindowMs = parseDuration(spec.catchUpWindow ?? DEFAULT_CATCH_UP_WINDOW_MS, 'catchUpWindow', { zero: true });
   } catch (error) {
     throw new TypeError(`defineJob: ${(error as Error).message}`);
   }

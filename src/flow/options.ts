@@ -1,5 +1,5 @@
 import { FLOW_OPTION_NAMES } from '../api/flow-options.js';
-import { parsePeriod } from './period.js';
+import { parseDuration } from '../time/duration.js';
 
 /** The engine's reading of a handler's flow options: checked, with periods in milliseconds. */
 export interface FlowPlan {
@@ -26,11 +26,7 @@ function limitOf(option: string, value: unknown, example: string): number {
   return value as number;
 }
 
-function periodOf(option: string, value: unknown): number {
-  const ms = parsePeriod(value);
-  if (ms === undefined) throw new Error(`${option} must be a duration such as '500ms', '1s', '10m', '1h' or a number of milliseconds (got ${shown(value)}).`);
-  return ms;
-}
+const periodOf = (option: string, value: unknown): number => parseDuration(value, option);
 
 function keyOf(option: string, value: unknown): FlowPlan['key'] {
   if (value === undefined) return undefined;

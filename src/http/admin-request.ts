@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { z } from 'zod';
 import { AppError } from '../errors.js';
+import { InstantError, parseInstant } from '../time/instant.js';
 import { firstIssue } from './admin-schemas.js';
 
 /** Parse with zod; a bad value is a 400 `bad_request` that names the field. */
@@ -17,12 +18,14 @@ export function eventId(c: Context): number {
   return Number(raw);
 }
 
-/** A date the caller wrote as ISO (`2026-11-20`, `2026-11-20T08:00:00Z`); a 400 naming it otherwise. */
-export function isoDate(text: string, name: string): Date {
-  const ms = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : NaN;
-  if (!Number.isFinite(ms))
-    throw new AppError('bad_request', `The range's ${name} "${text.slice(0, 40)}" is not an ISO date like 2026-11-20 or 2026-11-20T08:00:00Z.`);
-  return new Date(ms);
+/** A date or time the caller wrote (`from`, `to`), read by the one rule of time/instant.ts; a 400 naming it otherwise. */
+export function requestInstant(text: string, name: string): Date {
+  try {
+    return parseInstant(text, name);
+  } catch (error) {
+    if (error instanceof InstantError) throw new AppError('bad_request', error.message);
+    throw error;
+  }
 }
 
 /** The request's JSON body: a 400 saying to send one when it is not JSON. */

@@ -21,6 +21,8 @@ export const sourceName = z
   .string()
   .regex(/^[a-z][a-z0-9-]{0,31}$/, "a source is a route name like payments, auth or a platform.json sender's (lower-case letters, digits and -)")
   .describe("only this source: a shipped route (payments, auth, …) or a platform.json sender's");
+/** A date or time as a person types it; read by time/instant.ts's one rule (an ISO 8601 date or time; without an offset, UTC). */
+export const instantText = z.string().min(1).max(40);
 const eventType = z.string().min(1).max(255).describe('exact event type, e.g. user.created');
 
 /** `GET /api/events` */
@@ -35,8 +37,8 @@ export const eventListQuery = z.object({
   type: eventType.optional(),
   parked: z.enum(['true', 'false']).optional().describe("`true`: only events with a handler delivery parked (an `order: 'key'` handler out of attempts)"),
   handler: handlerName.optional().describe('only events with a delivery to this handler (with `status`: the status of that delivery)'),
-  from: z.iso.datetime({ offset: true }).optional().describe('received at or after this time (ISO 8601, e.g. 2025-01-31T09:00:00Z)'),
-  to: z.iso.datetime({ offset: true }).optional().describe('received before this time (ISO 8601)'),
+  from: instantText.optional().describe('received at or after this time (e.g. 2025-01-31T09:00:00Z; without an offset, UTC)'),
+  to: instantText.optional().describe('received before this time (e.g. 2025-01-31; without an offset, UTC)'),
   search: z.string().min(1).max(255).optional().describe('an id, an exact idempotency key, or the start of a type (`invoice.` finds `invoice.paid`)'),
   where: z
     .string()
@@ -86,12 +88,10 @@ export const runQuery = z.object({ trigger: z.enum(['http', 'cli']).default('htt
 /** `POST /api/cron/jobs/{job}/resume` */
 export const resumeBody = z.object({ catchUp: z.boolean().default(false).describe("also run the ticks skipped while paused (by the job's catch-up policy)") });
 
-const isoDate = z.string().min(1).max(40);
-
 /** `POST /api/cron/jobs/{job}/backfill` */
 export const backfillBody = z.object({
-  from: isoDate.describe('first tick time (inclusive), ISO'),
-  to: isoDate.describe('last tick time (inclusive), ISO, not in the future'),
+  from: instantText.describe('first tick time (inclusive; without an offset, UTC)'),
+  to: instantText.describe('last tick time (inclusive; without an offset, UTC), not in the future'),
   dryRun: z.boolean().default(false).describe('only list the ticks and which already have a run'),
 });
 

@@ -4,7 +4,7 @@ import { MIRROR_TABLES, listMirrorRows, type MirrorTable } from '../db/mirror-re
 import { AppError } from '../errors.js';
 import { parseReconcileSince } from '../payments-api/reconcile.js';
 import { bearerToken, secureEqual } from '../secure-compare.js';
-import { isoDate, parse, readJson } from './admin-request.js';
+import { parse, readJson, requestInstant } from './admin-request.js';
 import { addEventRoutes } from './event-routes.js';
 import { createErrorHandler, errorResponse } from './errors.js';
 import { addHandlerRoutes } from './handler-routes.js';
@@ -131,7 +131,7 @@ function addCronRoutes(app: Hono, deps: AdminApiDeps): void {
 
   app.post('/cron/jobs/:job/backfill', async (c) => {
     const body = parse(backfillBody, await readJson(c));
-    const plan = await cron.backfill(c.req.param('job'), { from: isoDate(body.from, 'from'), to: isoDate(body.to, 'to'), dryRun: body.dryRun });
+    const plan = await cron.backfill(c.req.param('job'), { from: requestInstant(body.from, 'from'), to: requestInstant(body.to, 'to'), dryRun: body.dryRun });
     if (!plan.dryRun) deps.log.info({ job: plan.job, from: plan.from, to: plan.to, queued: plan.queued }, 'cron ticks backfilled by the admin API');
     return c.json(plan);
   });

@@ -3,6 +3,7 @@ import { parsePayloadMatch, type PayloadMatch } from '../db/event-filter.js';
 import { EVENT_STATUSES, type ListEventsQuery } from '../db/events.js';
 import { AppError } from '../errors.js';
 import type { eventListQuery } from './admin-schemas.js';
+import { requestInstant } from './admin-request.js';
 
 /** A `where` payload search, or a 400 `bad_request` carrying parsePayloadMatch's message (what to type instead). */
 export function payloadMatchOf(text: string): PayloadMatch {
@@ -26,8 +27,8 @@ export function eventListFilter(q: z.infer<typeof eventListQuery>): ListEventsQu
     type: q.type,
     parked: q.parked === 'true',
     handler: q.handler,
-    from: q.from === undefined ? undefined : new Date(q.from),
-    to: q.to === undefined ? undefined : new Date(q.to),
+    from: q.from === undefined ? undefined : requestInstant(q.from, 'from'),
+    to: q.to === undefined ? undefined : requestInstant(q.to, 'to'),
     search: q.search,
     where: q.where === undefined ? undefined : payloadMatchOf(q.where),
     limit: q.limit,

@@ -4,13 +4,13 @@ import { parsePayloadMatch, type EventFilter } from '../db/event-filter.js';
 import { AppError } from '../errors.js';
 import { DEFAULT_RATE, MAX_RATE, MIN_RATE } from '../replay/batches.js';
 import { MAX_REPLAY_IDS, type ReplaySelection } from '../replay/selection.js';
-import { sourceName } from './admin-schemas.js';
+import { instantText, sourceName } from './admin-schemas.js';
+import { requestInstant } from './admin-request.js';
 
 const handlerName = z
   .string()
   .regex(/^[a-z0-9][a-z0-9-]*$/, 'a handler name: lowercase letters, digits and dashes (its file name)')
   .max(100);
-const isoDate = z.string().min(1).max(40);
 
 /** `POST /api/replays`: a selection (filter fields, or `ids`), which handler, how fast, a dry run or not, and who asks. */
 export const bulkReplayBody = z.object({
@@ -20,8 +20,8 @@ export const bulkReplayBody = z.object({
   handled_by: handlerName
     .optional()
     .describe('only events with a delivery to this handler (with `status`: the status of that delivery) (the events list’s `handler` filter)'),
-  from: isoDate.optional().describe('received at or after this time, ISO'),
-  to: isoDate.optional().describe('received before this time, ISO'),
+  from: instantText.optional().describe('received at or after this time (without an offset, UTC)'),
+  to: instantText.optional().describe('received before this time (without an offset, UTC)'),
   search: z.string().min(1).max(200).optional().describe('an id, an exact idempotency key, or the start of a type'),
   where: z.string().min(1).max(400).optional().describe('a payload value: `data.object.customer = cus_123` (equals) or `path ~ text` (contains)'),
   parked: z.boolean().optional().describe('only events with a parked handler delivery'),
@@ -49,14 +49,6 @@ export const replayListQuery = z.object({
     .optional()
     .describe('the `nextCursor` of the previous page'),
 });
-
-/** A date a person typed (ISO); a 400 naming it otherwise. */
-export function selectionDate(text: string, name: 'from' | 'to'): Date {
-  const ms = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : NaN;
-  if (!Number.isFinite(ms))
-    throw new AppError('bad_request', `The range's ${name} "${text.slice(0, 40)}" is not an ISO date like 2026-11-20 or 2026-11-20T08:00:00Z.`);
-  return new Date(ms);
-}
 
 /** A payload search a person typed; a 400 with its rule otherwise. */
 export function selectionWhere(text: string) {
@@ -87,8 +79,8 @@ export function selectionOf(fields: SelectionFields, ids: number[] | undefined):
     status: fields.status,
     type: fields.type,
     handler: fields.handler,
-    from: fields.from === undefined ? undefined : selectionDate(fields.from, 'from'),
-    to: fields.to === undefined ? undefined : selectionDate(fields.to, 'to'),
+    from: fields.from === undefined ? undefined : requestInstant(fields.from, 'from'),
+    to: fields.to === undefined ? undefined : requestInstant(fields.to, 'to'),
     search: fields.search,
     where: fields.where === undefined ? undefined : selectionWhere(fields.where),
     parked: fields.parked || undefined,

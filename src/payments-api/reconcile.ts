@@ -1,5 +1,5 @@
 import type { EventWriter } from '../db/event-writer.js';
-import { parseSince } from '../since.js';
+import { parseSince } from '../time/since.js';
 import { STRIPE_SAMPLE_TYPES } from '../webhooks/sample-events/types.js';
 import type { StripeApi } from './stripe-client.js';
 import { storeListedPages, type ListedEvent } from '../reconcile/store-events.js';

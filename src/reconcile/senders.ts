@@ -2,7 +2,7 @@ import type { Config } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import type { EventWriter } from '../db/event-writer.js';
 import { ConfigError } from '../errors.js';
-import { parseSince } from '../since.js';
+import { parseSince } from '../time/since.js';
 import type { KeyedApiSettings } from '../config/senders.js';
 import { createClerkApi, reconcileClerk } from './clerk.js';
 import { createGithubApi, GITHUB_REDELIVERY_DAYS, githubReady, reconcileGithub } from './github.js';

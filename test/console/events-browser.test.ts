@@ -82,7 +82,7 @@ describe.skipIf(!chromiumPresent())('console Events pages in headless Chromium',
       await page.goto(`${console_.base}/admin/events?where=${encodeURIComponent('data..x = 1')}`);
       expect(await page.textContent('[role="alert"]')).toContain('A payload path is');
       await page.goto(`${console_.base}/admin/events?from=not-a-time`);
-      expect(await page.textContent('[role="alert"]')).toContain('"from" is not a time');
+      expect(await page.textContent('[role="alert"]')).toContain('from "not-a-time" is not a date or time: write an ISO 8601 date or time');
 
       await page.goto(`${console_.base}/admin/events/${failedId}`);
       expect(await page.textContent('#next-step')).toContain('dead after 10 attempts');

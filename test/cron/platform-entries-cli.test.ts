@@ -74,7 +74,9 @@ describe('platform.json with a time zone and an HTTP target (spawned hookrun)', 
       ]),
     });
     expect(limited.code).toBe(78);
-    expect(limited.stderr).toContain('crons[0].rateLimit.period (target "billing-sync"): "often" is not a duration; write one like "1s", "1m" or "1h"');
+    expect(limited.stderr).toContain(
+      `crons[0]: rateLimit.period "often" is not a duration: write milliseconds (a number) or a number and a unit, like '500ms'`,
+    );
   });
 
   it('cron pause, resume and backfill from the CLI (no server: the runs happen here)', async () => {

@@ -166,7 +166,7 @@ describe('HTTP target limits: what platform.json may not say', () => {
     );
     expect(refused({ rateLimit: { limit: 2, period: '1s', key: 'x' } })).toThrow(/"limit" and "period" only/);
     expect(refused({ rateLimit: { limit: 2, period: 'fast' } })).toThrow(
-      /rateLimit\.period \(target "billing-sync"\): "fast" is not a duration; write one like "1s"/,
+      `platform.json crons[0]: rateLimit.period "fast" is not a duration: write milliseconds (a number) or a number and a unit, like '500ms', '30s', '5m', '1h', '1d' or '1w'.`,
     );
     expect(refused({ rateLimit: { limit: 0, period: '1s' } })).toThrow(/rateLimit\.limit \(target "billing-sync"\): 0 is not a whole number from 1 to 1000/);
     expect(refused({ rateLimit: { period: '1s' } })).toThrow(/rateLimit\.limit .*: undefined is not a whole number/);

@@ -28,7 +28,9 @@ describe('parseReconcileSince', () => {
     expect(parseReconcileSince('90m', NOW).getTime()).toBe(NOW - 90 * 60_000);
     expect(parseReconcileSince('1w', NOW).getTime()).toBe(NOW - 168 * HOUR);
     expect(parseReconcileSince('2026-11-20T08:00:00Z', NOW).toISOString()).toBe('2026-11-20T08:00:00.000Z');
-    expect(() => parseReconcileSince('yesterday', NOW)).toThrow(/not a duration \(90m, 12h, 3d, 1w\) or an ISO date/);
+    expect(() => parseReconcileSince('yesterday', NOW)).toThrow(
+      /--since "yesterday" is neither a duration back from now \(like 90m, 12h, 3d or 1w\) nor a date or time: write an ISO 8601 date/,
+    );
     expect(() => parseReconcileSince('31d', NOW)).toThrow(/Stripe keeps events for 30 days/);
     expect(() => parseReconcileSince('2027-01-01', NOW)).toThrow(/in the future/);
   });

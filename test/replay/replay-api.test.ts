@@ -73,7 +73,7 @@ describe('bulk replay admin API (PGlite)', () => {
       [{ ids: [1], status: 'dead' }, 'bad_request', /ids or filters, not both/],
       [{ where: 'no operator here' }, 'bad_request', /payload search \(where\)/],
       [{ status: 'dead', rate: 5000 }, 'bad_request', /^rate: /],
-      [{ from: 'yesterday' }, 'bad_request', /not an ISO date/],
+      [{ from: 'yesterday' }, 'bad_request', /^from "yesterday" is not a date or time: write an ISO 8601 date or time/],
       [{ status: 'ignored' }, 'bad_request', /Nothing to replay/],
       [{ ids: Array.from({ length: 1001 }, (_, i) => i + 1) }, 'bad_request', /^ids: /],
     ];

@@ -1,5 +1,6 @@
 import { parsePayloadMatch, type EventFilter } from '../../db/event-filter.js';
 import { DELIVERY_STATUSES, EVENT_STATUSES } from '../../db/events.js';
+import { InstantError, readInstant } from '../../time/instant.js';
 
 /** The query parameters the events list reads, in the order its links write them; the replay pages read the same. */
 export const FILTER_PARAMS = ['source', 'type', 'status', 'handler', 'from', 'to', 'q', 'where', 'parked'] as const;
@@ -32,16 +33,6 @@ export const eventsUrl = (filter: FilterQuery, extra: Record<string, string | nu
   return search ? `/admin/events?${search}` : '/admin/events';
 };
 
-/**
- * A time a person typed: a `datetime-local` value (`2025-01-31T09:00`, read as
- * UTC like every time the console shows) or a full ISO time.
- */
-export function parseTime(text: string): Date | undefined {
-  const local = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?$/.test(text);
-  const ms = Date.parse(local ? `${text}Z` : text);
-  return /^\d{4}-\d{2}-\d{2}/.test(text) && !Number.isNaN(ms) ? new Date(ms) : undefined;
-}
-
 /** A time as a `datetime-local` input's value, in UTC: `2025-01-31T09:00`. */
 export const localInput = (date: Date): string => date.toISOString().slice(0, 16);
 
@@ -65,9 +56,9 @@ export function eventFilterOf(query: FilterQuery): { filter: EventFilter; errors
   for (const side of ['from', 'to'] as const) {
     const text = query[side];
     if (!text) continue;
-    const at = parseTime(text);
+    const at = readInstant(text);
     if (at) filter[side] = at;
-    else errors.push(`"${side}" is not a time: give it as 2025-01-31T09:00 (UTC).`);
+    else errors.push(new InstantError(side, text).message);
   }
   if (query.where) {
     try {

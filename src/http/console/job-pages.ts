@@ -5,6 +5,7 @@ import { tickInZone } from '../../cron/time-zone.js';
 import type { CronRunRow } from '../../cron/runs-sql.js';
 import { AppError } from '../../errors.js';
 import type { AdminApiDeps } from '../admin.js';
+import { requestInstant } from '../admin-request.js';
 import { html, type SafeHtml } from '../html.js';
 import { csrfOf, formField, page } from './http.js';
 import { cronNotice, jobButtons, jobsTable, nextRunsText, runsTable, scheduleText } from './jobs.js';
@@ -42,13 +43,8 @@ ${extra.plan ? planList(extra.plan, job.timezone) : ''}<h2>Backfill</h2>${backfi
   return layout(`Job ${job.name}`, body, csrf, undefined, 'jobs');
 }
 
-/** A time typed in the form: `datetime-local` gives no zone, and the form says UTC. */
-function formTime(text: string | undefined, name: string): Date {
-  const value = (text ?? '').trim();
-  const ms = Date.parse(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(value) ? `${value}Z` : value);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || !Number.isFinite(ms)) throw new AppError('bad_request', `Give "${name}" as a date and time, e.g. 2026-06-01T08:00.`);
-  return new Date(ms);
-}
+/** A time typed in the form: `datetime-local` sends no offset, read as UTC (the one rule of time/instant.ts), as the form says. */
+const formTime = (text: string | undefined, name: string): Date => requestInstant(text ?? '', name);
 
 async function jobOrNotFound(c: Context, deps: AdminApiDeps): Promise<{ job?: JobStatus; jobs: JobStatus[]; response?: Response }> {
   const jobs = await deps.cron.listJobs(5);
