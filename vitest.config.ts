@@ -21,6 +21,7 @@ const PROCESS = [
   'test/db/embedded-fsync.test.ts',
   'test/db/pglite-thread.test.ts',
   'test/payments/reconcile-cli.test.ts',
+  'test/project/package-type-cli.test.ts',
   'test/reconcile/reconcile-cli.test.ts',
   'test/retention/prune-cli.test.ts',
   'test/service/no-worker.test.ts',

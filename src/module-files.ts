@@ -1,9 +1,10 @@
 import { readdirSync } from 'node:fs';
 import { extname, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { enableTypeScript } from './typescript-loader.js';
 
-/** The extensions a project's job and handler files may have (TypeScript runs without a build step). */
-export const PROJECT_EXTENSIONS: readonly string[] = ['.ts', '.mts', '.js', '.mjs'];
+/** The extensions a project's job and handler files may have (TypeScript runs without a build step; `.cjs` is CommonJS, requiring hookrun). */
+export const PROJECT_EXTENSIONS: readonly string[] = ['.ts', '.mts', '.js', '.mjs', '.cjs'];
 
 /** How a file is named in messages: relative to the working directory when inside it, else absolute. */
 export function displayPath(file: string | URL): string {
@@ -41,18 +42,6 @@ export function listModuleFiles(dir: URL, extensions: readonly string[]): Module
     throw error;
   }
   return files.map((file) => ({ url: new URL(file, dir), name: file.slice(0, file.length - extname(file).length), file }));
-}
-
-let typescript: Promise<unknown> | undefined;
-
-/**
- * Let `import()` load TypeScript (tsx's loader), once per process, the first
- * time a `.ts` project file is loaded: a project's jobs and handlers run
- * without a build step. Not under Vitest, which compiles TypeScript itself.
- */
-function enableTypeScript(): Promise<unknown> {
-  if ('__vitest_worker__' in globalThis) return Promise.resolve(); // a Vitest worker (not a process it spawned)
-  return (typescript ??= import('tsx/esm/api').then(({ register }) => register()));
 }
 
 /** The default export of a module file (TypeScript included). */

@@ -40,7 +40,8 @@ export async function buildNextApp(dir: string, tarball: string, project: Record
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), text);
   }
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'the-product', private: true, type: 'module' }, null, 2));
+  // As create-next-app writes it: no "type", so the project's .ts files sit in a CommonJS package.
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'the-product', private: true }, null, 2));
   await npm(['install', tarball, ...NEXT_PACKAGES], dir);
   await run(process.execPath, [join(dir, 'node_modules', 'next', 'dist', 'bin', 'next'), 'build'], {
     cwd: dir,

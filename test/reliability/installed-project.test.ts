@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -228,6 +228,35 @@ describe('a project made by hookrun init, on the installed tarball', () => {
     },
     120_000,
   );
+
+  it('serves the same project from a package without "type" (what `npm init -y` and create-next-app write): it type-checks, its handlers load, its job runs', async () => {
+    const plain = join(work, 'without-type');
+    cpSync(project, plain, { recursive: true, filter: (src) => ![join(project, 'node_modules'), join(project, '.data')].includes(src) });
+    symlinkSync(join(project, 'node_modules'), join(plain, 'node_modules'), 'dir');
+    const pkg = JSON.parse(readFileSync(join(plain, 'package.json'), 'utf8')) as { type?: string };
+    expect(pkg.type, 'hookrun init writes "type": "module"; this copy goes without').toBe('module');
+    delete pkg.type;
+    writeFileSync(join(plain, 'package.json'), JSON.stringify(pkg, null, 2));
+    await run('npx', ['tsc', '--noEmit'], { cwd: plain, timeout: 120_000 });
+    const dataDir = mkdtempSync(join(work, 'data-'));
+    const server = await spawnHookrun({
+      mainJs: join(plain, 'node_modules', 'hookrun', 'dist', 'main.js'),
+      cwd: plain,
+      env: { DATA_DIR: dataDir },
+      readyTimeoutMs: 60_000,
+    });
+    try {
+      const { handlers } = await admin<{ handlers: Array<{ name: string; registered: boolean }> }>(server, '/handlers');
+      const registered = handlers.filter((h) => h.registered).map((h) => h.name);
+      expect(registered).toEqual(expect.arrayContaining(['notify-sales', 'sync-crm', 'new-profile']));
+      const cron = await fetch(`${server.url}/cron/nightly-report`, { method: 'POST', headers: { authorization: `Bearer ${SECRETS.cron}` } });
+      expect(cron.status).toBe(200);
+      await pollUntil("the job's log line", 10_000, () => server.output().includes('nightly report ran') || undefined);
+    } finally {
+      await server.stop();
+      for (const dir of [plain, dataDir]) rmSync(dir, { recursive: true, force: true });
+    }
+  }, 240_000);
 
   it('starts on a data dir the previous release made (tables in public) and finds every old event', async () => {
     const dataDir = mkdtempSync(join(work, 'legacy-'));
