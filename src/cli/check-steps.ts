@@ -6,6 +6,7 @@ import { loadHandlers } from '../project/load-project.js';
 import { openServiceDatabase } from '../service.js';
 import { createVerifiers } from '../webhooks/verifiers.js';
 import { scheduledJobs } from './cron.js';
+import { embeddedHolderPid } from './local-database.js';
 
 /** One check `hookrun check` ran: its name, whether it passed, and what it found or why `hookrun start` would refuse. */
 export interface CheckOutcome {
@@ -37,9 +38,12 @@ function nearestExisting(path: string): string {
  * The embedded database: opened (locked, booted, one query) only when it has
  * been made, since opening an empty DATA_DIR would create it. Not made yet,
  * the check is that `hookrun start` can make it: the nearest existing folder
- * on its path is a writable folder.
+ * on its path is a writable folder. Held by a running hookrun (`hookrun dev`
+ * beside this check), it is not opened again: that process opened it.
  */
 async function checkEmbedded(config: Config): Promise<string> {
+  const holder = embeddedHolderPid(config);
+  if (holder !== undefined) return `embedded PGlite in ${config.dataDir}: open in the running hookrun (pid ${holder}), so not opened again`;
   if (existsSync(join(config.dataDir, 'pgdata', 'PG_VERSION'))) {
     const db = await openServiceDatabase(config);
     try {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCliInProcess } from '../helpers/cli.js';
 import { createEmptyPostgresDatabase } from '../helpers/db.js';
 import { HOOKRUN, useProjectDirs } from '../helpers/project-dir.js';
-import { baseEnv } from '../helpers/spawn-hookrun.js';
+import { baseEnv, seedDataDir } from '../helpers/spawn-hookrun.js';
 
 const handler = (on: string[]) => `import { defineHandler } from ${HOOKRUN};\nexport default defineHandler({ on: ${JSON.stringify(on)}, async run() {} });\n`;
 const job = `import { defineJob } from ${HOOKRUN};\nexport default defineJob({ run() {} });\n`;
@@ -87,5 +87,10 @@ describe('hookrun check runs the checks hookrun start runs, without starting', {
     const underAFile = await check(dir, { DATA_DIR: join(dir, 'jobs', 'nightly.ts', 'data') });
     expect(underAFile.code).toBe(78);
     expect(underAFile.stderr).toMatch(/database check failed: DATA_DIR .*: cannot be created \(.*nightly\.ts is not a writable folder\)/);
+
+    await seedDataDir(dataDir);
+    const made = await check(dir, { DATA_DIR: dataDir });
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stdout).toMatch(/^ {2}database +ok +embedded PGlite in .* opens$/m);
   });
 });
