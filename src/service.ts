@@ -1,5 +1,7 @@
 import type { Config } from './config/config.js';
 import { openDatabase } from './db/client.js';
+import type { Database } from './db/database.js';
+import type { Logger } from './log.js';
 import { explainDatabaseError } from './startup-errors.js';
 import type { RunningService, ServiceOptions } from './service-assembly.js';
 
@@ -14,33 +16,11 @@ export type { RunningService, ServiceOptions };
  * own thread beside that load instead of after it.
  */
 export async function startService(config: Config, options: ServiceOptions): Promise<RunningService> {
-  const { log } = options;
   const ownsDb = !options.db;
-  const opening =
-    options.db ??
-    openDatabase({
-      databaseUrl: config.databaseUrl,
-      pooler: config.pooler.mode,
-      directUrl: config.pooler.directUrl,
-      schema: config.schema,
-      namedStatements: config.preparedStatements,
-      dataDir: config.dataDir,
-      fsync: config.embeddedFsync,
-      onPoolError: (error) => log.warn({ err: { message: error.message } }, 'database connection lost; the pool reconnects on demand'),
-      onListenUnheard: (error) => log.warn({ err: { message: error.message } }, 'LISTEN does not hear NOTIFY; polling covers it'),
-      onListenLost: (error) => log.warn({ err: { message: error.message } }, 'LISTEN connection lost; opening it again (polling covers the gap)'),
-    });
+  const opening = options.db ?? openServiceDatabase(config, options.log);
   const assembly = import('./service-assembly.js');
   assembly.catch(() => undefined); // awaited below; an open that fails first must not leave it unhandled
   const db = await opening;
-  if (ownsDb && config.databaseUrl) {
-    // One round trip before the rest: a server out of reach or a missing database is said as what to set (DATABASE_URL).
-    const url = config.databaseUrl;
-    await db.query('SELECT 1').catch(async (error: unknown) => {
-      await db.close().catch(() => undefined);
-      throw explainDatabaseError(error, url);
-    });
-  }
   let assembleService;
   try {
     ({ assembleService } = await assembly);
@@ -49,4 +29,34 @@ export async function startService(config: Config, options: ServiceOptions): Pro
     throw error;
   }
   return assembleService(config, options, db, ownsDb);
+}
+
+/**
+ * Open the configured database as `hookrun start` does, and (PostgreSQL) make
+ * one round trip, so a server out of reach or a missing database is a
+ * ConfigError saying what to set (DATABASE_URL) before anything else runs.
+ * `hookrun check` opens it with this too; without `log`, connection trouble
+ * after the open goes unlogged (a caller that closes at once has none to see).
+ */
+export async function openServiceDatabase(config: Config, log?: Logger): Promise<Database> {
+  const db = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    pooler: config.pooler.mode,
+    directUrl: config.pooler.directUrl,
+    schema: config.schema,
+    namedStatements: config.preparedStatements,
+    dataDir: config.dataDir,
+    fsync: config.embeddedFsync,
+    onPoolError: (error) => log?.warn({ err: { message: error.message } }, 'database connection lost; the pool reconnects on demand'),
+    onListenUnheard: (error) => log?.warn({ err: { message: error.message } }, 'LISTEN does not hear NOTIFY; polling covers it'),
+    onListenLost: (error) => log?.warn({ err: { message: error.message } }, 'LISTEN connection lost; opening it again (polling covers the gap)'),
+  });
+  if (config.databaseUrl) {
+    const url = config.databaseUrl;
+    await db.query('SELECT 1').catch(async (error: unknown) => {
+      await db.close().catch(() => undefined);
+      throw explainDatabaseError(error, url);
+    });
+  }
+  return db;
 }

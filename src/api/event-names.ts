@@ -1,4 +1,5 @@
-import { CLERK_EVENT_TYPES, GITHUB_EVENT_NAMES, STRIPE_EVENT_TYPES, STRIPE_THIN_EVENT_TYPES } from './known-event-types.js';
+import { nearestKey } from '../nearest-key.js';
+import { CLERK_EVENT_TYPES, GITHUB_EVENT_ACTIONS, STRIPE_EVENT_TYPES, STRIPE_THIN_EVENT_TYPES } from './known-event-types.js';
 
 /** Where one `<provider>:<type>` of a handler's `on` list is received and stored. */
 export interface EventSelector {
@@ -38,12 +39,33 @@ const TYPE = /^[\w.:/-]{1,200}$/;
 const TABLE = /^[A-Za-z_][\w$]*(\.[A-Za-z_][\w$]*)?$/;
 const OPERATIONS = ['INSERT', 'UPDATE', 'DELETE'];
 
+/** ` Did you mean <name>?` when a known one is within a few edits of `given` (spelled whole by `spell`), as the compiler offers; '' otherwise. */
+function didYouMean(given: string, known: readonly string[], spell: (near: string) => string): string {
+  const near = nearestKey(given, known);
+  return near === undefined ? '' : ` Did you mean ${spell(near)}?`;
+}
+
+/** Why `github:<type>` is not one the compiler accepts (src/api/event-types.ts `GithubName`): the event, then its action. */
+function knownGithubType(type: string): string | undefined {
+  const dot = type.indexOf('.');
+  const event = dot < 0 ? type : type.slice(0, dot);
+  const action = dot < 0 ? undefined : type.slice(dot + 1);
+  const actions = GITHUB_EVENT_ACTIONS[event];
+  if (actions === undefined) {
+    const events = Object.keys(GITHUB_EVENT_ACTIONS);
+    return `"${event}" is not a GitHub event name (e.g. push, issues.opened).${didYouMean(event, events, (near) => `github:${near}${action === undefined ? '' : `.${action}`}`)}`;
+  }
+  if (action === undefined || actions === null || actions.includes(action)) return undefined;
+  if (actions.length === 0) return `GitHub's "${event}" event has no actions. Did you mean github:${event}?`;
+  return `"${action}" is not an action of GitHub's "${event}" event (${actions.join(', ')}).${didYouMean(action, actions, (near) => `github:${event}.${near}`)}`;
+}
+
 function knownType(prefix: string, type: string): string | undefined {
   if (prefix === 'stripe' && !STRIPE_EVENT_TYPES.includes(type) && !STRIPE_THIN_EVENT_TYPES.includes(type))
-    return `"${type}" is not a Stripe event type (see https://docs.stripe.com/api/events/types), nor a thin event type (v1.…, v2.…; https://docs.stripe.com/event-destinations#thin-payload)`;
-  if (prefix === 'clerk' && !CLERK_EVENT_TYPES.includes(type)) return `"${type}" is not a Clerk event type (e.g. user.created, organizationMembership.deleted)`;
-  if (prefix === 'github' && !GITHUB_EVENT_NAMES.includes(type.split('.')[0]!))
-    return `"${type.split('.')[0]}" is not a GitHub event name (e.g. push, issues.opened)`;
+    return `"${type}" is not a Stripe event type (see https://docs.stripe.com/api/events/types), nor a thin event type (v1.…, v2.…; https://docs.stripe.com/event-destinations#thin-payload).${didYouMean(type, [...STRIPE_EVENT_TYPES, ...STRIPE_THIN_EVENT_TYPES], (near) => `stripe:${near}`)}`;
+  if (prefix === 'clerk' && !CLERK_EVENT_TYPES.includes(type))
+    return `"${type}" is not a Clerk event type (e.g. user.created, organizationMembership.deleted).${didYouMean(type, CLERK_EVENT_TYPES, (near) => `clerk:${near}`)}`;
+  if (prefix === 'github') return knownGithubType(type);
   return undefined;
 }
 
@@ -72,7 +94,10 @@ export function parseEventName(name: unknown, setup: ReceivingSetup): EventSelec
   if (known === undefined) {
     if (setup.customRoutes.includes(prefix)) return { name, route: prefix, type: rest };
     const all = [...Object.keys(EVENT_PREFIXES), ...setup.customRoutes].join(', ');
-    throw new TypeError(`"${name}": no provider "${prefix}". Use one of: ${all} (a platform.json sender by its route).`);
+    const near = nearestKey(prefix, [...Object.keys(EVENT_PREFIXES), ...setup.customRoutes]);
+    throw new TypeError(
+      `"${name}": no provider "${prefix}".${near === undefined ? '' : ` Did you mean ${near}:${rest}?`} Use one of: ${all} (a platform.json sender by its route).`,
+    );
   }
   const unknown = knownType(prefix, rest);
   if (unknown) throw new TypeError(`"${name}": ${unknown}`);

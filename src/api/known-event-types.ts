@@ -177,15 +177,38 @@ export const CLERK_EVENT_TYPES: readonly string[] = [
   'waitlistEntry.updated',
 ];
 
-/** Every GitHub event name @octokit/webhooks-types knows (a type is `<name>` or `<name>.<action>`). */
-export const GITHUB_EVENT_NAMES: readonly string[] = [
-  'branch_protection_configuration', 'branch_protection_rule', 'check_run', 'check_suite', 'code_scanning_alert', 'commit_comment', 'create',
-  'custom_property', 'custom_property_values', 'delete', 'dependabot_alert', 'deploy_key', 'deployment', 'deployment_protection_rule',
-  'deployment_review', 'deployment_status', 'discussion', 'discussion_comment', 'fork', 'github_app_authorization', 'gollum', 'installation',
-  'installation_repositories', 'installation_target', 'issue_comment', 'issues', 'label', 'marketplace_purchase', 'member', 'membership',
-  'merge_group', 'meta', 'milestone', 'org_block', 'organization', 'package', 'page_build', 'ping', 'project', 'project_card', 'project_column',
-  'projects_v2_item', 'public', 'pull_request', 'pull_request_review', 'pull_request_review_comment', 'pull_request_review_thread', 'push',
-  'registry_package', 'release', 'repository', 'repository_dispatch', 'repository_import', 'repository_vulnerability_alert', 'secret_scanning_alert',
-  'secret_scanning_alert_location', 'security_advisory', 'sponsorship', 'star', 'status', 'team', 'team_add', 'watch', 'workflow_dispatch',
-  'workflow_job', 'workflow_run',
-];
+/**
+ * Every GitHub event @octokit/webhooks-types knows, with its actions (a type is `<event>` or `<event>.<action>`):
+ * [] when its payload has no action, null when the action is any string (the sender names it).
+ */
+export const GITHUB_EVENT_ACTIONS: Readonly<Record<string, readonly string[] | null>> = {
+  branch_protection_configuration: ['disabled', 'enabled'], branch_protection_rule: ['created', 'deleted', 'edited'],
+  check_run: ['completed', 'created', 'requested_action', 'rerequested'], check_suite: ['completed', 'requested', 'rerequested'],
+  code_scanning_alert: ['appeared_in_branch', 'closed_by_user', 'created', 'fixed', 'reopened', 'reopened_by_user'], commit_comment: ['created'],
+  create: [], custom_property: ['created', 'deleted'], custom_property_values: ['updated'], delete: [],
+  dependabot_alert: ['created', 'dismissed', 'fixed', 'reintroduced', 'reopened'], deploy_key: ['created', 'deleted'], deployment: ['created'],
+  deployment_protection_rule: ['requested'], deployment_review: ['approved', 'rejected', 'requested'], deployment_status: ['created'],
+  discussion: ['answered', 'category_changed', 'created', 'deleted', 'edited', 'labeled', 'locked', 'pinned', 'transferred', 'unanswered', 'unlabeled', 'unlocked', 'unpinned'],
+  discussion_comment: ['created', 'deleted', 'edited'], fork: [], github_app_authorization: ['revoked'], gollum: [],
+  installation: ['created', 'deleted', 'new_permissions_accepted', 'suspend', 'unsuspend'], installation_repositories: ['added', 'removed'],
+  installation_target: ['renamed'], issue_comment: ['created', 'deleted', 'edited'],
+  issues: ['assigned', 'closed', 'deleted', 'demilestoned', 'edited', 'labeled', 'locked', 'milestoned', 'opened', 'pinned', 'reopened', 'transferred', 'unassigned', 'unlabeled', 'unlocked', 'unpinned'],
+  label: ['created', 'deleted', 'edited'], marketplace_purchase: ['cancelled', 'changed', 'pending_change', 'pending_change_cancelled', 'purchased'],
+  member: ['added', 'edited', 'removed'], membership: ['added', 'removed'], merge_group: ['checks_requested', 'destroyed'], meta: ['deleted'],
+  milestone: ['closed', 'created', 'deleted', 'edited', 'opened'], org_block: ['blocked', 'unblocked'],
+  organization: ['deleted', 'member_added', 'member_invited', 'member_removed', 'renamed'], package: ['published', 'updated'], page_build: [],
+  ping: [], project: ['closed', 'created', 'deleted', 'edited', 'reopened'], project_card: ['converted', 'created', 'deleted', 'edited', 'moved'],
+  project_column: ['created', 'deleted', 'edited', 'moved'],
+  projects_v2_item: ['archived', 'converted', 'created', 'deleted', 'edited', 'reordered', 'restored'], public: [],
+  pull_request: ['assigned', 'auto_merge_disabled', 'auto_merge_enabled', 'closed', 'converted_to_draft', 'demilestoned', 'dequeued', 'edited', 'enqueued', 'labeled', 'locked', 'milestoned', 'opened', 'ready_for_review', 'reopened', 'review_request_removed', 'review_requested', 'synchronize', 'unassigned', 'unlabeled', 'unlocked'],
+  pull_request_review: ['dismissed', 'edited', 'submitted'], pull_request_review_comment: ['created', 'deleted', 'edited'],
+  pull_request_review_thread: ['resolved', 'unresolved'], push: [], registry_package: ['published', 'updated'],
+  release: ['created', 'deleted', 'edited', 'prereleased', 'published', 'released', 'unpublished'],
+  repository: ['archived', 'created', 'deleted', 'edited', 'privatized', 'publicized', 'renamed', 'transferred', 'unarchived'],
+  repository_dispatch: null, repository_import: [], repository_vulnerability_alert: ['create', 'dismiss', 'reopen', 'resolve'],
+  secret_scanning_alert: ['created', 'reopened', 'resolved', 'revoked'], secret_scanning_alert_location: ['created'],
+  security_advisory: ['performed', 'published', 'updated', 'withdrawn'],
+  sponsorship: ['cancelled', 'created', 'edited', 'pending_cancellation', 'pending_tier_change', 'tier_changed'], star: ['created', 'deleted'],
+  status: [], team: ['added_to_repository', 'created', 'deleted', 'edited', 'removed_from_repository'], team_add: [], watch: ['started'],
+  workflow_dispatch: [], workflow_job: ['completed', 'in_progress', 'queued', 'waiting'], workflow_run: ['completed', 'in_progress', 'requested'],
+};

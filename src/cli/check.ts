@@ -8,6 +8,8 @@ import { createVerifiers } from '../webhooks/verifiers.js';
 import { scheduledJobs } from './cron.js';
 import { printJson, say } from './output.js';
 import { loadCliConfig } from './io.js';
+import { runStartChecks, type CheckOutcome, type ScheduledJobs } from './check-steps.js';
+import { ConfigError } from '../errors.js';
 
 /** Query parameters of a connection string that hold a secret (libpq's `password`, `sslpassword`, and the like). */
 const SECRET_PARAM = /pass|secret|token|key/i;
@@ -22,14 +24,14 @@ export function describeDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>
 }
 
 /**
- * Everything `hookrun start` would refuse, checked without starting: env,
- * secrets (a malformed whsec_ secret fails here), platform.json against the
- * job files. Throws ConfigError (exit 78) on the first problem; missing
- * optional settings are warnings.
+ * The report `hookrun check` prints once its checks passed (check-steps.ts):
+ * the database, each route's sender, the crons with their next runs. Throws
+ * ConfigError (exit 78) on a malformed secret or platform.json entry; missing
+ * optional settings are warnings. `checked` reuses the jobs already loaded.
  */
-export async function checkConfig(config: Config) {
+export async function checkConfig(config: Config, checked?: ScheduledJobs) {
   createVerifiers(config);
-  const crons = await scheduledJobs(config);
+  const crons = checked ?? (await scheduledJobs(config));
   const warnings = [...crons.warnings];
   const sources = Object.fromEntries(
     SOURCES.map((source) => {
@@ -97,17 +99,44 @@ function poolerReport(pooler: Config['pooler']) {
   };
 }
 
-/** `hookrun check`: validate the configuration and show what would run when, without starting anything. */
+/** Each check on one line: ok with what it found, or failed (the reasons follow on stderr). */
+function checkLines(checks: readonly CheckOutcome[]): string[] {
+  return [
+    'checks (what hookrun start refuses to start on):',
+    ...checks.map((c) => `  ${c.name.padEnd(10)} ${c.ok ? `ok      ${c.detail}` : 'failed  (the reason follows)'}`),
+  ];
+}
+
+/** The failed checks as one error: a ConfigError (exit 78) when each is one, as `hookrun start` would throw; each reason on its own line. */
+function failure(failed: readonly CheckOutcome[]): Error {
+  const message = `${failed.map((c) => `${c.name} check failed: ${c.detail}`).join('\nhookrun: ')}`;
+  return failed.every((c) => c.config) ? new ConfigError(message) : new Error(message);
+}
+
+/** `hookrun check`: run what `hookrun start` checks before serving, and show what would run when, without starting anything. */
 export function registerCheckCommand(program: Command): void {
   program
     .command('check')
-    .description('validate env and platform.json without starting; print each cron with its next 3 run times (its time zone and UTC)')
+    .description(
+      "run start's checks without starting (settings, secrets, jobs and platform.json, handlers and their event names, the database); print each cron with its next 3 run times",
+    )
     .option('--json', 'print the report as JSON')
-    .addHelpText('after', '\nExit codes: 0 valid (warnings allowed), 78 invalid configuration (the message names the setting and the fix).')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 every check passed (warnings allowed), 78 a check failed that would stop `hookrun start` (the message names the file or setting and the fix), 1 an unexpected error.',
+    )
     .action(async (flags: { json?: boolean }) => {
-      const report = await checkConfig(loadCliConfig());
+      const { config, checks, crons } = await runStartChecks(loadCliConfig);
+      const failed = checks.filter((c) => !c.ok);
+      if (failed.length > 0 || !config) {
+        if (flags.json) printJson({ ok: false, checks });
+        else say(checkLines(checks).join('\n') + '\n');
+        throw failure(failed);
+      }
+      const report = { ...(await checkConfig(config, crons)), checks };
       if (flags.json) return printJson(report);
       const out = [
+        ...checkLines(checks),
         'configuration OK',
         `  database     ${report.database.kind === 'pglite' ? `embedded PGlite in ${report.database.location}` : `PostgreSQL ${report.database.location}`}`,
         ...(report.pooler

@@ -12,9 +12,16 @@ import { AdminRequestError, withAdminClient } from './admin-client.js';
 import { adminAction, EXIT_CODES, positiveInt, printJson, printListing, say, shortTime, warn } from './output.js';
 import { setExitCode, loadCliConfig } from './io.js';
 
-/** Jobs and their platform.json schedules, without touching the database (for `check` and `cron next`). */
-export async function scheduledJobs(config: Config): Promise<{ jobs: string[]; scheduled: ScheduledJob[]; warnings: string[] }> {
-  const registry = withHttpTargets(await loadAllJobs(config.projectDir), config);
+/**
+ * Jobs and their platform.json schedules, without touching the database (for
+ * `check` and `cron next`); given `env`, a job's `env` settings must be set in
+ * it, as `hookrun start` requires.
+ */
+export async function scheduledJobs(
+  config: Config,
+  env?: Readonly<Record<string, string | undefined>>,
+): Promise<{ jobs: string[]; scheduled: ScheduledJob[]; warnings: string[] }> {
+  const registry = withHttpTargets(await loadAllJobs(config.projectDir, env), config);
   const jobs = [...registry.keys()].sort();
   return { jobs, ...validateCrons(config.crons, registry, displayPath(config.platformConfigPath)) };
 }

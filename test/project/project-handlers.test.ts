@@ -3,8 +3,10 @@ import { loadAllJobs } from '../../src/cron/registry.js';
 import { listAttempts } from '../../src/db/events.js';
 import { ConfigError } from '../../src/errors.js';
 import { loadHandlers } from '../../src/project/load-project.js';
+import { startService } from '../../src/service.js';
+import { createCaptureLogger } from '../helpers/capture-logger.js';
 import { testConfig } from '../helpers/config.js';
-import { databaseKinds, useTestDatabase } from '../helpers/db.js';
+import { createPgliteDatabase, databaseKinds, useTestDatabase } from '../helpers/db.js';
 import { HOOKRUN, useProjectDirs } from '../helpers/project-dir.js';
 import { drain, eventRow, storeEvent, testWorker } from '../inbox/fixtures.js';
 
@@ -43,6 +45,23 @@ describe("a project's handlers/ folder", () => {
     expect(await failure({ 'handlers/Bad_Name.ts': handler(['clerk:user.created']) })).toMatch(/rename it to lowercase letters/);
     expect(await failure({ 'handlers/broken.ts': 'export default defineHandler({ on: [' })).toMatch(/broken\.ts: cannot be loaded/);
     expect(await failure({ 'package.json': JSON.stringify({ dependencies: { hookrun: '1' } }) })).toMatch(/no jobs\/ or handlers\/ folder/);
+  });
+
+  it('start-up refuses an action on a GitHub event that has none, as the compiler does, naming the file and the name to use', async () => {
+    const dir = project({ 'handlers/on-push.ts': handler(['github:push.created']) });
+    const testDb = await createPgliteDatabase();
+    try {
+      const { log } = createCaptureLogger('start-up with github:push.created');
+      const options = { log, db: testDb.db, http: false, worker: false, scheduler: false, background: false };
+      const error = await startService(testConfig({ HOOKRUN_PROJECT: dir }), options).then(
+        (service) => service.stop(),
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toMatch(/on-push\.ts: "github:push\.created": GitHub's "push" event has no actions\. Did you mean github:push\?/);
+    } finally {
+      await testDb.close();
+    }
   });
 
   it('loads jobs/ beside the shipped jobs, a project job replacing a shipped one', async () => {
