@@ -42,8 +42,8 @@ function rebasePathSpec(spec: string, from: string, to: string): string {
 /**
  * How the running hookrun was installed, as a dependency spec for a package.json
  * in `target`: what the package.json beside the node_modules that holds it says.
- * That is npx's own folder (`npx ./hookrun-0.1.0.tgz` gives `file:…tgz`, `npx
- * github:owner/hookrun` the git URL, `npx hookrun` `^0.1.0`) or the project it
+ * That is npx's own folder (`npx ./hookrun-0.2.0.tgz` gives `file:…tgz`, `npx
+ * github:owner/hookrun` the git URL, `npx hookrun` `^0.2.0`) or the project it
  * was installed into. npm keeps no other record: modern npm drops `_resolved`
  * and `_from`, and npx passes no spec in the environment. Undefined for a
  * global install or a checkout, where nothing says where it came from.
