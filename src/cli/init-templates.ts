@@ -8,7 +8,7 @@ export function projectFiles(name: string, version: string): Record<string, stri
         name,
         private: true,
         type: 'module',
-        scripts: { dev: 'hookrun dev', start: 'hookrun start', test: 'tsc --noEmit' },
+        scripts: { dev: 'hookrun dev', start: 'exec hookrun start', test: 'tsc --noEmit' },
         engines: { node: '>=20.19' },
         dependencies: { hookrun: `^${version}` },
         devDependencies: { '@clerk/backend': '^3.25.0', '@types/node': '^20.19.0', typescript: '^5.9.0' },
