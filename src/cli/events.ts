@@ -4,6 +4,7 @@ import { withAdminClient } from './admin-client.js';
 import { cliActor, registerReplaysCommand, runBulkReplay, type BulkReplayFlags } from './events-bulk-replay.js';
 import { registerPullCommand } from './pull.js';
 import { adminAction, EXIT_CODES, instantOption, positiveInt, printJson, printListing, say, shortTime, warn } from './output.js';
+import { deliveryLines, type DeliveryJson } from './event-deliveries.js';
 import { loadCliConfig } from './io.js';
 
 /** An event as the admin API lists it (dates as ISO strings). */
@@ -19,45 +20,6 @@ interface EventJson {
   receivedAt: string;
   processedAt: string | null;
   payload?: unknown;
-}
-
-/** One attempt (or replay) as the admin API has it. */
-interface AttemptJson {
-  attempt: number;
-  run: number;
-  startedAt: string;
-  durationMs: number;
-  outcome: string;
-  error: string | null;
-  stack: string | null;
-  actor: string | null;
-}
-
-/** One delivery of an event as `GET /api/events/:id` has it. */
-interface DeliveryJson {
-  handler: string;
-  status: string;
-  flowKey: string | null;
-  attempts: number;
-  run: number;
-  runAfter: string;
-  lastError: string | null;
-  history: AttemptJson[];
-}
-
-/** The lines `events show` prints for one delivery: its state, then each attempt with its error and stack. */
-function deliveryLines(d: DeliveryJson): string[] {
-  const due = d.status === 'failed' || d.status === 'pending' ? `, next ${shortTime(d.runAfter)}` : '';
-  const lines = [`  ${d.handler}: ${d.status}, attempt ${d.attempts}${d.run > 1 ? ` of run ${d.run}` : ''}${d.flowKey ? `, key ${d.flowKey}` : ''}${due}`];
-  for (const a of d.history) {
-    if (a.outcome === 'replayed') {
-      lines.push(`    ${shortTime(a.startedAt)}  replayed by ${a.actor ?? 'someone'}: run ${a.run}`);
-      continue;
-    }
-    lines.push(`    ${shortTime(a.startedAt)}  #${a.attempt} ${a.outcome} in ${a.durationMs} ms${a.error ? `: ${a.error}` : ''}`);
-    if (a.stack) for (const frame of a.stack.split('\n')) lines.push(`        ${frame}`);
-  }
-  return lines;
 }
 
 interface ListFlags {

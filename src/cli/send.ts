@@ -102,11 +102,12 @@ export function registerSendCommand(program: Command): void {
         const provider = providerFor(config, to);
         const body = encodeSample(to, event, provider);
         const url = targetUrl(to, config.port, flags.url);
-        // A sender whose type travels in a header (GitHub, Shopify) signs it from the type asked for.
-        const headers = signSample(to, body, config, { url, type: type === undefined ? String(event.type) : normalizeSampleType(to, type, provider) });
+        // A sender whose type travels in a header (GitHub, Shopify) signs it from the type asked for: its body has no type.
+        const sentType = type === undefined ? String(event.type) : normalizeSampleType(to, type, provider);
+        const headers = signSample(to, body, config, { url, type: sentType });
         if (flags.curl) say(`${curlCommand(url, headers, body, config.secrets[to]?.envName)}\n`);
         else if (flags.dryRun) printJson({ method: 'POST', url, headers: redactHeaders(headers), body });
-        else if (!(await post(url, to, event, headers, body, flags.json === true))) return;
+        else if (!(await post(url, { source: to, type: sentType, event }, headers, body, flags.json === true))) return;
       }
     });
 }
@@ -114,8 +115,7 @@ export function registerSendCommand(program: Command): void {
 /** POST one signed event and print the answer; false when nothing answered (the exit code is set). */
 async function post(
   url: string,
-  source: Source,
-  event: Record<string, unknown>,
+  { source, type, event }: { source: Source; type: string; event: Record<string, unknown> },
   headers: Record<string, string>,
   body: string,
   json: boolean,
@@ -136,8 +136,8 @@ async function post(
   } catch {
     // not JSON: print as text
   }
-  if (json) printJson({ url, source, type: event.type, status: response.status, answer, event });
-  else say(`POST ${url}  ${source} ${String(event.type)}\n${response.status} ${typeof answer === 'string' ? answer : JSON.stringify(answer)}\n`);
+  if (json) printJson({ url, source, type, status: response.status, answer, event });
+  else say(`POST ${url}  ${source} ${type}\n${response.status} ${typeof answer === 'string' ? answer : JSON.stringify(answer)}\n`);
   if (!response.ok) setExitCode(EXIT_CODES.failure);
   return true;
 }

@@ -5,7 +5,8 @@ import { cronAccessWarning } from '../config/secrets.js';
 import { ConfigError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { startService } from '../service.js';
-import { loadCliConfig } from './io.js';
+import { cliIo, loadCliConfig } from './io.js';
+import { onLauncherExit, startedByNpm } from './launcher-watch.js';
 
 /** `hookrun start`'s switches (commander turns `--no-x` into `x: false`). */
 interface StartFlags {
@@ -36,6 +37,9 @@ function checkNoWorker(config: Config): void {
  * given on node's own command line, it is left as given.
  */
 const HEAP_GROWING_PERCENT = 100;
+
+/** What the shutdown log line names as its cause when the npm that started hookrun has gone (launcher-watch.ts). */
+const LAUNCHER_EXITED = 'launcher exited';
 
 async function runService(config: Config, parts: { http: boolean; scheduler: boolean; worker: boolean; devUrl?: string }): Promise<void> {
   // Read by V8 at each full GC, so setting it now works (measured); unlike the young generation's size, fixed at start.
@@ -69,8 +73,13 @@ async function runService(config: Config, parts: { http: boolean; scheduler: boo
   if (parts.http && !config.adminToken) {
     log.warn('ADMIN_TOKEN is not set: the admin API and dashboard answer 503 until it is.');
   }
+  let stopping = false;
   const shutdown = (signal: string) => {
-    log.info({ signal }, 'shutdown requested');
+    if (stopping) return;
+    stopping = true;
+    if (signal === LAUNCHER_EXITED)
+      log.info({ signal }, 'shutdown requested: the npm that started hookrun has exited (it does not pass signals on through sh)');
+    else log.info({ signal }, 'shutdown requested');
     service.stop().then(
       () => process.exit(0),
       (error: Error) => {
@@ -79,8 +88,11 @@ async function runService(config: Config, parts: { http: boolean; scheduler: boo
       },
     );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  // Every signal is taken, not only the first: Ctrl-C under `npm start` reaches hookrun twice (from the terminal and
+  // from npm), and the default action of the second would cut the drain short; the drain is bounded by SHUTDOWN_TIMEOUT_MS.
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  if (startedByNpm(cliIo().env)) onLauncherExit(() => shutdown(LAUNCHER_EXITED));
 }
 
 /** `hookrun start` and `hookrun worker`: the long-running modes. */
