@@ -104,7 +104,8 @@ export function parseEventName(name: unknown, setup: ReceivingSetup): EventSelec
   const chosen = setup.providerOf(known.route);
   if (chosen !== undefined && chosen !== known.provider) {
     throw new TypeError(
-      `"${name}": /webhooks/${known.route} receives ${chosen} events here; set ${known.route.toUpperCase()}_PROVIDER=${known.provider} to receive ${prefix} events`,
+      `"${name}": /webhooks/${known.route} receives ${chosen} events here; set ${known.route.toUpperCase()}_PROVIDER=${known.provider} to receive ${prefix} events, ` +
+        'or serve a project without this handler (hookrun start --project <dir>)',
     );
   }
   return { name, route: known.route, type: rest };

@@ -10,11 +10,13 @@ import { cliIo, loadCliConfig } from './io.js';
 /** The folder of the code this process runs (`src/` under tsx, `dist/` when compiled): a change anywhere in it reloads. */
 const CODE_DIR = dirname(dirname(fileURLToPath(import.meta.url)));
 
-/** `hookrun dev` (what `npm run dev` runs): `start`, reloaded when a project's job, handler, platform.json or .env (or, in a checkout, hookrun's own code or migrations) changes. */
+/** `hookrun dev` (what `npm run dev` runs): `start`, reloaded when a project's job, handler, migration, platform.json or .env (or, in a checkout, hookrun's own code or migrations) changes. */
 export function registerDevCommand(program: Command): void {
   program
     .command('dev')
-    .description('run `hookrun start` and restart it when the code, platform.json, .env or drizzle/ changes, holding requests meanwhile (for development)')
+    .description(
+      'run `hookrun start` and restart it when jobs/, handlers/, migrations/, platform.json, .env (or, in a checkout, src/ or drizzle/) change, holding requests meanwhile (for development)',
+    )
     .option('--no-scheduler', 'do not run the built-in scheduler')
     .addHelpText('after', '\n`npm run dev` runs this from src/ with tsx: a new job file or a handler edit takes effect on save, no build.')
     .action(async (flags: { scheduler: boolean }) => {
@@ -22,16 +24,19 @@ export function registerDevCommand(program: Command): void {
       const log = createLogger(config.logLevel);
       // The project's own files, and hookrun's code when it is a checkout (an installed package does not change under you).
       const checkout = !CODE_DIR.includes(`${sep}node_modules${sep}`);
+      // Both .env files start reads (the project's and the working directory's): one path when the project is the working directory.
       const watching = [
-        ...['jobs', 'handlers', '.env'].map((name) => join(config.projectDir, name)),
-        config.platformConfigPath,
-        resolve('.env'),
-        ...(checkout ? [CODE_DIR, MIGRATIONS_FOLDER] : []),
+        ...new Set([
+          ...['jobs', 'handlers', 'migrations', '.env'].map((name) => join(config.projectDir, name)),
+          config.platformConfigPath,
+          resolve(cliIo().cwd, '.env'),
+          ...(checkout ? [CODE_DIR, MIGRATIONS_FOLDER] : []),
+        ]),
       ];
       const reloader = await startReloader({
         port: config.port,
         host: config.host,
-        watch: [...new Set(watching)],
+        watch: watching,
         command: { file: process.argv[1]!, args: ['start', ...(flags.scheduler ? [] : ['--no-scheduler'])] },
         env: environmentWithoutDotEnv(cliIo().env),
         log,

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config/config.js';
 import { openDatabase } from '../db/client.js';
-import type { Database } from '../db/database.js';
+import type { Database, OpenOptions } from '../db/database.js';
 import { LOCK_FILE_NAME, isProcessAlive } from '../db/data-dir-lock.js';
 import { warn } from './output.js';
 
@@ -44,10 +44,9 @@ async function warnIfServerUsesPostgres(config: Config): Promise<void> {
   }
 }
 
-/** Open and migrate the configured database for a one-shot CLI command. */
-export async function openCliDatabase(config: Config): Promise<Database> {
-  await warnIfServerUsesPostgres(config);
-  const db = await openDatabase({
+/** The configured database as a one-shot CLI command opens it (`migrate` and the rest): the settings `start` opens it with, EMBEDDED_FSYNC included, on a small pool. */
+export function cliDatabaseOptions(config: Config, poolSize: number): OpenOptions {
+  return {
     databaseUrl: config.databaseUrl,
     pooler: config.pooler.mode,
     directUrl: config.pooler.directUrl,
@@ -55,8 +54,14 @@ export async function openCliDatabase(config: Config): Promise<Database> {
     namedStatements: config.preparedStatements,
     dataDir: config.dataDir,
     fsync: config.embeddedFsync,
-    poolSize: 2,
-  });
+    poolSize,
+  };
+}
+
+/** Open and migrate the configured database for a one-shot CLI command. */
+export async function openCliDatabase(config: Config): Promise<Database> {
+  await warnIfServerUsesPostgres(config);
+  const db = await openDatabase(cliDatabaseOptions(config, 2));
   try {
     await db.migrate();
     return db;

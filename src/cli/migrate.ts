@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { openDatabase } from '../db/client.js';
 import { applyProjectMigrations } from '../project/migrations.js';
-import { embeddedHolderPid } from './local-database.js';
+import { cliDatabaseOptions, embeddedHolderPid } from './local-database.js';
 import { EXIT_CODES, say, warn } from './output.js';
 import { setExitCode, loadCliConfig } from './io.js';
 
@@ -22,15 +22,7 @@ export function registerMigrateCommand(program: Command): void {
         setExitCode(EXIT_CODES.failure);
         return;
       }
-      const db = await openDatabase({
-        databaseUrl: config.databaseUrl,
-        pooler: config.pooler.mode,
-        directUrl: config.pooler.directUrl,
-        schema: config.schema,
-        namedStatements: config.preparedStatements,
-        dataDir: config.dataDir,
-        poolSize: 1,
-      });
+      const db = await openDatabase(cliDatabaseOptions(config, 1));
       try {
         const report = await db.migrate();
         const own = await applyProjectMigrations(db, config.projectDir);

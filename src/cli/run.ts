@@ -40,15 +40,24 @@ function groupsFor(command: string | undefined) {
 /**
  * `--project <dir>` (any command): the project whose jobs/, handlers/,
  * platform.json and .env to use, as HOOKRUN_PROJECT (which child processes
- * such as `dev`'s inherit). Taken out of args before commander parses them.
+ * such as `dev`'s inherit). Each one is taken out of args before commander
+ * parses them; the last one wins, as with any option given twice, so
+ * `npm start -- --project other` overrides the script's `--project examples`.
  */
 function takeProjectOption(args: string[]): string | undefined {
-  const at = args.findIndex((arg) => arg === '--project' || arg.startsWith('--project='));
-  if (at < 0) return undefined;
-  const value = args[at]!.includes('=') ? args[at]!.slice('--project='.length) : args[at + 1];
-  if (!value) throw new ConfigError('--project needs a folder: hookrun start --project ./my-hookrun');
-  args.splice(at, args[at]!.includes('=') ? 1 : 2);
-  return value;
+  let project: string | undefined;
+  for (let at = args.findIndex(isProjectOption); at >= 0; at = args.findIndex(isProjectOption)) {
+    const inline = args[at]!.includes('=');
+    const value = inline ? args[at]!.slice('--project='.length) : args[at + 1];
+    if (!value) throw new ConfigError('--project needs a folder: hookrun start --project ./my-hookrun');
+    args.splice(at, inline ? 1 : 2);
+    project = value;
+  }
+  return project;
+}
+
+function isProjectOption(arg: string): boolean {
+  return arg === '--project' || arg.startsWith('--project=');
 }
 
 function newProgram(io: CliIo): Command {

@@ -55,7 +55,8 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
     name: 'DATA_DIR',
     default: '`.data`',
     feature: 'database',
-    description: "embedded database folder (locked with the kernel's `flock`: one process per folder, also across containers sharing it)",
+    description:
+      "embedded database folder (locked with the kernel's `flock`, through util-linux's `flock` or, where that is missing as on macOS, perl: one process per folder, also across containers sharing it)",
   },
   {
     name: 'EMBEDDED_FSYNC',

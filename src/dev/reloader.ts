@@ -173,13 +173,28 @@ export async function startReloader(options: ReloaderOptions): Promise<Reloader>
     clearTimeout(timer);
     timer = setTimeout(restart, options.debounceMs ?? 250);
   };
-  const watchers: FSWatcher[] = options.watch.flatMap((path) => {
-    if (existsSync(path) && statSync(path).isDirectory()) return [watch(path, { recursive: true }, changed)];
-    // A file: watch its folder, so a file created later (.env) or replaced by an editor's rename is still seen.
-    if (!existsSync(dirname(path))) return [];
+  const watchers: FSWatcher[] = [];
+  const isFolder = (path: string) => existsSync(path) && statSync(path).isDirectory();
+  for (const path of options.watch) {
+    if (isFolder(path)) {
+      watchers.push(watch(path, { recursive: true }, changed));
+      continue;
+    }
+    // A file, or a folder not made yet: watch its parent, so a file created later (.env) or replaced by an editor's rename is still seen.
+    if (!existsSync(dirname(path))) continue;
     const name = basename(path);
-    return [watch(dirname(path), (_event, file) => (file === null || file === name) && changed())];
-  });
+    let inside = false;
+    const parent = watch(dirname(path), (_event, file) => {
+      if (file !== null && file !== name) return;
+      changed();
+      // A folder made while dev runs (a project's first migrations/): what is saved in it from now on reloads too.
+      if (!inside && !closing && isFolder(path)) {
+        inside = true;
+        watchers.push(watch(path, { recursive: true }, changed));
+      }
+    });
+    watchers.push(parent);
+  }
   return {
     url,
     get restarts() {

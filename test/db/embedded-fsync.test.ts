@@ -1,12 +1,13 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDistBuilt } from '../helpers/build-dist.js';
 import { acknowledged, sendDelivery, stripeDelivery } from '../helpers/signed-deliveries.js';
-import { seedDataDir, spawnHookrun } from '../helpers/spawn-hookrun.js';
+import { REPO_ROOT, baseEnv, seedDataDir, spawnHookrun } from '../helpers/spawn-hookrun.js';
 import { isHttpResponse, isWalSync, isWalWrite, readStraceLog, walSegment, walSyncedBefore } from '../helpers/strace-log.js';
 
 const STRACE = ['/usr/bin/strace', '/bin/strace'].find((p) => existsSync(p));
@@ -100,5 +101,42 @@ describe.skipIf(!STRACE)('an acknowledged event is on disk before its 2xx, after
     expect(unsynced, `fsynced after the marker: ${fsynced.join(', ')}`).toEqual([]);
     // The stop's checkpoint made its data files and pg_control durable before old WAL could be reused.
     expect(calls.some((c) => c.entry > start.entry && c.name === 'fsync' && c.file.endsWith('/global/pg_control'))).toBe(true);
+  });
+});
+
+/** Run `hookrun migrate` under strace (fsync and fdatasync only), bounded; its exit code and every sync it made. */
+function tracedMigrate(root: string, name: string, env: Record<string, string>): Promise<{ code: number; output: string; syncs: string[] }> {
+  const log = join(root, `${name}.strace.txt`);
+  const args = ['-f', '-y', '-e', 'trace=fsync,fdatasync', '-o', log, process.execPath, join(REPO_ROOT, 'dist', 'main.js'), 'migrate'];
+  return new Promise((resolve) => {
+    execFile(STRACE!, args, { cwd: REPO_ROOT, env: { ...baseEnv(), ...env }, timeout: 90_000 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+      resolve({ code, output: stdout + stderr, syncs: readStraceLog(log).map((c) => `${c.name} ${c.file}`) });
+    });
+  });
+}
+
+describe.skipIf(!STRACE)('hookrun migrate opens the embedded database as start does (EMBEDDED_FSYNC)', { timeout: 240_000 }, () => {
+  const root = mkdtempSync(join(tmpdir(), 'hookrun-migrate-fsync-'));
+  beforeAll(async () => {
+    await ensureDistBuilt();
+    // A project migration, so each run commits something of its own to the WAL.
+    mkdirSync(join(root, 'project', 'migrations'), { recursive: true });
+    writeFileSync(join(root, 'project', 'migrations', '0001_orders.sql'), 'CREATE TABLE orders (id int PRIMARY KEY);\n');
+    for (const name of ['durable', 'off']) await seedDataDir(join(root, name));
+  }, 180_000);
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('fsyncs its WAL by default, and makes no fsync in DATA_DIR with EMBEDDED_FSYNC=off (strace of the command)', async () => {
+    const project = join(root, 'project');
+    const durable = await tracedMigrate(root, 'durable', { DATA_DIR: join(root, 'durable'), HOOKRUN_PROJECT: project });
+    expect(durable.code, durable.output).toBe(0);
+    expect(durable.output).toContain('applied migrations/0001_orders.sql');
+    expect(durable.syncs.filter((s) => s.includes(`${join(root, 'durable')}/pgdata/pg_wal/`)).length).toBeGreaterThan(0);
+
+    const off = await tracedMigrate(root, 'off', { DATA_DIR: join(root, 'off'), HOOKRUN_PROJECT: project, EMBEDDED_FSYNC: 'off' });
+    expect(off.code, off.output).toBe(0);
+    expect(off.output).toContain('applied migrations/0001_orders.sql');
+    expect(off.syncs.filter((s) => s.includes(join(root, 'off')))).toEqual([]);
   });
 });

@@ -33,7 +33,7 @@ describe("a project's handlers/ folder", () => {
     );
     expect(await failure({ 'handlers/nobody.ts': handler(['acme:thing.done']) })).toMatch(/nobody\.ts: "acme:thing\.done": no provider "acme"/);
     expect(await failure({ 'handlers/paddle.ts': handler(['paddle:transaction.completed']) })).toMatch(
-      /receives stripe events here; set PAYMENTS_PROVIDER=paddle/,
+      /receives stripe events here; set PAYMENTS_PROVIDER=paddle to receive paddle events, or serve a project without this handler \(hookrun start --project <dir>\)/,
     );
     expect(await failure({ 'handlers/twice.ts': handler(['clerk:user.created']), 'handlers/twice.js': handler(['clerk:user.created']) })).toMatch(
       /a second file for handler "twice"/,

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -75,6 +75,24 @@ describe('hookrun CLI (in-process; --version, usage and help through the spawned
     const refused = await hookrun(['check'], { ...env, PLATFORM_CONFIG: bad });
     expect(refused.code).toBe(78);
     expect(refused.stderr).toMatch(/crons\[0\]\.schedule "61 \* \* \* \*": minute must be 0-59/);
+  });
+
+  it("--project given twice: the last wins (`npm start -- --project other` after the script's --project examples)", async () => {
+    const other = join(dir, 'other-project');
+    mkdirSync(join(other, 'jobs'), { recursive: true });
+    writeFileSync(join(other, 'platform.json'), JSON.stringify({ crons: [] }));
+    const projectEnv = { DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
+    const report = async (args: string[]) => {
+      const result = await hookrun(args, projectEnv);
+      expect(result.code, result.stderr).toBe(0);
+      return JSON.parse(result.stdout) as { platformConfig: string; jobs: string[] };
+    };
+    const last = await report(['--project', 'examples', 'check', '--json', '--project', other]);
+    expect(last.platformConfig).toContain('other-project');
+    expect(last.jobs).not.toContain('hourly-digest');
+    const back = await report(['check', '--project', other, '--json', '--project=examples']);
+    expect(back.platformConfig).toBe('examples/platform.json');
+    expect(back.jobs).toContain('hourly-digest');
   });
 
   it('runs a job in-process (trigger cli) and lists events with no server running', async () => {

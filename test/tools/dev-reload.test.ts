@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -145,6 +145,22 @@ describe('npm run dev (hookrun dev) on a copy of the project: edits take effect 
     const before = restarts();
     writeFileSync(join(copy, 'drizzle', 'notes.txt'), 'a file in the migrations folder\n');
     await pollUntil('a restart after the migrations folder changed', 60_000, async () => (restarts() > before ? true : undefined));
+    await pollUntil('ready again', 60_000, async () => ((await fetch(`${base}/ready`).catch(() => undefined))?.status === 200 ? true : undefined));
+  });
+
+  it("watches the project's migrations/, made after dev started, and names each file once (the project's .env is the working directory's)", async () => {
+    const watching = JSON.parse(output.split('\n').find((line) => line.includes('"watching"'))!) as { watching: string[] };
+    expect(watching.watching.filter((path) => path === join(copy, '.env'))).toHaveLength(1);
+    expect(new Set(watching.watching).size).toBe(watching.watching.length);
+    expect(watching.watching).toContain(join(copy, 'migrations'));
+
+    const applied = (name: string) => output.includes(`"migrations":["${name}"]`);
+    mkdirSync(join(copy, 'migrations'));
+    writeFileSync(join(copy, 'migrations', '0001_order_notes.sql'), 'CREATE TABLE order_notes (id int PRIMARY KEY);\n');
+    await pollUntil('the first project migration applied by a restart', 60_000, async () => (applied('0001_order_notes.sql') ? true : undefined));
+    // The folder did not exist when dev started: a file saved in it later reloads too.
+    writeFileSync(join(copy, 'migrations', '0002_order_tags.sql'), 'CREATE TABLE order_tags (id int PRIMARY KEY);\n');
+    await pollUntil('the second project migration applied by a restart', 60_000, async () => (applied('0002_order_tags.sql') ? true : undefined));
     await pollUntil('ready again', 60_000, async () => ((await fetch(`${base}/ready`).catch(() => undefined))?.status === 200 ? true : undefined));
   });
 });
