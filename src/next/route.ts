@@ -112,8 +112,8 @@ async function nextAfter(log: { info(msg: string): void; warn(msg: string): void
 /**
  * Build the route handlers. In `app/api/[...hookrun]/route.ts`:
  * `export const { GET, POST } = createNextRoute({ project: 'hookrun' });`
- * with `export const runtime = 'nodejs'` and `serverExternalPackages: ['hookrun']`
- * in next.config: the receivers at `/api/webhooks/<source>`, jobs at
+ * with `export const runtime = 'nodejs'`, and next.config wrapped in
+ * `withHookrun(…)` (with-hookrun.ts): the receivers at `/api/webhooks/<source>`, jobs at
  * `/api/cron/<job>`, and the drain at `/api/cron/hookrun-drain`.
  */
 export function createNextRoute(options: NextRouteOptions = {}): NextRoute {
@@ -165,3 +165,4 @@ export function createNextRoute(options: NextRouteOptions = {}): NextRoute {
 }
 
 export type { DrainReport } from '../service-drain.js';
+export { withHookrun, type HookrunNextConfigFields, type WithHookrunOptions } from './with-hookrun.js';
