@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './free-port.js';
@@ -19,6 +19,18 @@ export const dynamic = 'force-dynamic';
 export const maxDuration = 60;
 export const { GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS } = createNextRoute({ project: 'hookrun' });
 `;
+
+/**
+ * The Next.js config docs/deploy.md shows, read from between its
+ * `<!-- tested: next.config.mjs -->` and `<!-- /tested -->` markers: the
+ * docs' snippet is the file the tests build with.
+ */
+export function deployDocsNextConfig(): string {
+  const docs = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'deploy.md'), 'utf8');
+  const found = /<!-- tested: next\.config\.mjs -->\s*```js\n([\s\S]*?)```\s*<!-- \/tested -->/.exec(docs);
+  if (!found) throw new Error('docs/deploy.md has no ```js block between <!-- tested: next.config.mjs --> and <!-- /tested -->');
+  return found[1]!;
+}
 
 /** The app's own files besides hookrun: a page, so it is a product's app and not only an API. */
 const APP_FILES: Record<string, string> = {
@@ -69,10 +81,9 @@ function exited(child: ChildProcess): Promise<void> {
   return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
-/** `next start` on a free port with `env`; resolves once `readyPath` answers (any status but a refused connection). */
-export async function startNext(dir: string, env: Record<string, string | undefined>, readyPath = '/'): Promise<NextServer> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [join(dir, 'node_modules', 'next', 'dist', 'bin', 'next'), 'start', '-p', String(port), '-H', '127.0.0.1'], {
+/** A server process started by `command` on `port`; resolves once `readyPath` answers (any status but a refused connection). */
+async function serve(dir: string, command: string[], port: number, env: Record<string, string | undefined>, readyPath: string): Promise<NextServer> {
+  const child = spawn(process.execPath, command, {
     cwd: dir,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, NEXT_TELEMETRY_DISABLED: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -106,10 +117,10 @@ export async function startNext(dir: string, env: Record<string, string | undefi
   };
   try {
     await pollUntil(
-      `next start on port ${port}`,
+      `${command.join(' ')} on port ${port}`,
       60_000,
       async () => {
-        if (child.exitCode !== null) throw new Error(`next start exited (${child.exitCode}):\n${text}`);
+        if (child.exitCode !== null) throw new Error(`${command.join(' ')} exited (${child.exitCode}):\n${text}`);
         return fetch(url + readyPath).then(
           () => true,
           () => undefined,
@@ -122,4 +133,28 @@ export async function startNext(dir: string, env: Record<string, string | undefi
     throw error;
   }
   return server;
+}
+
+/** `next start` on a free port with `env`; resolves once `readyPath` answers (any status but a refused connection). */
+export async function startNext(dir: string, env: Record<string, string | undefined>, readyPath = '/'): Promise<NextServer> {
+  const port = await freePort();
+  return serve(dir, [join(dir, 'node_modules', 'next', 'dist', 'bin', 'next'), 'start', '-p', String(port), '-H', '127.0.0.1'], port, env, readyPath);
+}
+
+/**
+ * The traced bundle of a build with `output: 'standalone'`, which holds only
+ * the files Next.js's file tracing found (what Vercel deploys too), copied
+ * out of the app to `<dir>.deployed` so no module resolves from the app's own
+ * node_modules; the static assets copied in as the Next.js docs say; then
+ * `node server.js` there with PORT and HOSTNAME.
+ */
+export async function startStandalone(dir: string, env: Record<string, string | undefined>, readyPath = '/'): Promise<NextServer> {
+  const deployed = `${dir}.deployed`;
+  if (!existsSync(deployed)) {
+    cpSync(join(dir, '.next', 'standalone'), deployed, { recursive: true, verbatimSymlinks: true });
+    cpSync(join(dir, '.next', 'static'), join(deployed, '.next', 'static'), { recursive: true });
+    if (existsSync(join(dir, 'public'))) cpSync(join(dir, 'public'), join(deployed, 'public'), { recursive: true });
+  }
+  const port = await freePort();
+  return serve(deployed, [join(deployed, 'server.js')], port, { ...env, PORT: String(port), HOSTNAME: '127.0.0.1' }, readyPath);
 }
