@@ -44,16 +44,23 @@ const APP_FILES: Record<string, string> = {
  * A Next.js app that mounts hookrun from the packed tarball: installed,
  * then `next build` (its type check covers the route file against
  * hookrun/next's types). `project` holds the hookrun project's files,
- * written under `hookrun/`; `appFiles` more files of the app itself.
+ * written under `hookrun/`; `appFiles` more files of the app itself;
+ * `packageType` the app package.json's "type".
  */
-export async function buildNextApp(dir: string, tarball: string, project: Record<string, string>, appFiles: Record<string, string> = {}): Promise<void> {
+export async function buildNextApp(
+  dir: string,
+  tarball: string,
+  project: Record<string, string>,
+  appFiles: Record<string, string> = {},
+  packageType?: 'module',
+): Promise<void> {
   const files = { ...APP_FILES, ...appFiles, ...Object.fromEntries(Object.entries(project).map(([path, text]) => [`hookrun/${path}`, text])) };
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), text);
   }
-  // As create-next-app writes it: no "type", so the project's .ts files sit in a CommonJS package.
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'the-product', private: true }, null, 2));
+  // As create-next-app writes it: no "type", so the project's .ts files sit in a CommonJS package (unless `packageType` says otherwise).
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'the-product', private: true, ...(packageType ? { type: packageType } : {}) }, null, 2));
   await npm(['install', tarball, ...NEXT_PACKAGES], dir);
   await run(process.execPath, [join(dir, 'node_modules', 'next', 'dist', 'bin', 'next'), 'build'], {
     cwd: dir,

@@ -46,10 +46,13 @@ const invoicePaid = (id: string) =>
  * `.next/standalone/server.js` copied out of the app folder, on a database
  * nothing has migrated yet.
  */
-describe.skipIf(!process.env.TEST_DATABASE_URL)(
-  "hookrun in a Next.js app's standalone build (docs/deploy.md's next.config.mjs, from the packed tarball, on a fresh PostgreSQL database)",
+describe.skipIf(!process.env.TEST_DATABASE_URL).each([
+  { packageType: undefined, as: 'no "type" (as create-next-app writes it)' },
+  { packageType: 'module' as const, as: '"type": "module"' },
+])(
+  "hookrun in a Next.js app's standalone build (docs/deploy.md's next.config.mjs, from the packed tarball, on a fresh PostgreSQL database), package.json with $as",
   { timeout: 180_000 },
-  () => {
+  ({ packageType }) => {
     let work: string;
     let notes: string;
     let database: { url: string; drop(): Promise<void> };
@@ -65,7 +68,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)(
       const app = join(work, 'the-product');
       const [{ tarball }, db] = await Promise.all([packHookrun(), createEmptyPostgresDatabase()]);
       database = db;
-      await buildNextApp(app, tarball, PROJECT, { 'next.config.mjs': deployDocsNextConfig() });
+      await buildNextApp(app, tarball, PROJECT, { 'next.config.mjs': deployDocsNextConfig() }, packageType);
       server = await startStandalone(
         app,
         {
