@@ -12,6 +12,7 @@ import {
   readOnOff,
   readOrigin,
   readPooler,
+  readPreparedStatements,
   readRetention,
   readSchema,
   readStripe,
@@ -165,6 +166,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const logLevel = readOneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info', `LOG_LEVEL="${env.LOG_LEVEL}" is not valid: use one of ${LOG_LEVELS.join(', ')}.`);
   const scheduler = readOnOff(env, 'SCHEDULER', true);
   const databaseUrl = readDatabaseUrl(env);
+  const pooler = readPooler(env, databaseUrl);
   const projectDir = resolve(cwd, env.HOOKRUN_PROJECT || '.');
   const platformConfigPath = resolve(projectDir, env.PLATFORM_CONFIG || 'platform.json');
   const providers = readProviderChoice(env);
@@ -175,9 +177,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     port: readInt(env, 'PORT', 3002, 0, 65535),
     host: env.HOST || undefined,
     databaseUrl,
-    pooler: readPooler(env, databaseUrl),
+    pooler,
     schema: readSchema(env),
-    preparedStatements: readOnOff(env, 'DATABASE_PREPARED_STATEMENTS', false),
+    preparedStatements: readPreparedStatements(env, pooler),
     dataDir: resolve(cwd, env.DATA_DIR || '.data'),
     projectDir,
     platformConfigPath,

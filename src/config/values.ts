@@ -215,6 +215,21 @@ export function readPooler(env: Env, databaseUrl: string | undefined): PoolerSet
   return { mode, directUrl };
 }
 
+/**
+ * `DATABASE_PREPARED_STATEMENTS`: refused behind a pooler in transaction mode,
+ * which hands each transaction to whichever server connection is free: a name
+ * prepared on one connection is missing on the next, or already exists there
+ * (PostgreSQL's 42P05), and the request that meets it answers 503.
+ */
+export function readPreparedStatements(env: Env, pooler: PoolerSettings): boolean {
+  const on = readOnOff(env, 'DATABASE_PREPARED_STATEMENTS', false);
+  if (on && pooler.mode === 'transaction')
+    throw new ConfigError(
+      'DATABASE_PREPARED_STATEMENTS=on does not work with DATABASE_POOLER=transaction: the pooler hands each transaction to another server connection, where a prepared statement is missing or "already exists", and those requests fail. Set DATABASE_PREPARED_STATEMENTS=off (the default), or point DATABASE_URL at a direct connection (DATABASE_POOLER=none) or a pooler in session mode (DATABASE_POOLER=session).',
+    );
+  return on;
+}
+
 // Slot names allow [a-z0-9_] up to 63 characters (PostgreSQL's rule); both names are spliced into a replication command.
 const SLOT_NAME = /^[a-z0-9_]{1,63}$/;
 const PUBLICATION_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;

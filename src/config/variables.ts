@@ -49,7 +49,7 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
     default: '`off`',
     feature: 'database',
     description:
-      "PostgreSQL: `on` prepares the hot statements (ingest, claim, settle; at most 64 texts) once per connection: less PostgreSQL CPU per stored event, but lower req/s and a higher p99 through HTTP in the bench, hence off. Leave it off behind a pooler in transaction mode (PgBouncer before 1.21, Supabase's pooler on port 6543)",
+      "PostgreSQL: `on` prepares the hot statements (ingest, claim, settle; at most 64 texts) once per connection: less PostgreSQL CPU per stored event, but lower req/s and a higher p99 through HTTP in the bench, hence off. Refused with `DATABASE_POOLER=transaction` (start-up stops, exit 78): a pooler in transaction mode hands each transaction to another server connection, where the prepared name is missing or already exists",
   },
   {
     name: 'DATA_DIR',
