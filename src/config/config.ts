@@ -109,6 +109,8 @@ export interface Config {
   /** The env names each source's secret is read from, with the chosen providers' own names. */
   secretEnvNames: Record<Source, readonly string[]>;
   cronSecret: string | undefined;
+  /** Why CRON_SECRET is set but unusable (shorter than 16 characters): `/cron` answers 503 `not_configured` with it; everything else serves. */
+  cronSecretProblem: string | undefined;
   /** `CRON_LOCAL_CALLERS=allow`: no proxy in front, so without CRON_SECRET a loopback caller may run `/cron/<job>` (secrets.ts). */
   cronLocalCallers: boolean;
   adminToken: string | undefined;

@@ -83,7 +83,7 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
     default: 'unset → `/cron` closed',
     feature: 'cron',
     description:
-      '`Authorization: Bearer <CRON_SECRET>` for `/cron/*`; at least 32 characters. Unset, `/cron/<job>` answers 403 to everyone (except as `CRON_LOCAL_CALLERS` allows). Behind a reverse proxy, set it',
+      "`Authorization: Bearer <CRON_SECRET>` for `/cron/*`; at least 16 characters (Vercel's minimum). Shorter, `/cron` answers 503 `not_configured` saying so, and the rest of hookrun serves. Unset, `/cron/<job>` answers 403 to everyone (except as `CRON_LOCAL_CALLERS` allows). Behind a reverse proxy, set it",
   },
   {
     name: 'CRON_LOCAL_CALLERS',

@@ -54,7 +54,6 @@ describe('loadConfig', () => {
     [{ WEBHOOK_TOLERANCE_SECONDS: '0' }, /WEBHOOK_TOLERANCE_SECONDS/],
     [{ ADMIN_TOKEN: 'abc' }, /ADMIN_TOKEN is shorter than 32 characters/],
     [{ ADMIN_TOKEN: 'a'.repeat(31) }, /ADMIN_TOKEN is shorter than 32 characters/],
-    [{ CRON_SECRET: 'x' }, /CRON_SECRET is shorter than 32 characters/],
     [{ METRICS_TOKEN: 'scrape-me' }, /METRICS_TOKEN is shorter than 32 characters/],
     [{ DATABASE_WEBHOOK_SECRET: 'short-bearer' }, /DATABASE_WEBHOOK_SECRET is shorter than 32 characters/],
     [{ DATABASE_WEBHOOK_SECRET: `${'b'.repeat(32)},old` }, /DATABASE_WEBHOOK_SECRET is shorter than 32 characters/],
