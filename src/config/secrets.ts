@@ -68,9 +68,12 @@ export function readCronAccess(env: Env): CronAccess {
   }
   const cronLocalCallers = localCallers === 'allow';
   const cronSecret = env.CRON_SECRET || undefined;
-  const fix = 'unset it to keep /cron closed; then restart hookrun (redeploy on Vercel). Until then /cron answers 503 not_configured; the webhook routes are not affected';
+  const fix =
+    'unset it to keep /cron closed; then restart hookrun (redeploy on Vercel). Until then /cron answers 503 not_configured; the webhook routes are not affected';
   const short = cronSecret === undefined ? undefined : shortSecret('CRON_SECRET', cronSecret, MIN_CRON_SECRET_CHARS, '/cron', fix);
-  return short === undefined ? { cronSecret, cronLocalCallers, cronSecretProblem: undefined } : { cronSecret: undefined, cronLocalCallers, cronSecretProblem: short };
+  return short === undefined
+    ? { cronSecret, cronLocalCallers, cronSecretProblem: undefined }
+    : { cronSecret: undefined, cronLocalCallers, cronSecretProblem: short };
 }
 
 /** What `hookrun start` warns and `hookrun check` reports while CRON_SECRET is unset: who can run `/cron/<job>`, and what to set. */
@@ -83,5 +86,6 @@ export function cronAccessWarning(config: { cronLocalCallers: boolean }): string
 /** Every bearer value of the database receiver's secret (a `whsec_` signing key is checked by its own rules). */
 export function checkBearerValues(setting: SecretSetting | undefined): void {
   const short = setting?.values.find((value) => !value.startsWith('whsec_') && value.length < MIN_SECRET_CHARS);
-  if (setting && short !== undefined) throw new ConfigError(shortSecret(setting.envName, short, MIN_SECRET_CHARS, '/webhooks/database', 'use a whsec_ signing key')!);
+  if (setting && short !== undefined)
+    throw new ConfigError(shortSecret(setting.envName, short, MIN_SECRET_CHARS, '/webhooks/database', 'use a whsec_ signing key')!);
 }

@@ -37,7 +37,7 @@ describe('a short CRON_SECRET under hookrun start (the app)', () => {
 
   it('/cron answers 503 not_configured, also to a local caller under CRON_LOCAL_CALLERS=allow; the receivers keep storing', async () => {
     const h = await createHarness(testDb.db, { env: { CRON_SECRET: SHORT_SECRET, CRON_LOCAL_CALLERS: 'allow' }, remoteAddress: () => '127.0.0.1' });
-    for (const headers of [{ authorization: `Bearer ${SHORT_SECRET}` }, {}]) {
+    for (const headers of [{ authorization: `Bearer ${SHORT_SECRET}` }, {}] as Record<string, string>[]) {
       const res = await h.app.request('/cron/keep-alive', { method: 'POST', headers });
       expect(res.status).toBe(503);
       const body = (await res.json()) as { error: { code: string; message: string } };
