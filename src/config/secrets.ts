@@ -33,10 +33,10 @@ function shortSecret(name: string, value: string, minChars: number, guards: stri
   return `${name} is shorter than ${minChars} characters: anyone who can reach ${guards} could guess it. Use a long random value (openssl rand -hex 32), or ${unset}.`;
 }
 
-/** A bearer secret of at least `minChars` (MIN_SECRET_CHARS), or undefined when unset. */
-export function readBearer(env: Env, name: string, guards: string, unset: string, minChars = MIN_SECRET_CHARS): string | undefined {
+/** A bearer secret of at least MIN_SECRET_CHARS, or undefined when unset. */
+export function readBearer(env: Env, name: string, guards: string, unset: string): string | undefined {
   const token = env[name] || undefined;
-  const short = token === undefined ? undefined : shortSecret(name, token, minChars, guards, unset);
+  const short = token === undefined ? undefined : shortSecret(name, token, MIN_SECRET_CHARS, guards, unset);
   if (short !== undefined) throw new ConfigError(short);
   return token;
 }
