@@ -69,7 +69,8 @@ async function runService(config: Config, parts: { http: boolean; scheduler: boo
         log.warn(`${config.secretEnvNames[source][0]} is not set: /webhooks/${source} answers 503 not_configured until it is set and hookrun restarted.`);
     }
   }
-  if (parts.http && !config.cronSecret) log.warn(cronAccessWarning(config));
+  if (parts.http && config.cronSecretProblem) log.warn(config.cronSecretProblem);
+  else if (parts.http && !config.cronSecret) log.warn(cronAccessWarning(config));
   if (parts.http && !config.adminToken) {
     log.warn('ADMIN_TOKEN is not set: the admin API and dashboard answer 503 until it is.');
   }
