@@ -134,6 +134,8 @@ export interface Config {
   /** How long a receiver waits for the database before answering 503 `unavailable`. */
   dbTimeoutMs: number;
   shutdownTimeoutMs: number;
+  /** After SIGTERM or SIGINT, how long `/ready` answers 503 while requests are still served, so load balancers stop sending here before the listener closes. */
+  shutdownReadyGraceMs: number;
   /**
    * `STRIPE_SECRET_KEY` (and `STRIPE_API_BASE`): payments handlers store what
    * the API says, not what the event says, and `hookrun reconcile` can list
@@ -171,6 +173,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const secretEnvNames = secretEnvNamesFor(providers);
   const secrets = Object.fromEntries(SOURCES.map((source) => [source, readSecret(env, secretEnvNames[source])])) as Record<Source, SecretSetting | undefined>;
   checkBearerValues(secrets.database);
+  const maxInflightBodyBytes = readInt(env, 'MAX_INFLIGHT_BODY_BYTES', 64 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024);
   return {
     port: readInt(env, 'PORT', 3002, 0, 65535),
     host: env.HOST || undefined,
@@ -195,14 +198,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     toleranceSeconds: readInt(env, 'WEBHOOK_TOLERANCE_SECONDS', 300, 1, 86_400),
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     embeddedFsync: readOnOff(env, 'EMBEDDED_FSYNC', true),
-    maxInflightBodyBytes: readInt(env, 'MAX_INFLIGHT_BODY_BYTES', 64 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
-    maxInflightBodyBytesPerAddress: readInt(
-      env,
-      'MAX_INFLIGHT_BODY_BYTES_PER_ADDRESS',
-      Math.floor(readInt(env, 'MAX_INFLIGHT_BODY_BYTES', 64 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024) / 4),
-      1024,
-      4 * 1024 * 1024 * 1024,
-    ),
+    maxInflightBodyBytes,
+    maxInflightBodyBytesPerAddress: readInt(env, 'MAX_INFLIGHT_BODY_BYTES_PER_ADDRESS', Math.floor(maxInflightBodyBytes / 4), 1024, 4 * 1024 * 1024 * 1024),
     maxAttempts: readInt(env, 'MAX_ATTEMPTS', 10, 1, 100),
     leaseSeconds: readInt(env, 'LEASE_SECONDS', 30, 1, 3600),
     handlerTimeoutSeconds: readInt(env, 'HANDLER_TIMEOUT_SECONDS', 30, 1, 3600),
@@ -210,6 +207,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     alerts: readAlerts(env),
     dbTimeoutMs: readInt(env, 'DB_TIMEOUT_MS', 1500, 100, 60_000),
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 8000, 100, 120_000),
+    shutdownReadyGraceMs: readInt(env, 'SHUTDOWN_READY_GRACE_MS', 5000, 0, 120_000),
     stripe: readStripe(env),
     senderApis: readSenderApis(env),
     changes: readChanges(env),

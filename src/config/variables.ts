@@ -162,6 +162,13 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   },
   { name: 'SHUTDOWN_TIMEOUT_MS', default: '`8000`', feature: 'server', description: 'how long SIGTERM waits for requests, handlers and jobs to finish' },
   {
+    name: 'SHUTDOWN_READY_GRACE_MS',
+    default: '`5000`; always `0` under `hookrun dev`',
+    feature: 'server',
+    description:
+      'after SIGTERM or SIGINT, how long `/ready` answers 503 while the listener still accepts and serves requests, so a load balancer or Kubernetes Service stops sending here before the port closes (as a `preStop` sleep would); then the listener closes and the drain of `SHUTDOWN_TIMEOUT_MS` begins. `0` closes at once; `hookrun worker` has no listener and skips it',
+  },
+  {
     name: 'EVENT_RETENTION_DAYS',
     default: '`30`',
     feature: 'retention',
