@@ -40,11 +40,12 @@ module.exports = {
       name: 'config-reads-values-only',
       severity: 'error',
       comment:
-        'config/config.ts builds Config from the environment: it imports the value readers, platform.json, errors and the provider list, nothing that runs.',
+        'config/config.ts builds Config from the environment: it imports the value readers (the project folder and .env among them), platform.json, errors and the provider list, nothing that runs.',
       from: { path: '^src/config/config[.]ts$' },
       to: {
         path: '^src/',
-        pathNot: '^src/errors[.]ts$|^src/config/(values|secrets|senders|platform|platform-entries|variables)[.]ts$|^src/webhooks/provider(s/index)?[.]ts$',
+        pathNot:
+          '^src/errors[.]ts$|^src/config/(values|secrets|senders|platform|platform-entries|variables|database-connection|project-dir|dot-env)[.]ts$|^src/webhooks/provider(s/index)?[.]ts$',
       },
     },
     {

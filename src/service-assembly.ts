@@ -47,8 +47,14 @@ export interface RunningService {
   config: Config;
   /** Process due work now, bounded by a budget: what `hookrun/next` calls after answering and from its drain route. */
   onDemand: OnDemandProcessing;
-  /** Stop taking work, finish what runs (bounded by SHUTDOWN_TIMEOUT_MS), close the database. */
-  stop(): Promise<void>;
+  /** Stop taking work, finish what runs (bounded by SHUTDOWN_TIMEOUT_MS), close the database; the first call's options hold. */
+  stop(options?: StopOptions): Promise<void>;
+}
+
+/** How `RunningService.stop` begins. */
+export interface StopOptions {
+  /** Serve on this long with `/ready` at 503 before the listener closes (SHUTDOWN_READY_GRACE_MS on a signal); default 0. */
+  readyGraceMs?: number;
 }
 
 /** Slow clients must not hold sockets forever (Slowloris); numbers in ms. */
@@ -73,6 +79,19 @@ function listen(app: Hono, config: Config): Promise<Server> {
   });
 }
 
+/** Answer each request from now on with `Connection: close`, so a keep-alive client (a proxy's pool too) connects afresh and a load balancer can send it elsewhere. */
+function endKeepAlive(server: Server): void {
+  server.on('request', (_req, res: { shouldKeepAlive: boolean }) => (res.shouldKeepAlive = false));
+}
+
+/** The grace before the listener closes: a load balancer sends requests until it sees /ready fail (or its endpoints update), so serve them meanwhile. */
+async function serveOnUnready(server: Server, graceMs: number, log: Logger): Promise<void> {
+  if (graceMs <= 0) return;
+  log.info({ graceMs }, `stopping: /ready answers 503; requests are still served for ${graceMs} ms (SHUTDOWN_READY_GRACE_MS)`);
+  endKeepAlive(server);
+  await new Promise((resolve) => setTimeout(resolve, graceMs));
+}
+
 function closeServer(server: Server, timeoutMs: number): Promise<void> {
   return new Promise((resolve) => {
     // Sockets busy at close() turn idle once their response is out: close them then, not at KEEP_ALIVE_TIMEOUT_MS.
@@ -87,8 +106,7 @@ function closeServer(server: Server, timeoutMs: number): Promise<void> {
       clearTimeout(timer);
       resolve();
     });
-    // A busy keep-alive client is never idle: answer its next request with `Connection: close` so it moves on.
-    server.on('request', (_req, res: { shouldKeepAlive: boolean }) => (res.shouldKeepAlive = false));
+    endKeepAlive(server); // a busy keep-alive client is never idle: its next answer tells it to move on
     server.closeIdleConnections();
   });
 }
@@ -150,6 +168,7 @@ export async function assembleService(config: Config, options: ServiceOptions, d
         onWalRetained: alerts.onWalRetained,
       });
     await capture?.preflight(); // wal_level, REPLICATION, the publication: a ConfigError stops start-up here
+    let stopping: Promise<void> | undefined;
     const { app, eventStream, senderRejections } = buildApp({
       config,
       db,
@@ -162,6 +181,7 @@ export async function assembleService(config: Config, options: ServiceOptions, d
       changes: capture || undefined,
       stripe,
       handlers: async () => handlers,
+      stopping: () => stopping !== undefined,
     });
 
     const server = options.http === false ? undefined : await listen(app, config);
@@ -179,9 +199,9 @@ export async function assembleService(config: Config, options: ServiceOptions, d
     const address = server?.address() as AddressInfo | undefined;
     const url = address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : undefined;
 
-    let stopping: Promise<void> | undefined;
-    const stop = () =>
+    const stop = (stopOptions: StopOptions = {}) =>
       (stopping ??= (async () => {
+        if (server) await serveOnUnready(server, stopOptions.readyGraceMs ?? 0, log);
         log.info('stopping: no new requests; finishing what runs');
         eventStream.close(); // streams never go idle: end them, their clients resume elsewhere by id
         if (server) await closeServer(server, config.shutdownTimeoutMs);

@@ -3,10 +3,10 @@ import { openDatabase } from './db/client.js';
 import type { Database } from './db/database.js';
 import type { Logger } from './log.js';
 import { explainDatabaseError } from './startup-errors.js';
-import type { RunningService, ServiceOptions } from './service-assembly.js';
+import type { RunningService, ServiceOptions, StopOptions } from './service-assembly.js';
 
 /** The service's types, defined beside its assembly and taken from here by everything that starts one. */
-export type { RunningService, ServiceOptions };
+export type { RunningService, ServiceOptions, StopOptions };
 
 /**
  * Assemble and start hookrun: open and migrate the database, build the

@@ -44,7 +44,8 @@ export async function checkConfig(config: Config, checked?: ScheduledJobs) {
   );
   for (const w of config.customWebhooks)
     if (!w.secret) warnings.push(`${w.secretEnv} is not set: /webhooks/${w.route} (platform.json) answers 503 not_configured.`);
-  if (!config.cronSecret) warnings.push(cronAccessWarning(config));
+  if (config.cronSecretProblem) warnings.push(config.cronSecretProblem);
+  else if (!config.cronSecret) warnings.push(cronAccessWarning(config));
   if (config.pooler.mode === 'transaction' && !config.pooler.directUrl)
     warnings.push('DATABASE_POOLER=transaction without DATABASE_DIRECT_URL: instances find new events by a 1 s poll, not NOTIFY; set DATABASE_DIRECT_URL.');
   if (!config.adminToken) warnings.push('ADMIN_TOKEN is not set: the admin API and the dashboard answer 503.');

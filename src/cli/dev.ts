@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { environmentWithoutDotEnv } from '../config/config.js';
+import { environmentWithoutDotEnv } from '../config/dot-env.js';
 import { MIGRATIONS_FOLDER } from '../db/database.js';
 import { startReloader } from '../dev/reloader.js';
 import { createLogger } from '../log.js';

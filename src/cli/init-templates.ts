@@ -67,7 +67,7 @@ export default defineHandler({
     '.gitignore': 'node_modules/\n.data/\n.env\n',
     Dockerfile: DOCKERFILE,
     'compose.yaml': COMPOSE,
-    '.dockerignore': 'node_modules\n.data\n.env\n',
+    '.dockerignore': DOCKERIGNORE,
     'README.md': readme(name),
   };
 }
@@ -101,13 +101,20 @@ const DOCKERFILE = `# hookrun in a container: node, your handlers and jobs, the 
 # (or DATABASE_URL). Build: docker build -t my-hookrun .  Run: docker run -p 3002:3002 --env-file .env my-hookrun
 # With PostgreSQL beside it: docker compose up (compose.yaml).
 
-# Dependencies in a stage of their own: the image keeps node_modules, not npm's cache.
-FROM node:20-slim AS deps
+# Node 24, a long-term-support line (security fixes until April 2028). The tag follows its patch
+# releases; to pin the exact image, build with its digest:
+#   docker buildx imagetools inspect node:24-slim   (prints Digest: sha256:…)
+#   docker build --build-arg NODE_IMAGE=node:24-slim@sha256:… -t my-hookrun .
+ARG NODE_IMAGE=node:24-slim
+
+# Dependencies in a stage of their own: the image keeps node_modules, not npm's cache;
+# devDependencies (TypeScript, @clerk/backend's types) stay out.
+FROM \${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package*.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 
-FROM node:20-slim
+FROM \${NODE_IMAGE}
 WORKDIR /app
 ENV NODE_ENV=production PORT=3002 HOST=0.0.0.0
 COPY --from=deps /app/node_modules ./node_modules
@@ -120,6 +127,17 @@ EXPOSE 3002
 HEALTHCHECK --interval=10s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # No shell: node is PID 1, so SIGTERM reaches hookrun, which finishes what runs and stops.
 CMD ["node", "node_modules/hookrun/dist/main.js", "start"]
+`;
+
+/** What \`docker build\` leaves out of the context: history, local data and secrets, build and test leftovers. */
+const DOCKERIGNORE = `.git
+node_modules
+.data
+.env
+.env.*
+*.log
+coverage
+.next
 `;
 
 const COMPOSE = `# hookrun and the PostgreSQL it keeps its tables in: docker compose up
@@ -148,8 +166,9 @@ services:
     depends_on:
       postgres:
         condition: service_healthy
-    # hookrun's own stop waits up to SHUTDOWN_TIMEOUT_MS (8 s) for what runs; give it that and more.
-    stop_grace_period: 15s
+    # hookrun's own stop: /ready fails for SHUTDOWN_READY_GRACE_MS (5 s) while it still serves, then it waits
+    # up to SHUTDOWN_TIMEOUT_MS (8 s) for what runs; give it that and more.
+    stop_grace_period: 20s
     restart: unless-stopped
 volumes:
   postgres-data:

@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { useProjectDir } from '../config/config.js';
+import { useProjectDir } from '../config/project-dir.js';
 import { ConfigError } from '../errors.js';
 import { withCliIo, type CliIo } from './io.js';
 import { EXIT_CODES } from './output.js';
@@ -65,7 +65,10 @@ function newProgram(io: CliIo): Command {
     .name('hookrun')
     .description('Verified, durable, exactly-once webhooks and scheduled jobs.')
     .version(HOOKRUN_VERSION, '-v, --version', 'print the hookrun version')
-    .option('--project <dir>', 'the project folder: its jobs/, handlers/, platform.json and .env (default: the working directory)')
+    .option(
+      '--project <dir>',
+      'the project folder: its jobs/, handlers/, platform.json and .env (default: HOOKRUN_PROJECT, package.json\'s "hookrun": { "project" }, ./hookrun/, else the working directory)',
+    )
     .showHelpAfterError('(hookrun <command> --help shows how to use it)')
     .configureOutput({ writeOut: (text) => io.stdout(text), writeErr: (text) => io.stderr(text) })
     .exitOverride();

@@ -69,7 +69,8 @@ async function runService(config: Config, parts: { http: boolean; scheduler: boo
         log.warn(`${config.secretEnvNames[source][0]} is not set: /webhooks/${source} answers 503 not_configured until it is set and hookrun restarted.`);
     }
   }
-  if (parts.http && !config.cronSecret) log.warn(cronAccessWarning(config));
+  if (parts.http && config.cronSecretProblem) log.warn(config.cronSecretProblem);
+  else if (parts.http && !config.cronSecret) log.warn(cronAccessWarning(config));
   if (parts.http && !config.adminToken) {
     log.warn('ADMIN_TOKEN is not set: the admin API and dashboard answer 503 until it is.');
   }
@@ -80,7 +81,8 @@ async function runService(config: Config, parts: { http: boolean; scheduler: boo
     if (signal === LAUNCHER_EXITED)
       log.info({ signal }, 'shutdown requested: the npm that started hookrun has exited (it does not pass signals on through sh)');
     else log.info({ signal }, 'shutdown requested');
-    service.stop().then(
+    // Under `hookrun dev` no load balancer watches /ready (the front holds requests during a restart): close at once.
+    service.stop({ readyGraceMs: parts.devUrl ? 0 : config.shutdownReadyGraceMs }).then(
       () => process.exit(0),
       (error: Error) => {
         log.error({ err: { message: error.message } }, 'shutdown failed');

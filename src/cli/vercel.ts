@@ -1,12 +1,13 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import type { Config } from '../config/config.js';
 import { mergeVercelJson, vercelEntries } from '../cron/vercel-config.js';
 import { ConfigError } from '../errors.js';
 import { displayPath } from '../module-files.js';
 import { scheduledJobs } from './cron.js';
 import { printJson, say, warn } from './output.js';
-import { loadCliConfig } from './io.js';
+import { cliIo, loadCliConfig } from './io.js';
 
 /** vercel.json as it is now: {} when there is none; a file that is not a JSON object stops here, untouched. */
 function readVercelJson(file: string): Record<string, unknown> {
@@ -19,6 +20,17 @@ function readVercelJson(file: string): Record<string, unknown> {
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(`${displayPath(file)} must hold a JSON object.`);
   return parsed as Record<string, unknown>;
+}
+
+/** What to say when vercel.json would get the drain route alone: run from the wrong folder, or no job given a schedule. */
+function nothingScheduled(config: Config, scheduled: number): string[] {
+  if (!existsSync(config.platformConfigPath))
+    return [
+      `no ${displayPath(config.platformConfigPath)}, so vercel.json gets the drain route only. Run hookrun vercel in the project folder, or name it: --project <dir>, HOOKRUN_PROJECT, or "hookrun": { "project": "<dir>" } in package.json.`,
+    ];
+  if (scheduled === 0)
+    return [`${displayPath(config.platformConfigPath)} schedules no job, so vercel.json gets the drain route only: give a job a "schedule" in its crons.`];
+  return [];
 }
 
 /**
@@ -40,9 +52,9 @@ export function registerVercelCommand(program: Command): void {
       const config = loadCliConfig();
       const { scheduled, warnings } = await scheduledJobs(config);
       const entries = vercelEntries(scheduled, { basePath: options.basePath, drainSchedule: options.drainSchedule, schedules: options.schedules === true });
-      const file = resolve(options.file);
+      const file = resolve(cliIo().cwd, options.file);
       const merged = mergeVercelJson(readVercelJson(file), entries, options.basePath);
-      for (const warning of warnings) warn(`hookrun: ${warning}\n`);
+      for (const warning of [...warnings, ...nothingScheduled(config, scheduled.length)]) warn(`hookrun: ${warning}\n`);
       if (options.print) return printJson(merged);
       writeFileSync(file, JSON.stringify(merged, null, 2) + '\n');
       const count = entries.crons?.length ?? Object.keys(entries.schedules ?? {}).length;

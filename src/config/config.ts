@@ -1,29 +1,26 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseEnv } from 'node:util';
 import { ConfigError } from '../errors.js';
 import {
   readAlerts,
   readChanges,
   readChoice,
-  readDatabaseUrl,
   readInt,
   readOneOf,
   readOnOff,
   readOrigin,
-  readPooler,
   readRetention,
   readSchema,
   readStripe,
   type AlertSettings,
   type ChangesSettings,
   type Env,
-  type PoolerSettings,
   type RetentionDays,
   type StripeSettings,
 } from './values.js';
 import { readBuiltInHandlerSwitches, readPlatformConfig, readWebhookSchemes } from './platform.js';
 import type { CronEntry, WebhookSchemeEntry } from './platform-entries.js';
+import { readDatabaseUrl, readPooler, readPreparedStatements, type PoolerSettings } from './database-connection.js';
+import { resolveProjectDir } from './project-dir.js';
 import { checkBearerValues, readBearer, readCronAccess, readSecret } from './secrets.js';
 import { readSenderApis, type SenderApiSettings } from './senders.js';
 import type { SecretSetting } from '../webhooks/provider.js';
@@ -93,7 +90,7 @@ export interface Config {
   /** `DATABASE_PREPARED_STATEMENTS` (default off): prepare hot statements once per connection; less PostgreSQL CPU, but slower HTTP ingest in the bench. */
   preparedStatements: boolean;
   dataDir: string;
-  /** The user's project (`HOOKRUN_PROJECT`, default the working directory): its `jobs/`, `handlers/` and platform.json. */
+  /** The user's project (`--project`, `HOOKRUN_PROJECT`, package.json's `hookrun.project`, `./hookrun/`, else the working directory: project-dir.ts): its `jobs/`, `handlers/` and platform.json. */
   projectDir: string;
   platformConfigPath: string;
   /** The parsed `crons` array of platform.json; `[]` when the file does not exist. */
@@ -108,6 +105,8 @@ export interface Config {
   /** The env names each source's secret is read from, with the chosen providers' own names. */
   secretEnvNames: Record<Source, readonly string[]>;
   cronSecret: string | undefined;
+  /** Why CRON_SECRET is set but unusable (shorter than 16 characters): `/cron` answers 503 `not_configured` with it; everything else serves. */
+  cronSecretProblem: string | undefined;
   /** `CRON_LOCAL_CALLERS=allow`: no proxy in front, so without CRON_SECRET a loopback caller may run `/cron/<job>` (secrets.ts). */
   cronLocalCallers: boolean;
   adminToken: string | undefined;
@@ -135,6 +134,8 @@ export interface Config {
   /** How long a receiver waits for the database before answering 503 `unavailable`. */
   dbTimeoutMs: number;
   shutdownTimeoutMs: number;
+  /** After SIGTERM or SIGINT, how long `/ready` answers 503 while requests are still served, so load balancers stop sending here before the listener closes. */
+  shutdownReadyGraceMs: number;
   /**
    * `STRIPE_SECRET_KEY` (and `STRIPE_API_BASE`): payments handlers store what
    * the API says, not what the event says, and `hookrun reconcile` can list
@@ -165,19 +166,21 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const logLevel = readOneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info', `LOG_LEVEL="${env.LOG_LEVEL}" is not valid: use one of ${LOG_LEVELS.join(', ')}.`);
   const scheduler = readOnOff(env, 'SCHEDULER', true);
   const databaseUrl = readDatabaseUrl(env);
-  const projectDir = resolve(cwd, env.HOOKRUN_PROJECT || '.');
+  const pooler = readPooler(env, databaseUrl);
+  const projectDir = resolveProjectDir(env, cwd);
   const platformConfigPath = resolve(projectDir, env.PLATFORM_CONFIG || 'platform.json');
   const providers = readProviderChoice(env);
   const secretEnvNames = secretEnvNamesFor(providers);
   const secrets = Object.fromEntries(SOURCES.map((source) => [source, readSecret(env, secretEnvNames[source])])) as Record<Source, SecretSetting | undefined>;
   checkBearerValues(secrets.database);
+  const maxInflightBodyBytes = readInt(env, 'MAX_INFLIGHT_BODY_BYTES', 64 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024);
   return {
     port: readInt(env, 'PORT', 3002, 0, 65535),
     host: env.HOST || undefined,
     databaseUrl,
-    pooler: readPooler(env, databaseUrl),
+    pooler,
     schema: readSchema(env),
-    preparedStatements: readOnOff(env, 'DATABASE_PREPARED_STATEMENTS', false),
+    preparedStatements: readPreparedStatements(env, pooler),
     dataDir: resolve(cwd, env.DATA_DIR || '.data'),
     projectDir,
     platformConfigPath,
@@ -195,14 +198,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     toleranceSeconds: readInt(env, 'WEBHOOK_TOLERANCE_SECONDS', 300, 1, 86_400),
     maxBodyBytes: readInt(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     embeddedFsync: readOnOff(env, 'EMBEDDED_FSYNC', true),
-    maxInflightBodyBytes: readInt(env, 'MAX_INFLIGHT_BODY_BYTES', 64 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
-    maxInflightBodyBytesPerAddress: readInt(
-      env,
-      'MAX_INFLIGHT_BODY_BYTES_PER_ADDRESS',
-      Math.floor(readInt(env, 'MAX_INFLIGHT_BODY_BYTES', 64 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024) / 4),
-      1024,
-      4 * 1024 * 1024 * 1024,
-    ),
+    maxInflightBodyBytes,
+    maxInflightBodyBytesPerAddress: readInt(env, 'MAX_INFLIGHT_BODY_BYTES_PER_ADDRESS', Math.floor(maxInflightBodyBytes / 4), 1024, 4 * 1024 * 1024 * 1024),
     maxAttempts: readInt(env, 'MAX_ATTEMPTS', 10, 1, 100),
     leaseSeconds: readInt(env, 'LEASE_SECONDS', 30, 1, 3600),
     handlerTimeoutSeconds: readInt(env, 'HANDLER_TIMEOUT_SECONDS', 30, 1, 3600),
@@ -210,6 +207,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     alerts: readAlerts(env),
     dbTimeoutMs: readInt(env, 'DB_TIMEOUT_MS', 1500, 100, 60_000),
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 8000, 100, 120_000),
+    shutdownReadyGraceMs: readInt(env, 'SHUTDOWN_READY_GRACE_MS', 5000, 0, 120_000),
     stripe: readStripe(env),
     senderApis: readSenderApis(env),
     changes: readChanges(env),
@@ -217,33 +215,4 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     remoteToken: env.HOOKRUN_REMOTE_TOKEN || undefined,
     environment: env,
   };
-}
-
-/**
- * `--project <dir>`: the project to use from now on, as HOOKRUN_PROJECT in the
- * environment, so `loadConfig` and child processes (`dev`'s) see it; then its
- * `.env` and the working directory's are read (`loadDotEnvFile`); into `env`, the process's unless an in-process CLI run hands its own.
- */
-export function useProjectDir(dir: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): void {
-  if (dir !== undefined) env.HOOKRUN_PROJECT = resolve(cwd, dir);
-  if (env.HOOKRUN_PROJECT) loadDotEnvFile(resolve(cwd, env.HOOKRUN_PROJECT), env);
-  loadDotEnvFile(cwd, env);
-}
-
-/** Read `.env` from the working directory into the environment, as Next.js does, so the server and the CLI in another terminal share secrets. Values already in the environment win. */
-export function loadDotEnvFile(cwd: string = process.cwd(), env: NodeJS.ProcessEnv = process.env): void {
-  const path = resolve(cwd, '.env');
-  if (!existsSync(path)) return;
-  const before = new Set(Object.keys(env));
-  if (env === process.env) process.loadEnvFile(path);
-  else for (const [name, value] of Object.entries(parseEnv(readFileSync(path, 'utf8')))) if (!before.has(name)) env[name] = value;
-  const added = fromDotEnv.get(env) ?? fromDotEnv.set(env, new Set()).get(env)!;
-  for (const name of Object.keys(env)) if (!before.has(name)) added.add(name);
-}
-
-const fromDotEnv = new WeakMap<NodeJS.ProcessEnv, Set<string>>();
-
-/** The environment as it was before `.env` was read: what `hookrun dev` hands each restart, which reads `.env` afresh. */
-export function environmentWithoutDotEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(env).filter(([name]) => !fromDotEnv.get(env)?.has(name)));
 }

@@ -16,20 +16,41 @@ export function readSecret(env: Env, names: readonly string[]): SecretSetting | 
   return undefined;
 }
 
-/** Below this, a bearer secret (ADMIN_TOKEN, CRON_SECRET, METRICS_TOKEN, a DATABASE_WEBHOOK_SECRET bearer) could be guessed over the network: refused at start. */
+/** Below this, a bearer secret (ADMIN_TOKEN, METRICS_TOKEN, a DATABASE_WEBHOOK_SECRET bearer) could be guessed over the network: refused at start. */
 export const MIN_SECRET_CHARS = 32;
 
-function tooShort(name: string, guards: string, unset: string): ConfigError {
-  return new ConfigError(
-    `${name} is shorter than ${MIN_SECRET_CHARS} characters: anyone who can reach ${guards} could guess it. Use a long random value (openssl rand -hex 32), or ${unset}.`,
-  );
+/**
+ * CRON_SECRET's minimum: Vercel's own (it refuses a shorter one), so the
+ * secret Vercel Cron sends is accepted. It only starts jobs, and wrong bearers
+ * are throttled per address (http/auth-failures), so 16 random characters
+ * are out of reach of guessing; the admin API's token guards far more.
+ */
+export const MIN_CRON_SECRET_CHARS = 16;
+
+/** The one length rule of bearer secrets: why `name` is too short and what to do, or undefined when it is long enough. */
+function shortSecret(name: string, value: string, minChars: number, guards: string, unset: string): string | undefined {
+  if (value.length >= minChars) return undefined;
+  return `${name} is shorter than ${minChars} characters: anyone who can reach ${guards} could guess it. Use a long random value (openssl rand -hex 32), or ${unset}.`;
 }
 
 /** A bearer secret of at least MIN_SECRET_CHARS, or undefined when unset. */
 export function readBearer(env: Env, name: string, guards: string, unset: string): string | undefined {
   const token = env[name] || undefined;
-  if (token !== undefined && token.length < MIN_SECRET_CHARS) throw tooShort(name, guards, unset);
+  const short = token === undefined ? undefined : shortSecret(name, token, MIN_SECRET_CHARS, guards, unset);
+  if (short !== undefined) throw new ConfigError(short);
   return token;
+}
+
+/** Who may run `/cron/<job>` (see readCronAccess). */
+export interface CronAccess {
+  cronSecret: string | undefined;
+  cronLocalCallers: boolean;
+  /**
+   * Why CRON_SECRET cannot be used (too short), or undefined: then every
+   * `/cron` call answers 503 `not_configured` with it, and nothing else stops;
+   * a cron secret must not take the webhook routes down with it.
+   */
+  cronSecretProblem: string | undefined;
 }
 
 /**
@@ -38,14 +59,21 @@ export function readBearer(env: Env, name: string, guards: string, unset: string
  * hookrun cannot see a proxy that adds no header (nginx's bare `proxy_pass`):
  * it connects from loopback on behalf of anyone, so loopback alone proves nothing.
  */
-export function readCronAccess(env: Env): { cronSecret: string | undefined; cronLocalCallers: boolean } {
+export function readCronAccess(env: Env): CronAccess {
   const localCallers = env.CRON_LOCAL_CALLERS?.trim() || 'refuse';
   if (localCallers !== 'allow' && localCallers !== 'refuse') {
     throw new ConfigError(
       `CRON_LOCAL_CALLERS="${env.CRON_LOCAL_CALLERS}" is not valid: use "allow" (no proxy in front: callers on this machine may run /cron jobs without CRON_SECRET) or "refuse" (the default).`,
     );
   }
-  return { cronSecret: readBearer(env, 'CRON_SECRET', '/cron', 'unset it to keep /cron closed'), cronLocalCallers: localCallers === 'allow' };
+  const cronLocalCallers = localCallers === 'allow';
+  const cronSecret = env.CRON_SECRET || undefined;
+  const fix =
+    'unset it to keep /cron closed; then restart hookrun (redeploy on Vercel). Until then /cron answers 503 not_configured; the webhook routes are not affected';
+  const short = cronSecret === undefined ? undefined : shortSecret('CRON_SECRET', cronSecret, MIN_CRON_SECRET_CHARS, '/cron', fix);
+  return short === undefined
+    ? { cronSecret, cronLocalCallers, cronSecretProblem: undefined }
+    : { cronSecret: undefined, cronLocalCallers, cronSecretProblem: short };
 }
 
 /** What `hookrun start` warns and `hookrun check` reports while CRON_SECRET is unset: who can run `/cron/<job>`, and what to set. */
@@ -58,5 +86,6 @@ export function cronAccessWarning(config: { cronLocalCallers: boolean }): string
 /** Every bearer value of the database receiver's secret (a `whsec_` signing key is checked by its own rules). */
 export function checkBearerValues(setting: SecretSetting | undefined): void {
   const short = setting?.values.find((value) => !value.startsWith('whsec_') && value.length < MIN_SECRET_CHARS);
-  if (setting && short !== undefined) throw tooShort(setting.envName, '/webhooks/database', 'use a whsec_ signing key');
+  if (setting && short !== undefined)
+    throw new ConfigError(shortSecret(setting.envName, short, MIN_SECRET_CHARS, '/webhooks/database', 'use a whsec_ signing key')!);
 }

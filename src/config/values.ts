@@ -172,49 +172,6 @@ export interface ChangesSettings {
 /** A PostgreSQL connection URL (DATABASE_URL, CHANGES_DATABASE_URL). */
 export const POSTGRES_URL = z.string().regex(/^postgres(ql)?:\/\//);
 
-/** `DATABASE_URL`: PostgreSQL, or undefined for the embedded database. */
-export function readDatabaseUrl(env: Env): string | undefined {
-  const databaseUrl = env.DATABASE_URL || undefined;
-  if (databaseUrl)
-    parseSetting(POSTGRES_URL, databaseUrl, 'DATABASE_URL must start with postgres:// or postgresql:// (unset it to use the embedded database).');
-  return databaseUrl;
-}
-
-/**
- * What stands between hookrun and PostgreSQL. `transaction`: a pooler in
- * transaction mode (PgBouncer's pool_mode=transaction, Supabase's port 6543,
- * Neon's -pooler host), where a session's LISTEN and settings do not last;
- * `session`: a pooler in session mode; `none`: a direct connection.
- */
-export interface PoolerSettings {
-  mode: 'none' | 'session' | 'transaction';
-  /** `DATABASE_DIRECT_URL`: the same database without the pooler, for LISTEN and migrations (as Prisma's `directUrl`). */
-  directUrl: string | undefined;
-}
-
-/** `DATABASE_POOLER` and `DATABASE_DIRECT_URL`; both describe DATABASE_URL, so they need it. */
-export function readPooler(env: Env, databaseUrl: string | undefined): PoolerSettings {
-  const mode = readOneOf(
-    env,
-    'DATABASE_POOLER',
-    ['none', 'session', 'transaction'],
-    'none',
-    `DATABASE_POOLER="${env.DATABASE_POOLER}" is not valid: use transaction (PgBouncer's pool_mode=transaction, Supabase's port 6543, Neon's -pooler host), session, or none (a direct connection, the default).`,
-  );
-  const directUrl = env.DATABASE_DIRECT_URL?.trim() || undefined;
-  if (directUrl)
-    parseSetting(
-      POSTGRES_URL,
-      directUrl,
-      'DATABASE_DIRECT_URL must start with postgres:// or postgresql:// (the database DATABASE_URL reaches, without the pooler), or be unset.',
-    );
-  if ((mode !== 'none' || directUrl) && !databaseUrl)
-    throw new ConfigError(
-      'DATABASE_POOLER and DATABASE_DIRECT_URL describe DATABASE_URL, which is unset: set DATABASE_URL, or unset them (the embedded database needs neither).',
-    );
-  return { mode, directUrl };
-}
-
 // Slot names allow [a-z0-9_] up to 63 characters (PostgreSQL's rule); both names are spliced into a replication command.
 const SLOT_NAME = /^[a-z0-9_]{1,63}$/;
 const PUBLICATION_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;

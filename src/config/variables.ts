@@ -49,7 +49,7 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
     default: '`off`',
     feature: 'database',
     description:
-      "PostgreSQL: `on` prepares the hot statements (ingest, claim, settle; at most 64 texts) once per connection: less PostgreSQL CPU per stored event, but lower req/s and a higher p99 through HTTP in the bench, hence off. Leave it off behind a pooler in transaction mode (PgBouncer before 1.21, Supabase's pooler on port 6543)",
+      'PostgreSQL: `on` prepares the hot statements (ingest, claim, settle; at most 64 texts) once per connection: less PostgreSQL CPU per stored event, but lower req/s and a higher p99 through HTTP in the bench, hence off. Refused with `DATABASE_POOLER=transaction` (start-up stops, exit 78): a pooler in transaction mode hands each transaction to another server connection, where the prepared name is missing or already exists',
   },
   {
     name: 'DATA_DIR',
@@ -68,7 +68,8 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { name: 'DB_TIMEOUT_MS', default: '`1500`', feature: 'webhooks', description: 'how long a receiver waits for the database before answering 503' },
   {
     name: 'HOOKRUN_PROJECT',
-    default: 'the working directory',
+    default:
+      'package.json\'s `"hookrun": { "project" }`, else `./hookrun/` when it holds a project and the working directory does not, else the working directory',
     feature: 'project',
     description: 'the project folder: its `jobs/`, `handlers/`, `migrations/`, platform.json and `.env` (`--project <dir>` sets it)',
   },
@@ -83,7 +84,7 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
     default: 'unset → `/cron` closed',
     feature: 'cron',
     description:
-      '`Authorization: Bearer <CRON_SECRET>` for `/cron/*`; at least 32 characters. Unset, `/cron/<job>` answers 403 to everyone (except as `CRON_LOCAL_CALLERS` allows). Behind a reverse proxy, set it',
+      "`Authorization: Bearer <CRON_SECRET>` for `/cron/*`; at least 16 characters (Vercel's minimum). Shorter, `/cron` answers 503 `not_configured` saying so, and the rest of hookrun serves. Unset, `/cron/<job>` answers 403 to everyone (except as `CRON_LOCAL_CALLERS` allows). Behind a reverse proxy, set it",
   },
   {
     name: 'CRON_LOCAL_CALLERS',
@@ -160,6 +161,13 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
     description: "a handler's time limit: then `ctx.signal` aborts, the handler is waited for up to 5 s more, and its delivery is retried later",
   },
   { name: 'SHUTDOWN_TIMEOUT_MS', default: '`8000`', feature: 'server', description: 'how long SIGTERM waits for requests, handlers and jobs to finish' },
+  {
+    name: 'SHUTDOWN_READY_GRACE_MS',
+    default: '`5000`; always `0` under `hookrun dev`',
+    feature: 'server',
+    description:
+      'after SIGTERM or SIGINT, how long `/ready` answers 503 while the listener still accepts and serves requests, so a load balancer or Kubernetes Service stops sending here before the port closes (as a `preStop` sleep would); then the listener closes and the drain of `SHUTDOWN_TIMEOUT_MS` begins. `0` closes at once; `hookrun worker` has no listener and skips it',
+  },
   {
     name: 'EVENT_RETENTION_DAYS',
     default: '`30`',

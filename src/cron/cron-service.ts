@@ -161,6 +161,7 @@ export async function createCronService(deps: CronServiceDeps): Promise<CronServ
   const routes = createCronRoutes({
     jobs,
     cronSecret: config.cronSecret,
+    cronSecretProblem: config.cronSecretProblem,
     localCallers: config.cronLocalCallers,
     remoteAddress: deps.remoteAddress,
     run: (job) => runner.run(job, 'http'),

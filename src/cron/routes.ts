@@ -17,6 +17,8 @@ export interface CronRoutesOptions {
   runScheduled(job: string, delivered: ScheduledDelivery): Promise<CronRunResult | 'duplicate'>;
   /** Set → a `Bearer` token is required; unset → closed, unless `localCallers`. */
   cronSecret: string | undefined;
+  /** Set (CRON_SECRET is unusable) → every call answers 503 `not_configured` with this message, whoever calls. */
+  cronSecretProblem?: string;
   /** Without CRON_SECRET, serve loopback callers that came through no proxy (`CRON_LOCAL_CALLERS=allow`, or `hookrun dev`). */
   localCallers: boolean;
   /** The caller's IP; defaults to the socket's (none under `app.request()` → not loopback). */
@@ -81,7 +83,7 @@ export interface ScheduledDelivery {
 
 /** The 403 without CRON_SECRET when the operator has not said that no proxy is in front. */
 const CLOSED_WITHOUT_SECRET =
-  'CRON_SECRET is not set, so /cron routes are closed: a reverse proxy on this machine (nginx, Caddy) connects from loopback on behalf of anyone, so a local address proves nothing. Set CRON_SECRET (32+ characters) and send Authorization: Bearer <CRON_SECRET>; or, only if no proxy is in front of hookrun, set CRON_LOCAL_CALLERS=allow to let callers on this machine in without it.';
+  'CRON_SECRET is not set, so /cron routes are closed: a reverse proxy on this machine (nginx, Caddy) connects from loopback on behalf of anyone, so a local address proves nothing. Set CRON_SECRET (16+ characters) and send Authorization: Bearer <CRON_SECRET>; or, only if no proxy is in front of hookrun, set CRON_LOCAL_CALLERS=allow to let callers on this machine in without it.';
 
 /** Why a request is not a command-line caller's on this machine: another machine's, a proxy's, a web page's. */
 export type NotLocal = 'remote' | 'proxy' | 'browser';
@@ -104,7 +106,7 @@ export function notLocalCaller(c: Context, address: string | undefined): NotLoca
 const NOT_LOCAL_CRON_CALLER: Record<NotLocal, string> = {
   remote: 'CRON_SECRET is not set, so /cron routes answer only callers on this machine. Set CRON_SECRET and send Authorization: Bearer <CRON_SECRET>.',
   proxy:
-    'CRON_SECRET is not set, so /cron routes answer only callers on this machine, and this request came through a proxy (Forwarded, X-Forwarded-*, Via), which could be relaying anyone. Set CRON_SECRET (32+ characters) and send Authorization: Bearer <CRON_SECRET>.',
+    'CRON_SECRET is not set, so /cron routes answer only callers on this machine, and this request came through a proxy (Forwarded, X-Forwarded-*, Via), which could be relaying anyone. Set CRON_SECRET (16+ characters) and send Authorization: Bearer <CRON_SECRET>.',
   browser:
     'CRON_SECRET is not set, so /cron routes refuse requests a web page sends (Origin, Sec-Fetch-Site) or that name another host (DNS rebinding). Call it with curl, or set CRON_SECRET.',
 };
@@ -127,6 +129,7 @@ export function createCronRoutes(options: CronRoutesOptions): Hono {
   const remoteAddress = options.remoteAddress ?? socketAddress;
 
   app.use('*', async (c, next) => {
+    if (options.cronSecretProblem !== undefined) throw new AppError('not_configured', options.cronSecretProblem);
     if (options.cronSecret !== undefined) {
       if (!secureEqual(bearerToken(c.req.header('authorization')), options.cronSecret)) {
         throw new AppError('unauthorized', 'Send Authorization: Bearer <CRON_SECRET>; the token is missing or wrong.');

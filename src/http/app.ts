@@ -40,6 +40,8 @@ export interface AppDeps {
   senderRejections?: SenderRejectionSink;
   /** Wrong credentials counted and blocked; buildApp shares it with the console login. Default: the app's own. */
   credentials?: CredentialThrottle;
+  /** True once shutdown has begun: `/ready` answers 503 so load balancers move away while requests are still served. */
+  stopping?: () => boolean;
 }
 
 /** The capture's state in `/ready`, snake_case like the rest of the API. */
@@ -76,6 +78,12 @@ export function createApp(deps: AppDeps): Hono {
   let probing: Promise<void> | undefined;
   const probe = () => (probing ??= probeInboxInsert(deps.db, deps.config.dbTimeoutMs).finally(() => (probing = undefined)));
   app.get('/ready', async (c) => {
+    if (deps.stopping?.()) {
+      throw new AppError(
+        'unavailable',
+        'hookrun is shutting down: requests are still served for SHUTDOWN_READY_GRACE_MS, then the listener closes. Send new requests to another instance.',
+      );
+    }
     try {
       await withDeadline(probe(), deps.config.dbTimeoutMs, () => new Error('timeout'));
       return c.json({ status: 'ready', database: deps.db.kind, ...(deps.changes ? { changes: readyChanges(deps.changes.status()) } : {}) });

@@ -37,6 +37,8 @@ export interface AppParts {
   stripe?: StripeApi;
   /** The handlers the worker runs (or a loader of them), which the operator's routes list, pause and resume. */
   handlers?: HandlerCatalogSource;
+  /** True once shutdown has begun (`/ready` then answers 503). */
+  stopping?: () => boolean;
 }
 
 /** The app and the parts of it its owner must stop. */
@@ -90,6 +92,7 @@ export function buildApp(parts: AppParts): BuiltApp {
     changes: parts.changes,
     senderRejections,
     credentials,
+    stopping: parts.stopping,
   });
   return { app, eventStream, senderRejections };
 }

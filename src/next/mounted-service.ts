@@ -5,7 +5,7 @@ import { startService, type RunningService } from '../service.js';
 
 /** Where the mounted service comes from: the project folder and the environment (tests pass their own). */
 export interface MountSettings {
-  /** The hookrun project folder (`jobs/`, `handlers/`, platform.json), relative to the working directory; default HOOKRUN_PROJECT, else the working directory. */
+  /** The hookrun project folder (`jobs/`, `handlers/`, platform.json), relative to the working directory; default as the CLI finds it (HOOKRUN_PROJECT, package.json's `hookrun.project`, `./hookrun/`, the working directory). */
   project?: string;
   env?: Readonly<Record<string, string | undefined>>;
 }

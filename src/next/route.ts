@@ -134,12 +134,13 @@ export function createNextRoute(options: NextRouteOptions = {}): NextRoute {
     }
     const log = service.config.logLevel === 'silent' ? undefined : mounted.logger();
     if (path === DRAIN_PATH) {
-      const secret = service.config.cronSecret;
+      const { cronSecret: secret, cronSecretProblem } = service.config;
+      if (cronSecretProblem !== undefined) return errorBody(503, 'not_configured', cronSecretProblem);
       if (secret === undefined)
         return errorBody(
           403,
           'forbidden',
-          `Set CRON_SECRET (32+ characters) to use ${DRAIN_PATH}: Vercel Cron sends it as Authorization: Bearer <CRON_SECRET>.`,
+          `Set CRON_SECRET (16+ characters) to use ${DRAIN_PATH}: Vercel Cron sends it as Authorization: Bearer <CRON_SECRET>.`,
         );
       if (!secureEqual(bearerToken(request.headers.get('authorization') ?? undefined), secret))
         return errorBody(401, 'unauthorized', 'Send Authorization: Bearer <CRON_SECRET>; the token is missing or wrong.');

@@ -3,9 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { describeDatabase } from '../../src/cli/check.js';
-import { loadConfig, loadDotEnvFile } from '../../src/config/config.js';
+import { loadConfig } from '../../src/config/config.js';
+import { loadDotEnvFile } from '../../src/config/dot-env.js';
 import { ConfigError } from '../../src/errors.js';
 import { createVerifiers } from '../../src/webhooks/verifiers.js';
+import { runCliInProcess } from '../helpers/cli.js';
 
 const base = { PLATFORM_CONFIG: '/nonexistent/platform.json' };
 
@@ -53,7 +55,6 @@ describe('loadConfig', () => {
     [{ WEBHOOK_TOLERANCE_SECONDS: '0' }, /WEBHOOK_TOLERANCE_SECONDS/],
     [{ ADMIN_TOKEN: 'abc' }, /ADMIN_TOKEN is shorter than 32 characters/],
     [{ ADMIN_TOKEN: 'a'.repeat(31) }, /ADMIN_TOKEN is shorter than 32 characters/],
-    [{ CRON_SECRET: 'x' }, /CRON_SECRET is shorter than 32 characters/],
     [{ METRICS_TOKEN: 'scrape-me' }, /METRICS_TOKEN is shorter than 32 characters/],
     [{ DATABASE_WEBHOOK_SECRET: 'short-bearer' }, /DATABASE_WEBHOOK_SECRET is shorter than 32 characters/],
     [{ DATABASE_WEBHOOK_SECRET: `${'b'.repeat(32)},old` }, /DATABASE_WEBHOOK_SECRET is shorter than 32 characters/],
@@ -70,6 +71,10 @@ describe('loadConfig', () => {
     [{ DATABASE_URL: 'postgres://x/db', DATABASE_POOLER: 'pgbouncer' }, /DATABASE_POOLER="pgbouncer" is not valid: use transaction/],
     [{ DATABASE_URL: 'postgres://x/db', DATABASE_DIRECT_URL: 'db.example.com:5432' }, /DATABASE_DIRECT_URL must start with postgres/],
     [{ DATABASE_POOLER: 'transaction' }, /describe DATABASE_URL, which is unset/],
+    [
+      { DATABASE_URL: 'postgres://x/db', DATABASE_POOLER: 'transaction', DATABASE_PREPARED_STATEMENTS: 'on' },
+      /DATABASE_PREPARED_STATEMENTS=on does not work with DATABASE_POOLER=transaction.*Set DATABASE_PREPARED_STATEMENTS=off/,
+    ],
     [{ CHANGES_DATABASE_URL: 'mysql://shop' }, /CHANGES_DATABASE_URL must start with postgres/],
     [{ CHANGES_DATABASE_URL: 'postgres://x/shop', CHANGES_SLOT: 'My-Slot' }, /CHANGES_SLOT="My-Slot" is not a valid slot name/],
     [{ CHANGES_DATABASE_URL: 'postgres://x/shop', CHANGES_PUBLICATION: "p', x '1" }, /CHANGES_PUBLICATION=.* is not a plain identifier/],
@@ -95,6 +100,16 @@ describe('loadConfig', () => {
       loadConfig({ ...base, DATABASE_URL: 'postgres://u@pooler:6543/app', DATABASE_POOLER: 'transaction', DATABASE_DIRECT_URL: 'postgres://u@db:5432/app' })
         .pooler,
     ).toEqual({ mode: 'transaction', directUrl: 'postgres://u@db:5432/app' });
+  });
+
+  it('prepares statements on a direct connection or a pooler in session mode, and the CLI stops (exit 78) on one in transaction mode', async () => {
+    const onPostgres = { ...base, DATABASE_URL: 'postgres://u@db/app', DATABASE_PREPARED_STATEMENTS: 'on' };
+    expect(loadConfig(onPostgres).preparedStatements).toBe(true);
+    expect(loadConfig({ ...onPostgres, DATABASE_POOLER: 'session' }).preparedStatements).toBe(true);
+    expect(loadConfig({ ...onPostgres, DATABASE_POOLER: 'transaction', DATABASE_PREPARED_STATEMENTS: 'off' }).preparedStatements).toBe(false);
+    const refused = await runCliInProcess(['check'], { ...onPostgres, DATABASE_POOLER: 'transaction' }, tmpdir());
+    expect(refused.code).toBe(78);
+    expect(refused.stderr).toContain('DATABASE_PREPARED_STATEMENTS=on does not work with DATABASE_POOLER=transaction');
   });
 
   it('reads the WAL capture settings (unset CHANGES_DATABASE_URL: no capture)', () => {

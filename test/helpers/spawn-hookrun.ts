@@ -53,7 +53,7 @@ export interface SpawnOptions {
   wrapper?: string[];
 }
 
-/** The env every spawned hookrun gets: test secrets, loopback, a free port, JSON logs. */
+/** The env every spawned hookrun gets: test secrets, loopback, a free port, JSON logs, no ready grace. */
 export function baseEnv(): Record<string, string> {
   return {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -70,6 +70,8 @@ export function baseEnv(): Record<string, string> {
     TWILIO_AUTH_TOKEN: SECRETS.twilio,
     CRON_SECRET: SECRETS.cron,
     ADMIN_TOKEN: SECRETS.admin,
+    // No load balancer watches a test's /ready: stop at once, as before the grace existed (ready-grace.test.ts runs with it).
+    SHUTDOWN_READY_GRACE_MS: '0',
   };
 }
 

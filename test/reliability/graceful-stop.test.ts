@@ -13,6 +13,8 @@ import { waitForInboxSettled } from '../helpers/worker-probe.js';
 
 const CONCURRENCY = 20;
 const SIGTERM_AFTER_ACKS = 300;
+/** How many acks before the signal the half-sent upload starts: enough for its headers to be read before the signal. */
+const SLOW_UPLOAD_LEAD_ACKS = 30;
 const EXIT_WITHIN_MS = 10_000;
 
 /** Start a POST whose body arrives in two halves; resolves with the answer once `finish()` sends the rest. */
@@ -70,7 +72,9 @@ describe('graceful stop (SIGTERM under load, PGlite)', () => {
     const tag = `gs${Date.now().toString(36)}`;
     const deliveries: Delivery[] = Array.from({ length: 3_000 }, (_, i) => (i % 2 ? clerkUserCreated(`${tag}_${i}`) : checkoutCompleted(`${tag}_${i}`)));
 
-    const slow = startSlowUpload(hookrun.url, clerkUserCreated(`${tag}_inflight`));
+    // The half-sent upload starts shortly before the signal: a body has 5 s to arrive (then 408), and on a busy
+    // machine the first acks alone can take longer than that.
+    let slow: ReturnType<typeof startSlowUpload> | undefined;
     let acks = 0;
     let sigtermAt = 0;
     let refusedWhileStopping: { refused: boolean; processAlive: boolean } | undefined;
@@ -80,11 +84,13 @@ describe('graceful stop (SIGTERM under load, PGlite)', () => {
       until: () => refusals >= CONCURRENCY,
       onResult: (_, result) => {
         if ('error' in result && result.error === 'ECONNREFUSED') refusals++;
-        if (acknowledged(result) && ++acks === SIGTERM_AFTER_ACKS) {
+        if (acknowledged(result) && ++acks === SIGTERM_AFTER_ACKS - SLOW_UPLOAD_LEAD_ACKS)
+          slow = startSlowUpload(hookrun.url, clerkUserCreated(`${tag}_inflight`));
+        if (acknowledged(result) && acks === SIGTERM_AFTER_ACKS) {
           sigtermAt = Date.now();
           hookrun.kill('SIGTERM');
           // The upload that was half-way through when the signal came finishes now.
-          setTimeout(() => slow.finish(), 200);
+          setTimeout(() => slow?.finish(), 200);
           // Once it says it is stopping, and while it still runs, a new connection is refused.
           void pollUntil('"stopping" in the log', 10_000, async () => (hookrun.output().includes('"msg":"stopping') ? true : undefined))
             .then(async () => {
@@ -110,7 +116,7 @@ describe('graceful stop (SIGTERM under load, PGlite)', () => {
     );
     const stopMsInProcess = times.stopped! - times['shutdown requested']!;
     const results = await load;
-    const inflight = await slow.result;
+    const inflight = await slow!.result;
 
     expect(exit, hookrun.output().slice(-3000)).toEqual({ code: 0, signal: null });
     // Measured by the process's own log (the test process is busy sending, so its clock of the exit lags).

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -10,7 +10,8 @@ import { makeLegacyDataDir } from '../helpers/legacy-layout.js';
 import { SECRETS } from '../helpers/config.js';
 import { acknowledged, sendDelivery, stripeDelivery, supabaseInsert } from '../helpers/signed-deliveries.js';
 import { npm, packHookrun } from '../helpers/packed-hookrun.js';
-import { pollUntil, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
+import { freePort } from '../helpers/free-port.js';
+import { baseEnv, pollUntil, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
 
 const run = promisify(execFile);
 
@@ -281,6 +282,129 @@ describe('a project made by hookrun init, on the installed tarball', () => {
 function dockerEnv(stage: string): Record<string, string> {
   return Object.fromEntries([...stage.matchAll(/^ENV (.*)$/gm)].flatMap((line) => [...line[1]!.matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1]!, m[2]!])));
 }
+
+describe('hookrun added to an app that already has its package.json (no "type", scripts of its own), from the installed tarball', () => {
+  /** The app a team already has: `npm init -y`'s shape, scripts hookrun's names collide with, and a dependency of its own. */
+  const APP_PACKAGE = {
+    name: 'existing-app',
+    version: '1.0.0',
+    private: true,
+    scripts: { dev: 'next dev', start: 'next start', lint: 'eslint .' },
+    dependencies: { 'left-pad': '^1.3.0' },
+  };
+  /** A handler that throws from a named function, so its stack has a frame in this file. */
+  const FAILING = `import { defineHandler } from 'hookrun';
+function chargeCustomer(): never { throw new Error('the billing API said no'); }
+export default defineHandler({ on: ['stripe:invoice.paid'], run() { chargeCustomer(); } });
+`;
+
+  let app: string;
+  const hookrun = (args: string[], env: Record<string, string>) =>
+    run(process.execPath, [join(app, 'node_modules', 'hookrun', 'dist', 'main.js'), ...args], {
+      cwd: app,
+      env: { ...baseEnv(), ...env },
+      timeout: 60_000,
+    }).then(
+      (done) => ({ code: 0, out: done.stdout + done.stderr }),
+      (error: { code?: number; stdout?: string; stderr?: string }) => ({ code: error.code ?? -1, out: `${error.stdout ?? ''}${error.stderr ?? ''}` }),
+    );
+
+  beforeAll(async () => {
+    app = join(work, 'existing-app');
+    mkdirSync(app);
+    writeFileSync(join(app, 'package.json'), `${JSON.stringify(APP_PACKAGE, null, 2)}\n`);
+    await run(process.execPath, [join(tool, 'node_modules', 'hookrun', 'dist', 'main.js'), 'init', '.'], { cwd: app, timeout: 30_000 });
+    // The app's install would fetch what the project's already did: the same tarball and the same devDependencies.
+    symlinkSync(join(project, 'node_modules'), join(app, 'node_modules'), 'dir');
+  }, 60_000);
+
+  it('keeps every script and dependency the app had, and adds its own beside them', () => {
+    const pkg = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as typeof APP_PACKAGE & {
+      type?: string;
+      scripts: Record<string, string>;
+      dependencies: Record<string, string>;
+    };
+    expect(pkg.type).toBeUndefined();
+    expect(pkg.scripts).toMatchObject(APP_PACKAGE.scripts);
+    expect(pkg.scripts['hookrun:start']).toBe('exec hookrun start');
+    expect(pkg.dependencies['left-pad']).toBe('^1.3.0');
+    expect(pkg.dependencies.hookrun).toMatch(/^file:.*\.tgz$/);
+  });
+
+  it('check passes, then fails as start would: a misspelled event name, a database that does not exist', async () => {
+    const dataDir = join(work, 'existing-app-data');
+    const good = await hookrun(['check'], { DATA_DIR: dataDir });
+    expect(good.code, good.out).toBe(0);
+    expect(existsSync(dataDir), 'check made no data dir').toBe(false);
+
+    writeFileSync(
+      join(app, 'handlers', 'typo.mts'),
+      "import { defineHandler } from 'hookrun';\nexport default defineHandler({ on: ['clerk:user.craeted'], run() {} });\n",
+    );
+    try {
+      const misspelled = await hookrun(['check'], { DATA_DIR: dataDir });
+      expect(misspelled.code).toBe(78);
+      expect(misspelled.out).toMatch(/typo\.mts/);
+      expect(misspelled.out).toMatch(/clerk:user\.created/);
+    } finally {
+      rmSync(join(app, 'handlers', 'typo.mts'));
+    }
+
+    if (process.env.TEST_DATABASE_URL) {
+      const url = new URL(process.env.TEST_DATABASE_URL);
+      url.pathname = `/hookrun_no_such_database_${process.pid}`;
+      const missing = await hookrun(['check'], { DATABASE_URL: url.toString() });
+      expect(missing.code, missing.out).toBe(78);
+      expect(missing.out).toMatch(/no database/i);
+    }
+  }, 180_000);
+
+  it("its start script drains on SIGTERM sent to the process npm is, and a failing handler's log line carries its stack", async () => {
+    writeFileSync(join(app, 'handlers', 'charge.mts'), FAILING);
+    const port = await freePort();
+    const env = { ...baseEnv(), PORT: String(port), DATA_DIR: join(work, 'existing-app-start'), npm_config_update_notifier: 'false' };
+    const npmStart = spawn('npm', ['run', '--silent', 'hookrun:start'], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    npmStart.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    npmStart.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolveExit) => npmStart.once('exit', (code) => resolveExit(code)));
+    const url = `http://127.0.0.1:${port}`;
+    try {
+      await pollUntil('hookrun:start ready', 60_000, async () => ((await fetch(`${url}/ready`).catch(() => undefined))?.status === 200 ? true : undefined));
+      const sent = await sendDelivery(
+        url,
+        stripeDelivery({
+          id: `evt_charge_${Date.now()}`,
+          object: 'event',
+          type: 'invoice.paid',
+          created: Math.floor(Date.now() / 1000),
+          livemode: false,
+          data: { object: { id: 'in_1', object: 'invoice', customer: 'cus_1' } },
+        }),
+      );
+      expect(acknowledged(sent), JSON.stringify(sent)).toBe(true);
+      const failedLine = await pollUntil("the failed delivery's log line", 30_000, () =>
+        output.split('\n').find((line) => line.includes('"handler":"charge"') && line.includes('the billing API said no')),
+      );
+      const { err } = JSON.parse(failedLine) as { err: { message: string; stack: string } };
+      expect(err.stack).toMatch(/chargeCustomer .*charge\.mts:2/);
+
+      npmStart.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      // npm is gone: the server it started must be gone with it, having drained (nothing serves on its port).
+      expect(
+        await fetch(`${url}/health`).then(
+          () => 'still serving',
+          () => 'closed',
+        ),
+      ).toBe('closed');
+      expect(output).toMatch(/stopped/);
+    } finally {
+      npmStart.kill('SIGKILL');
+      rmSync(join(app, 'handlers', 'charge.mts'), { force: true });
+    }
+  }, 180_000);
+});
 
 describe('the container recipe hookrun init writes, followed outside a container (no container engine runs here)', () => {
   it("the Dockerfile's stages as written: production dependencies alone, the project beside them; its CMD serves, its HEALTHCHECK passes once ready and fails once stopped, SIGTERM exits 0", async () => {

@@ -88,7 +88,7 @@ describe('hookrun init into an existing app', () => {
     expect(env).toMatch(/^ADMIN_TOKEN=\S+$/m);
 
     expect(result.stdout).toContain(`Added hookrun to ${app}`);
-    expect(result.stdout).toContain('script hookrun:start: hookrun start');
+    expect(result.stdout).toContain('script hookrun:start: exec hookrun start');
     expect(result.stdout).toContain('(your "start" is kept)');
     expect(result.stdout).toContain(`dependencies: hookrun@^${version}`);
     expect(result.stdout).toContain('.env: added PAYMENTS_WEBHOOK_SECRET, AUTH_WEBHOOK_SECRET, DATABASE_WEBHOOK_SECRET, ADMIN_TOKEN');
