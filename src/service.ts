@@ -1,4 +1,5 @@
 import type { Config } from './config/config.js';
+import { databaseOptions } from './database-options.js';
 import { openDatabase } from './db/client.js';
 import type { Database } from './db/database.js';
 import type { Logger } from './log.js';
@@ -40,13 +41,7 @@ export async function startService(config: Config, options: ServiceOptions): Pro
  */
 export async function openServiceDatabase(config: Config, log?: Logger): Promise<Database> {
   const db = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    pooler: config.pooler.mode,
-    directUrl: config.pooler.directUrl,
-    schema: config.schema,
-    namedStatements: config.preparedStatements,
-    dataDir: config.dataDir,
-    fsync: config.embeddedFsync,
+    ...databaseOptions(config),
     onPoolError: (error) => log?.warn({ err: { message: error.message } }, 'database connection lost; the pool reconnects on demand'),
     onListenUnheard: (error) => log?.warn({ err: { message: error.message } }, 'LISTEN does not hear NOTIFY; polling covers it'),
     onListenLost: (error) => log?.warn({ err: { message: error.message } }, 'LISTEN connection lost; opening it again (polling covers the gap)'),

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config/config.js';
+import { databaseOptions } from '../database-options.js';
 import { openDatabase } from '../db/client.js';
 import type { Database, OpenOptions } from '../db/database.js';
 import { LOCK_FILE_NAME, isProcessAlive } from '../db/data-dir-lock.js';
@@ -46,16 +47,7 @@ async function warnIfServerUsesPostgres(config: Config): Promise<void> {
 
 /** The configured database as a one-shot CLI command opens it (`migrate` and the rest): the settings `start` opens it with, EMBEDDED_FSYNC included, on a small pool. */
 export function cliDatabaseOptions(config: Config, poolSize: number): OpenOptions {
-  return {
-    databaseUrl: config.databaseUrl,
-    pooler: config.pooler.mode,
-    directUrl: config.pooler.directUrl,
-    schema: config.schema,
-    namedStatements: config.preparedStatements,
-    dataDir: config.dataDir,
-    fsync: config.embeddedFsync,
-    poolSize,
-  };
+  return { ...databaseOptions(config), poolSize };
 }
 
 /** Open and migrate the configured database for a one-shot CLI command. */
