@@ -1,8 +1,8 @@
 import { request } from 'node:http';
-import { connect } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connectionRefused } from '../helpers/connection-refused.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { reportFigures } from '../helpers/figures.js';
 import { inboxCounts, withDatabase } from '../helpers/inspect-db.js';
@@ -39,19 +39,6 @@ function startSlowUpload(baseUrl: string, delivery: Delivery): { finish: () => v
     finish = () => req.end(bytes.subarray(half));
   });
   return { finish: () => finish(), result };
-}
-
-/** Try a fresh TCP connection: true when refused (the listening socket is closed). */
-function connectionRefused(baseUrl: string): Promise<boolean> {
-  const { hostname, port } = new URL(baseUrl);
-  return new Promise((resolve) => {
-    const socket = connect(Number(port), hostname);
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
-  });
 }
 
 // Guarantee 6: SIGTERM under load — in-flight requests finish, new connections are refused, claims are settled or released, exit 0 within 10 s.

@@ -1,23 +1,10 @@
-import { connect } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connectionRefused } from '../helpers/connection-refused.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkoutCompleted, sendDelivery } from '../helpers/signed-deliveries.js';
 import { pollUntil, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
-
-/** Try a fresh TCP connection: true when refused (the listening socket is closed). */
-function connectionRefused(baseUrl: string): Promise<boolean> {
-  const { hostname, port } = new URL(baseUrl);
-  return new Promise((resolve) => {
-    const socket = connect(Number(port), hostname);
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
-  });
-}
 
 /** `/ready`'s status, or undefined when nothing answers. */
 async function readyStatus(baseUrl: string): Promise<number | undefined> {
