@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { freePort } from './free-port.js';
 import { npm } from './npm.js';
 import { pollUntil } from './poll.js';
+import { stripeDelivery, type Delivery } from './signed-deliveries.js';
 
 const run = promisify(execFile);
 
@@ -164,4 +165,16 @@ export async function startStandalone(dir: string, env: Record<string, string | 
   }
   const port = await freePort();
   return serve(deployed, [join(deployed, 'server.js')], port, { ...env, PORT: String(port), HOSTNAME: '127.0.0.1' }, readyPath);
+}
+
+/** A signed Stripe invoice.paid for the apps' note-invoice handler: `id` names the event, and `fail` or `block` in it steers the handler. */
+export function invoicePaid(id: string): Delivery {
+  return stripeDelivery({
+    id,
+    object: 'event',
+    type: 'invoice.paid',
+    created: Math.floor(Date.now() / 1000),
+    livemode: false,
+    data: { object: { id: `in_${id}`, object: 'invoice', customer: `cus_${id}`, status: 'paid' } },
+  });
 }

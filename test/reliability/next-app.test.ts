@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SECRETS } from '../helpers/config.js';
 import { createEmptyPostgresDatabase } from '../helpers/db.js';
-import { buildNextApp, startNext, type NextServer } from '../helpers/next-app.js';
+import { buildNextApp, startNext, type NextServer, invoicePaid } from '../helpers/next-app.js';
 import { packHookrun } from '../helpers/packed-hookrun.js';
 import { pollUntil } from '../helpers/poll.js';
-import { acknowledged, clerkUserCreated, sendDelivery, stripeDelivery } from '../helpers/signed-deliveries.js';
+import { acknowledged, clerkUserCreated, sendDelivery } from '../helpers/signed-deliveries.js';
 
 /**
  * The project's handlers and job note what they do in NOTES_FILE. An event
@@ -43,16 +43,6 @@ export default defineJob({ run() { appendFileSync(process.env.NOTES_FILE!, 'nigh
 `,
   'platform.json': JSON.stringify({ crons: [{ path: '/cron/nightly', schedule: '0 3 * * *' }] }),
 };
-
-const invoicePaid = (id: string) =>
-  stripeDelivery({
-    id,
-    object: 'event',
-    type: 'invoice.paid',
-    created: Math.floor(Date.now() / 1000),
-    livemode: false,
-    data: { object: { id: `in_${id}`, object: 'invoice', customer: `cus_${id}`, status: 'paid' } },
-  });
 
 describe.skipIf(!process.env.TEST_DATABASE_URL)(
   'hookrun mounted in a Next.js app (next build && next start, from the packed tarball, on PostgreSQL)',

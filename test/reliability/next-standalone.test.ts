@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SECRETS } from '../helpers/config.js';
 import { createEmptyPostgresDatabase } from '../helpers/db.js';
-import { buildNextApp, deployDocsNextConfig, startStandalone, type NextServer } from '../helpers/next-app.js';
+import { buildNextApp, deployDocsNextConfig, startStandalone, type NextServer, invoicePaid } from '../helpers/next-app.js';
 import { packHookrun } from '../helpers/packed-hookrun.js';
 import { pollUntil } from '../helpers/poll.js';
-import { acknowledged, sendDelivery, stripeDelivery } from '../helpers/signed-deliveries.js';
+import { acknowledged, sendDelivery } from '../helpers/signed-deliveries.js';
 
 /** The project's handler and job note what they do in NOTES_FILE; an event whose id says `fail` fails its first attempt. */
 const PROJECT: Record<string, string> = {
@@ -27,16 +27,6 @@ export default defineJob({ run() { appendFileSync(process.env.NOTES_FILE!, 'nigh
 `,
   'platform.json': JSON.stringify({ crons: [{ path: '/cron/nightly', schedule: '0 3 * * *' }] }),
 };
-
-const invoicePaid = (id: string) =>
-  stripeDelivery({
-    id,
-    object: 'event',
-    type: 'invoice.paid',
-    created: Math.floor(Date.now() / 1000),
-    livemode: false,
-    data: { object: { id: `in_${id}`, object: 'invoice', customer: `cus_${id}`, status: 'paid' } },
-  });
 
 /*
  * `next start` runs from the app folder, where every file is at hand; a
