@@ -18,10 +18,13 @@ export interface DrainReport {
 
 /** Processing on demand instead of in a loop: what a serverless function calls after answering, and the drain route calls every minute. */
 export interface OnDemandProcessing {
-  /** Claim and run due events until none is left or `budgetMs` has passed; a call while a pass runs joins that pass. */
-  process(budgetMs: number): Promise<DrainReport>;
-  /** Everything a long-running process would have done meanwhile: due cron runs, events, an alert check, bulk replays and (hourly) retention, within `budgetMs`. */
-  drain(budgetMs: number): Promise<DrainReport>;
+  /**
+   * Claim and run due events until none is left or `budgetMs` has passed; a call while a pass runs joins that pass.
+   * With `finishBy` (a performance.now() time the platform may cut the process at), claims are sized to the time left and each delivery commits on its own.
+   */
+  process(budgetMs: number, finishBy?: number): Promise<DrainReport>;
+  /** Everything a long-running process would have done meanwhile: due cron runs, events, an alert check, bulk replays and (hourly) retention, within `budgetMs` (and `finishBy`). */
+  drain(budgetMs: number, finishBy?: number): Promise<DrainReport>;
 }
 
 /** A retention pass at most this often per process: every step is idempotent, so a cold instance simply does one on its first drain. */
@@ -31,9 +34,11 @@ const RETENTION_EVERY_MS = 3_600_000;
  * Build on-demand processing over the service's own worker and cron runner,
  * with the same claims and leases as the loops of `hookrun start`: a function
  * frozen or killed mid-handler leaves its claim to expire after LEASE_SECONDS,
- * and the next pass takes it over. A batch is not cut short by the budget:
- * the budget decides whether to claim another, so leave a handler's time
- * limit of headroom before the platform's own limit.
+ * and the next pass takes it over. The budget decides whether to claim
+ * again. Without `finishBy` a batch is not cut short by it; with `finishBy`
+ * (the platform's own limit), each claim is sized to the time left, each
+ * delivery commits on its own, a handler's time limit ends at `finishBy`, and
+ * a claimed delivery with too little time left goes back unstarted.
  */
 export function createOnDemandProcessing(deps: {
   worker: Worker | undefined;
@@ -47,11 +52,11 @@ export function createOnDemandProcessing(deps: {
   const { worker, cron, log } = deps;
   let lastRetentionAt = Number.NEGATIVE_INFINITY;
 
-  async function claimUntil(deadline: number): Promise<{ claimed: number; budgetExhausted: boolean }> {
+  async function claimUntil(deadline: number, finishBy: number | undefined): Promise<{ claimed: number; budgetExhausted: boolean }> {
     let claimed = 0;
     if (!worker) return { claimed, budgetExhausted: false };
-    while (performance.now() < deadline) {
-      const batch = await worker.runOnce();
+    while (performance.now() < Math.min(deadline, finishBy ?? Infinity)) {
+      const batch = await worker.runOnce(finishBy);
       claimed += batch;
       if (batch === 0) return { claimed, budgetExhausted: false };
     }
@@ -61,14 +66,14 @@ export function createOnDemandProcessing(deps: {
   // One pass at a time per instance: a request that stores an event while a pass runs joins it (and makes it look once more before it ends).
   let running: Promise<DrainReport> | undefined;
   let lookAgain = false;
-  const pass = async (budgetMs: number): Promise<DrainReport> => {
+  const pass = async (budgetMs: number, finishBy: number | undefined): Promise<DrainReport> => {
     const started = performance.now();
     let claimed = 0;
     let budgetExhausted: boolean;
     try {
       do {
         lookAgain = false;
-        const round = await claimUntil(started + budgetMs);
+        const round = await claimUntil(started + budgetMs, finishBy);
         claimed += round.claimed;
         budgetExhausted = round.budgetExhausted;
       } while (lookAgain && !budgetExhausted);
@@ -77,20 +82,20 @@ export function createOnDemandProcessing(deps: {
     }
     return { claimed, cronRunsStarted: 0, budgetExhausted, tookMs: Math.round(performance.now() - started) };
   };
-  const process = (budgetMs: number): Promise<DrainReport> => {
+  const process = (budgetMs: number, finishBy?: number): Promise<DrainReport> => {
     if (running) {
       lookAgain = true;
       return running;
     }
-    running = pass(budgetMs);
+    running = pass(budgetMs, finishBy);
     return running;
   };
 
-  const drain = async (budgetMs: number): Promise<DrainReport> => {
+  const drain = async (budgetMs: number, finishBy?: number): Promise<DrainReport> => {
     const started = performance.now();
-    const deadline = started + budgetMs;
+    const deadline = Math.min(started + budgetMs, finishBy ?? Infinity);
     const cronRunsStarted = await cron.runDue();
-    const { claimed, budgetExhausted } = await claimUntil(deadline);
+    const { claimed, budgetExhausted } = await claimUntil(deadline, finishBy);
     // A cron run started above finishes inside this function, while it still has time (frozen afterwards, its run is retried).
     await cron.idle(Math.max(0, deadline - performance.now()));
     await deps.checkAlerts().catch((error: unknown) => log.warn({ err: { message: messageOf(error) } }, 'alert check failed; the next drain tries again'));

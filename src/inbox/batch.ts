@@ -8,12 +8,12 @@ import { OutcomeMetrics } from '../deliveries/outcome-metrics.js';
 import { reportSettled } from './batch-report.js';
 import { claimInbox } from './claim.js';
 import type { ClaimedDelivery } from '../deliveries/claimed.js';
-import { eventFields, HandlerTimeout, runAndFlush, runHandler, SAVEPOINT } from '../deliveries/run-handler.js';
-import type { RegisteredHandler } from '../deliveries/registry.js';
+import { HandlerTimeout, runHandler, SAVEPOINT } from '../deliveries/run-handler.js';
 import { startLeaseHeartbeat } from '../deliveries/lease-heartbeat.js';
 import { releaseClaims } from '../deliveries/leases-sql.js';
-import { settleDeliveries } from '../deliveries/settle-sql.js';
-import { settleFailure, settleOverClaimed, settleProcessed } from '../deliveries/outcome.js';
+import { settleOverClaimed } from '../deliveries/outcome.js';
+import { DeliveryAttempts } from './attempt.js';
+import { DeliveryPace, runPaced } from './paced.js';
 
 const typeKey = (d: ClaimedDelivery) => `${d.event.source}\u0000${d.event.type}`;
 
@@ -29,7 +29,7 @@ const typeKey = (d: ClaimedDelivery) => `${d.event.source}\u0000${d.event.type}`
  * than the database's in-transaction budget (PGlite: one session) rolls the
  * batch back and its type runs alone from then on.
  */
-export function createBatchRunner(deps: BatchDeps): { run(): Promise<number> } {
+export function createBatchRunner(deps: BatchDeps): { run(finishBy?: number): Promise<number> } {
   return new BatchRunner(deps);
 }
 
@@ -40,7 +40,9 @@ class BatchRunner {
   private readonly slowTypes = new Set<string>();
   private readonly runDeps: { clock: Clock; log: Logger; abortGraceMs: number };
   private readonly observed: OutcomeMetrics;
-  private readonly handleAlone = (delivery: ClaimedDelivery) => this.runAlone(delivery);
+  private readonly handleAlone = (delivery: ClaimedDelivery) => this.attempts.runAlone(delivery);
+  private readonly attempts: DeliveryAttempts;
+  private readonly pace = new DeliveryPace();
 
   constructor(private readonly deps: BatchDeps) {
     const { db, leaseMs, handlerTimeoutMs } = deps;
@@ -51,45 +53,7 @@ class BatchRunner {
     this.inTransactionBudgetMs = Math.min(handlerTimeoutMs, budget === undefined ? handlerTimeoutMs : Math.min(budget, Math.max(50, Math.floor(leaseMs / 3))));
     this.runDeps = { clock: deps.clock, log: deps.log, abortGraceMs: deps.abortGraceMs };
     this.observed = new OutcomeMetrics(deps.metrics);
-  }
-
-  /** The registered handler a delivery names (by its event's source and type: a name may run a different function per type). */
-  private handlerOf(delivery: ClaimedDelivery): RegisteredHandler | undefined {
-    return this.deps.handlers.find(delivery.event).find((h) => h.name === delivery.handler);
-  }
-
-  private failure(delivery: ClaimedDelivery, handler: RegisteredHandler | undefined, error: unknown, startedAt: number, began: number): Ran {
-    const ordered = delivery.flowKey !== null && (handler?.flow === undefined || handler.flow.ordered);
-    const { policy, random, clock } = this.deps;
-    const outcome = settleFailure(delivery, error, { policy, random, now: clock.now(), ordered, timing: { startedAt, durationMs: performance.now() - began } });
-    const level = outcome.status === 'failed' ? 'warn' : 'error';
-    this.deps.log[level](
-      { ...eventFields(delivery.event), handler: delivery.handler, attempts: delivery.attempts, err: { message: outcome.error, stack: outcome.stack } },
-      `delivery ${outcome.status}`,
-    );
-    return { delivery, outcome };
-  }
-
-  private processed(delivery: ClaimedDelivery, startedAt: number, began: number): Ran {
-    return { delivery, outcome: settleProcessed(delivery, { startedAt, durationMs: performance.now() - began }) };
-  }
-
-  /** One delivery on its own, its deferred writes in their own transaction: the fallback path and slow types. */
-  private async runAlone(delivery: ClaimedDelivery): Promise<Ran> {
-    const { db, clock, handlerTimeoutMs } = this.deps;
-    const handler = this.handlerOf(delivery);
-    const began = performance.now();
-    const startedAt = clock.now();
-    try {
-      if (!handler) throw new Error(`No handler "${delivery.handler}" takes ${delivery.event.source} ${delivery.event.type} on this instance.`);
-      // A project handler gets a transaction of its own where long ones are cheap (PostgreSQL); PGlite's one session cannot hold it.
-      if (handler.isolated && db.tuning.inTransactionBudgetMs === undefined)
-        await db.transaction((tx) => runAndFlush(this.runDeps, handler, delivery.event, tx, handlerTimeoutMs));
-      else await runAndFlush(this.runDeps, handler, delivery.event, db, handlerTimeoutMs);
-      return this.processed(delivery, startedAt, began);
-    } catch (error) {
-      return this.failure(delivery, handler, error, startedAt, began);
-    }
+    this.attempts = new DeliveryAttempts(deps, this.runDeps);
   }
 
   /**
@@ -101,11 +65,11 @@ class BatchRunner {
   private async runInBatch(delivery: ClaimedDelivery, tx: Queryable, q: Queryable, batch: WriteBatch, state: BatchState, decided: Ran[]): Promise<Ran> {
     const { clock, handlerTimeoutMs } = this.deps;
     const inTransactionBudgetMs = this.inTransactionBudgetMs;
-    const handler = this.handlerOf(delivery);
+    const handler = this.attempts.handlerOf(delivery);
     const began = performance.now();
     const startedAt = clock.now();
     if (!handler)
-      return this.failure(
+      return this.attempts.failure(
         delivery,
         handler,
         new Error(`No handler "${delivery.handler}" takes ${delivery.event.source} ${delivery.event.type} on this instance.`),
@@ -118,7 +82,7 @@ class BatchRunner {
     try {
       await runHandler(this.runDeps, handler, delivery.event, scoped, batch, inTransactionBudgetMs);
       if (savepoint) await tx.query(SAVEPOINT.release);
-      return this.processed(delivery, startedAt, began);
+      return this.attempts.processed(delivery, startedAt, began);
     } catch (error) {
       if (error instanceof HandlerTimeout && inTransactionBudgetMs < handlerTimeoutMs) {
         this.slowTypes.add(typeKey(delivery));
@@ -128,7 +92,7 @@ class BatchRunner {
         );
         throw BATCH_ABANDONED;
       }
-      const failed = this.failure(delivery, handler, error, startedAt, began);
+      const failed = this.attempts.failure(delivery, handler, error, startedAt, began);
       if (handler.isolated && !(error instanceof HandlerTimeout)) {
         if (savepoint) await tx.query(SAVEPOINT.rollback);
         state.brokenBy = undefined;
@@ -142,7 +106,7 @@ class BatchRunner {
 
   private async runInOneTransaction(deliveries: ClaimedDelivery[], fixed: Ran[]): Promise<BatchResult> {
     const { db, clock } = this.deps;
-    if (deliveries.length === 0) return { kind: 'committed', ran: [...fixed], owned: await this.settle(db, fixed) };
+    if (deliveries.length === 0) return { kind: 'committed', ran: [...fixed], owned: await this.attempts.settle(db, fixed) };
     const state: BatchState = { brokenBy: undefined, abandoned: false };
     const decided: Ran[] = [];
     try {
@@ -167,7 +131,7 @@ class BatchRunner {
         }
         current = -1; // a failing deferred write is no single delivery's: everything runs on its own
         await batch.flush(q);
-        const owned = await this.settle(tx, ran);
+        const owned = await this.attempts.settle(tx, ran);
         void clock;
         return { kind: 'committed', ran, owned } as BatchResult;
       });
@@ -179,19 +143,12 @@ class BatchRunner {
     }
   }
 
-  private async settle(q: Queryable, ran: readonly Ran[]): Promise<Set<number>> {
-    const settled = await settleDeliveries(
-      q,
-      ran.map((r) => r.outcome),
-      this.deps.clock.now(),
-    );
-    return new Set(settled.map((s) => s.id));
-  }
-
-  async run(): Promise<number> {
+  /** One claim; with `finishBy` (a performance.now() time), sized to the time left and committed one delivery at a time (paced.ts). */
+  async run(finishBy?: number): Promise<number> {
     const { db, clock, log, leaseMs, batchSize } = this.deps;
     const { inline, paused } = this.deps.lanes();
-    const claim = await claimInbox(db, { handlers: this.deps.handlers, inline, paused, now: clock.now(), leaseMs, limit: batchSize });
+    const limit = finishBy === undefined ? batchSize : this.pace.claimSize(finishBy - performance.now(), batchSize);
+    const claim = await claimInbox(db, { handlers: this.deps.handlers, inline, paused, now: clock.now(), leaseMs, limit });
     if (claim.flowWork) this.deps.onFlowWork?.();
     for (const event of claim.ignored) this.deps.metrics.eventsProcessed.inc({ source: event.source, outcome: 'ignored' });
     const claims = claim.deliveries;
@@ -202,7 +159,10 @@ class BatchRunner {
     }
     const heartbeat = startLeaseHeartbeat(db, claims, { leaseMs, clock, log });
     try {
-      await this.processClaims(claims.sort((a, b) => a.event.id - b.event.id || a.id - b.id));
+      await this.processClaims(
+        claims.sort((a, b) => a.event.id - b.event.id || a.id - b.id),
+        finishBy,
+      );
     } finally {
       await heartbeat.stop();
     }
@@ -210,7 +170,7 @@ class BatchRunner {
   }
 
   /** Decide, run and settle one claim's deliveries (the heartbeat runs meanwhile). */
-  private async processClaims(claims: ClaimedDelivery[]): Promise<void> {
+  private async processClaims(claims: ClaimedDelivery[], finishBy: number | undefined): Promise<void> {
     const { db, policy, clock } = this.deps;
     const fixed: Ran[] = [];
     const batched: ClaimedDelivery[] = [];
@@ -220,16 +180,19 @@ class BatchRunner {
       if (over) fixed.push({ delivery, outcome: over });
       else (this.slowTypes.has(typeKey(delivery)) ? alone : batched).push(delivery);
     }
-    let result = await this.runInOneTransaction(batched, alone.length === 0 ? fixed : []);
+    let result: BatchResult =
+      finishBy === undefined
+        ? await this.runInOneTransaction(batched, alone.length === 0 ? fixed : [])
+        : await runPaced(this.attempts, this.pace, fixed, [...batched, ...alone], finishBy);
     if (result.kind === 'fallback') {
       // The shared transaction rolled back: every delivery whose outcome it did not decide runs on its own.
       const decided = new Set(result.decided.map((r) => r.delivery.id));
       const rerun = [...batched.filter((d) => !decided.has(d.id)), ...alone];
       const ran = [...fixed, ...result.decided, ...(await Promise.all(rerun.map(this.handleAlone)))];
-      result = { kind: 'committed', ran, owned: await db.transaction((tx) => this.settle(tx, ran)) };
-    } else if (alone.length > 0) {
+      result = { kind: 'committed', ran, owned: await db.transaction((tx) => this.attempts.settle(tx, ran)) };
+    } else if (alone.length > 0 && finishBy === undefined) {
       const ran = [...fixed, ...(await Promise.all(alone.map(this.handleAlone)))];
-      const owned = await db.transaction((tx) => this.settle(tx, ran));
+      const owned = await db.transaction((tx) => this.attempts.settle(tx, ran));
       result.ran.push(...ran);
       for (const id of owned) result.owned.add(id);
     }

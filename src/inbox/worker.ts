@@ -60,8 +60,12 @@ export interface Worker {
   wake(): void;
   /** Stop claiming, finish the current batch (bounded by shutdownTimeoutMs) and release unstarted claims. */
   stop(): Promise<void>;
-  /** Claim and process one batch (new events become deliveries, inline ones run), or else one round of flow-controlled deliveries (waiting for them); resolves to how many were claimed (tests, CLI). */
-  runOnce(): Promise<number>;
+  /**
+   * Claim and process one batch (new events become deliveries, inline ones run), or else one round of flow-controlled
+   * deliveries (waiting for them); resolves to how many were claimed (tests, CLI, on-demand passes). With `finishBy`
+   * (a performance.now() time the process may be cut at), the claim is sized to the time left and each delivery commits on its own.
+   */
+  runOnce(finishBy?: number): Promise<number>;
 }
 
 /** Waiting out a database outage: 0.5 s, doubling, capped at 30 s, with jitter. */
@@ -218,7 +222,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       await unlisten?.().catch(() => undefined);
       unlisten = undefined;
     },
-    runOnce: () => track(lanes.refresh(db, true).then(async () => (await batches.run()) || flow.runOnce())),
+    runOnce: (finishBy) => track(lanes.refresh(db, true).then(async () => (await batches.run(finishBy)) || flow.runOnce())),
   };
   return worker;
 }

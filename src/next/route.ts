@@ -13,12 +13,19 @@ import type { DrainReport } from '../service-drain.js';
 import { bearerToken, secureEqual } from '../secure-compare.js';
 import type { MountBindings } from '../http/console/mount-path.js';
 import { MountedService, type MountSettings } from './mounted-service.js';
+import { continueBurst, continuationOf } from './continue-drain.js';
 
 /** How the mount is set up; every field is optional. */
 export interface NextRouteOptions extends MountSettings {
-  /** Processing after a webhook's answer may claim new batches for this long (ms, default 10,000); keep `maxDuration` above it plus HANDLER_TIMEOUT_SECONDS. */
+  /**
+   * The route's `maxDuration` in seconds (default 60): pass the one the route exports. Processing stops
+   * 2 s before it: claims are sized to the time left, each delivery commits on its own, a handler's time
+   * limit ends there, and a delivery with too little time left goes back unstarted for the next pass.
+   */
+  maxDuration?: number;
+  /** Processing after a webhook's answer may claim new work for this long (ms, default 10,000), within `maxDuration`. */
   processBudgetMs?: number;
-  /** The drain route may claim new batches for this long (ms, default 45,000). */
+  /** The drain route may claim new work for this long (ms, default 45,000), within `maxDuration`. */
   drainBudgetMs?: number;
   /** Runs work after the response is sent; default Next.js `after` (pass `waitUntil` from `@vercel/functions` or your platform's own). */
   after?: (task: () => Promise<unknown>) => void;
@@ -50,6 +57,12 @@ export const DRAIN_PATH = `/cron/${DRAIN_JOB}`;
 
 const DEFAULT_PROCESS_BUDGET_MS = 10_000;
 const DEFAULT_DRAIN_BUDGET_MS = 45_000;
+/** Vercel's default `maxDuration` for a function on the Hobby plan without Fluid compute is 10 s; deploy.md's route exports 60. */
+const DEFAULT_MAX_DURATION_S = 60;
+/** Processing ends this long before `maxDuration`: time to settle, answer and flush the log. */
+const ANSWER_RESERVE_MS = 2_000;
+/** Below this `maxDuration` nothing useful fits after the reserve. */
+const MIN_MAX_DURATION_S = 5;
 
 /** A request's path split at the mount: where hookrun is served (`/api/hookrun`, empty at the root) and the path inside hookrun's app. */
 interface MountedPath {
@@ -120,9 +133,16 @@ export function createNextRoute(options: NextRouteOptions = {}): NextRoute {
   const mounted = new MountedService(options);
   const processBudgetMs = options.processBudgetMs ?? DEFAULT_PROCESS_BUDGET_MS;
   const drainBudgetMs = options.drainBudgetMs ?? DEFAULT_DRAIN_BUDGET_MS;
+  const maxDuration = options.maxDuration ?? DEFAULT_MAX_DURATION_S;
+  if (!Number.isFinite(maxDuration) || maxDuration < MIN_MAX_DURATION_S)
+    throw new TypeError(`createNextRoute({ maxDuration: ${maxDuration} }): pass the route's maxDuration in seconds, at least ${MIN_MAX_DURATION_S}.`);
   let after: Promise<After> | undefined;
+  const schedulerOf = (log: Parameters<typeof nextAfter>[0]): Promise<After> => (after ??= options.after ? Promise.resolve(options.after) : nextAfter(log));
+  const continued = new WeakSet<DrainReport>();
 
   const handle: NextRouteHandler = async (request, context) => {
+    // The platform may end the function maxDuration after the request arrived: processing finishes before then.
+    const finishBy = performance.now() + maxDuration * 1000 - ANSWER_RESERVE_MS;
     const url = new URL(request.url);
     const { mount, path } = await splitAtMount(url, context, options.basePath);
     let service;
@@ -144,20 +164,36 @@ export function createNextRoute(options: NextRouteOptions = {}): NextRoute {
         );
       if (!secureEqual(bearerToken(request.headers.get('authorization') ?? undefined), secret))
         return errorBody(401, 'unauthorized', 'Send Authorization: Bearer <CRON_SECRET>; the token is missing or wrong.');
-      const report: DrainReport = await service.onDemand.drain(drainBudgetMs);
+      const continuation = { drainUrl: url.origin + mount + DRAIN_PATH, secret, log };
+      const onDemand = service.onDemand;
+      const hop = continuationOf(request);
+      if (hop > 0) {
+        // hookrun's own call for the rest of a burst: answered at once, the pass runs after the answer.
+        (await schedulerOf(log))(() =>
+          onDemand
+            .drain(drainBudgetMs, finishBy)
+            .then((report) => (log?.info({ ...report, pass: hop }, 'drain pass'), continueBurst(report, hop + 1, continuation)))
+            .catch((error: unknown) => log?.warn({ err: { message: messageOf(error) } }, 'drain pass failed; the scheduled drain takes over')),
+        );
+        return json(202, { continuing: true, pass: hop });
+      }
+      const report: DrainReport = await onDemand.drain(drainBudgetMs, finishBy);
       log?.info(report, 'drain pass');
+      if (report.budgetExhausted) (await schedulerOf(log))(() => continueBurst(report, 1, continuation));
       return json(200, report);
     }
     const bindings: MountBindings = { mountPath: mount }; // the console writes its URLs under the mount
     const response = await service.app.fetch(atPath(request, url, path), bindings);
     const stored = request.method === 'POST' && response.status >= 200 && response.status < 300 && /^\/(webhooks|api)\//.test(path);
     if (stored) {
-      const schedule = await (after ??= options.after ? Promise.resolve(options.after) : nextAfter(log));
       const onDemand = service.onDemand;
-      schedule(() =>
-        onDemand.process(processBudgetMs).catch((error: unknown) => {
-          log?.warn({ err: { message: messageOf(error) } }, 'processing after the answer failed; the drain route picks the events up');
-        }),
+      const continuation = { drainUrl: url.origin + mount + DRAIN_PATH, secret: service.config.cronSecret, log };
+      (await schedulerOf(log))(() =>
+        onDemand.process(processBudgetMs, finishBy).then(
+          // Requests that joined one pass share its report: only the first continues the burst.
+          (report) => (continued.has(report) ? undefined : (continued.add(report), continueBurst(report, 1, continuation))),
+          (error: unknown) => log?.warn({ err: { message: messageOf(error) } }, 'processing after the answer failed; the drain route picks the events up'),
+        ),
       );
     }
     return response;

@@ -18,7 +18,7 @@ export const ROUTE_FILE = `import { createNextRoute } from 'hookrun/next';
 export const runtime = 'nodejs';
 export const dynamic = 'force-dynamic';
 export const maxDuration = 60;
-export const { GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS } = createNextRoute({ project: 'hookrun' });
+export const { GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS } = createNextRoute({ project: 'hookrun', maxDuration });
 `;
 
 /**
