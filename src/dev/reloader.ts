@@ -28,6 +28,8 @@ export interface Reloader {
   url: string;
   /** Restarts so far (tests). */
   readonly restarts: number;
+  /** Requests open to the child now: each ends when its client leaves (a closed tab ends its event stream upstream too). */
+  readonly upstreams: number;
   close(): Promise<void>;
 }
 
@@ -71,6 +73,7 @@ export async function startReloader(options: ReloaderOptions): Promise<Reloader>
   let child: { process: ChildProcess; port: number } | undefined;
   let ready: Promise<number | undefined> = Promise.resolve(undefined);
   let restarts = 0;
+  let upstreams = 0;
   let closing = false;
 
   let publicUrl = '';
@@ -124,6 +127,14 @@ export async function startReloader(options: ReloaderOptions): Promise<Reloader>
         answer.pipe(res);
         answer.once('end', () => resolve('done'));
         answer.once('error', () => resolve('done'));
+      });
+      upstreams += 1;
+      upstream.once('close', () => (upstreams -= 1));
+      // The client left (a tab closed, a page navigated away from its event stream): end the request upstream too, or the child keeps serving nobody.
+      res.once('close', () => {
+        if (res.writableFinished) return;
+        upstream.destroy();
+        resolve('done');
       });
       upstream.once('error', (error: NodeJS.ErrnoException) => {
         if (!res.headersSent && (error.code === 'ECONNREFUSED' || error.code === 'ECONNRESET')) return resolve('retry');
@@ -199,6 +210,9 @@ export async function startReloader(options: ReloaderOptions): Promise<Reloader>
     url,
     get restarts() {
       return restarts;
+    },
+    get upstreams() {
+      return upstreams;
     },
     async close() {
       closing = true;

@@ -196,7 +196,7 @@ describe.skipIf(!chromiumPresent())('console frame and pages in headless Chromiu
     const page = await loggedIn(browser, 390);
     await page.evaluate(() => localStorage.removeItem('hookrun.console.live'));
     await page.reload();
-    await page.waitForSelector('body[data-live-state="on"]');
+    await page.waitForSelector('body[data-live-state="live"]');
     await page.evaluate(() => ((window as unknown as { __sameDocument: boolean }).__sameDocument = true));
     const before = await shownCounts(page);
     await postSigned(browser.base, app);
@@ -227,7 +227,7 @@ describe.skipIf(!chromiumPresent())('console frame and pages in headless Chromiu
     const page = await loggedIn(browser, 1280);
     await page.evaluate(() => localStorage.removeItem('hookrun.console.live'));
     await page.goto(`${browser.base}/admin/events`);
-    await page.waitForSelector('body[data-live-state="on"]');
+    await page.waitForSelector('body[data-live-state="live"]');
     const id = await postSigned(browser.base, app);
     await page.waitForSelector(`#events tr[data-event-id="${id}"]`);
 

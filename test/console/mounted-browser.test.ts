@@ -38,7 +38,7 @@ describe.skipIf(!chromiumPresent())('the console under hookrun/next at a mount p
 
   it('logs in, updates live from the stream, follows its links and posts its forms, all under the mount', async () => {
     const page = await loggedIn(browser, 1280, MOUNT);
-    await page.waitForSelector('body[data-live-state="on"]'); // the script loaded from the mount and its stream is open
+    await page.waitForSelector('body[data-live-state="live"]'); // the script loaded from the mount and its stream is open
     const all = async () => Number(await page.textContent('#counts a[data-status="all"] b'));
     const before = await all();
     await receive();

@@ -4,6 +4,7 @@ const STYLE = `
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d1d1f;background:#f6f7f9}
 header{background:#111827;color:#fff;padding:8px 24px;display:flex;flex-wrap:wrap;gap:6px 16px;align-items:center}
 header a{color:#fff;text-decoration:none;font-weight:600}header .end{margin-left:auto;display:flex;gap:8px;align-items:center;order:2}
+header .live-state{font-size:12px;opacity:.85;max-width:40ch}body[data-live-state=stopped] header .live-state{opacity:1;color:#fecaca}
 header nav{display:flex;gap:4px 14px;flex-wrap:wrap;order:1}header nav a{font-weight:400;opacity:.85;padding:2px 0}header nav a.on{opacity:1;font-weight:600;text-decoration:underline}
 h1{font-size:20px;margin:4px 0 12px}main{padding:16px 24px;max-width:1200px}h2{margin:24px 0 8px;font-size:16px}
 table{border-collapse:collapse;width:100%;background:#fff}th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #e5e7eb;vertical-align:top}
@@ -52,7 +53,7 @@ const LIVE_REGION = /<[a-z]+ [^<>]*\bdata-live-region\b/;
 export function layout(title: string, body: SafeHtml, csrf?: string, refreshSeconds?: number, active?: NavKey): string {
   const live = csrf !== undefined && LIVE_REGION.test(body.toString());
   const end = csrf
-    ? html`<div class="end"><button type="button" id="live-toggle" hidden aria-pressed="false">Pause live updates</button><form method="post" action="/admin/logout" class="inline"><input type="hidden" name="csrf" value="${csrf}"><button>Log out</button></form></div>${nav(active)}`
+    ? html`<div class="end"><span id="live-state" class="live-state" role="status" hidden></span><button type="button" id="live-toggle" hidden aria-pressed="false">Live updates</button><form method="post" action="/admin/logout" class="inline"><input type="hidden" name="csrf" value="${csrf}"><button>Log out</button></form></div>${nav(active)}`
     : '';
   const refresh = refreshSeconds ? html`<meta http-equiv="refresh" content="${refreshSeconds}">` : '';
   const script = csrf ? html`<script src="/admin/assets/console.js" defer></script>` : '';
