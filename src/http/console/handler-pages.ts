@@ -6,13 +6,12 @@ import type { AdminApiDeps } from '../admin.js';
 import { catalogOf } from '../handler-routes.js';
 import { html, type SafeHtml } from '../html.js';
 import { countLink, handlerButton, handlerNotice, handlersTable, handlerState, parkedLink } from './handlers.js';
+import { flash, type Flash } from './flash.js';
 import { csrfOf, page } from './http.js';
 import { layout, messagePage, status, when } from './layout.js';
 
 /** Rows each of the handler page's tables shows. */
 const RECENT = 20;
-
-const notice = (text: string | undefined) => (text ? html`<p class="notice" role="status">${text}</p>` : '');
 
 function deliveriesTable(rows: HandlerDeliveryRow[], now: number): SafeHtml {
   if (rows.length === 0) return html`<p>No deliveries yet.</p>`;
@@ -34,10 +33,10 @@ export function handlerPage(
   detail: { deliveries: HandlerDeliveryRow[]; failures: HandlerFailureRow[] },
   csrf: string,
   now: number,
-  message?: string,
+  message?: Flash,
 ): string {
   const reasons = Object.entries(h.waiting).filter(([, n]) => n > 0);
-  const body = html`${notice(message)}<p><a href="/admin/handlers">← All handlers</a> · <a href="/admin/events?handler=${encodeURIComponent(h.name)}">its events</a></p>
+  const body = html`${flash(message)}<p><a href="/admin/handlers">← All handlers</a> · <a href="/admin/events?handler=${encodeURIComponent(h.name)}">its events</a></p>
 <div id="handler-region" data-live-region><dl id="handler">
 <dt>state</dt><dd id="handler-state">${handlerState(h)} ${handlerButton(h, csrf, 'detail')}</dd>
 <dt>flow options</dt><dd>${h.flow ?? NO_FLOW}</dd><dt>loaded</dt><dd>${h.registered ? 'yes' : 'no: this hookrun no longer runs it; its records remain'}</dd>
@@ -55,7 +54,7 @@ const overviews = async (deps: AdminApiDeps, topKeys: number) => listHandlerOver
 export function addHandlerPages(app: Hono, deps: AdminApiDeps): void {
   app.get('/handlers', async (c) => {
     const handlers = await overviews(deps, 3);
-    const body = html`${notice(handlerNotice(c.req.query('handler'), c.req.query('did'), handlers))}
+    const body = html`${flash(handlerNotice(c.req.query('handler'), c.req.query('did'), handlers))}
 <p>Each handler this hookrun runs: its flow options, what its deliveries wait for, and Pause / Resume (on every instance).</p>${handlersTable(handlers, csrfOf(c, deps))}`;
     return page(c, layout('Handlers', body, csrfOf(c, deps), undefined, 'handlers'));
   });

@@ -1,6 +1,7 @@
 import { html, type SafeHtml } from '../html.js';
 import { DEFAULT_RATE, MAX_RATE, MIN_RATE, type ReplayBatch } from '../../replay/batches.js';
 import type { ReplayPlan } from '../../replay/plan.js';
+import { flash, type Flash } from './flash.js';
 import { layout, status, when } from './layout.js';
 
 /** Scoped styles: the progress bar, and the forms' fields stacked on a phone. */
@@ -43,12 +44,12 @@ export function newReplayPage(input: {
 }
 
 /** One bulk replay: progress, who started it and when, what it takes, and Cancel while it runs (refreshing itself meanwhile). */
-export function replayPage(batch: ReplayBatch, csrf: string, now: number, notice?: string): string {
+export function replayPage(batch: ReplayBatch, csrf: string, now: number, notice?: Flash): string {
   const running = batch.status === 'running';
   const cancel = running
     ? html`<form method="post" action="/admin/replays/${batch.id}/cancel"><input type="hidden" name="csrf" value="${csrf}"><p><button type="submit" id="cancel">Cancel</button> stops it; events already put back stay so.</p></form>`
     : '';
-  const body = html`${STYLE}<div id="replay">${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
+  const body = html`${STYLE}<div id="replay">${flash(notice)}
 
 <p><progress id="progress" max="${Math.max(batch.total, batch.replayed, 1)}" value="${batch.replayed}"></progress></p>
 <dl><dt>status</dt><dd id="replay-status">${status(batch.status)}</dd>

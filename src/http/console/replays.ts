@@ -7,6 +7,7 @@ import type { AdminApiDeps } from '../admin.js';
 import { catalogOf } from '../handler-routes.js';
 import { checkReplayHandler } from '../replay-routes.js';
 import { consoleActor, csrfOf, page } from './http.js';
+import type { Flash } from './flash.js';
 import { messagePage } from './layout.js';
 import { readConsoleSelection } from './replays-selection.js';
 import { newReplayPage, replayPage, replaysPage } from './replays-views.js';
@@ -74,11 +75,11 @@ export function addReplayPages(app: Hono, deps: AdminApiDeps): void {
   app.get('/replays/:id', async (c) => {
     const batch = await getReplay(db, replayId(c));
     if (!batch) return page(c, messagePage('Not found', `No bulk replay ${replayId(c) || ''}. See the list at /admin/replays.`, csrfOf(c, deps)), 404);
-    const notice =
+    const notice: Flash | undefined =
       c.req.query('started') === '1'
-        ? 'Started: the running instances put the events back at the rate you chose.'
+        ? { text: 'Started: the running instances put the events back at the rate you chose.', tone: 'success' }
         : c.req.query('cancelled') === '1'
-          ? 'Cancelled.'
+          ? { text: 'Cancelled: no further event is put back.', tone: 'warning' }
           : undefined;
     return page(c, replayPage(batch, csrfOf(c, deps), clock.now(), notice));
   });
