@@ -11,7 +11,8 @@ table{border-collapse:collapse;width:100%;background:#fff}th,td{text-align:left;
 th{background:#f3f4f6;font-weight:600}td.num{text-align:right}pre{background:#fff;border:1px solid #e5e7eb;padding:12px;overflow:auto;max-height:70vh;white-space:pre-wrap;overflow-wrap:anywhere}
 .status{display:inline-block;padding:1px 8px;border-radius:10px;background:#e5e7eb;white-space:nowrap}.t-success{background:#d1fae5}.t-failure{background:#fee2e2}.t-warning{background:#fef3c7}.t-info{background:#e0e7ff}
 .counts{display:flex;gap:8px;flex-wrap:wrap}.counts a{background:#fff;border:1px solid #e5e7eb;padding:6px 12px;border-radius:6px;text-decoration:none;color:inherit}
-.counts a.on{border-color:#111827}.notice,.error,.warn,.info{padding:8px 12px;border:1px solid}.notice{background:#ecfdf5;border-color:#6ee7b7}.error{background:#fef2f2;border-color:#fca5a5}.warn{background:#fffbeb;border-color:#fcd34d}.info{background:#eff6ff;border-color:#bfdbfe}
+.counts a.on{border-color:#111827}.counts a[data-tone=success]{border-left:4px solid #10b981}.counts a[data-tone=failure]{border-left:4px solid #dc2626}.counts a[data-tone=warning]{border-left:4px solid #f59e0b}
+.verdict{margin:0 0 12px;font-size:15px}.notice,.error,.warn,.info{padding:8px 12px;border:1px solid}.notice{background:#ecfdf5;border-color:#6ee7b7}.error{background:#fef2f2;border-color:#fca5a5}.warn{background:#fffbeb;border-color:#fcd34d}.info{background:#eff6ff;border-color:#bfdbfe}
 form.inline{display:inline}button{cursor:pointer}dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;background:#fff;padding:12px}dt{font-weight:600}
 dd{margin:0;overflow-wrap:anywhere}.scroll{overflow-x:auto;max-width:100%}.ago{color:#6b7280;font-size:12px}form.search{display:flex;gap:8px;flex-wrap:wrap;margin:8px 0}
 form.search input{padding:4px 8px}td{overflow-wrap:anywhere}
