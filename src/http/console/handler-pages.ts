@@ -10,21 +10,29 @@ import { flash, type Flash } from './flash.js';
 import { csrfOf, page } from './http.js';
 import { layout, messagePage, status, when } from './layout.js';
 
-/** Rows each of the handler page's tables shows. */
-const RECENT = 20;
+/** Rows each of the handler page's tables shows: a bad night's failures are a link away, not a page ten screens long. */
+const RECENT = 10;
 
-function deliveriesTable(rows: HandlerDeliveryRow[], now: number): SafeHtml {
+/** An error's first line, cut to one line of its cell (the full text in its title and on the event's page). */
+const errorCell = (error: string | null | undefined, wide = '') =>
+  html`<td class="clip rest${wide}" title="${error ?? ''}">${error?.split('\n', 1)[0]!.slice(0, 300) ?? ''}</td>`;
+
+/** "Showing the latest N: all of them →", when a table is cut at RECENT rows. */
+const more = (rows: unknown[], href: string, what: string) =>
+  rows.length >= RECENT ? html`<p class="more">The latest ${RECENT} shown · <a href="${href}">all ${what} →</a></p>` : '';
+
+function deliveriesTable(h: HandlerOverview, rows: HandlerDeliveryRow[], now: number): SafeHtml {
   if (rows.length === 0) return html`<p>No deliveries yet.</p>`;
   return html`<div class="scroll"><table id="deliveries"><thead><tr><th>event</th><th class="wide">type</th><th class="wide">key</th><th>status</th><th class="wide">attempts</th><th>run after / finished</th><th class="wide">last error</th></tr></thead><tbody>
-${rows.map((d) => html`<tr><td><a href="/admin/events/${d.eventId}">${d.eventId}</a></td><td class="wide">${d.type ?? ''}</td><td class="wide"><code>${d.flowKey ?? ''}</code></td><td>${status(d.status)}</td><td class="num wide">${d.attempts}</td><td>${when(d.finishedAt ?? d.runAfter, now)}</td><td class="wide">${d.lastError?.slice(0, 200) ?? ''}</td></tr>`)}
-</tbody></table></div>`;
+${rows.map((d) => html`<tr><td class="id"><a href="/admin/events/${d.eventId}">${d.eventId}</a></td><td class="wide clip" title="${d.type ?? ''}">${d.type ?? ''}</td><td class="wide clip" title="${d.flowKey ?? ''}"><code>${d.flowKey ?? ''}</code></td><td>${status(d.status)}</td><td class="num wide">${d.attempts}</td><td class="nowrap">${when(d.finishedAt ?? d.runAfter, now)}</td>${errorCell(d.lastError, ' wide')}</tr>`)}
+</tbody></table></div>${more(rows, `/admin/events?handler=${encodeURIComponent(h.name)}`, 'its events')}`;
 }
 
-function failuresTable(rows: HandlerFailureRow[], now: number): SafeHtml {
+function failuresTable(h: HandlerOverview, rows: HandlerFailureRow[], now: number): SafeHtml {
   if (rows.length === 0) return html`<p>No failed attempts recorded.</p>`;
   return html`<div class="scroll"><table id="failures"><thead><tr><th>event</th><th class="wide">type</th><th>attempt</th><th>when</th><th>outcome</th><th>error</th></tr></thead><tbody>
-${rows.map((f) => html`<tr><td><a href="/admin/events/${f.eventId}">${f.eventId}</a></td><td class="wide">${f.type ?? ''}</td><td class="num">${f.attempt}</td><td>${when(f.startedAt, now)}</td><td>${status(f.outcome)}</td><td>${f.error?.slice(0, 300) ?? ''}</td></tr>`)}
-</tbody></table></div>`;
+${rows.map((f) => html`<tr><td class="id"><a href="/admin/events/${f.eventId}">${f.eventId}</a></td><td class="wide clip" title="${f.type ?? ''}">${f.type ?? ''}</td><td class="num">${f.attempt}</td><td class="nowrap">${when(f.startedAt, now)}</td><td>${status(f.outcome)}</td>${errorCell(f.error)}</tr>`)}
+</tbody></table></div>${more(rows, `/admin/events?handler=${encodeURIComponent(h.name)}&status=${h.dead > 0 ? 'dead' : 'failed'}`, `its ${h.dead > 0 ? 'dead' : 'failed'} events`)}`;
 }
 
 /** What a person needs about one handler: its options and state, what its deliveries wait for, what it did and where it failed. */
@@ -43,8 +51,8 @@ export function handlerPage(
 <dt>running</dt><dd>${countLink(h, 'running', h.running)}</dd><dt>waiting</dt><dd>${waitingSummary(h.waiting)}${reasons.length > 0 ? html`<ul>${reasons.map(([r, n]) => html`<li>${r}: ${n}</li>`)}</ul>` : ''}
 ${h.topWaitingKeys.length > 0 ? html`<small>most waiting: ${h.topWaitingKeys.map((k) => `${k.key} (${k.waiting})`).join(', ')}</small>` : ''}</dd>
 <dt>failed (will retry)</dt><dd>${countLink(h, 'failed', h.failed)}</dd><dt>parked</dt><dd>${parkedLink(h)}</dd><dt>dead</dt><dd>${countLink(h, 'dead', h.dead)}</dd></dl>
-<h2>Recent failures</h2>${failuresTable(detail.failures, now)}
-<h2>Recent deliveries</h2>${deliveriesTable(detail.deliveries, now)}</div>`;
+<h2>Recent failures</h2>${failuresTable(h, detail.failures, now)}
+<h2>Recent deliveries</h2>${deliveriesTable(h, detail.deliveries, now)}</div>`;
   return layout(`Handler ${h.name}`, body, csrf, undefined, 'handlers');
 }
 

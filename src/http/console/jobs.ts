@@ -48,8 +48,8 @@ export function runsTable(runs: CronRunRow[]): SafeHtml {
 ${runs.map(
   (
     r,
-  ) => html`<tr data-run="${r.id}"><td>${r.id}</td><td class="wide">${r.trigger}</td><td class="wide">${r.scheduledFor ? time(r.scheduledFor) : ''}</td><td class="num wide">${r.attempt}</td><td>${time(r.startedAt)}</td><td>${status(r.status)}</td><td class="num wide">${r.durationMs ?? ''}</td><td class="wide">${r.instance ?? ''}</td>
-<td>${r.error ? html`<span class="run-error">${r.error.slice(0, 300)}</span>` : ''}${r.output ? html`<details id="output-${r.id}"><summary>output (${r.output.split('\n').length} lines)</summary><pre class="output">${r.output}</pre></details>` : ''}</td></tr>`,
+  ) => html`<tr data-run="${r.id}"><td class="id">${r.id}</td><td class="wide">${r.trigger}</td><td class="wide">${r.scheduledFor ? time(r.scheduledFor) : ''}</td><td class="num wide">${r.attempt}</td><td class="nowrap">${time(r.startedAt)}</td><td>${status(r.status)}</td><td class="num wide">${r.durationMs ?? ''}</td><td class="wide">${r.instance ?? ''}</td>
+<td class="rest">${r.error ? html`<span class="run-error clip-line" title="${r.error}">${r.error.split('\n', 1)[0]!.slice(0, 300)}</span>` : ''}${r.output ? html`<details id="output-${r.id}"><summary>output (${r.output.split('\n').length} lines)</summary><pre class="output">${r.output}</pre></details>` : ''}</td></tr>`,
 )}
 </tbody></table></div>`;
 }

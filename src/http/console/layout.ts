@@ -16,8 +16,10 @@ th{background:#f3f4f6;font-weight:600}td.num{text-align:right}pre{background:#ff
 form.inline{display:inline}button{cursor:pointer}dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;background:#fff;padding:12px}dt{font-weight:600}
 dd{margin:0;overflow-wrap:anywhere}.scroll{overflow-x:auto;max-width:100%}.ago{color:#6b7280;font-size:12px}form.search{display:flex;gap:8px;flex-wrap:wrap;margin:8px 0}
 form.search input{padding:4px 8px}td{overflow-wrap:anywhere}
+td.id,td.nowrap{white-space:nowrap;overflow-wrap:normal}td.clip{white-space:nowrap;overflow-wrap:normal;overflow:hidden;text-overflow:ellipsis;max-width:28ch}
+td.rest{max-width:0;width:100%}.clip-line{display:block;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 figure.chart{margin:0;background:#fff;border:1px solid #e5e7eb;padding:8px}figcaption{font-size:13px;color:#374151}
-@media (max-width:640px){header,main{padding-left:10px;padding-right:10px}header nav{order:3;flex-basis:100%;gap:2px 12px}.wide{display:none}td,th{padding:4px 5px}pre{max-height:50vh}dl{grid-template-columns:1fr}dt{margin-top:6px}}`;
+@media (max-width:640px){header,main{padding-left:10px;padding-right:10px}td time{display:none}header nav{order:3;flex-basis:100%;gap:2px 12px}.wide{display:none}td,th{padding:4px 5px}pre{max-height:50vh}dl{grid-template-columns:1fr}dt{margin-top:6px}}`;
 
 /** The console's pages, in the order the navigation shows them: [key, path, label]. */
 export const NAV = [

@@ -99,7 +99,7 @@ export function replaysPage(batches: ReplayBatch[], outcomes: Map<number, Replay
       ? html`<tr><td colspan="8">No bulk replays yet. Start one from the <a href="/admin/events">events</a> list (select, then “Replay these”).</td></tr>`
       : batches.map(
           (b) =>
-            html`<tr data-replay-id="${b.id}"><td><a href="/admin/replays/${b.id}">${b.id}</a></td><td>${when(b.createdAt, now)}</td><td class="wide">${b.actor}</td><td class="wide">${b.description}</td><td class="wide">${b.handler ?? 'all'}</td><td class="num">${b.replayed}/${b.total}</td><td>${status(b.status)}</td><td>${outcomeBadges(b.id, outcomes.get(b.id))}</td></tr>`,
+            html`<tr data-replay-id="${b.id}"><td class="id"><a href="/admin/replays/${b.id}">${b.id}</a></td><td>${when(b.createdAt, now)}</td><td class="wide">${b.actor}</td><td class="wide clip" title="${b.description}">${b.description}</td><td class="wide">${b.handler ?? 'all'}</td><td class="num">${b.replayed}/${b.total}</td><td>${status(b.status)}</td><td>${outcomeBadges(b.id, outcomes.get(b.id))}</td></tr>`,
         );
   const body = html`<p>Who replayed what, when, and how far it got. A new one starts from a selection: <a href="/admin/replays/new?status=dead">replay the dead events</a>, or filter the <a href="/admin/events">events</a> first.</p>
 <div class="scroll"><table id="replays"><thead><tr><th>id</th><th>started (UTC)</th><th class="wide">by</th><th class="wide">selection</th><th class="wide">handlers</th><th>put back</th><th>status</th><th>outcome</th></tr></thead><tbody>${rows}</tbody></table></div>`;
