@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import type { Database, Queryable } from '../db/database.js';
 import { notifyEventsChannel } from '../inbox/queue-sql.js';
 import { requeueEvents } from '../deliveries/requeue-sql.js';
+import { batchActor } from './outcomes.js';
 import { selectionConditions, selectionFromJson } from './selection.js';
 
 /** `rate` events a second: a slice of `rate` events (or a part of it) is followed by a hold of its share of this, which is what makes `rate` per second. */
@@ -108,7 +109,7 @@ export async function advanceReplays(db: Database, clock: Clock, options: Advanc
       params,
     );
     const ids = slice.map((row) => Number(row.id));
-    const actor = `bulk replay #${id} (${batch.actor})`;
+    const actor = batchActor(id, batch.actor);
     const replayed =
       ids.length === 0 ? [] : (await requeueEvents(tx, { ids }, { now, resetAttempts: true, handler: batch.handler ?? undefined, actor })).events;
     const done = ids.length < size || ids.at(-1) === Number(batch.max_event_id);

@@ -1,4 +1,5 @@
 import Stripe from 'stripe';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { buildSample } from '../../src/webhooks/samples.js';
@@ -9,8 +10,13 @@ import { createDefaultHandlers } from '../../src/inbox/handlers/defaults.js';
 import { seedDeliveries } from '../inbox/fixtures.js';
 import { createToolsApp, type ToolsApp } from '../tools/tools-app.js';
 
-/** The list's key columns: the checkbox, id, type, status and received (tr > td order in events-list.ts). */
+/** The list's key columns: the checkbox, status, type, received and id (tr > td order in events-list.ts). */
 const LIST_KEYS = ['#events td:nth-child(2)', '#events td:nth-child(3)', '#events td:nth-child(4)', '#events td:nth-child(5)'];
+
+/** The filters: open at 1280 px, folded behind their summary on a phone until it is pressed. */
+async function openFilters(page: Page): Promise<void> {
+  if (!(await page.locator('form.filters').isVisible())) await page.click('#filter-box > summary');
+}
 
 describe.skipIf(!chromiumPresent())('console Events pages in headless Chromium', { timeout: 120_000 }, () => {
   let testDb: TestDatabase;
@@ -63,6 +69,7 @@ describe.skipIf(!chromiumPresent())('console Events pages in headless Chromium',
       await checkPage(page, 'events-list', LIST_KEYS);
       await expectNoXss(page);
 
+      await openFilters(page);
       await page.selectOption('select[name="status"]', 'dead');
       await page.click('form.filters button[type="submit"]');
       await page.waitForURL(/status=dead/);
@@ -70,6 +77,7 @@ describe.skipIf(!chromiumPresent())('console Events pages in headless Chromium',
       expect(await page.getAttribute('#events tbody tr', 'data-event-id')).toBe(String(failedId));
 
       await page.goto(`${console_.base}/admin/events`);
+      await openFilters(page);
       await page.fill('input[name="where"]', 'data.object.customer = cus_beta');
       await page.click('form.filters button[type="submit"]');
       await page.waitForURL(/where=/);

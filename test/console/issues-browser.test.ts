@@ -78,12 +78,31 @@ describe.skipIf(!chromiumPresent())('the Issues and Senders pages in headless Ch
 
       await page.click('#issue button[data-action="resolve"]');
       await expect.poll(() => page.textContent('p.notice')).toContain(`Issue ${id} resolved`);
-      await page.click('nav.counts a[data-status="resolved"]');
+      expect(new URL(page.url()).pathname, 'resolving from the issue stays on the issue').toBe(`/admin/issues/${id}`);
+      expect(await page.getAttribute('#issue', 'data-status')).toBe('resolved');
+      await page.goto(`${console_.base}/admin/issues?status=resolved`);
       expect(await page.locator(`#issues tr[data-issue="${id}"]`).getAttribute('data-status')).toBe('resolved');
       await checkPage(page, 'issues-resolved', ['#issues td:first-child']);
       await page.context().close();
     });
   }
+
+  it("acknowledging from an issue's page stays on that issue, whatever else is open", async () => {
+    await testDb.db.query('DELETE FROM hookrun.issues');
+    await failWith('ledger 7 out of balance', 'quota exceeded for tenant 9');
+    const page = await loggedIn(console_, 390);
+    await page.goto(`${console_.base}/admin/issues`);
+    await expect.poll(() => page.locator('#issues tr[data-issue]').count()).toBeGreaterThanOrEqual(2);
+    const id = await page.locator('#issues tr[data-issue]').first().getAttribute('data-issue');
+    await page.goto(`${console_.base}/admin/issues/${id}`);
+    await page.click('#issue button[data-action="acknowledge"]');
+    await expect.poll(() => page.getAttribute('#issue', 'data-status')).toBe('acknowledged');
+    expect(new URL(page.url()).pathname).toBe(`/admin/issues/${id}`);
+    expect(await page.textContent('p.flash')).toContain(`Issue ${id} acknowledged`);
+    expect(await page.getAttribute('p.flash', 'data-tone')).toBe('success');
+    expect(await page.locator('#issue button[data-action="resolve"]').count()).toBe(1);
+    await page.context().close();
+  });
 
   it('the senders page shows a configured secret as configured and counts refusals', async () => {
     await postSample(tools, 'payments', 'invoice.paid');

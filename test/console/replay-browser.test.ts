@@ -88,12 +88,12 @@ describe.skipIf(!chromiumPresent())('bulk replay pages in headless Chromium', { 
       expect(await statuses()).toEqual(['pending', 'pending', 'pending']);
       // The page refreshes itself while running: it shows the end without a reload.
       await expect.poll(() => page.locator('#replay-status').innerText(), { timeout: 10_000 }).toBe('done');
-      expect(await page.locator('#replayed').innerText()).toBe('3 of 3');
+      expect(await page.locator('#replayed').innerText()).toBe('3 of 3 put back');
       expect(await page.locator('#cancel').count()).toBe(0);
 
       await page.goto(`${console_.base}/admin/replays`);
       const row = page.locator(`#replays tr[data-replay-id="${id}"]`);
-      expect(await row.locator('td').last().innerText()).toBe('done');
+      expect(await row.locator('td').nth(6).innerText()).toBe('done');
       await checkPage(page, 'replays-audit', ['#replays td:first-child', '#replays .status']);
       await expectNoXss(page);
       expect(await page.locator('#replays').textContent()).toContain(HOSTILE[0]); // in a column a phone hides

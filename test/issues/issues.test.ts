@@ -4,7 +4,7 @@ import { ManualClock } from '../../src/clock.js';
 import { HandlerRegistry } from '../../src/deliveries/registry.js';
 import { createWorker } from '../../src/inbox/worker.js';
 import { acknowledgeIssue, listIssues, resolveIssue } from '../../src/issues/issue-store.js';
-import { normaliseMessage } from '../../src/issues/normalise.js';
+import { messageHash, normaliseMessage } from '../../src/issues/normalise.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
 import { startAlertReceiver, type AlertReceiver } from '../helpers/alert-receiver.js';
@@ -21,6 +21,18 @@ describe('normaliseMessage', () => {
     expect(normaliseMessage('row 3f2504e0-4f89-11d3-9a0c-0305e82c3301 locked')).toBe('row <id> locked');
     expect(normaliseMessage('user 1 not found')).not.toBe(normaliseMessage('card declined'));
     expect(normaliseMessage('boom (gave up after 5 attempts)')).toBe('boom');
+  });
+
+  it('gives one fingerprint to messages that differ only by provider ids, uuids, numbers and emails', () => {
+    const sameBug = [
+      'entitlement sync: customer cus_X has no subscription (user user_2abc, 3 tries, ops@example.com)',
+      'entitlement sync: customer cus_story_9f8e7d6c5b4a has no subscription (user user_story_9f8e7d6c5b4a, 12 tries, jane.doe+test@shop.example.org)',
+      'entitlement sync: customer cus_NffrFeUfNV2Hib has no subscription (user 3f2504e0-4f89-11d3-9a0c-0305e82c3301, 1 tries, a@b.io)',
+    ];
+    expect(new Set(sameBug.map((m) => messageHash(normaliseMessage(m)))).size).toBe(1);
+    expect(normaliseMessage('event evt_1NqYz2 for sub_story_abc')).toBe('event <id> for <id>');
+    expect(normaliseMessage('column user_id is missing')).not.toBe(normaliseMessage('column org_id is missing'));
+    expect(normaliseMessage('card_declined')).toBe('card_declined');
   });
 });
 

@@ -2,6 +2,7 @@ import type { EventDelivery } from '../../db/event-history.js';
 import type { EventRequest } from '../../db/event-requests.js';
 import type { EventAttempt, EventDetail } from '../../db/events.js';
 import { html, type SafeHtml } from '../html.js';
+import { flash, type Flash } from './flash.js';
 import { layout, status, when } from './layout.js';
 import { requestSection } from './events-request.js';
 import { nextStep, type HandlerState } from './events-next-step.js';
@@ -18,7 +19,7 @@ export interface EventView {
   maxAttempts: number | undefined;
   csrf: string;
   now: number;
-  notice?: string;
+  notice?: Flash;
 }
 
 /** One attempt's row, with its stack folded under its error; a replay's row says who replayed and when. */
@@ -78,8 +79,7 @@ const sameBody = (event: EventDetail) =>
 export function eventDetailPage(view: EventView): string {
   const { event, now, csrf, notice } = view;
   const payload = JSON.stringify(event.payload, null, 2);
-  const failedAgain = notice !== undefined && (event.status === 'dead' || event.status === 'failed');
-  const body = html`<div id="event-page">${STYLE}${notice ? html`<p class="${failedAgain ? 'error' : 'notice'}" role="status">${notice}</p>` : ''}
+  const body = html`<div id="event-page">${STYLE}${flash(notice)}
 <p><a href="/admin/events">← Events</a></p>
 ${nextStep(view)}<dl>
 <dt>source</dt><dd>${event.source}</dd><dt>type</dt><dd>${event.type}</dd><dt>key</dt><dd><code>${event.key}</code></dd>

@@ -37,14 +37,21 @@ function slowNotice(view: EventListView): SafeHtml {
   return html`<p class="notice" id="slow-search" role="status">This search took ${Math.round(view.tookMs)} ms, so the list is not refreshed live: <a href="">refresh</a> to run it again.${read}</p>`;
 }
 
-/** On a phone: the id, type, status and received columns stay; the rest go (their values are on the event's page). */
+/**
+ * On a phone the list leads: status, type with the error's first line under
+ * it, received, id; the rest go (their values are on the event's page), and
+ * the filters fold behind one summary. On a wide screen the filters stay open.
+ */
 const STYLE = html`<style>
+#filter-box{margin:0 0 8px}#filter-box>summary{cursor:pointer;padding:6px 10px;background:#fff;border:1px solid #e5e7eb;font-weight:600}
+#filter-box>summary small{font-weight:400;color:#374151}#events .err1{display:none;color:#991b1b;font-size:12px}
+@media (min-width:641px){#filter-box>summary{display:none}#filter-box::details-content{content-visibility:visible;height:auto}}
 #events-page .filters{display:grid;grid-template-columns:repeat(auto-fill,minmax(170px,1fr));gap:6px 12px;background:#fff;padding:10px;border:1px solid #e5e7eb}
 #events-page .filters label{display:flex;flex-direction:column;font-size:12px;color:#374151}#events-page .filters input,#events-page .filters select{font-size:14px;padding:3px 6px;min-width:0}
 #events-page .filters .wide-field{grid-column:1/-1}#events-page .ranges{display:flex;gap:10px;align-items:center;flex-wrap:wrap}
-#events td.type{overflow-wrap:anywhere}#events td.sel,#events th.sel{width:1.5em}
+#events td.sel,#events th.sel{width:1.5em}
 #events-page .actions{display:flex;gap:12px;flex-wrap:wrap;align-items:center;margin:8px 0}
-@media (max-width:640px){#events time{display:none}#events td,#events th{font-size:13px}}
+@media (max-width:640px){#events td,#events th{font-size:13px}#events .err1{display:block}#events td.type{max-width:0;width:100%}}
 </style>`;
 
 function option(value: string, selected: string | undefined, label = value): SafeHtml {
@@ -69,7 +76,8 @@ function ranges(query: FilterQuery, now: number): SafeHtml {
 function filterForm(view: EventListView): SafeHtml {
   const q = view.query;
   const handlers = q.handler && !view.handlers.includes(q.handler) ? [...view.handlers, q.handler] : view.handlers;
-  return html`<form class="filters" method="get" action="/admin/events" role="search">
+  const active = filterSearch(q) === '' ? 'none' : describeFilters(q);
+  return html`<details id="filter-box"${active === 'none' ? '' : trusted(' open')}><summary>Filters <small>(${active})</small></summary><form class="filters" method="get" action="/admin/events" role="search">
 ${select('source', 'source', view.sources, q.source)}
 <label>type<input type="text" name="type" value="${q.type ?? ''}" placeholder="invoice.paid"></label>
 ${select('status', 'status', q.handler ? DELIVERY_STATUSES : EVENT_STATUSES, q.status)}
@@ -80,17 +88,27 @@ ${select('handler', 'handler', handlers, q.handler)}
 <label class="wide-field">payload (path = value, or path ~ text)<input type="text" name="where" value="${q.where ?? ''}" placeholder="data.object.customer = cus_123"></label>
 ${q.parked ? html`<input type="hidden" name="parked" value="${q.parked}">` : ''}
 <span class="ranges"><button type="submit">Filter</button> <a href="/admin/events">clear</a> ${ranges(q, view.now)}</span>
-</form>`;
+</form></details>`;
 }
+
+/** The active filters in a few words, for the folded filters' summary. */
+const describeFilters = (q: FilterQuery) =>
+  Object.entries(q)
+    .filter(([, value]) => value)
+    .map(([name, value]) => `${name} ${String(value).slice(0, 40)}`)
+    .join(', ');
 
 function row(e: EventSummary, now: number): SafeHtml {
   const link = `/admin/events/${e.id}`;
-  return html`<tr data-event-id="${e.id}"><td class="sel"><input type="checkbox" name="ids" value="${e.id}" form="replay-selection" aria-label="select event ${e.id}"></td><td><a href="${link}">${e.id}</a></td><td class="type"><a href="${link}">${e.type}</a></td><td>${status(e.status)}</td><td>${when(e.receivedAt, now)}</td><td class="wide">${e.source}</td><td class="num wide">${e.attempts}</td><td class="wide">${e.lastError ? e.lastError.slice(0, 120) : ''}</td></tr>`;
+  const error = e.lastError ? e.lastError.split('\n', 1)[0]!.slice(0, 300) : '';
+  return html`<tr data-event-id="${e.id}"><td class="sel"><input type="checkbox" name="ids" value="${e.id}" form="replay-selection" aria-label="select event ${e.id}"></td><td>${status(e.status)}</td>
+<td class="type clip" title="${e.type}"><a href="${link}">${e.type}</a>${error ? html`<span class="err1 clip-line" title="${e.lastError ?? ''}">${error}</span>` : ''}</td><td class="nowrap">${when(e.receivedAt, now)}</td><td class="id"><a href="${link}">${e.id}</a></td>
+<td class="wide clip src" title="${e.source}">${e.source}</td><td class="num wide">${e.attempts}</td><td class="wide clip rest" title="${e.lastError ?? ''}">${error}</td></tr>`;
 }
 
-/** The events table: a checkbox (for a bulk replay), id, type, status, received; source, attempts and last error when there is room. */
+/** The events table: a checkbox (for a bulk replay), status, type (the error's first line under it on a phone), received, id; source, attempts and last error when there is room. */
 export function eventRows(events: EventSummary[], now: number): SafeHtml {
-  return html`<table id="events"><thead><tr><th class="sel" aria-label="select"></th><th>id</th><th>type</th><th>status</th><th>received (UTC)</th><th class="wide">source</th><th class="wide">attempts</th><th class="wide">last error</th></tr></thead><tbody>
+  return html`<table id="events"><thead><tr><th class="sel" aria-label="select"></th><th>status</th><th>type</th><th>received (UTC)</th><th>id</th><th class="wide">source</th><th class="wide">attempts</th><th class="wide">last error</th></tr></thead><tbody>
 ${events.map((e) => row(e, now))}
 </tbody></table>`;
 }

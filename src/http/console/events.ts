@@ -11,16 +11,17 @@ import { knownSources } from '../known-sources.js';
 import type { AdminApiDeps } from '../admin.js';
 import { catalogOf } from '../handler-routes.js';
 import { eventDetailPage } from './events-detail.js';
+import { toneOfStatus, type Flash } from './flash.js';
 import { eventFilterOf, filterQueryOf } from './events-filter.js';
 import { eventListPage } from './events-list.js';
 import { consoleActor, csrfOf, formField, page, SECURITY_HEADERS } from './http.js';
 import { messagePage } from './layout.js';
 
 /** What a replay led to, read from the event as it is now (the worker may already have run it). */
-export function replayOutcome(event: EventDetail): string {
-  if (event.status === 'pending') return `Replayed: back in the queue (now ${event.status}). Reload to see how it ends.`;
-  if (event.status === 'processed' || event.status === 'ignored') return `Replayed: it ran again and is ${event.status}.`;
-  return `Replayed, but it ran again and is ${event.status}: ${event.lastError ?? 'no message'}`;
+export function replayOutcome(event: EventDetail): Flash {
+  if (event.status === 'pending') return { text: `Replayed: back in the queue (now ${event.status}). Reload to see how it ends.`, tone: 'info' };
+  if (event.status === 'processed' || event.status === 'ignored') return { text: `Replayed: it ran again and is ${event.status}.`, tone: 'success' };
+  return { text: `Replayed, but it ran again and is ${event.status}: ${event.lastError ?? 'no message'}`, tone: toneOfStatus(event.status) };
 }
 
 const eventId = (c: Context) => (/^\d{1,15}$/.test(c.req.param('id') ?? '') ? Number(c.req.param('id')) : 0);

@@ -1,6 +1,7 @@
 import { NO_FLOW } from '../../flow/describe.js';
 import { waitingSummary, type HandlerOverview } from '../../inbox/handler-overview.js';
 import { html, type SafeHtml } from '../html.js';
+import type { Flash } from './flash.js';
 import { time } from './layout.js';
 
 /** Where a handler button sends the browser back to: the handlers list, or the handler's own page. */
@@ -54,7 +55,7 @@ const HANDLER_NOTICES: Record<string, string> = {
 };
 
 /** The line shown after a handler button, for a handler the table lists. */
-export function handlerNotice(handler: string | undefined, did: string | undefined, handlers: Array<{ name: string }>): string | undefined {
+export function handlerNotice(handler: string | undefined, did: string | undefined, handlers: Array<{ name: string }>): Flash | undefined {
   if (!handler || !did || !Object.hasOwn(HANDLER_NOTICES, did) || !handlers.some((h) => h.name === handler)) return undefined;
-  return `${handler} ${HANDLER_NOTICES[did]}.`;
+  return { text: `${handler} ${HANDLER_NOTICES[did]}.`, tone: 'success' };
 }

@@ -25,10 +25,13 @@ export function subjectLinks(issue: Issue): SafeHtml {
   }
 }
 
-/** The Acknowledge and Resolve buttons an issue in this status offers (POST with the session's CSRF token). */
-export function issueButtons(issue: Issue, csrf: string): SafeHtml {
+/** Where an issue button sends the browser back to: the list it was pressed in, or the issue's own page. */
+export type IssueBack = 'list' | 'detail';
+
+/** The Acknowledge and Resolve buttons an issue in this status offers (POST with the session's CSRF token and the page to come back to). */
+export function issueButtons(issue: Issue, csrf: string, back: IssueBack): SafeHtml {
   const button = (action: 'acknowledge' | 'resolve', label: string) =>
-    html`<form method="post" action="/admin/issues/${issue.id}/${action}?from=${issue.status}"><input type="hidden" name="csrf" value="${csrf}"><button data-action="${action}">${label}</button></form>`;
+    html`<form method="post" action="/admin/issues/${issue.id}/${action}?from=${issue.status}"><input type="hidden" name="csrf" value="${csrf}"><input type="hidden" name="back" value="${back}"><button data-action="${action}">${label}</button></form>`;
   if (issue.status === 'resolved') return html``;
   return html`${issue.status === 'open' ? button('acknowledge', 'Acknowledge') : ''} ${button('resolve', 'Resolve')}`;
 }
@@ -47,14 +50,14 @@ export function issuesTable(issues: Issue[], csrf: string, now: number): SafeHtm
 ${issues.map(
   (i) => html`<tr data-issue="${i.id}" data-status="${i.status}"><td><a href="/admin/issues/${i.id}">${i.id}</a></td>
 <td class="title"><a href="/admin/issues/${i.id}">${i.title}</a> ${status(i.status)}</td><td class="opt">${i.kind}</td><td class="opt">${subjectLinks(i)}</td>
-<td class="num opt">${i.occurrences}</td><td class="opt">${when(i.firstSeenAt, now)}</td><td>${when(i.lastSeenAt, now)}</td><td class="act">${issueButtons(i, csrf)}</td></tr>`,
+<td class="num opt">${i.occurrences}</td><td class="opt">${when(i.firstSeenAt, now)}</td><td>${when(i.lastSeenAt, now)}</td><td class="act">${issueButtons(i, csrf, 'list')}</td></tr>`,
 )}
 </tbody></table>`;
 }
 
 /** One issue: everything the row has, the latest detail in full (escaped), and its buttons. */
 export function issueDetail(i: Issue, csrf: string, now: number): SafeHtml {
-  return html`<div id="issue" data-status="${i.status}"><p>${status(i.status)} ${issueButtons(i, csrf)}</p><dl>
+  return html`<div id="issue" data-status="${i.status}"><p>${status(i.status)} ${issueButtons(i, csrf, 'detail')}</p><dl>
 <dt>kind</dt><dd>${i.kind}</dd><dt>subject</dt><dd>${subjectLinks(i)}</dd><dt>occurrences</dt><dd>${i.occurrences}</dd>
 <dt>first seen</dt><dd>${when(i.firstSeenAt, now)}</dd><dt>last seen</dt><dd>${when(i.lastSeenAt, now)}</dd>
 <dt>acknowledged</dt><dd>${when(i.acknowledgedAt, now)}</dd><dt>resolved</dt><dd>${i.resolvedAt ? html`${when(i.resolvedAt, now)} by ${i.resolvedBy}` : '-'}</dd>

@@ -8,13 +8,12 @@ import type { AdminApiDeps } from '../admin.js';
 import { requestInstant } from '../admin-request.js';
 import { html, type SafeHtml } from '../html.js';
 import { csrfOf, formField, page } from './http.js';
+import { flash, type Flash } from './flash.js';
 import { cronNotice, jobButtons, jobsTable, nextRunsText, runsTable, scheduleText } from './jobs.js';
 import { layout, messagePage, status, time } from './layout.js';
 
 /** Runs a job page shows at a time; older ones are a link away. */
 const RUNS_PER_PAGE = 50;
-
-const notice = (text: string | undefined) => (text ? html`<p class="notice" role="status">${text}</p>` : '');
 
 /** The backfill form: a range of past ticks to run (each once), or only to list. */
 function backfillForm(job: JobStatus, csrf: string, typed: { from?: string; to?: string } = {}): SafeHtml {
@@ -32,8 +31,8 @@ function planList(plan: BackfillPlan, zone: string): SafeHtml {
 }
 
 /** One job: schedule in its zone, next runs, buttons, backfill, and its history with each run's output. */
-export function jobPage(job: JobStatus, runs: CronRunRow[], more: number | undefined, csrf: string, extra: { notice?: string; plan?: BackfillPlan }): string {
-  const body = html`${notice(extra.notice)}<p><a href="/admin/jobs">← All jobs</a></p>
+export function jobPage(job: JobStatus, runs: CronRunRow[], more: number | undefined, csrf: string, extra: { notice?: Flash; plan?: BackfillPlan }): string {
+  const body = html`${flash(extra.notice)}<p><a href="/admin/jobs">← All jobs</a></p>
 <div id="job-region" data-live-region><dl id="job"><dt>state</dt><dd id="job-state">${job.pausedAt ? html`<b>paused</b> since ${time(job.pausedAt)}` : 'active'} ${jobButtons(job, csrf)}</dd>
 <dt>last run</dt><dd>${job.lastRun ? html`${status(job.lastRun.status)} ${time(job.lastRun.startedAt)}` : 'never'}</dd>
 <dt>description</dt><dd>${job.description || '-'}</dd><dt>schedule</dt><dd>${scheduleText(job)}</dd><dt>next runs</dt><dd>${nextRunsText(job)}</dd>
@@ -63,7 +62,7 @@ async function showJob(c: Context, deps: AdminApiDeps, plan?: BackfillPlan): Pro
   const more = runs.length > RUNS_PER_PAGE ? shown[shown.length - 1]!.id : undefined;
   const queued = c.req.query('queued');
   const text = cronNotice(c.req.query('job'), c.req.query('did'), jobs);
-  const withQueued = text && c.req.query('did') === 'backfilled' && /^\d+$/.test(queued ?? '') ? `${text} (${queued} run(s))` : text;
+  const withQueued = text && c.req.query('did') === 'backfilled' && /^\d+$/.test(queued ?? '') ? { ...text, text: `${text.text} (${queued} run(s))` } : text;
   return page(c, jobPage(job, shown, more, csrfOf(c, deps), { notice: withQueued, plan }));
 }
 

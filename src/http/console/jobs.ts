@@ -7,6 +7,7 @@ import { csrfOf, page } from './http.js';
 import { messagePage } from './layout.js';
 import type { CronRunRow } from '../../cron/runs-sql.js';
 import { html, type SafeHtml } from '../html.js';
+import type { Flash, Tone } from './flash.js';
 import { status, time } from './layout.js';
 
 /** A Run now / Pause / Resume button: a form with the session's CSRF token. */
@@ -47,8 +48,8 @@ export function runsTable(runs: CronRunRow[]): SafeHtml {
 ${runs.map(
   (
     r,
-  ) => html`<tr data-run="${r.id}"><td>${r.id}</td><td class="wide">${r.trigger}</td><td class="wide">${r.scheduledFor ? time(r.scheduledFor) : ''}</td><td class="num wide">${r.attempt}</td><td>${time(r.startedAt)}</td><td>${status(r.status)}</td><td class="num wide">${r.durationMs ?? ''}</td><td class="wide">${r.instance ?? ''}</td>
-<td>${r.error ? html`<span class="run-error">${r.error.slice(0, 300)}</span>` : ''}${r.output ? html`<details id="output-${r.id}"><summary>output (${r.output.split('\n').length} lines)</summary><pre class="output">${r.output}</pre></details>` : ''}</td></tr>`,
+  ) => html`<tr data-run="${r.id}"><td class="id">${r.id}</td><td class="wide">${r.trigger}</td><td class="wide">${r.scheduledFor ? time(r.scheduledFor) : ''}</td><td class="num wide">${r.attempt}</td><td class="nowrap">${time(r.startedAt)}</td><td>${status(r.status)}</td><td class="num wide">${r.durationMs ?? ''}</td><td class="wide">${r.instance ?? ''}</td>
+<td class="rest">${r.error ? html`<span class="run-error clip-line" title="${r.error}">${r.error.split('\n', 1)[0]!.slice(0, 300)}</span>` : ''}${r.output ? html`<details id="output-${r.id}"><summary>output (${r.output.split('\n').length} lines)</summary><pre class="output">${r.output}</pre></details>` : ''}</td></tr>`,
 )}
 </tbody></table></div>`;
 }
@@ -75,18 +76,20 @@ export function addJobRoutes(app: Hono, deps: AdminApiDeps): void {
   }
 }
 
-const CRON_NOTICES: Record<string, string> = {
-  succeeded: 'ran and succeeded',
-  failed: 'ran and failed',
-  skipped: 'is already running (recorded as skipped)',
-  queued: 'is running; this run waits behind it',
-  paused: 'is paused on every instance',
-  resumed: 'is resumed',
-  backfilled: 'has its missing ticks queued; the scheduler runs them oldest first',
+/** What each job button led to, and the tone of that outcome (a run that failed is a failure, whoever pressed it). */
+const CRON_NOTICES: Record<string, [string, Tone]> = {
+  succeeded: ['ran and succeeded', 'success'],
+  failed: ['ran and failed', 'failure'],
+  skipped: ['is already running (recorded as skipped)', 'warning'],
+  queued: ['is running; this run waits behind it', 'info'],
+  paused: ['is paused on every instance', 'success'],
+  resumed: ['is resumed', 'success'],
+  backfilled: ['has its missing ticks queued; the scheduler runs them oldest first', 'success'],
 };
 
 /** The line shown after a job button, for a job that exists. */
-export function cronNotice(job: string | undefined, did: string | undefined, jobs: Array<{ name: string }>): string | undefined {
+export function cronNotice(job: string | undefined, did: string | undefined, jobs: Array<{ name: string }>): Flash | undefined {
   if (!job || !did || !Object.hasOwn(CRON_NOTICES, did) || !jobs.some((j) => j.name === job)) return undefined;
-  return `${job} ${CRON_NOTICES[did]}.`;
+  const [text, tone] = CRON_NOTICES[did]!;
+  return { text: `${job} ${text}.`, tone };
 }

@@ -1,4 +1,5 @@
 import { html, trusted, type SafeHtml } from '../html.js';
+import { toneOfStatus } from './flash.js';
 
 const STYLE = `
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d1d1f;background:#f6f7f9}
@@ -9,14 +10,17 @@ header nav{display:flex;gap:4px 14px;flex-wrap:wrap;order:1}header nav a{font-we
 h1{font-size:20px;margin:4px 0 12px}main{padding:16px 24px;max-width:1200px}h2{margin:24px 0 8px;font-size:16px}
 table{border-collapse:collapse;width:100%;background:#fff}th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #e5e7eb;vertical-align:top}
 th{background:#f3f4f6;font-weight:600}td.num{text-align:right}pre{background:#fff;border:1px solid #e5e7eb;padding:12px;overflow:auto;max-height:70vh;white-space:pre-wrap;overflow-wrap:anywhere}
-.status{display:inline-block;padding:1px 8px;border-radius:10px;background:#e5e7eb;white-space:nowrap}.s-processed,.s-succeeded{background:#d1fae5}.s-dead,.s-failed{background:#fee2e2}.s-pending,.s-running{background:#fef3c7}.s-ignored,.s-skipped{background:#e0e7ff}
+.status{display:inline-block;padding:1px 8px;border-radius:10px;background:#e5e7eb;white-space:nowrap}.t-success{background:#d1fae5}.t-failure{background:#fee2e2}.t-warning{background:#fef3c7}.t-info{background:#e0e7ff}
 .counts{display:flex;gap:8px;flex-wrap:wrap}.counts a{background:#fff;border:1px solid #e5e7eb;padding:6px 12px;border-radius:6px;text-decoration:none;color:inherit}
-.counts a.on{border-color:#111827}.notice{background:#ecfdf5;border:1px solid #a7f3d0;padding:8px 12px}.error{background:#fef2f2;border:1px solid #fecaca;padding:8px 12px}
+.counts a.on{border-color:#111827}.counts a[data-tone=success]{border-left:4px solid #10b981}.counts a[data-tone=failure]{border-left:4px solid #dc2626}.counts a[data-tone=warning]{border-left:4px solid #f59e0b}
+.verdict{margin:0 0 12px;font-size:15px}.notice,.error,.warn,.info{padding:8px 12px;border:1px solid}.notice{background:#ecfdf5;border-color:#6ee7b7}.error{background:#fef2f2;border-color:#fca5a5}.warn{background:#fffbeb;border-color:#fcd34d}.info{background:#eff6ff;border-color:#bfdbfe}
 form.inline{display:inline}button{cursor:pointer}dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;background:#fff;padding:12px}dt{font-weight:600}
 dd{margin:0;overflow-wrap:anywhere}.scroll{overflow-x:auto;max-width:100%}.ago{color:#6b7280;font-size:12px}form.search{display:flex;gap:8px;flex-wrap:wrap;margin:8px 0}
 form.search input{padding:4px 8px}td{overflow-wrap:anywhere}
+td.id,td.nowrap{white-space:nowrap;overflow-wrap:normal}td.clip{white-space:nowrap;overflow-wrap:normal;overflow:hidden;text-overflow:ellipsis;max-width:28ch}
+td.rest{max-width:0;width:100%}.clip-line{display:block;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 figure.chart{margin:0;background:#fff;border:1px solid #e5e7eb;padding:8px}figcaption{font-size:13px;color:#374151}
-@media (max-width:640px){header,main{padding-left:10px;padding-right:10px}header nav{order:3;flex-basis:100%;gap:2px 12px}.wide{display:none}td,th{padding:4px 5px}pre{max-height:50vh}dl{grid-template-columns:1fr}dt{margin-top:6px}}`;
+@media (max-width:640px){header,main{padding-left:10px;padding-right:10px}td time{display:none}header nav{order:3;flex-basis:100%;gap:2px 12px}.wide{display:none}td,th{padding:4px 5px}pre{max-height:50vh}dl{grid-template-columns:1fr}dt{margin-top:6px}}`;
 
 /** The console's pages, in the order the navigation shows them: [key, path, label]. */
 export const NAV = [
@@ -62,7 +66,8 @@ export function layout(title: string, body: SafeHtml, csrf?: string, refreshSeco
 <body${live ? trusted(' data-live') : ''}><header><a href="/admin">hookrun</a>${end}</header><main><h1>${title}</h1>${body}</main></body></html>`.toString();
 }
 
-export const status = (value: string) => html`<span class="status s-${value}">${value}</span>`;
+/** A status word as a badge, coloured by its tone (failure red, success green, waiting amber). */
+export const status = (value: string) => html`<span class="status s-${value} t-${toneOfStatus(value)}">${value}</span>`;
 export const time = (value: Date | string | null | undefined) =>
   value
     ? new Date(value)

@@ -9,7 +9,9 @@ import type { AdminApiDeps } from '../admin.js';
 import { catalogOf } from '../handler-routes.js';
 import { html, type SafeHtml } from '../html.js';
 import { CHART_STYLE, eventChart } from './chart.js';
+import { flash, toneOfStatus, type Flash } from './flash.js';
 import { csrfOf, page } from './http.js';
+import { overviewVerdict, verdictBox } from './overview-verdict.js';
 import { layout, status } from './layout.js';
 
 /** What the overview shows. */
@@ -19,7 +21,7 @@ export interface OverviewData {
   jobs: JobStatus[];
   handlers: HandlerOverview[];
   issues: Record<string, number>;
-  notice?: string;
+  notice?: Flash;
   csrf: string;
 }
 
@@ -30,7 +32,7 @@ const OLD_LIST_PARAMS = ['status', 'source', 'type', 'q', 'parked', 'cursor'];
 function statusCounts(counts: Record<string, number>): SafeHtml {
   const total = Object.values(counts).reduce((a, b) => a + b, 0);
   return html`<div class="counts" id="counts" data-live-region><a href="/admin/events" data-status="all">all: <b>${total}</b></a>
-${EVENT_STATUSES.map((s) => html`<a href="/admin/events?status=${s}" data-status="${s}">${s}: <b>${counts[s] ?? 0}</b></a>`)}</div>`;
+${EVENT_STATUSES.map((s) => html`<a href="/admin/events?status=${s}" data-status="${s}"${(counts[s] ?? 0) > 0 ? html` data-tone="${toneOfStatus(s)}"` : ''}>${s}: <b>${counts[s] ?? 0}</b></a>`)}</div>`;
 }
 
 /** One line per handler that needs a look (paused, dead, parked, waiting), and how many there are. */
@@ -67,7 +69,7 @@ function issueSummary(issues: Record<string, number>): SafeHtml {
 
 /** The overview: counts by status, the chart, and what handlers, jobs and issues need; the events themselves are on /admin/events. */
 export function overviewPage(data: OverviewData): string {
-  const body = html`${data.notice ? html`<p class="notice" role="status">${data.notice}</p>` : ''}${CHART_STYLE}
+  const body = html`${flash(data.notice)}${verdictBox(overviewVerdict(data))}${CHART_STYLE}
 <h2>Events by status</h2>${statusCounts(data.counts)}<p><a href="/admin/events">All events →</a></p>
 <h2>Received</h2><div id="chart-region" data-live-region>${eventChart(data.histogram)}</div>
 ${handlerSummary(data.handlers)}${jobSummary(data.jobs)}${issueSummary(data.issues)}`;
@@ -95,6 +97,9 @@ async function overview(c: Context, deps: AdminApiDeps): Promise<Response> {
     countIssuesByStatus(db),
   ]);
   const replayed = c.req.query('replayed');
-  const notice = replayed !== undefined && /^\d+$/.test(replayed) ? `Replayed ${replayed} event(s).` : undefined;
+  const notice =
+    replayed !== undefined && /^\d+$/.test(replayed)
+      ? { text: `Replayed ${replayed} event(s): they are back in the queue.`, tone: 'info' as const }
+      : undefined;
   return page(c, overviewPage({ counts, histogram, jobs, handlers, issues, notice, csrf: csrfOf(c, deps) }));
 }

@@ -1,15 +1,20 @@
 import type { Context, Hono } from 'hono';
 import { AppError } from '../../errors.js';
 import { cancelReplay, getReplay, listReplays, startReplay } from '../../replay/batches.js';
+import { failedAgainEvents, replayOutcomes } from '../../replay/outcomes.js';
 import { planReplay } from '../../replay/plan.js';
 import { describeSelection } from '../../replay/selection.js';
 import type { AdminApiDeps } from '../admin.js';
 import { catalogOf } from '../handler-routes.js';
 import { checkReplayHandler } from '../replay-routes.js';
 import { consoleActor, csrfOf, page } from './http.js';
+import type { Flash } from './flash.js';
 import { messagePage } from './layout.js';
 import { readConsoleSelection } from './replays-selection.js';
 import { newReplayPage, replayPage, replaysPage } from './replays-views.js';
+
+/** Failed-again events a replay's page lists; the rest are counted. */
+const FAILED_AGAIN_SHOWN = 50;
 
 const replayId = (c: Context) => (/^\d{1,15}$/.test(c.req.param('id') ?? '') ? Number(c.req.param('id')) : 0);
 
@@ -36,7 +41,10 @@ function refused(c: Context, deps: AdminApiDeps, title: string, error: unknown):
  */
 export function addReplayPages(app: Hono, deps: AdminApiDeps): void {
   const { db, clock } = deps;
-  app.get('/replays', async (c) => page(c, replaysPage(await listReplays(db, { limit: 100 }), csrfOf(c, deps), clock.now())));
+  app.get('/replays', async (c) => {
+    const batches = await listReplays(db, { limit: 100 });
+    return page(c, replaysPage(batches, await replayOutcomes(db, batches), csrfOf(c, deps), clock.now()));
+  });
 
   app.get('/replays/new', async (c) => {
     try {
@@ -74,13 +82,14 @@ export function addReplayPages(app: Hono, deps: AdminApiDeps): void {
   app.get('/replays/:id', async (c) => {
     const batch = await getReplay(db, replayId(c));
     if (!batch) return page(c, messagePage('Not found', `No bulk replay ${replayId(c) || ''}. See the list at /admin/replays.`, csrfOf(c, deps)), 404);
-    const notice =
+    const notice: Flash | undefined =
       c.req.query('started') === '1'
-        ? 'Started: the running instances put the events back at the rate you chose.'
+        ? { text: 'Started: the running instances put the events back at the rate you chose.', tone: 'success' }
         : c.req.query('cancelled') === '1'
-          ? 'Cancelled.'
+          ? { text: 'Cancelled: no further event is put back.', tone: 'warning' }
           : undefined;
-    return page(c, replayPage(batch, csrfOf(c, deps), clock.now(), notice));
+    const [outcomes, failed] = await Promise.all([replayOutcomes(db, [batch]), failedAgainEvents(db, batch, FAILED_AGAIN_SHOWN)]);
+    return page(c, replayPage(batch, { outcome: outcomes.get(batch.id), failed }, csrfOf(c, deps), clock.now(), notice));
   });
 
   app.post('/replays/:id/cancel', async (c) => {
