@@ -45,24 +45,26 @@ module.exports = {
       to: {
         path: '^src/',
         pathNot:
-          '^src/errors[.]ts$|^src/config/(values|secrets|senders|platform|platform-entries|variables|database-connection|project-dir|dot-env)[.]ts$|^src/webhooks/provider(s/index)?[.]ts$',
+          '^src/errors[.]ts$|^src/config/(values|secrets|senders|observability|platform|platform-entries|variables|database-connection|project-dir|dot-env)[.]ts$|^src/webhooks/provider(s/index)?[.]ts$',
       },
     },
     {
       name: 'config-values-are-leaves',
       severity: 'error',
       comment: "The value readers and platform.json parsing import only errors.ts (and, as a type, the custom sender's scheme).",
-      from: { path: '^src/config/(values|platform|platform-entries|variables(-senders)?)[.]ts$|^src/nearest-key[.]ts$' },
+      from: { path: '^src/config/(values|platform|platform-entries|variables(-senders|-observability)?)[.]ts$|^src/nearest-key[.]ts$' },
       to: {
         path: '^src/',
-        pathNot: '^src/(errors|nearest-key)[.]ts$|^src/config/(platform-entries|variables(-senders)?)[.]ts$|^src/webhooks/providers/custom[.]ts$',
+        pathNot:
+          '^src/(errors|nearest-key)[.]ts$|^src/config/(platform-entries|variables(-senders|-observability)?)[.]ts$|^src/webhooks/providers/custom[.]ts$',
       },
     },
     {
       name: 'config-senders-reads-values-only',
       severity: 'error',
-      comment: 'The sender API settings (config/senders.ts) import only the value readers and errors.ts.',
-      from: { path: '^src/config/senders[.]ts$' },
+      comment:
+        'The sender API settings (config/senders.ts) and the alert and telemetry settings (config/observability.ts) import only the value readers and errors.ts.',
+      from: { path: '^src/config/(senders|observability)[.]ts$' },
       to: { path: '^src/', pathNot: '^src/errors[.]ts$|^src/config/values[.]ts$' },
     },
     {

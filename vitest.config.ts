@@ -26,6 +26,7 @@ const PROCESS = [
   'test/retention/prune-cli.test.ts',
   'test/service/no-worker.test.ts',
   'test/service/npm-start.test.ts',
+  'test/telemetry/lazy-sdk.test.ts',
   'test/tools/cli-stale-database.test.ts',
   'test/tools/cli.test.ts',
   'test/tools/deploy-examples.test.ts',

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Tracer } from './telemetry/tracer.js';
 
 /**
  * Every Prometheus series hookrun exports, on a registry of its own (so two
@@ -7,6 +8,13 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  */
 export class Metrics {
   readonly registry = new Registry();
+
+  /**
+   * OpenTelemetry's tracer while OTEL_EXPORTER_OTLP_ENDPOINT is on
+   * (telemetry/start-telemetry.ts sets it), else undefined: every capability
+   * already holds Metrics, so a span costs the hot path one null check when off.
+   */
+  tracer: Tracer | undefined = undefined;
 
   readonly eventsReceived = new Counter({
     name: 'hookrun_events_received_total',
@@ -89,8 +97,8 @@ export class Metrics {
 
   readonly alerts = new Counter({
     name: 'hookrun_alerts_total',
-    help: 'Alert messages to ALERT_WEBHOOK_URL by kind and outcome (sent, failed after retries, dropped when the queue was full).',
-    labelNames: ['kind', 'outcome'] as const,
+    help: 'Alert messages by destination (slack, pagerduty, webhook), kind and outcome (sent, failed after retries, dropped when the queue was full).',
+    labelNames: ['kind', 'outcome', 'destination'] as const,
     registers: [this.registry],
   });
 

@@ -18,6 +18,7 @@ import { applyProjectMigrations } from './project/migrations.js';
 import { createRetentionLoop } from './retention/retention-loop.js';
 import { advanceReplaysUntil, createReplayRunner } from './replay/runner.js';
 import { createVerifiers } from './webhooks/verifiers.js';
+import { startTelemetry } from './telemetry/start-telemetry.js';
 import { explainListenError } from './startup-errors.js';
 import { createOnDemandProcessing, type OnDemandProcessing } from './service-drain.js';
 
@@ -127,6 +128,7 @@ export async function assembleService(config: Config, options: ServiceOptions, d
     if (ownMigrations.length > 0) log.info({ migrations: ownMigrations }, "applied the project's migrations");
     const verifiers = createVerifiers(config);
     const metrics = new Metrics({ defaultMetrics: true });
+    const telemetry = await startTelemetry(config.telemetry, metrics, log); // OTEL_EXPORTER_OTLP_ENDPOINT; nothing loaded without it
     const alerts = createServiceAlerts(config, log, metrics);
     // The one Stripe API client (STRIPE_SECRET_KEY): the payments handlers, the reconcile job and route share it.
     const stripe = config.stripe && createStripeApi(config.stripe);
@@ -208,6 +210,7 @@ export async function assembleService(config: Config, options: ServiceOptions, d
         await Promise.all([worker?.stop(), cron.stop(), retention?.stop(), capture?.stop(), replays?.stop()]);
         await alerts.stop();
         await senderRejections.flush(); // the last minute's refusal counts
+        await telemetry?.shutdown(); // the last spans, and a last reading of the metrics
         if (ownsDb) await db.close();
         log.info('stopped');
       })());

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 /** The user agent of every alert, so the receiving end can tell hookrun's messages apart. */
 export const ALERT_USER_AGENT = 'hookrun-alerts/1';
 
-/** An alert the receiving URL did not take; the message never contains the URL (it is a credential). */
+/** An alert a destination did not take; the message never contains the URL or a key (they are credentials). */
 export class AlertDeliveryError extends Error {
   constructor(
     message: string,
@@ -19,18 +19,32 @@ export function alertHeading(text: string): string {
   return `hookrun (${hostname()}): ${text}`;
 }
 
+/** This instance, as incident tools name an alert's source. */
+export const alertSource = () => `hookrun (${hostname()})`;
+
+/** One HTTP request to a destination, built once per message: its retries are the same request (the same `webhook-id`, so a receiver drops a repeat). */
+export interface AlertRequest {
+  url: URL;
+  /** The setting that configured it, named in errors (never its value). */
+  setting: string;
+  headers?: Record<string, string>;
+  /** JSON text. */
+  body: string;
+}
+
 /**
- * POST `{"text": …}` once, as Slack's incoming webhooks (and Discord's
- * `/slack` endpoint, Mattermost, Google Chat's compatible URLs) take it.
- * Resolves on a 2xx; throws `AlertDeliveryError` otherwise.
+ * POST one alert request once. Resolves on a 2xx; throws `AlertDeliveryError`
+ * otherwise, permanent for a 4xx other than 408 and 429 (a removed webhook, a
+ * wrong routing key).
  */
-export async function postAlert(url: URL, text: string, timeoutMs: number): Promise<void> {
+export async function sendAlertRequest(request: AlertRequest, timeoutMs: number): Promise<void> {
+  const { url, setting } = request;
   let response: Response;
   try {
     response = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'user-agent': ALERT_USER_AGENT },
-      body: JSON.stringify({ text }),
+      headers: { 'content-type': 'application/json', 'user-agent': ALERT_USER_AGENT, ...request.headers },
+      body: request.body,
       signal: AbortSignal.timeout(timeoutMs),
       redirect: 'error',
     });
@@ -38,13 +52,13 @@ export async function postAlert(url: URL, text: string, timeoutMs: number): Prom
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     const detail = (cause?.code ?? cause?.message ?? (error as Error).message).replace(/\w+:\/\/\S+/g, '<url>'); // never echo the URL
     const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : `could not connect (${detail})`;
-    throw new AlertDeliveryError(`ALERT_WEBHOOK_URL: ${reason}`, false);
+    throw new AlertDeliveryError(`${setting}: ${reason}`, false);
   }
   await response.body?.cancel().catch(() => undefined);
   if (response.ok) return;
   const permanent = response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429;
   throw new AlertDeliveryError(
-    `ALERT_WEBHOOK_URL answered ${response.status}${permanent ? ': check the URL (Slack answers 404 or 410 for a removed webhook)' : ''}`,
+    `${setting} answered ${response.status}${permanent ? ': check the setting (Slack answers 404 or 410 for a removed webhook, PagerDuty 400 for a wrong routing key)' : ''}`,
     permanent,
   );
 }

@@ -3,7 +3,8 @@ import type { AlertSettings } from '../config/config.js';
 import { oldestDueEvent } from '../db/alerts.js';
 import type { Database } from '../db/database.js';
 import { messageOf } from '../errors.js';
-import { issueLine, runIssuePass } from '../issues/issue-pass.js';
+import { issueKey, issueLine, runIssuePass } from '../issues/issue-pass.js';
+import type { Issue } from '../issues/issue-types.js';
 import type { Logger } from '../log.js';
 import type { AlertSink } from './alerter.js';
 
@@ -63,7 +64,11 @@ export function createMonitor(deps: MonitorDeps): Monitor {
         ? `event ${oldest.id} has been due for ${Math.round((now - oldest.dueAt) / 1000)} s; ${oldest.due}${oldest.due >= 1000 ? '+' : ''} events are due`
         : undefined;
     const silent = await deps.overdue(settings.lateTickSeconds * 1000, since);
-    await runIssuePass(db, now, { backlog, silent }, alerts && ((issue) => alerts.notify('issue', issueLine(issue))));
+    const tell = alerts && {
+      opened: (issue: Issue) => alerts.notify('issue', issueLine(issue), { key: issueKey(issue) }),
+      cleared: (issue: Issue) => alerts.resolve('issue', issueKey(issue), `issue #${issue.id} ${issue.title}: cleared by itself`),
+    };
+    await runIssuePass(db, now, { backlog, silent }, tell);
   };
 
   const check = () =>

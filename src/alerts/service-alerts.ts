@@ -4,12 +4,13 @@ import type { Database } from '../db/database.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { Alerter, type AlerterOptions } from './alerter.js';
+import { alertDestinations } from './destination.js';
 import { createMonitor, type MonitorDeps } from './monitor.js';
 
 /** How long stop() waits for alerts already coalesced to go out. */
 const STOP_DELIVERY_MS = 2000;
 
-/** The thresholds the monitor uses when ALERT_WEBHOOK_URL is unset (issues are recorded all the same). */
+/** The thresholds the monitor uses when no alert destination is set (issues are recorded all the same). */
 const DEFAULT_THRESHOLDS = { lateTickSeconds: 300, backlogSeconds: 600 };
 
 /**
@@ -31,15 +32,20 @@ export interface ServiceAlerts {
   stop(): Promise<void>;
 }
 
-/** Wire the monitor and, with ALERT_WEBHOOK_URL, the alert channel into a running hookrun. */
-export function createServiceAlerts(config: Pick<Config, 'alerts'>, log: Logger, metrics: Metrics, tuning: Partial<AlerterOptions> = {}): ServiceAlerts {
+/** Wire the monitor and, with an alert destination set, the alerts into a running hookrun. */
+export function createServiceAlerts(
+  config: Pick<Config, 'alerts'>,
+  log: Logger,
+  metrics: Metrics,
+  tuning: Omit<Partial<AlerterOptions>, 'destinations'> = {},
+): ServiceAlerts {
   const settings = config.alerts;
-  const alerter = settings && new Alerter({ url: settings.webhookUrl, log, metrics, ...tuning });
+  const alerter = settings && new Alerter({ destinations: alertDestinations(settings.destinations), log, metrics, ...tuning });
   let monitor: ReturnType<typeof createMonitor> | undefined;
   return {
     onDead: () => monitor?.nudge(),
     onRunFailed: () => monitor?.nudge(),
-    onWalRetained: (line) => alerter?.notify('wal_retained', line),
+    onWalRetained: (line) => alerter?.notify('wal_retained', line, { severity: 'warning' }),
     start(deps, options = {}) {
       monitor = createMonitor({ ...deps, log, alerts: alerter, settings: settings ?? DEFAULT_THRESHOLDS });
       if (options.timer !== false) monitor.start();

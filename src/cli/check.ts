@@ -63,8 +63,10 @@ export async function checkConfig(config: Config, checked?: ScheduledJobs) {
     customWebhooks: config.customWebhooks.map((w) => ({ route: w.route, secretEnv: w.secretEnv, configured: w.secret !== undefined })),
     /** Where STRIPE_SECRET_KEY sends API calls (payments synced from the API, reconcile), or null when unset. */
     stripeApi: config.stripe ? (config.stripe.apiBase?.origin ?? 'https://api.stripe.com') : null,
-    /** Where alerts go: the host only (the URL's path is Slack's credential), or null when ALERT_WEBHOOK_URL is unset. */
-    alerts: config.alerts ? config.alerts.webhookUrl.host : null,
+    /** Where alerts go, each as its setting and host only (a URL's path, a routing key are credentials), or null when none is set. */
+    alerts: config.alerts ? config.alerts.destinations.map(describeDestination) : null,
+    /** Where OpenTelemetry traces go (origin only), or null when OTEL_EXPORTER_OTLP_ENDPOINT is unset. */
+    telemetry: config.telemetry ? config.telemetry.tracesUrl.origin : null,
     /** The WAL capture: the product database (password masked), publication and slot; null when CHANGES_DATABASE_URL is unset. */
     changes: config.changes
       ? {
@@ -88,6 +90,13 @@ export async function checkConfig(config: Config, checked?: ScheduledJobs) {
 }
 
 /** How PostgreSQL is reached: the pooler's mode, the direct URL (password masked), and what wakes an instance for new events. */
+/** One alert destination as `check` shows it: its setting and host, never the URL's path or the key. */
+function describeDestination(destination: NonNullable<Config['alerts']>['destinations'][number]): string {
+  if (destination.type === 'pagerduty') return `ALERT_PAGERDUTY_ROUTING_KEY set: to ${destination.eventsUrl.host}`;
+  if (destination.type === 'webhook') return `ALERT_WEBHOOK_URL set (signed with ALERT_WEBHOOK_SECRET): to ${destination.url.host}`;
+  return `${destination.setting} set: to ${destination.url.host}`;
+}
+
 function poolerReport(pooler: Config['pooler']) {
   const direct = pooler.directUrl ? describeDatabase({ databaseUrl: pooler.directUrl, dataDir: '' }).location : null;
   const listens = pooler.mode !== 'transaction' || direct !== null;
@@ -154,7 +163,8 @@ export function registerCheckCommand(program: Command): void {
         `  CRON_SECRET  ${report.cronSecret ? 'set' : 'not set'}`,
         `  ADMIN_TOKEN  ${report.adminToken ? 'set' : 'not set'}`,
         `  Stripe API   ${report.stripeApi ? `STRIPE_SECRET_KEY set: payments synced from ${report.stripeApi}` : 'not set: payments ordered by event time (STRIPE_SECRET_KEY)'}`,
-        `  alerts       ${report.alerts ? `ALERT_WEBHOOK_URL set: to ${report.alerts} (hookrun alert test sends one)` : 'not set: nobody is told of dead events or late jobs (ALERT_WEBHOOK_URL)'}`,
+        `  alerts       ${report.alerts ? `${report.alerts.join('; ')} (hookrun alert test sends one)` : 'not set: nobody is told of failing handlers or late jobs (ALERT_SLACK_WEBHOOK_URL, ALERT_PAGERDUTY_ROUTING_KEY, ALERT_WEBHOOK_URL)'}`,
+        `  telemetry    ${report.telemetry ? `OpenTelemetry traces and metrics to ${report.telemetry}` : 'off (OTEL_EXPORTER_OTLP_ENDPOINT)'}`,
         `  changes      ${report.changes ? `capturing ${report.changes.database}: publication ${report.changes.publication}, slot ${report.changes.slot} (hookrun changes status)` : 'not set: no WAL capture (CHANGES_DATABASE_URL)'}`,
         `  scheduler    ${report.scheduler ? 'on' : 'off (SCHEDULER=off)'}`,
         `  jobs         ${report.jobs.join(', ') || 'none'}`,

@@ -1,7 +1,6 @@
 import { resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import {
-  readAlerts,
   readChanges,
   readChoice,
   readInt,
@@ -11,12 +10,12 @@ import {
   readRetention,
   readSchema,
   readStripe,
-  type AlertSettings,
   type ChangesSettings,
   type Env,
   type RetentionDays,
   type StripeSettings,
 } from './values.js';
+import { readAlerts, readTelemetry, type AlertDestinationSettings, type AlertSettings, type TelemetrySettings } from './observability.js';
 import { readBuiltInHandlerSwitches, readPlatformConfig, readWebhookSchemes } from './platform.js';
 import type { CronEntry, WebhookSchemeEntry } from './platform-entries.js';
 import { readDatabaseUrl, readPooler, readPreparedStatements, type PoolerSettings } from './database-connection.js';
@@ -37,7 +36,7 @@ import {
   type Source,
 } from '../webhooks/providers/index.js';
 
-export type { AlertSettings, ChangesSettings, RetentionDays, StripeSettings };
+export type { AlertDestinationSettings, AlertSettings, ChangesSettings, RetentionDays, StripeSettings, TelemetrySettings };
 
 /** The seed's three receivers; the others are optional extras, named in `check` but not warned about. */
 export const SEED_SOURCES: readonly Source[] = ['payments', 'auth', 'database'];
@@ -129,8 +128,10 @@ export interface Config {
   handlerTimeoutSeconds: number;
   /** Days to keep finished events, their keys (late retries stay duplicates) and cron runs; 0 keeps forever. */
   retention: RetentionDays;
-  /** `ALERT_WEBHOOK_URL` and its thresholds; undefined → no alerts. */
+  /** The alert destinations (Slack, PagerDuty, a signed webhook) and the thresholds; undefined → no alerts. */
   alerts: AlertSettings | undefined;
+  /** `OTEL_EXPORTER_OTLP_ENDPOINT`: traces and metrics to an OpenTelemetry collector; undefined → off, the SDK never loaded. */
+  telemetry: TelemetrySettings | undefined;
   /** How long a receiver waits for the database before answering 503 `unavailable`. */
   dbTimeoutMs: number;
   shutdownTimeoutMs: number;
@@ -205,6 +206,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     handlerTimeoutSeconds: readInt(env, 'HANDLER_TIMEOUT_SECONDS', 30, 1, 3600),
     retention: readRetention(env),
     alerts: readAlerts(env),
+    telemetry: readTelemetry(env),
     dbTimeoutMs: readInt(env, 'DB_TIMEOUT_MS', 1500, 100, 60_000),
     shutdownTimeoutMs: readInt(env, 'SHUTDOWN_TIMEOUT_MS', 8000, 100, 120_000),
     shutdownReadyGraceMs: readInt(env, 'SHUTDOWN_READY_GRACE_MS', 5000, 0, 120_000),

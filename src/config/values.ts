@@ -72,7 +72,7 @@ export function readSchema(env: Env): string {
 }
 
 /** An http(s) URL, as a URL. */
-const httpUrl = z.url({ protocol: /^https?$/ }).transform((value) => new URL(value));
+export const httpUrl = z.url({ protocol: /^https?$/ }).transform((value) => new URL(value));
 
 /** An http(s) origin (no path), or undefined when unset; anything else names the setting and an example. */
 export function readOrigin(env: Env, name: string, example: string, otherwise = 'or unset it'): URL | undefined {
@@ -131,32 +131,6 @@ export function readRetention(env: Env): RetentionDays {
     );
   }
   return days;
-}
-
-/** Where alerts go (a Slack-compatible `{"text"}` webhook) and when a slow queue or a late tick is worth one. */
-export interface AlertSettings {
-  /** Holds a secret (Slack's URL is the credential): never log it. */
-  webhookUrl: URL;
-  /** A scheduled tick with no run this long after its time is late. */
-  lateTickSeconds: number;
-  /** The oldest due event waiting longer than this is a stuck queue. */
-  backlogSeconds: number;
-}
-
-/** `ALERT_WEBHOOK_URL` and its thresholds, or undefined when unset. */
-export function readAlerts(env: Env): AlertSettings | undefined {
-  const raw = env.ALERT_WEBHOOK_URL?.trim();
-  if (!raw) return undefined;
-  const webhookUrl = parseSetting(
-    httpUrl,
-    raw,
-    'ALERT_WEBHOOK_URL is not an http(s) URL: use a Slack incoming webhook (https://hooks.slack.com/services/…) or any URL that accepts POST {"text": "…"}, or unset it.',
-  );
-  return {
-    webhookUrl,
-    lateTickSeconds: readInt(env, 'ALERT_LATE_TICK_SECONDS', 300, 1, 86_400),
-    backlogSeconds: readInt(env, 'ALERT_BACKLOG_SECONDS', 600, 1, 604_800),
-  };
 }
 
 /** Where captured changes come from: a PostgreSQL with wal_level=logical, a publication, a slot hookrun owns. */

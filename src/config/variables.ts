@@ -1,3 +1,4 @@
+import { OBSERVABILITY_VARIABLES } from './variables-observability.js';
 import { SENDER_API_VARIABLES } from './variables-senders.js';
 
 /**
@@ -183,20 +184,7 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
       "a deleted event's `(source, key)` is kept this long, so a provider's late retry is still answered `duplicate`; at least `EVENT_RETENTION_DAYS`",
   },
   { name: 'CRON_RUN_RETENTION_DAYS', default: '`90`', feature: 'retention', description: '`cron_runs` older than this are deleted; `0` keeps them forever' },
-  {
-    name: 'ALERT_WEBHOOK_URL',
-    default: 'unset → no alerts',
-    feature: 'alerts',
-    description:
-      'a Slack incoming webhook, or any URL that takes `POST {"text": "…"}`: told when events go dead, cron runs fail, ticks are late, a job stops running, or the queue stops moving; treated as a secret',
-  },
-  {
-    name: 'ALERT_LATE_TICK_SECONDS',
-    default: '`300`',
-    feature: 'alerts',
-    description: 'a scheduled tick with no run this long after its time is reported late',
-  },
-  { name: 'ALERT_BACKLOG_SECONDS', default: '`600`', feature: 'alerts', description: 'the oldest due event waiting longer than this is reported' },
+  ...OBSERVABILITY_VARIABLES,
   {
     name: 'STRIPE_SECRET_KEY',
     default: 'unset',

@@ -86,13 +86,13 @@ function httpTargetJob(entry: Required<Pick<CronEntry, 'name' | 'url'>> & CronEn
     ...(entry.policy as JobPolicies),
     description: `${method} ${shownUrl(url)}`,
     timeoutMs: entry.timeoutMs ?? DEFAULT_JOB_TIMEOUT_MS,
-    async run({ signal }) {
+    async run({ signal, traceHeaders }) {
       if (entry.tokenEnv !== undefined && entry.token === undefined) {
         throw new Error(
           `${entry.tokenEnv} is not set: set it to the token ${shownUrl(url)} expects, or remove "tokenEnv" from the entry to call it without one`,
         );
       }
-      const headers: Record<string, string> = { 'user-agent': CRON_USER_AGENT };
+      const headers: Record<string, string> = { ...traceHeaders(), 'user-agent': CRON_USER_AGENT };
       if (entry.token !== undefined) headers.authorization = `Bearer ${entry.token}`;
       let response: Response;
       try {

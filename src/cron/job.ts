@@ -32,6 +32,8 @@ export interface EngineJobContext {
   /** The schedule tick this run is for; null for http and cli runs. */
   scheduledFor: Date | null;
   runId: number;
+  /** W3C Trace Context headers naming this run's span (OpenTelemetry on), for an outgoing request; `{}` when off. */
+  traceHeaders(): Record<string, string>;
 }
 
 /** An engine job as its file writes it (`export default { … } satisfies EngineJobSpec`): the public policies, and `run` over the engine's context. */

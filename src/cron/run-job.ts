@@ -3,6 +3,7 @@ import { AppError, messageOf } from '../errors.js';
 import { overlapFlags, retryDelayMs, type ResolvedJob } from './job.js';
 import { captureRunLog } from './run-output.js';
 import { unknownJobMessage } from './registry.js';
+import { endRunSpan, startRunSpan } from './run-span.js';
 import { INSTANCE, type CronRunResult, type RunnerDeps, type StartedRun } from './runner-deps.js';
 
 /** Abort reason when a job outlives its timeout. */
@@ -155,6 +156,7 @@ export class JobRunner {
     const runLog = log.child({ job, runId: base.id, trigger });
     const captured = captureRunLog(runLog); // what the job logs is also kept for its row (cron_runs.output)
     runLog.info('cron run started');
+    const span = startRunSpan(metrics.tracer, base);
 
     this.busy.set(job, (this.busy.get(job) ?? 0) + 1);
     this.controllers.add(controller);
@@ -170,6 +172,7 @@ export class JobRunner {
         trigger,
         scheduledFor: base.scheduledFor,
         runId: base.id,
+        traceHeaders: () => span?.traceHeaders() ?? {},
       }))();
     const returned = execution
       .then(
@@ -210,6 +213,7 @@ export class JobRunner {
         );
       }
       metrics.cronRuns.inc({ job, trigger, status });
+      endRunSpan(span, error);
       const retryAt = recorded ? (retry?.dueAt ?? null) : null;
       if (error === null) runLog.info({ durationMs }, 'cron run succeeded');
       else {

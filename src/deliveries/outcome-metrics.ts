@@ -1,5 +1,6 @@
 import type { Histogram } from 'prom-client';
 import type { Metrics } from '../metrics.js';
+import { SPAN_ATTRIBUTES as ATTR } from '../telemetry/tracer.js';
 import type { ClaimedDelivery, DeliveryOutcome } from './claimed.js';
 
 /**
@@ -29,6 +30,28 @@ export class OutcomeMetrics {
     tally(this.runCounts, delivery.handler, outcome.status);
     tally(this.settledCounts, delivery.event.source, outcome.status);
     if (timed) this.duration(delivery.event.source, outcome.status).observe(outcome.durationMs / 1000);
+    if (this.metrics.tracer) this.trace(delivery, outcome);
+  }
+
+  /** The attempt's span (OpenTelemetry on), from its start to its end, with how it ended. */
+  private trace(delivery: ClaimedDelivery, outcome: DeliveryOutcome): void {
+    const { event } = delivery;
+    const span = this.metrics.tracer!.startSpan(
+      `handle ${event.source} ${event.type}`,
+      'consumer',
+      {
+        [ATTR.eventId]: event.id,
+        [ATTR.eventSource]: event.source,
+        [ATTR.eventType]: event.type,
+        [ATTR.eventKey]: event.key,
+        [ATTR.handler]: delivery.handler,
+        [ATTR.attempt]: delivery.attempts,
+        [ATTR.outcome]: outcome.status,
+      },
+      outcome.startedAt,
+    );
+    const error = outcome.status === 'processed' ? undefined : Object.assign(new Error(outcome.error ?? outcome.status), { code: outcome.status });
+    span.end(error, outcome.startedAt + outcome.durationMs);
   }
 
   /** Add the tallied handler runs to `hookrun_handler_runs_total` and the outcomes to `hookrun_events_processed_total`. */

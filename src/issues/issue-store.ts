@@ -69,14 +69,14 @@ export async function recordSighting(db: Queryable, s: Sighting, occurrences: st
   return rows.length === 1;
 }
 
-/** Resolve ('auto') the issues of `kinds` not seen since `before`; returns how many. */
-export async function resolveQuiet(db: Queryable, kinds: readonly IssueKind[], before: Date, now: Date): Promise<number> {
-  const rows = await db.query(
+/** Resolve ('auto') the issues of `kinds` not seen since `before`; returns those resolved that had been told (their resolve is told once: only this statement's caller sees them). */
+export async function resolveQuiet(db: Queryable, kinds: readonly IssueKind[], before: Date, now: Date): Promise<Issue[]> {
+  const rows = await db.query<IssueRow>(
     `UPDATE hookrun.issues SET status = 'resolved', resolved_at = $3::timestamptz, resolved_by = 'auto'
-     WHERE status <> 'resolved' AND kind = ANY($1::text[]) AND last_seen_at < $2::timestamptz RETURNING id`,
+     WHERE status <> 'resolved' AND kind = ANY($1::text[]) AND last_seen_at < $2::timestamptz RETURNING ${COLUMNS}`,
     [kinds, before, now],
   );
-  return rows.length;
+  return rows.map(toIssue).filter((issue) => issue.notifiedAt !== null);
 }
 
 /** The quiet time after which an issue of a failure kind resolves by itself. */

@@ -7,6 +7,7 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { RejectionLog } from '../rejection-log.js';
 import type { SenderRejectionSink } from '../issues/rejection-counter.js';
+import { SPAN_ATTRIBUTES as ATTR } from '../telemetry/tracer.js';
 import type { BodyBudget } from './body-budget.js';
 import { holdBody, isClientGone, readLimitedBody, releaseBody } from './body-reader.js';
 import { keptRequest } from './request-record.js';
@@ -50,6 +51,7 @@ export function createReceiver(source: string, verifier: SourceVerifier, deps: R
   const limit = { maxBytes: deps.maxBodyBytes, setting: 'MAX_BODY_BYTES', budget: deps.bodyBudget };
   return async (c: Context): Promise<Response> => {
     const held = holdBody(c);
+    const span = deps.metrics.tracer?.startSpan(`POST ${route}`, 'server', { 'http.request.method': 'POST', 'http.route': route, [ATTR.eventSource]: source });
     try {
       if (!verifier.ok) throw new AppError('not_configured', verifier.message);
       const contentType = c.req.header('content-type') ?? '';
@@ -66,6 +68,8 @@ export function createReceiver(source: string, verifier: SourceVerifier, deps: R
           // Nobody is left to answer, and nothing went wrong here: one quiet line, no stack.
           rejected.inc({ source, outcome: 'rejected', reason: 'client_aborted' });
           deps.log.debug({ source }, 'upload aborted by the client');
+          span?.setAttributes({ [ATTR.outcome]: 'rejected', 'error.type': 'client_aborted' });
+          span?.end();
           return new Response(null, { status: 400 });
         }
         throw error;
@@ -92,6 +96,15 @@ export function createReceiver(source: string, verifier: SourceVerifier, deps: R
         );
       }
       (stored.duplicate ? duplicate : accepted).inc();
+      span?.setAttributes({
+        [ATTR.eventType]: delivery.type,
+        [ATTR.eventKey]: delivery.key,
+        [ATTR.eventId]: stored.id,
+        [ATTR.duplicate]: stored.duplicate,
+        [ATTR.outcome]: stored.duplicate ? 'duplicate' : 'accepted',
+        'http.response.status_code': 200,
+      });
+      span?.end();
       if (stored.duplicate) deps.log.debug({ source, key: delivery.key, id: stored.id }, 'duplicate delivery');
       if (stored.sameBodyAs !== undefined) {
         // Stored and handled all the same: two genuine events can share a body; an operator judges from the event page.
@@ -103,6 +116,8 @@ export function createReceiver(source: string, verifier: SourceVerifier, deps: R
       }
       return c.json({ received: true, id: stored.id, duplicate: stored.duplicate });
     } catch (error) {
+      span?.setAttributes({ [ATTR.outcome]: 'rejected' });
+      span?.end(error);
       if (error instanceof AppError) {
         rejected.inc({ source, outcome: 'rejected', reason: error.code });
         deps.senderRejections?.add(source, error.code);

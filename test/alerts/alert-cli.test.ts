@@ -46,7 +46,7 @@ describe('alerts from a spawned hookrun (embedded database)', { timeout: 120_000
 
     const unset = await runCli(['alert', 'test'], {});
     expect(unset.code).toBe(78);
-    expect(unset.stderr).toContain('ALERT_WEBHOOK_URL is not set');
+    expect(unset.stderr).toContain('No alert destination is set');
     expect((await runCli(['alert', 'test'], { ALERT_WEBHOOK_URL: 'ftp://x' })).code).toBe(78);
     const check = await runCli(['check'], { ALERT_WEBHOOK_URL: receiver.url, PLATFORM_CONFIG: '/nonexistent/platform.json' });
     expect(check.stdout).toContain(`alerts       ALERT_WEBHOOK_URL set: to ${new URL(receiver.url).host}`);

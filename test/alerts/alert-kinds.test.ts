@@ -128,16 +128,18 @@ describe.each(databaseKinds())('each alert kind reaches a local receiver, on $na
       "SELECT status, resolved_by FROM hookrun.issues WHERE kind = 'job_silent'",
     );
     expect(resolved).toEqual({ status: 'resolved', resolved_by: 'auto' });
+    const [, cleared] = await receiver.waitForDelivered(2); // told once, by whichever instance resolved it
+    expect(cleared).toMatch(/1 condition cleared\n• issue #\d+ Job hourly has not run on time: cleared by itself/);
 
     clock.set(at(14, 1)); // no run since 12:00: 2 h 1 min > 2 × 1 h; and 13:00 never started: the issue reopens, told once more
     await checkBoth();
-    const all = await receiver.waitForDelivered(2);
-    expect(all[1]).toMatch(/issue #\d+ Job hourly has not run on time \(job_silent, 2 times so far\)/);
+    const all = await receiver.waitForDelivered(3);
+    expect(all[2]).toMatch(/issue #\d+ Job hourly has not run on time \(job_silent, 2 times so far\)/);
     const [detail] = await testDb.db.query<{ detail: string }>("SELECT detail FROM hookrun.issues WHERE kind = 'job_silent'");
     expect(detail!.detail).toContain('hourly: the 2026-11-23T13:00:00.000Z tick has not started (61 min late)');
     expect(detail!.detail).toMatch(/hourly: last run 2026-11-23T12:00:00\.\d{3}Z, though it is scheduled every 60 min/);
     await checkBoth();
-    expect(receiver.requests).toHaveLength(2);
+    expect(receiver.requests).toHaveLength(3);
     await cron.stop();
   });
 

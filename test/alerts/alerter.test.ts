@@ -2,6 +2,7 @@ import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Alerter } from '../../src/alerts/alerter.js';
 import { ALERT_USER_AGENT } from '../../src/alerts/deliver.js';
+import { slackDestination } from '../../src/alerts/destination.js';
 import { Metrics } from '../../src/metrics.js';
 import { startAlertReceiver, type AlertReceiver } from '../helpers/alert-receiver.js';
 
@@ -27,7 +28,7 @@ describe('Alerter: coalesced, rate-limited, retried, never blocking', () => {
 
   it('sends the first line of a kind at once, then one message per window with the count; kinds are limited separately', async () => {
     const metrics = new Metrics();
-    alerter = new Alerter({ url: new URL(receiver.url), log: listLogger().log, metrics, windowMs: 600 });
+    alerter = new Alerter({ destinations: [slackDestination(new URL(receiver.url), 'ALERT_WEBHOOK_URL')], log: listLogger().log, metrics, windowMs: 600 });
     alerter.notify('event_dead', 'payments invoice.paid #1: boom');
     await receiver.waitForDelivered(1);
     for (let i = 2; i <= 9; i++) alerter.notify('event_dead', `payments invoice.paid #${i}: boom`);
@@ -51,7 +52,12 @@ describe('Alerter: coalesced, rate-limited, retried, never blocking', () => {
   it('retries a message the receiver refuses (503, 429) and delivers it once', async () => {
     const metrics = new Metrics();
     receiver.answer(503, 429);
-    alerter = new Alerter({ url: new URL(receiver.url), log: listLogger().log, metrics, retryDelaysMs: [50, 50, 50] });
+    alerter = new Alerter({
+      destinations: [slackDestination(new URL(receiver.url), 'ALERT_WEBHOOK_URL')],
+      log: listLogger().log,
+      metrics,
+      retryDelaysMs: [50, 50, 50],
+    });
     alerter.notify('backlog', 'event 12 has been due for 700 s');
     expect(await receiver.waitForDelivered(1)).toHaveLength(1);
     expect(receiver.requests.map((r) => r.status)).toEqual([503, 429, 200]);
@@ -62,7 +68,7 @@ describe('Alerter: coalesced, rate-limited, retried, never blocking', () => {
     const metrics = new Metrics();
     const { log, lines } = listLogger();
     receiver.answer(404, 500, 500);
-    alerter = new Alerter({ url: new URL(receiver.url), log, metrics, retryDelaysMs: [50] });
+    alerter = new Alerter({ destinations: [slackDestination(new URL(receiver.url), 'ALERT_WEBHOOK_URL')], log, metrics, retryDelaysMs: [50] });
     alerter.notify('event_dead', 'a');
     alerter.notify('job_failed', 'b');
     await expect.poll(() => outcomes(metrics)).toEqual({ 'event_dead/failed': 1, 'job_failed/failed': 1 });
@@ -78,7 +84,7 @@ describe('Alerter: coalesced, rate-limited, retried, never blocking', () => {
     await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
     const metrics = new Metrics();
     alerter = new Alerter({
-      url: new URL(`http://127.0.0.1:${(hung.address() as { port: number }).port}/hook`),
+      destinations: [slackDestination(new URL(`http://127.0.0.1:${(hung.address() as { port: number }).port}/hook`), 'ALERT_WEBHOOK_URL')],
       log: listLogger().log,
       metrics,
       timeoutMs: 2000,
@@ -100,7 +106,13 @@ describe('Alerter: coalesced, rate-limited, retried, never blocking', () => {
     await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
     const port = (hung.address() as { port: number }).port;
     const metrics = new Metrics();
-    alerter = new Alerter({ url: new URL(`http://127.0.0.1:${port}/hook`), log: listLogger().log, metrics, timeoutMs: 300, retryDelaysMs: [] });
+    alerter = new Alerter({
+      destinations: [slackDestination(new URL(`http://127.0.0.1:${port}/hook`), 'ALERT_WEBHOOK_URL')],
+      log: listLogger().log,
+      metrics,
+      timeoutMs: 300,
+      retryDelaysMs: [],
+    });
     for (let i = 0; i < 1000; i++) alerter.notify('event_dead', `#${i}`); // synchronous: nothing to wait for
     expect(await outcomes(metrics)).toEqual({}); // the first message is still in flight, the rest coalesced in memory
     await expect.poll(() => outcomes(metrics), { timeout: 5000 }).toEqual({ 'event_dead/failed': 1 });

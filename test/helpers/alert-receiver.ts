@@ -5,6 +5,10 @@ import { pollUntil } from './spawn-hookrun.js';
 /** One request the receiver got: the `text` of a Slack-style body, and how it was sent. */
 export interface ReceivedAlert {
   text: string;
+  /** The body as sent (what a signature covers). */
+  body: string;
+  path: string;
+  headers: Record<string, string>;
   contentType: string | undefined;
   userAgent: string | undefined;
   status: number;
@@ -34,13 +38,15 @@ export async function startAlertReceiver(): Promise<AlertReceiver> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const status = statuses.shift() ?? 200;
+      const body = Buffer.concat(chunks).toString('utf8');
+      const headers = Object.fromEntries(Object.entries(req.headers).map(([name, value]) => [name, String(value)]));
       let text: string;
       try {
-        text = String((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { text?: unknown }).text);
+        text = String((JSON.parse(body) as { text?: unknown }).text);
       } catch {
         text = '<not JSON>';
       }
-      requests.push({ text, contentType: req.headers['content-type'], userAgent: req.headers['user-agent'], status });
+      requests.push({ text, body, path: req.url ?? '', headers, contentType: req.headers['content-type'], userAgent: req.headers['user-agent'], status });
       res.writeHead(status, { 'content-type': 'text/plain' }).end(status < 300 ? 'ok' : 'no');
     });
   });

@@ -138,13 +138,14 @@ describe.each(databaseKinds())('issues from a monitor pass, on $name', (kind) =>
     await checkBoth();
     [issue] = await listIssues(testDb.db, { status: 'open' });
     expect(issue).toMatchObject({ occurrences: 5, resolvedAt: null, resolvedBy: null, acknowledgedAt: null });
-    const delivered = await receiver.waitForDelivered(2);
-    expect(delivered[1]).toContain(`issue #${issue!.id} Handler sync-crm fails: user <n> not found (handler_failing, 5 times so far)`);
+    const delivered = await receiver.waitForDelivered(3);
+    expect(delivered[1]).toContain(`1 condition cleared\n• issue #${issue!.id} Handler sync-crm fails: user <n> not found: cleared by itself`);
+    expect(delivered[2]).toContain(`issue #${issue!.id} Handler sync-crm fails: user <n> not found (handler_failing, 5 times so far)`);
 
     await resolveIssue(testDb.db, issue!.id, new Date(clock.now()), 'admin-api'); // by hand: stays resolved while nothing new fails
     clock.advance(1000);
     await checkBoth();
     expect(await listIssues(testDb.db, { status: 'resolved' })).toMatchObject([{ id: issue!.id, resolvedBy: 'admin-api' }]);
-    expect(receiver.delivered()).toHaveLength(2);
+    expect(receiver.delivered()).toHaveLength(3); // a hand resolve is not told
   });
 });

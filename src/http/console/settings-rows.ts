@@ -14,7 +14,7 @@ export interface SettingRow {
 }
 
 /** Variables whose value is a credential, beyond the senders' secrets: tokens, keys, and URLs that carry a password or are themselves the secret. */
-const SECRET_NAME = /SECRET|TOKEN|_KEY$|PASSWORD|^DATABASE_URL$|^DATABASE_DIRECT_URL$|^CHANGES_DATABASE_URL$|^ALERT_WEBHOOK_URL$/;
+const SECRET_NAME = /SECRET|TOKEN|_KEY$|PASSWORD|^DATABASE_URL$|^DATABASE_DIRECT_URL$|^CHANGES_DATABASE_URL$|^ALERT_WEBHOOK_URL$|^ALERT_SLACK_WEBHOOK_URL$/;
 
 /** Whether a value would give something away if shown: a URL with a user, a password or a query (a key in `?token=`). */
 function holdsCredentials(value: string): boolean {

@@ -1,0 +1,136 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/log.js';
+import { startService, type RunningService } from '../../src/service.js';
+import { SECRETS, testConfig } from '../helpers/config.js';
+import { createPgliteDatabase, type TestDatabase } from '../helpers/db.js';
+import { freePort } from '../helpers/free-port.js';
+import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.js';
+import { pollUntil } from '../helpers/poll.js';
+import { acknowledged, checkoutCompleted, sendDelivery } from '../helpers/signed-deliveries.js';
+
+/** A job's HTTP target on 127.0.0.1 that keeps the `traceparent` of each call. */
+async function startTarget(): Promise<{ url: string; traceparents: string[]; close(): Promise<void> }> {
+  const traceparents: string[] = [];
+  const server: Server = createServer((req, res) => {
+    traceparents.push(String(req.headers.traceparent));
+    res.writeHead(200).end('ok');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/ping`,
+    traceparents,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('OpenTelemetry through the real OTLP/HTTP exporter to a local collector', () => {
+  let collector: OtlpReceiver;
+  let target: Awaited<ReturnType<typeof startTarget>>;
+  let testDb: TestDatabase;
+  let service: RunningService | undefined;
+  let dir: string;
+  beforeAll(async () => {
+    [collector, target, testDb] = await Promise.all([startOtlpReceiver(), startTarget(), createPgliteDatabase()]);
+    dir = mkdtempSync(join(tmpdir(), 'hookrun-otel-'));
+  });
+  afterEach(async () => {
+    await service?.stop();
+    service = undefined;
+  });
+  afterAll(async () => {
+    await Promise.all([collector.close(), target.close(), testDb.close()]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a signed webhook, its handler and a cron run to an HTTP target are spans with their attributes; the target gets the run span’s traceparent; the metrics go too', async () => {
+    const platform = join(dir, 'platform.json');
+    writeFileSync(platform, JSON.stringify({ crons: [{ name: 'ping-target', url: target.url, schedule: '0 1 * * *' }] }));
+    const port = await freePort();
+    const config = testConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, PORT: String(port), HOST: '127.0.0.1', PLATFORM_CONFIG: platform });
+    service = await startService(config, { log: silentLogger, db: testDb.db, scheduler: false });
+
+    const delivery = checkoutCompleted('otel');
+    const answer = await sendDelivery(service.url!, delivery);
+    expect(acknowledged(answer), JSON.stringify(answer)).toBe(true);
+    const id = (JSON.parse((answer as { body: string }).body) as { id: number }).id;
+    await pollUntil('the event processed', 10_000, async () => {
+      const [row] = await testDb.db.query<{ status: string }>('SELECT status FROM hookrun.webhook_events WHERE id = $1', [id]);
+      return row?.status === 'processed' ? true : undefined;
+    });
+    const cron = await fetch(`${service.url}/cron/ping-target`, { method: 'POST', headers: { authorization: `Bearer ${SECRETS.cron}` } });
+    expect(cron.status).toBe(200);
+    await service.stop(); // flushes the batched spans and a last metric reading
+    service = undefined;
+
+    const received = collector.spans.find((s) => s.name === 'POST /webhooks/payments');
+    expect(received).toMatchObject({
+      kind: 2, // server
+      attributes: {
+        'http.request.method': 'POST',
+        'http.route': '/webhooks/payments',
+        'http.response.status_code': 200,
+        'hookrun.event.id': id,
+        'hookrun.event.source': 'payments',
+        'hookrun.event.type': 'checkout.session.completed',
+        'hookrun.event.key': delivery.key,
+        'hookrun.event.duplicate': false,
+        'hookrun.outcome': 'accepted',
+      },
+      resource: { 'service.name': 'hookrun' },
+    });
+    const handled = collector.spans.find((s) => s.attributes['hookrun.handler'] !== undefined);
+    expect(handled).toMatchObject({
+      name: 'handle payments checkout.session.completed',
+      kind: 5, // consumer
+      attributes: {
+        'hookrun.event.id': id,
+        'hookrun.event.source': 'payments',
+        'hookrun.handler': 'stripe-mirror',
+        'hookrun.delivery.attempt': 1,
+        'hookrun.outcome': 'processed',
+      },
+    });
+    const run = collector.spans.find((s) => s.name === 'cron ping-target');
+    expect(run).toMatchObject({ attributes: { 'hookrun.cron.job': 'ping-target', 'hookrun.cron.trigger': 'http', 'hookrun.outcome': 'succeeded' } });
+    expect(target.traceparents).toHaveLength(1);
+    const [, traceId, parentId] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(target.traceparents[0]!)!;
+    expect({ traceId, parentId }).toEqual({ traceId: run!.traceId, parentId: run!.spanId });
+
+    const metric = (name: string) => collector.metrics.filter((m) => m.name === name).at(-1);
+    expect(metric('hookrun_events_received_total')).toMatchObject({
+      kind: 'sum',
+      points: expect.arrayContaining([{ attributes: { source: 'payments', outcome: 'accepted', reason: '' }, value: 1 }]),
+    });
+    expect(metric('hookrun_cron_runs_total')?.points).toContainEqual({ attributes: { job: 'ping-target', trigger: 'http', status: 'succeeded' }, value: 1 });
+    const processing = metric('hookrun_event_processing_seconds');
+    expect(processing?.kind).toBe('histogram');
+    expect(processing?.points[0]).toMatchObject({ attributes: { source: 'payments', outcome: 'processed' }, value: { count: 1 } });
+  });
+
+  it('a rejected webhook is a span with the error code, status error', async () => {
+    const port = await freePort();
+    service = await startService(testConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, PORT: String(port), HOST: '127.0.0.1' }), {
+      log: silentLogger,
+      db: testDb.db,
+      scheduler: false,
+    });
+    collector.spans.length = 0;
+    const forged = checkoutCompleted('forged');
+    const answer = await sendDelivery(service.url!, {
+      ...forged,
+      sign: (now) => ({ ...forged.sign(now), 'stripe-signature': `t=${Math.floor(now / 1000)},v1=00` }),
+    });
+    expect(answer).toMatchObject({ status: 400 });
+    await service.stop();
+    service = undefined;
+    expect(collector.spans.find((s) => s.name === 'POST /webhooks/payments')).toMatchObject({
+      attributes: { 'hookrun.outcome': 'rejected', 'error.type': 'invalid_signature' },
+      status: { code: 2 },
+    });
+  });
+});
