@@ -14,6 +14,8 @@ import { startLeaseHeartbeat } from '../deliveries/lease-heartbeat.js';
 import { releaseClaims } from '../deliveries/leases-sql.js';
 import { settleDeliveries } from '../deliveries/settle-sql.js';
 import { settleFailure, settleOverClaimed, settleProcessed } from '../deliveries/outcome.js';
+import { DeliverySteps } from '../steps/delivery-steps.js';
+import { StepsNeedOwnRun } from '../steps/step-signals.js';
 
 const typeKey = (d: ClaimedDelivery) => `${d.event.source}\u0000${d.event.type}`;
 
@@ -62,7 +64,7 @@ class BatchRunner {
     const ordered = delivery.flowKey !== null && (handler?.flow === undefined || handler.flow.ordered);
     const { policy, random, clock } = this.deps;
     const outcome = settleFailure(delivery, error, { policy, random, now: clock.now(), ordered, timing: { startedAt, durationMs: performance.now() - began } });
-    const level = outcome.status === 'failed' ? 'warn' : 'error';
+    const level = outcome.status === 'pending' ? 'debug' : outcome.status === 'failed' ? 'warn' : 'error';
     this.deps.log[level](
       { ...eventFields(delivery.event), handler: delivery.handler, attempts: delivery.attempts, err: { message: outcome.error, stack: outcome.stack } },
       `delivery ${outcome.status}`,
@@ -83,9 +85,20 @@ class BatchRunner {
     try {
       if (!handler) throw new Error(`No handler "${delivery.handler}" takes ${delivery.event.source} ${delivery.event.type} on this instance.`);
       // A project handler gets a transaction of its own where long ones are cheap (PostgreSQL); PGlite's one session cannot hold it.
-      if (handler.isolated && db.tuning.inTransactionBudgetMs === undefined)
-        await db.transaction((tx) => runAndFlush(this.runDeps, handler, delivery.event, tx, handlerTimeoutMs));
-      else await runAndFlush(this.runDeps, handler, delivery.event, db, handlerTimeoutMs);
+      // A handler with steps runs outside one: each step's end commits as it ends.
+      const steps = new DeliverySteps({ db, clock, fence: { deliveryId: delivery.id, attempts: delivery.attempts } });
+      if (handler.isolated && db.tuning.inTransactionBudgetMs === undefined && !handler.usesSteps) {
+        const ownRun = await db
+          .transaction((tx) => runAndFlush(this.runDeps, handler, delivery.event, tx, handlerTimeoutMs))
+          .then(
+            () => false,
+            (error: unknown) => (error instanceof StepsNeedOwnRun ? true : Promise.reject(error)),
+          );
+        if (ownRun) {
+          handler.usesSteps = true;
+          await runAndFlush(this.runDeps, handler, delivery.event, db, handlerTimeoutMs, steps);
+        }
+      } else await runAndFlush(this.runDeps, handler, delivery.event, db, handlerTimeoutMs, steps);
       return this.processed(delivery, startedAt, began);
     } catch (error) {
       return this.failure(delivery, handler, error, startedAt, began);
@@ -120,6 +133,10 @@ class BatchRunner {
       if (savepoint) await tx.query(SAVEPOINT.release);
       return this.processed(delivery, startedAt, began);
     } catch (error) {
+      if (error instanceof StepsNeedOwnRun) {
+        this.slowTypes.add(typeKey(delivery)); // its steps commit as they end: it runs on its own from now on
+        throw BATCH_ABANDONED;
+      }
       if (error instanceof HandlerTimeout && inTransactionBudgetMs < handlerTimeoutMs) {
         this.slowTypes.add(typeKey(delivery));
         this.deps.log.info(
@@ -218,7 +235,7 @@ class BatchRunner {
     for (const delivery of claims) {
       const over = settleOverClaimed(delivery, policy, delivery.flowKey !== null, clock.now());
       if (over) fixed.push({ delivery, outcome: over });
-      else (this.slowTypes.has(typeKey(delivery)) ? alone : batched).push(delivery);
+      else (this.slowTypes.has(typeKey(delivery)) || this.handlerOf(delivery)?.usesSteps ? alone : batched).push(delivery);
     }
     let result = await this.runInOneTransaction(batched, alone.length === 0 ? fixed : []);
     if (result.kind === 'fallback') {
