@@ -8,13 +8,13 @@ import { OutcomeMetrics } from '../deliveries/outcome-metrics.js';
 import { reportSettled } from './batch-report.js';
 import { claimInbox } from './claim.js';
 import type { ClaimedDelivery } from '../deliveries/claimed.js';
-import { eventFields, HandlerTimeout, runAndFlush, runHandler, SAVEPOINT } from '../deliveries/run-handler.js';
+import { eventFields, HandlerTimeout, runHandler, SAVEPOINT } from '../deliveries/run-handler.js';
+import { runOnItsOwn } from '../deliveries/run-alone.js';
 import type { RegisteredHandler } from '../deliveries/registry.js';
 import { startLeaseHeartbeat } from '../deliveries/lease-heartbeat.js';
 import { releaseClaims } from '../deliveries/leases-sql.js';
 import { settleDeliveries } from '../deliveries/settle-sql.js';
 import { settleFailure, settleOverClaimed, settleProcessed } from '../deliveries/outcome.js';
-import { DeliverySteps } from '../steps/delivery-steps.js';
 import { StepsNeedOwnRun } from '../steps/step-signals.js';
 
 const typeKey = (d: ClaimedDelivery) => `${d.event.source}\u0000${d.event.type}`;
@@ -84,21 +84,7 @@ class BatchRunner {
     const startedAt = clock.now();
     try {
       if (!handler) throw new Error(`No handler "${delivery.handler}" takes ${delivery.event.source} ${delivery.event.type} on this instance.`);
-      // A project handler gets a transaction of its own where long ones are cheap (PostgreSQL); PGlite's one session cannot hold it.
-      // A handler with steps runs outside one: each step's end commits as it ends.
-      const steps = new DeliverySteps({ db, clock, fence: { deliveryId: delivery.id, attempts: delivery.attempts } });
-      if (handler.isolated && db.tuning.inTransactionBudgetMs === undefined && !handler.usesSteps) {
-        const ownRun = await db
-          .transaction((tx) => runAndFlush(this.runDeps, handler, delivery.event, tx, handlerTimeoutMs))
-          .then(
-            () => false,
-            (error: unknown) => (error instanceof StepsNeedOwnRun ? true : Promise.reject(error)),
-          );
-        if (ownRun) {
-          handler.usesSteps = true;
-          await runAndFlush(this.runDeps, handler, delivery.event, db, handlerTimeoutMs, steps);
-        }
-      } else await runAndFlush(this.runDeps, handler, delivery.event, db, handlerTimeoutMs, steps);
+      await runOnItsOwn(this.runDeps, handler, delivery, db, handlerTimeoutMs);
       return this.processed(delivery, startedAt, began);
     } catch (error) {
       return this.failure(delivery, handler, error, startedAt, began);

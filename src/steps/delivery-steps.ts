@@ -4,13 +4,10 @@ import type { Queryable } from '../db/database.js';
 import { messageOf } from '../errors.js';
 import { parseDuration } from '../time/duration.js';
 import { parseInstant } from '../time/instant.js';
-import { MAX_STEPS_PER_DELIVERY, stepResultJson } from './step-result.js';
+import { MAX_SLEEP_MS, MAX_STEPS_PER_DELIVERY, stepResultJson } from './step-result.js';
 import { DeliverySuspended, StepError } from './step-signals.js';
 import { readSteps, writeStep, type StepFence, type StepWrite, type StoredStep } from './steps-sql.js';
 import { waitForEvent, type WaitOptions, type WaitScope } from './wait-for-event.js';
-
-/** A sleep or a wait lasts at most this long (a year and a day). */
-export const MAX_SLEEP_MS = 366 * 86_400_000;
 
 /** What a delivery's steps need: queries that commit on their own (never the handler's transaction), time, and the claim that fences the writes. */
 export interface StepScope {

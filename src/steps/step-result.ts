@@ -3,6 +3,9 @@ import { StepError } from './step-signals.js';
 /** A step's stored result is at most this many bytes of JSON (store larger data in your own table and return its id). */
 export const MAX_STEP_RESULT_BYTES = 256 * 1024;
 
+/** A sleep or a wait lasts at most this long (a year and a day). */
+export const MAX_SLEEP_MS = 366 * 86_400_000;
+
 /** Steps one delivery may have: more is a loop calling `ctx.step` with ids that never repeat. */
 export const MAX_STEPS_PER_DELIVERY = 1000;
 

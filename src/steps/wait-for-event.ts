@@ -1,8 +1,19 @@
 import { messageOf } from '../errors.js';
 import { parseDuration } from '../time/duration.js';
-import { MAX_SLEEP_MS, type DeliverySteps, type StepScope } from './delivery-steps.js';
+import type { Clock } from '../clock.js';
+import type { Queryable } from '../db/database.js';
+import { MAX_SLEEP_MS } from './step-result.js';
+import type { StepWrite, StoredStep } from './steps-sql.js';
 import { StepError } from './step-signals.js';
 import { findEarlierEvent, readEventPayload, rememberWaitPath, waitKeyOf } from './wait-sql.js';
+
+/** The delivery's steps as a wait uses them (DeliverySteps). */
+interface StepLedger {
+  readonly calls: number;
+  enter(id: string, call: string): Promise<StoredStep | undefined>;
+  record(step: StepWrite): Promise<boolean>;
+  suspend(until: number): never;
+}
 
 /** What a wait takes (the public WaitForEventOptions, by name). */
 export interface WaitOptions {
@@ -56,7 +67,7 @@ function readWait(scope: WaitScope, id: string, o: WaitOptions) {
  * attempt ends until the timeout or a match. Its result is the matching
  * event's payload, or null at the timeout.
  */
-export async function waitForEvent(steps: DeliverySteps, scope: StepScope, id: string, o: WaitOptions, on: WaitScope): Promise<unknown> {
+export async function waitForEvent(steps: StepLedger, scope: { db: Queryable; clock: Clock }, id: string, o: WaitOptions, on: WaitScope): Promise<unknown> {
   const wait = readWait(on, id, o);
   const row = await steps.enter(id, 'ctx.waitForEvent');
   if (row?.status === 'succeeded') return row.result ?? null;
