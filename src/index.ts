@@ -32,6 +32,8 @@ export type {
   HandlerSpec,
   StoredEvent,
 } from './api/define-handler.js';
+/** Durable steps on a handler's context: a step's options and what `ctx.waitForEvent` waits for. */
+export type { DurableSteps, StepOptions, WaitForEventOptions } from './api/steps.js';
 /** Flow control options on a handler: concurrency, rate, debounce, priority, order by key. */
 export type { BatchOptions, FlowKey, FlowOptions } from './api/flow-options.js';
 /** A duration, as flow options and job policies take it: milliseconds or "500ms", "30s", "10m", "1h", "1d", "1w". */

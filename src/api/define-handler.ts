@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { EventName, EventOf } from './event-types.js';
 import type { StripeThinEventFetchers, ThinTypeOf } from './stripe-thin-events.js';
 import { readEnvNames } from './env-names.js';
+import type { DurableSteps } from './steps.js';
 import { FLOW_OPTION_NAMES, type BatchOptions, type FlowOptions } from './flow-options.js';
 
 /** Marks what `defineHandler` returned, across copies of the package (a project's import and the engine's). */
@@ -24,9 +25,17 @@ export interface StoredEvent {
   receivedAt: Date;
 }
 
-/** What a handler's `run` gets besides the event: the transaction, a logger, its signal, its settings and, for Stripe thin events, their objects. */
-export interface HandlerContext<E extends string = never, N extends string = never> {
-  /** The delivery's transaction: a throw rolls back what this handler wrote, and only that. */
+/**
+ * What a handler's `run` gets besides the event: the transaction, a logger,
+ * its signal, its settings, durable steps (`step`, `sleep`, `sleepUntil`,
+ * `waitForEvent`) and, for Stripe thin events, their objects.
+ */
+export interface HandlerContext<E extends string = never, N extends string = never> extends DurableSteps {
+  /**
+   * The delivery's transaction: a throw rolls back what this handler wrote,
+   * and only that. In a handler that uses steps, each query commits on its
+   * own: write inside a step, and make those writes idempotent.
+   */
   db: HandlerDatabase;
   /** A logger with the event's id, key, type and this handler's name on every line. */
   log: Logger;

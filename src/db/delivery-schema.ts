@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, bigserial, boolean, index, integer, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, bigserial, boolean, index, integer, jsonb, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { hookrun, webhookEvents } from './schema.js';
 
 const tz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
@@ -78,6 +78,60 @@ export const handlerDeliveries = hookrun.table(
       .on(t.handler, t.status)
       .where(sql`${t.status} in ('dead', 'parked')`),
   ],
+);
+
+/**
+ * A delivery's durable steps (`ctx.step`, `ctx.sleep`, `ctx.waitForEvent`):
+ * one row per step id, written when the step ends (fenced by the delivery's
+ * attempt), so a retry, a replay or a resume after a crash returns a
+ * succeeded step's result instead of running it again. `succeeded` |
+ * `failed` (retried with the delivery) | `sleeping` (until `wake_at`) |
+ * `waiting` (for an event whose `wait_key` matches, until `wake_at`).
+ * Deleted with its delivery.
+ */
+export const deliverySteps = hookrun.table(
+  'delivery_steps',
+  {
+    deliveryId: bigint('delivery_id', { mode: 'number' })
+      .notNull()
+      .references(() => handlerDeliveries.id, { onDelete: 'cascade' }),
+    stepId: text('step_id').notNull(),
+    /** Its place among the delivery's steps (0, 1, …): a later attempt must call them in the same order. */
+    seq: integer('seq').notNull(),
+    status: text('status').notNull(),
+    /** The step's JSON result (null for a step that returned nothing, a sleep, a wait that timed out). */
+    result: jsonb('result'),
+    error: text('error'),
+    /** Times its function ran and failed or succeeded. */
+    attempts: integer('attempts').notNull().default(0),
+    startedAt: tz('started_at'),
+    durationMs: integer('duration_ms'),
+    /** A sleep's end; a wait's timeout. */
+    wakeAt: tz('wake_at'),
+    /** A wait: `<source> <type>`, the matched path and its value, as one key. */
+    waitKey: text('wait_key'),
+    /** A wait's matching event, once one arrived. */
+    matchedEventId: bigint('matched_event_id', { mode: 'number' }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.deliveryId, t.stepId] }),
+    index('delivery_steps_wait_idx')
+      .on(t.waitKey)
+      .where(sql`${t.status} = 'waiting'`),
+  ],
+);
+
+/**
+ * The (event name, path) pairs some wait has matched on: a new event is
+ * checked against the waits of its type through these paths, one index probe each.
+ */
+export const waitPaths = hookrun.table(
+  'wait_paths',
+  {
+    eventName: text('event_name').notNull(),
+    path: text('path').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.eventName, t.path] })],
 );
 
 /**

@@ -37,8 +37,12 @@ export interface DeliveryOutcome {
   id: number;
   eventId: number;
   attempts: number;
-  /** `failed`: due again at `runAfter`; `parked`: an ordered delivery out of attempts (its key goes on). */
-  status: 'processed' | 'failed' | 'dead' | 'parked';
+  /**
+   * `failed`: due again at `runAfter`; `parked`: an ordered delivery out of
+   * attempts (its key goes on); `pending`: asleep or waiting until `runAfter`
+   * (a step's sleep or wait: not a failed attempt).
+   */
+  status: 'processed' | 'failed' | 'dead' | 'parked' | 'pending';
   error?: string;
   stack?: string;
   runAfter?: number;

@@ -4,6 +4,7 @@ import type { ClaimedDelivery, DeliveryOutcome } from './claimed.js';
 import { MAX_ERROR_CHARS } from './event-summary.js';
 import { computeBackoffMs, hasAttemptsLeft, type RetryPolicy } from './retry.js';
 import { stackOf } from './stack.js';
+import { DeliverySuspended, StepError } from '../steps/step-signals.js';
 
 export { MAX_ERROR_CHARS };
 
@@ -37,23 +38,28 @@ export function settleProcessed(delivery: ClaimedDelivery, timing: AttemptTiming
 }
 
 /**
- * The outcome of a handler that threw: a malformed payload is dead at once
- * (retrying cannot help); out of attempts is dead (parked for an ordered
- * delivery: its key's later deliveries go on); otherwise failed, due again
- * after the shared backoff with jitter. The message and the stack are kept.
+ * The outcome of a handler that threw: a sleep or a wait is pending until its
+ * time (not a failure); a malformed payload or a step that cannot go on is
+ * dead at once (retrying cannot help); out of attempts is dead (parked for an
+ * ordered delivery: its key's later deliveries go on); otherwise failed, due
+ * again after the shared backoff with jitter (a step's own backoff when it
+ * has one). The message and the stack are kept.
  */
 export function settleFailure(
   delivery: ClaimedDelivery,
   error: unknown,
   o: { policy: RetryPolicy; now: number; random: () => number; ordered: boolean; timing: AttemptTiming },
 ): DeliveryOutcome {
+  if (error instanceof DeliverySuspended) return { ...base(delivery, o.timing), status: 'pending', runAfter: error.until };
   const failed = { ...base(delivery, o.timing), error: messageOf(error).slice(0, MAX_ERROR_CHARS) || 'failed without a message', stack: stackOf(error) };
   const terminal = o.ordered ? 'parked' : 'dead';
   // By name too: a project's copy of hookrun (its import of 'hookrun') may not be the engine's module.
   if (error instanceof MalformedPayloadError || (error as Error | undefined)?.name === 'MalformedPayloadError') return { ...failed, status: terminal };
+  if (error instanceof StepError && error.terminal) return { ...failed, status: terminal };
   if (!hasAttemptsLeft(delivery.attempts, o.policy))
     return { ...failed, status: terminal, error: `${failed.error} (gave up after ${delivery.attempts} attempts)`.slice(0, MAX_ERROR_CHARS) };
-  return { ...failed, status: 'failed', runAfter: o.now + computeBackoffMs(delivery.attempts, o.policy, o.random) };
+  const backoff = error instanceof StepError && error.backoffMs !== undefined ? { ...o.policy, baseDelayMs: error.backoffMs } : o.policy;
+  return { ...failed, status: 'failed', runAfter: o.now + computeBackoffMs(delivery.attempts, backoff, o.random) };
 }
 
 const base = (delivery: ClaimedDelivery, timing: AttemptTiming) => ({

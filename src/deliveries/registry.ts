@@ -6,6 +6,7 @@ import type { ClaimedEvent } from './claimed.js';
 import type { WriteBatch } from '../db/write-batch.js';
 import type { Logger } from '../log.js';
 import type { FlowPlan } from '../flow/options.js';
+import type { DeliverySteps } from '../steps/delivery-steps.js';
 
 /**
  * What an engine handler may use (the shipped mirrors; a project's handlers
@@ -32,6 +33,14 @@ export interface HandlerContext {
    * is then retried later; until the handler returns, no retry runs beside it.
    */
   signal: AbortSignal;
+  /**
+   * The delivery's durable steps, where it runs outside a shared transaction
+   * (each step's end commits on its own); undefined inside one, where a step
+   * call throws StepsNeedOwnRun and the runner runs it alone.
+   */
+  steps?: DeliverySteps;
+  /** Set when the handler called a step without `steps`: it ran in a shared transaction and must run alone (even if it caught the refusal). */
+  stepsRefused?: boolean;
 }
 
 /**
@@ -73,6 +82,8 @@ export interface RegisteredHandler {
   accepts?: (event: Pick<ClaimedEvent, 'source' | 'type' | 'payload'>) => boolean;
   /** Its flow options: its deliveries wait for the flow claimer (flow/claim.ts) instead of running inline. */
   flow?: FlowPlan;
+  /** Learned at its first step: from then on its deliveries run outside any shared transaction, so each step's end commits when it ends. */
+  usesSteps?: boolean;
 }
 
 /** How to register a handler: its name (default: the source), whether it runs in a savepoint, and its flow options. */

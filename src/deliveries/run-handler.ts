@@ -5,6 +5,8 @@ import { WriteBatch } from '../db/write-batch.js';
 import { withDeadline } from '../deadline.js';
 import type { Logger } from '../log.js';
 import type { HandlerContext, RegisteredHandler } from './registry.js';
+import type { DeliverySteps } from '../steps/delivery-steps.js';
+import { DeliverySuspended, StepsNeedOwnRun } from '../steps/step-signals.js';
 
 /** A handler ran past its time limit. */
 export class HandlerTimeout extends Error {}
@@ -31,7 +33,9 @@ export const eventFields = (e: ClaimedEvent) => ({ eventId: e.id, source: e.sour
  * Run one handler on `event` over `q` within `timeoutMs`; its deferred writes
  * go to `batch`. Past the limit its `signal` aborts, and the handler is
  * waited for up to `abortGraceMs` more (the heartbeat keeps its claim), so its
- * retry never runs beside it unless it ignores the signal.
+ * retry never runs beside it unless it ignores the signal. With `steps`, a
+ * sleep or wait it called ends the attempt (DeliverySuspended) even when the
+ * handler caught that signal.
  */
 export async function runHandler(
   deps: HandlerRunDeps,
@@ -40,6 +44,7 @@ export async function runHandler(
   q: Queryable,
   batch: WriteBatch,
   timeoutMs: number,
+  steps?: DeliverySteps,
 ): Promise<void> {
   // Made when the handler first reads them: most never log or look at the signal, and each costs per event.
   let handlerLog: Logger | undefined;
@@ -50,6 +55,7 @@ export async function runHandler(
     event,
     clock: deps.clock,
     handler: handler.name,
+    steps,
     get log() {
       return (handlerLog ??= deps.log.child({ ...eventFields(event), handler: handler.name }));
     },
@@ -60,7 +66,11 @@ export async function runHandler(
   const running = handler.run(ctx);
   try {
     await withDeadline(running, timeoutMs, () => new HandlerTimeout(`The handler did not finish within ${timeoutMs} ms.`));
+    if (steps?.suspendedUntil !== undefined) throw new DeliverySuspended(steps.suspendedUntil);
+    if (ctx.stepsRefused) throw new StepsNeedOwnRun();
   } catch (error) {
+    if (steps?.suspendedUntil !== undefined) throw new DeliverySuspended(steps.suspendedUntil);
+    if (ctx.stepsRefused) throw new StepsNeedOwnRun();
     if (!(error instanceof HandlerTimeout)) throw error;
     (controller ??= new AbortController()).abort(error); // a signal read after this is aborted too
     const ended = await withDeadline(
@@ -83,8 +93,9 @@ export async function runAndFlush(
   event: ClaimedEvent,
   q: Database | Queryable,
   timeoutMs: number,
+  steps?: DeliverySteps,
 ): Promise<void> {
   const batch = new WriteBatch();
-  await runHandler(deps, handler, event, q, batch, timeoutMs);
+  await runHandler(deps, handler, event, q, batch, timeoutMs, steps);
   await ('transaction' in q ? q.transaction((tx) => batch.flush(tx)) : batch.flush(q));
 }

@@ -12,7 +12,10 @@ import { setSummary, summarizeEvents, summaryOf } from './event-summary.js';
  * `attempts` match is a fencing token: a worker whose lease ran out and whose
  * delivery was claimed again cannot overwrite the newer claim's outcome. A
  * failed delivery keeps its place among its key's relative to its priority
- * (its rank moves with its due time; ordered ones keep theirs).
+ * (its rank moves with its due time; ordered ones keep theirs). A `pending`
+ * one (a step's sleep or wait) gives its attempt back: it is no failure, and
+ * the next claim counts the same number again; a wait matched while it ran
+ * is due at once.
  */
 const SETTLE_SQL = `
   WITH u AS (
@@ -21,16 +24,20 @@ const SETTLE_SQL = `
   ), settled AS (
     UPDATE hookrun.handler_deliveries d
     SET status = u.status, last_error = u.error, locked_until = NULL,
-        run_after = coalesce(u.run_after, d.run_after),
+        attempts = CASE WHEN u.status = 'pending' THEN d.attempts - 1 ELSE d.attempts END,
+        run_after = CASE
+          WHEN u.status = 'pending' AND EXISTS (SELECT 1 FROM hookrun.delivery_steps s
+            WHERE s.delivery_id = d.id AND s.status = 'waiting' AND s.matched_event_id IS NOT NULL) THEN $9::timestamptz
+          ELSE coalesce(u.run_after, d.run_after) END,
         rank = CASE WHEN u.run_after IS NOT NULL AND d.rank > 'epoch' THEN d.rank + (u.run_after - d.run_after) ELSE d.rank END,
-        finished_at = CASE WHEN u.status = 'failed' THEN NULL ELSE $9::timestamptz END,
+        finished_at = CASE WHEN u.status IN ('failed', 'pending') THEN NULL ELSE $9::timestamptz END,
         duration_ms = u.duration_ms
     FROM u
     WHERE d.id = u.id AND d.status = 'running' AND d.attempts = u.attempts
     RETURNING d.id, d.event_id, d.handler, d.run, d.shared, u.attempts, u.status, u.error, u.stack, u.run_after, u.started_at, u.duration_ms
   ), history AS (
     INSERT INTO hookrun.event_attempts (event_id, attempt, run, handler, started_at, duration_ms, outcome, error, stack)
-    SELECT event_id, attempts, run, handler, started_at, duration_ms, status, error, stack FROM settled WHERE status <> 'processed'
+    SELECT event_id, attempts, run, handler, started_at, duration_ms, status, error, stack FROM settled WHERE status NOT IN ('processed', 'pending')
   ), alone AS (
     UPDATE hookrun.webhook_events e SET ${setSummary('s', '$9::timestamptz')}
     FROM (

@@ -1,7 +1,8 @@
 import type { Queryable } from '../db/database.js';
 import type { ClaimedDelivery } from '../deliveries/claimed.js';
 import type { RegisteredHandler } from '../deliveries/registry.js';
-import { eventFields, runAndFlush, type HandlerRunDeps } from '../deliveries/run-handler.js';
+import { eventFields, type HandlerRunDeps } from '../deliveries/run-handler.js';
+import { runOnItsOwn } from '../deliveries/run-alone.js';
 import { settleFailure, settleProcessed } from '../deliveries/outcome.js';
 import { settleDeliveries } from '../deliveries/settle-sql.js';
 import type { BatchDeps, Ran } from './batch-deps.js';
@@ -28,7 +29,7 @@ export class DeliveryAttempts {
     const ordered = delivery.flowKey !== null && (handler?.flow === undefined || handler.flow.ordered);
     const { policy, random, clock } = this.deps;
     const outcome = settleFailure(delivery, error, { policy, random, now: clock.now(), ordered, timing: { startedAt, durationMs: performance.now() - began } });
-    const level = outcome.status === 'failed' ? 'warn' : 'error';
+    const level = outcome.status === 'pending' ? 'debug' : outcome.status === 'failed' ? 'warn' : 'error';
     this.deps.log[level](
       { ...eventFields(delivery.event), handler: delivery.handler, attempts: delivery.attempts, err: { message: outcome.error, stack: outcome.stack } },
       `delivery ${outcome.status}`,
@@ -49,10 +50,7 @@ export class DeliveryAttempts {
     const startedAt = clock.now();
     try {
       if (!handler) throw new Error(`No handler "${delivery.handler}" takes ${delivery.event.source} ${delivery.event.type} on this instance.`);
-      // A project handler gets a transaction of its own where long ones are cheap (PostgreSQL); PGlite's one session cannot hold it.
-      if (handler.isolated && db.tuning.inTransactionBudgetMs === undefined)
-        await db.transaction((tx) => runAndFlush(this.runDeps, handler, delivery.event, tx, handlerTimeoutMs));
-      else await runAndFlush(this.runDeps, handler, delivery.event, db, handlerTimeoutMs);
+      await runOnItsOwn(this.runDeps, handler, delivery, db, handlerTimeoutMs);
       return this.processed(delivery, startedAt, began);
     } catch (error) {
       return this.failure(delivery, handler, error, startedAt, began);

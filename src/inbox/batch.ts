@@ -14,6 +14,7 @@ import { releaseClaims } from '../deliveries/leases-sql.js';
 import { settleOverClaimed } from '../deliveries/outcome.js';
 import { DeliveryAttempts } from './attempt.js';
 import { DeliveryPace, runPaced } from './paced.js';
+import { StepsNeedOwnRun } from '../steps/step-signals.js';
 
 const typeKey = (d: ClaimedDelivery) => `${d.event.source}\u0000${d.event.type}`;
 
@@ -84,6 +85,10 @@ class BatchRunner {
       if (savepoint) await tx.query(SAVEPOINT.release);
       return this.attempts.processed(delivery, startedAt, began);
     } catch (error) {
+      if (error instanceof StepsNeedOwnRun) {
+        this.slowTypes.add(typeKey(delivery)); // its steps commit as they end: it runs on its own from now on
+        throw BATCH_ABANDONED;
+      }
       if (error instanceof HandlerTimeout && inTransactionBudgetMs < handlerTimeoutMs) {
         this.slowTypes.add(typeKey(delivery));
         this.deps.log.info(
@@ -178,7 +183,7 @@ class BatchRunner {
     for (const delivery of claims) {
       const over = settleOverClaimed(delivery, policy, delivery.flowKey !== null, clock.now());
       if (over) fixed.push({ delivery, outcome: over });
-      else (this.slowTypes.has(typeKey(delivery)) ? alone : batched).push(delivery);
+      else (this.slowTypes.has(typeKey(delivery)) || this.attempts.handlerOf(delivery)?.usesSteps ? alone : batched).push(delivery);
     }
     let result: BatchResult =
       finishBy === undefined

@@ -2,9 +2,10 @@ import type { Database } from '../db/database.js';
 import type { ClaimedDelivery, ClaimedEvent } from '../deliveries/claimed.js';
 import { summarizeEvents } from '../deliveries/event-summary.js';
 import type { HandlerRegistry } from '../deliveries/registry.js';
-import { planDeliveries } from './plan.js';
+import { orderKeyTouches, planDeliveries } from './plan.js';
 import { touchKeys } from '../flow/key-state.js';
 import { claimDueDeliveries, insertDeliveries, markIgnored, takeNewEvents } from './queue-sql.js';
+import { wakeWaits } from '../steps/wait-sql.js';
 
 /** What one inbox claim took: the deliveries this worker runs now, and whether flow-controlled handlers got work. */
 export interface InboxClaim {
@@ -33,7 +34,17 @@ export async function claimInbox(
     const fresh = await takeNewEvents(tx, o.limit);
     const plan = planDeliveries(fresh, o.handlers, o.paused, o.now);
     const written = await insertDeliveries(tx, plan.deliveries, o);
-    await touchKeys(tx, plan.keys);
+    // Waits these events match: their deliveries are due now (a flow-controlled one's key too, in the one key order).
+    const woken = await wakeWaits(
+      tx,
+      fresh.map((e) => e.id),
+      o.now,
+    );
+    const keys = [
+      ...plan.keys,
+      ...woken.filter((w) => w.flowKey !== null).map((w) => ({ handler: w.handler, flowKey: w.flowKey!, readyAt: o.now, rank: w.rank })),
+    ];
+    await touchKeys(tx, orderKeyTouches(keys));
     await markIgnored(tx, plan.ignored, o.now);
     const deadAtPlan = written.filter((w) => w.status === 'dead').map((w) => w.eventId);
     await summarizeEvents(tx, deadAtPlan, o.now);
@@ -52,6 +63,6 @@ export async function claimInbox(
       }));
     const due = await claimDueDeliveries(tx, o.inline, { now: o.now, leaseMs: o.leaseMs, limit: Math.max(o.limit - running.length, Math.ceil(o.limit / 10)) });
     const ignored = plan.ignored.map((id) => byId.get(id)!);
-    return { deliveries: [...running, ...due], planned: fresh.length, ignored, flowWork: plan.keys.length > 0 };
+    return { deliveries: [...running, ...due], planned: fresh.length, ignored, flowWork: keys.length > 0 };
   });
 }

@@ -1,6 +1,8 @@
 import type { ClaimedDelivery } from '../deliveries/claimed.js';
 import { releaseClaims } from '../deliveries/leases-sql.js';
 import { runAndFlush } from '../deliveries/run-handler.js';
+import { runOnItsOwn } from '../deliveries/run-alone.js';
+import { StepsNeedOwnRun } from '../steps/step-signals.js';
 import type { DeliveryAttempts } from './attempt.js';
 import type { BatchResult, Ran } from './batch-deps.js';
 
@@ -66,20 +68,32 @@ export async function runPaced(
   return { kind: 'committed', ran, owned };
 }
 
-/** One delivery and its settle in one transaction; a failure is settled in a transaction of its own. */
+/**
+ * One delivery and its settle in one transaction; a failure is settled in a
+ * transaction of its own. A handler with steps runs outside any (each step
+ * commits as it ends), then its outcome is settled.
+ */
 async function runCommitted(parts: DeliveryAttempts, delivery: ClaimedDelivery, timeoutMs: number): Promise<{ ran: Ran; owned: boolean }> {
+  const { db, clock } = parts.deps;
   const handler = parts.handlerOf(delivery);
   const began = performance.now();
-  const startedAt = parts.deps.clock.now();
+  const startedAt = clock.now();
+  const settled = async (ran: Ran) => ({ ran, owned: (await db.transaction((tx) => parts.settle(tx, [ran]))).has(delivery.id) });
   try {
     if (!handler) throw new Error(`No handler "${delivery.handler}" takes ${delivery.event.source} ${delivery.event.type} on this instance.`);
-    return await parts.deps.db.transaction(async (tx) => {
-      await runAndFlush(parts.runDeps, handler, delivery.event, tx, timeoutMs);
-      const done = parts.processed(delivery, startedAt, began);
-      return { ran: done, owned: (await parts.settle(tx, [done])).has(delivery.id) };
-    });
+    if (!handler.usesSteps) {
+      const committed = await db
+        .transaction(async (tx) => {
+          await runAndFlush(parts.runDeps, handler, delivery.event, tx, timeoutMs);
+          const done = parts.processed(delivery, startedAt, began);
+          return { ran: done, owned: (await parts.settle(tx, [done])).has(delivery.id) };
+        })
+        .catch((error: unknown) => (error instanceof StepsNeedOwnRun ? ((handler.usesSteps = true), undefined) : Promise.reject(error)));
+      if (committed) return committed;
+    }
+    await runOnItsOwn(parts.runDeps, handler, delivery, db, timeoutMs);
+    return await settled(parts.processed(delivery, startedAt, began));
   } catch (error) {
-    const failed = parts.failure(delivery, handler, error, startedAt, began);
-    return { ran: failed, owned: (await parts.deps.db.transaction((tx) => parts.settle(tx, [failed]))).has(delivery.id) };
+    return settled(parts.failure(delivery, handler, error, startedAt, began));
   }
 }

@@ -40,7 +40,7 @@ export interface DeliveryPlan {
  */
 export function planDeliveries(events: readonly ClaimedEvent[], handlers: HandlerRegistry, paused: ReadonlySet<string>, now: number): DeliveryPlan {
   const plan: DeliveryPlan = { deliveries: [], ignored: [], keys: [] };
-  const keys = new Map<string, KeyTouch>();
+  const keys: KeyTouch[] = [];
   for (const event of events) {
     const taking = handlers.find(event);
     if (taking.length === 0) {
@@ -51,18 +51,26 @@ export function planDeliveries(events: readonly ClaimedEvent[], handlers: Handle
     for (const handler of taking) {
       const delivery = planOne(event, handler, paused, now, shared);
       plan.deliveries.push(delivery);
-      if (handler.flow && delivery.status === 'pending') {
-        const id = `${handler.name}\u0000${delivery.flowKey}`;
-        const touch = keys.get(id);
-        if (touch) {
-          touch.readyAt = Math.min(touch.readyAt, delivery.runAfter);
-          touch.rank = Math.min(touch.rank, delivery.rank);
-        } else keys.set(id, { handler: handler.name, flowKey: delivery.flowKey!, readyAt: delivery.runAfter, rank: delivery.rank });
-      }
+      if (handler.flow && delivery.status === 'pending')
+        keys.push({ handler: handler.name, flowKey: delivery.flowKey!, readyAt: delivery.runAfter, rank: delivery.rank });
     }
   }
-  plan.keys = [...keys.values()].sort((a, b) => compare(a.handler, b.handler) || compare(a.flowKey, b.flowKey));
+  plan.keys = orderKeyTouches(keys);
   return plan;
+}
+
+/** Key touches merged to one per (handler, key) (the earliest ready time and rank) and sorted: the order every writer of key rows locks them in. */
+export function orderKeyTouches(touches: readonly KeyTouch[]): KeyTouch[] {
+  const keys = new Map<string, KeyTouch>();
+  for (const t of touches) {
+    const id = `${t.handler}\u0000${t.flowKey}`;
+    const touch = keys.get(id);
+    if (touch) {
+      touch.readyAt = Math.min(touch.readyAt, t.readyAt);
+      touch.rank = Math.min(touch.rank, t.rank);
+    } else keys.set(id, { ...t });
+  }
+  return [...keys.values()].sort((a, b) => compare(a.handler, b.handler) || compare(a.flowKey, b.flowKey));
 }
 
 /** Byte order, as PostgreSQL's "C" collation and `ORDER BY … COLLATE "C"` compare. */

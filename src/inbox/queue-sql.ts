@@ -132,8 +132,8 @@ export async function readClaimed(tx: Queryable, ids: readonly number[], now: nu
 }
 
 /**
- * When the next retry or lease expiry of an inline handler falls due (ms
- * epoch), so an idle worker wakes exactly then. A pending delivery is either
+ * When the next retry, sleep's end or lease expiry of an inline handler falls
+ * due (ms epoch), so an idle worker wakes exactly then. A pending delivery is either
  * claimed at once or waits behind an earlier change of its row, whose retry
  * is in the set.
  */
@@ -144,6 +144,9 @@ export async function nextDueAt(db: Queryable, handlers: readonly string[]): Pro
        (SELECT min(w.due) FROM unnest($1::text[]) AS h(name)
           CROSS JOIN LATERAL (SELECT d.run_after AS due FROM hookrun.handler_deliveries d
             WHERE d.handler = h.name AND d.status = 'failed' ORDER BY d.run_after LIMIT 1) w),
+       (SELECT min(w.due) FROM unnest($1::text[]) AS h(name)
+          CROSS JOIN LATERAL (SELECT d.run_after AS due FROM hookrun.handler_deliveries d
+            WHERE d.handler = h.name AND d.status = 'pending' AND d.flow_key IS NULL ORDER BY d.run_after LIMIT 1) w),
        (SELECT min(l.due) FROM unnest($1::text[]) AS h(name)
           CROSS JOIN LATERAL (SELECT min(d.locked_until) AS due FROM hookrun.handler_deliveries d WHERE d.handler = h.name AND d.status = 'running') l)
      ) AS due`,

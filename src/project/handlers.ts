@@ -8,6 +8,7 @@ import type { StripeApi } from '../payments-api/stripe-client.js';
 import { readNamedSettings } from '../config/named-settings.js';
 import { displayPath, importDefault, listModuleFiles, PROJECT_EXTENSIONS } from '../module-files.js';
 import { parseFlowOptions, type FlowPlan } from '../flow/options.js';
+import { durableSteps } from './handler-steps.js';
 
 /** A handler name is its file name: lowercase letters, digits and dashes. */
 export const HANDLER_NAME = /^[a-z0-9][a-z0-9-]*$/;
@@ -84,11 +85,22 @@ function tableFilter(table: string): EventFilter {
   };
 }
 
+/** What a project's handlers reach through the service: Stripe for thin events' objects, and where an `on` name's events arrive (`ctx.waitForEvent`). */
+export interface ProjectHandlerServices {
+  stripe?: StripeApi;
+  resolveEventName?: (name: string) => { route: string; type: string };
+}
+
+const NO_RECEIVING_SETUP = (name: string): never => {
+  throw new Error(`"${name}": this service was started without the project's senders`);
+};
+
 /** How the engine runs a project handler: its payload as the event, and the public context (`ctx.stripe` through the service's one client). */
-function adapt(handler: ProjectHandler, stripe: StripeApi | undefined): EventHandler {
+function adapt(handler: ProjectHandler, services: ProjectHandlerServices): EventHandler {
   return (ctx) => {
     const { event } = ctx;
     const context: HandlerContext<string, string> = {
+      ...durableSteps(ctx, services.resolveEventName ?? NO_RECEIVING_SETUP, event.batch !== undefined),
       db: ctx.db,
       get log() {
         return ctx.log;
@@ -101,7 +113,7 @@ function adapt(handler: ProjectHandler, stripe: StripeApi | undefined): EventHan
       handler: handler.name,
       event: stored(event),
       env: handler.env,
-      stripe: stripeThinFetchers(event, stripe),
+      stripe: stripeThinFetchers(event, services.stripe),
     };
     const batch = event.batch;
     if (!batch) return Promise.resolve(handler.definition.run(event.payload as never, context));
@@ -132,9 +144,9 @@ const stored = (event: ClaimedEvent): StoredEvent => ({ id: event.id, key: event
  * every (route, type) of its `on`; `services.stripe` (STRIPE_SECRET_KEY) is
  * what `ctx.stripe` fetches Stripe thin events' objects with.
  */
-export function registerProjectHandlers(registry: HandlerRegistry, handlers: readonly ProjectHandler[], services: { stripe?: StripeApi } = {}): void {
+export function registerProjectHandlers(registry: HandlerRegistry, handlers: readonly ProjectHandler[], services: ProjectHandlerServices = {}): void {
   for (const handler of handlers) {
-    const run = adapt(handler, services.stripe);
+    const run = adapt(handler, services);
     const byType = new Map<string, { route: string; type: string; tables: Array<string | undefined> }>();
     for (const s of handler.selectors) {
       const entry = byType.get(`${s.route} ${s.type}`) ?? { route: s.route, type: s.type, tables: [] };

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { ReceivingSetup } from '../api/event-names.js';
+import { parseEventName, type ReceivingSetup } from '../api/event-names.js';
 import type { Config } from '../config/config.js';
 import { ConfigError } from '../errors.js';
 import { BUILT_IN_HANDLER_NAMES, createDefaultHandlers } from '../inbox/handlers/defaults.js';
@@ -49,12 +49,13 @@ export async function loadHandlers(
   env: Readonly<Record<string, string | undefined>> = config.environment,
 ): Promise<{ registry: HandlerRegistry; project: ProjectHandler[] }> {
   const registry = createDefaultHandlers({ stripe: services.stripe, providers: config.providers, enabled: config.builtInHandlers });
-  const project = await loadProjectHandlers(handlersDir(config.projectDir), receivingSetup(config), env, BUILT_IN_HANDLER_NAMES);
+  const setup = receivingSetup(config);
+  const project = await loadProjectHandlers(handlersDir(config.projectDir), setup, env, BUILT_IN_HANDLER_NAMES);
   if (project === undefined && !existsSync(join(config.projectDir, 'jobs')) && isDeclaredProject(config.projectDir, env)) {
     throw new ConfigError(
       `${displayPath(config.projectDir) || '.'}: no jobs/ or handlers/ folder. Add handlers/<name>.ts (export default defineHandler(…)) or jobs/<name>.ts, or run \`npx hookrun init\` to make a project.`,
     );
   }
-  registerProjectHandlers(registry, project ?? [], { stripe: services.stripe });
+  registerProjectHandlers(registry, project ?? [], { stripe: services.stripe, resolveEventName: (name) => parseEventName(name, setup) });
   return { registry, project: project ?? [] };
 }

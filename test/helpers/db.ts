@@ -105,6 +105,8 @@ const TABLES = [
   'issues',
   'sender_rejections',
   'new_events',
+  'delivery_steps',
+  'wait_paths',
 ];
 
 /** Which of them hold rows: one statement. */
