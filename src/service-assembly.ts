@@ -10,6 +10,7 @@ import { createServiceAlerts } from './alerts/service-alerts.js';
 import { createCronService } from './cron/cron-service.js';
 import { buildApp } from './http/build-app.js';
 import { createWorker } from './inbox/worker.js';
+import { expireLeftLeases } from './deliveries/leases-sql.js';
 import type { Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { createStripeApi } from './payments-api/stripe-client.js';
@@ -113,6 +114,23 @@ function closeServer(server: Server, timeoutMs: number): Promise<void> {
 }
 
 /**
+ * Migrate hookrun's tables and the project's; on an embedded data dir (this
+ * process's alone, under its lock) take over at once what a previous run left
+ * `running`, instead of after LEASE_SECONDS.
+ */
+async function prepareDatabase(config: Config, db: Database, log: Logger, ownsDb: boolean): Promise<void> {
+  const migrated = await db.migrate();
+  if (migrated.movedFromPublic.length > 0)
+    log.info({ tables: migrated.movedFromPublic, schema: config.schema }, `moved hookrun's tables from public to schema ${config.schema}`);
+  if (ownsDb && db.kind === 'pglite') {
+    const left = await expireLeftLeases(db);
+    if (left > 0) log.info({ deliveries: left }, 'deliveries a previous run left running are taken over now');
+  }
+  const ownMigrations = await applyProjectMigrations(db, config.projectDir); // the project's migrations/ folder
+  if (ownMigrations.length > 0) log.info({ migrations: ownMigrations }, "applied the project's migrations");
+}
+
+/**
  * The rest of `startService` once the database is open: migrate it, build the
  * verifiers (a bad secret stops here), then serve, process and schedule. A
  * failure closes the database when the service owns it (`ownsDb`).
@@ -121,11 +139,7 @@ export async function assembleService(config: Config, options: ServiceOptions, d
   const { log } = options;
   const clock = options.clock ?? systemClock;
   try {
-    const migrated = await db.migrate();
-    if (migrated.movedFromPublic.length > 0)
-      log.info({ tables: migrated.movedFromPublic, schema: config.schema }, `moved hookrun's tables from public to schema ${config.schema}`);
-    const ownMigrations = await applyProjectMigrations(db, config.projectDir); // the project's migrations/ folder
-    if (ownMigrations.length > 0) log.info({ migrations: ownMigrations }, "applied the project's migrations");
+    await prepareDatabase(config, db, log, ownsDb);
     const verifiers = createVerifiers(config);
     const metrics = new Metrics({ defaultMetrics: true });
     const telemetry = await startTelemetry(config.telemetry, metrics, log); // OTEL_EXPORTER_OTLP_ENDPOINT; nothing loaded without it

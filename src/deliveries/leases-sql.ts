@@ -31,3 +31,18 @@ export async function extendLeases(db: Queryable, claims: ReadonlyArray<{ id: nu
   );
   return rows.map((row) => Number(row.id));
 }
+
+/**
+ * Expire every lease at once. Only for a process that alone holds the
+ * database (an embedded data dir, under its lock): a delivery still `running`
+ * there is a previous run's, cut short, and is taken over now instead of
+ * after LEASE_SECONDS. The attempt it was counts.
+ */
+export async function expireLeftLeases(db: Queryable): Promise<number> {
+  const [row] = await db.query<{ n: number }>(
+    `WITH expired AS (
+       UPDATE hookrun.handler_deliveries SET locked_until = 'epoch' WHERE status = 'running' AND locked_until > 'epoch' RETURNING 1
+     ) SELECT count(*)::int AS n FROM expired`,
+  );
+  return row?.n ?? 0;
+}

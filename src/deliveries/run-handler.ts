@@ -30,6 +30,76 @@ export const SAVEPOINT = {
 export const eventFields = (e: ClaimedEvent) => ({ eventId: e.id, source: e.source, key: e.key, type: e.type });
 
 /**
+ * A handler started and not yet waited for: its context and its promise. The
+ * batch starts one, and may hand it off to finish outside the batch's
+ * transaction (inbox/batch.ts) before waiting for it with `awaitHandler`.
+ */
+export class StartedHandler {
+  readonly running: Promise<void>;
+  /** The handler's logger and abort controller, made when first read: most never log or look at the signal, and each costs per event. */
+  private readonly lazy: { log?: Logger; controller?: AbortController } = {};
+  readonly ctx: HandlerContext;
+
+  constructor(
+    private readonly deps: HandlerRunDeps,
+    handler: RegisteredHandler,
+    event: ClaimedEvent,
+    q: Queryable,
+    batch: WriteBatch,
+    readonly steps?: DeliverySteps,
+  ) {
+    const lazy = this.lazy;
+    this.ctx = {
+      db: q,
+      batch,
+      event,
+      clock: deps.clock,
+      handler: handler.name,
+      steps,
+      get log() {
+        return (lazy.log ??= deps.log.child({ ...eventFields(event), handler: handler.name }));
+      },
+      get signal() {
+        return (lazy.controller ??= new AbortController()).signal;
+      },
+    };
+    this.running = handler.run(this.ctx);
+  }
+
+  /** Whether it ended (either way) within `ms`. */
+  endsWithin(ms: number): Promise<boolean> {
+    const ended = this.running.then(
+      () => true,
+      () => true,
+    );
+    return withDeadline(ended, ms, () => new Error('still running')).catch(() => false);
+  }
+
+  /** Abort its signal (past its time limit); a signal read after this is aborted too. */
+  abort(reason: unknown): void {
+    (this.lazy.controller ??= new AbortController()).abort(reason);
+  }
+
+  /** Wait for it up to `timeoutMs` more, with {@link runHandler}'s rules. */
+  async wait(timeoutMs: number, limitMs: number = timeoutMs): Promise<void> {
+    const { steps, ctx } = this;
+    try {
+      await withDeadline(this.running, timeoutMs, () => new HandlerTimeout(`The handler did not finish within ${limitMs} ms.`));
+      if (steps?.suspendedUntil !== undefined) throw new DeliverySuspended(steps.suspendedUntil);
+      if (ctx.stepsRefused) throw new StepsNeedOwnRun();
+    } catch (error) {
+      if (steps?.suspendedUntil !== undefined) throw new DeliverySuspended(steps.suspendedUntil);
+      if (ctx.stepsRefused) throw new StepsNeedOwnRun();
+      if (!(error instanceof HandlerTimeout)) throw error;
+      this.abort(error);
+      if (!(await this.endsWithin(this.deps.abortGraceMs)))
+        ctx.log.error({ graceMs: this.deps.abortGraceMs }, 'handler ignored its abort signal and is still running; its retry may overlap it');
+      throw error;
+    }
+  }
+}
+
+/**
  * Run one handler on `event` over `q` within `timeoutMs`; its deferred writes
  * go to `batch`. Past the limit its `signal` aborts, and the handler is
  * waited for up to `abortGraceMs` more (the heartbeat keeps its claim), so its
@@ -46,44 +116,7 @@ export async function runHandler(
   timeoutMs: number,
   steps?: DeliverySteps,
 ): Promise<void> {
-  // Made when the handler first reads them: most never log or look at the signal, and each costs per event.
-  let handlerLog: Logger | undefined;
-  let controller: AbortController | undefined;
-  const ctx: HandlerContext = {
-    db: q,
-    batch,
-    event,
-    clock: deps.clock,
-    handler: handler.name,
-    steps,
-    get log() {
-      return (handlerLog ??= deps.log.child({ ...eventFields(event), handler: handler.name }));
-    },
-    get signal() {
-      return (controller ??= new AbortController()).signal;
-    },
-  };
-  const running = handler.run(ctx);
-  try {
-    await withDeadline(running, timeoutMs, () => new HandlerTimeout(`The handler did not finish within ${timeoutMs} ms.`));
-    if (steps?.suspendedUntil !== undefined) throw new DeliverySuspended(steps.suspendedUntil);
-    if (ctx.stepsRefused) throw new StepsNeedOwnRun();
-  } catch (error) {
-    if (steps?.suspendedUntil !== undefined) throw new DeliverySuspended(steps.suspendedUntil);
-    if (ctx.stepsRefused) throw new StepsNeedOwnRun();
-    if (!(error instanceof HandlerTimeout)) throw error;
-    (controller ??= new AbortController()).abort(error); // a signal read after this is aborted too
-    const ended = await withDeadline(
-      running.then(
-        () => true,
-        () => true,
-      ),
-      deps.abortGraceMs,
-      () => new Error('still running'),
-    ).catch(() => false);
-    if (!ended) ctx.log.error({ graceMs: deps.abortGraceMs }, 'handler ignored its abort signal and is still running; its retry may overlap it');
-    throw error;
-  }
+  await new StartedHandler(deps, handler, event, q, batch, steps).wait(timeoutMs);
 }
 
 /** One handler on `q`, then its deferred writes (in a transaction of their own unless `q` is one): the one-at-a-time path. */

@@ -33,10 +33,12 @@ export interface BatchDeps {
 /** Thrown inside the batch transaction to roll it back and fall back to one delivery at a time. */
 export const BATCH_ABANDONED = new Error('batch abandoned');
 
-/** Whether the shared transaction broke (by which delivery) or was given up. */
+/** Whether the shared transaction broke (by which delivery) or was given up, and the delivery that went on outside it. */
 export interface BatchState {
   brokenBy: number | undefined;
   abandoned: boolean;
+  /** A project handler slower than the transaction may last, finishing outside it (its outcome settled after the commit). */
+  handedOff?: { delivery: ClaimedDelivery; finish: Promise<Ran>; startedAt: number; began: number };
 }
 
 /** A delivery and how its attempt ended. */
@@ -46,4 +48,6 @@ export interface Ran {
 }
 
 /** How a claim's shared transaction ended: committed with its outcomes, or rolled back with the outcomes it decided. */
-export type BatchResult = { kind: 'committed'; ran: Ran[]; owned: Set<number> } | { kind: 'fallback'; decided: Ran[] };
+export type BatchResult =
+  | { kind: 'committed'; ran: Ran[]; owned: Set<number>; handedOff?: BatchState['handedOff'] }
+  | { kind: 'fallback'; decided: Ran[]; handedOff?: BatchState['handedOff'] };

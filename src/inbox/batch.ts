@@ -8,11 +8,11 @@ import { OutcomeMetrics } from '../deliveries/outcome-metrics.js';
 import { reportSettled } from './batch-report.js';
 import { claimInbox } from './claim.js';
 import type { ClaimedDelivery } from '../deliveries/claimed.js';
-import { HandlerTimeout, runHandler, SAVEPOINT } from '../deliveries/run-handler.js';
+import { HandlerTimeout, SAVEPOINT, StartedHandler } from '../deliveries/run-handler.js';
 import { startLeaseHeartbeat } from '../deliveries/lease-heartbeat.js';
 import { releaseClaims } from '../deliveries/leases-sql.js';
 import { settleOverClaimed } from '../deliveries/outcome.js';
-import { DeliveryAttempts } from './attempt.js';
+import { DeliveryAttempts, noHandlerError } from './attempt.js';
 import { DeliveryPace, runPaced } from './paced.js';
 import { StepsNeedOwnRun } from '../steps/step-signals.js';
 
@@ -63,25 +63,55 @@ class BatchRunner {
    * writes only. A shared handler's timeout or broken statement abandons the
    * batch (BATCH_ABANDONED), keeping in `decided` the outcome of the delivery that caused it.
    */
-  private async runInBatch(delivery: ClaimedDelivery, tx: Queryable, q: Queryable, batch: WriteBatch, state: BatchState, decided: Ran[]): Promise<Ran> {
+  private async runInBatch(
+    delivery: ClaimedDelivery,
+    tx: Queryable,
+    q: Queryable,
+    batch: WriteBatch,
+    state: BatchState,
+    decided: Ran[],
+  ): Promise<Ran | undefined> {
     const { clock, handlerTimeoutMs } = this.deps;
     const inTransactionBudgetMs = this.inTransactionBudgetMs;
     const handler = this.attempts.handlerOf(delivery);
     const began = performance.now();
     const startedAt = clock.now();
-    if (!handler)
-      return this.attempts.failure(
-        delivery,
-        handler,
-        new Error(`No handler "${delivery.handler}" takes ${delivery.event.source} ${delivery.event.type} on this instance.`),
-        startedAt,
-        began,
-      );
+    if (!handler) return this.attempts.failure(delivery, handler, noHandlerError(delivery), startedAt, began);
     // The savepoint is taken at an isolated handler's first query: one that never queries costs no round trip.
+    // Handed off (below), its queries go to the database itself, each committing on its own.
     let savepoint: Promise<unknown> | undefined;
-    const scoped: Queryable = handler.isolated ? { query: async (text, params) => (await (savepoint ??= tx.query(SAVEPOINT.take)), q.query(text, params)) } : q;
+    let handedOff = false;
+    const { db } = this.deps;
+    const scoped: Queryable = handler.isolated
+      ? {
+          query: async (text, params) => {
+            if (handedOff) return db.query(text, params);
+            await (savepoint ??= tx.query(SAVEPOINT.take));
+            return handedOff ? db.query(text, params) : q.query(text, params);
+          },
+        }
+      : q;
+    // A project handler may outlast what the database lets a transaction hold (PGlite: its one session): then it is handed off, never cut.
+    const mayHandOff = handler.isolated && inTransactionBudgetMs < handlerTimeoutMs;
     try {
-      await runHandler(this.runDeps, handler, delivery.event, scoped, batch, inTransactionBudgetMs);
+      const started = new StartedHandler(this.runDeps, handler, delivery.event, scoped, batch);
+      if (mayHandOff && !(await started.endsWithin(inTransactionBudgetMs))) {
+        if (savepoint) await savepoint.then(() => tx.query(SAVEPOINT.release)); // what it wrote so far commits with the batch
+        handedOff = true;
+        this.slowTypes.add(typeKey(delivery));
+        this.deps.log.info(
+          { source: delivery.event.source, type: delivery.event.type, handler: handler.name },
+          `handler took over ${inTransactionBudgetMs} ms inside a batch; it finishes outside it, and runs on its own from now on`,
+        );
+        state.handedOff = {
+          delivery,
+          finish: this.attempts.finishOutside(started, delivery, { startedAt, began, spentMs: inTransactionBudgetMs }),
+          startedAt,
+          began,
+        };
+        return undefined;
+      }
+      await started.wait(mayHandOff ? handlerTimeoutMs : inTransactionBudgetMs);
       if (savepoint) await tx.query(SAVEPOINT.release);
       return this.attempts.processed(delivery, startedAt, began);
     } catch (error) {
@@ -110,7 +140,7 @@ class BatchRunner {
   }
 
   private async runInOneTransaction(deliveries: ClaimedDelivery[], fixed: Ran[]): Promise<BatchResult> {
-    const { db, clock } = this.deps;
+    const { db } = this.deps;
     if (deliveries.length === 0) return { kind: 'committed', ran: [...fixed], owned: await this.attempts.settle(db, fixed) };
     const state: BatchState = { brokenBy: undefined, abandoned: false };
     const decided: Ran[] = [];
@@ -130,21 +160,26 @@ class BatchRunner {
         };
         const batch = new WriteBatch();
         const ran = [...fixed];
-        for (const delivery of deliveries) {
+        for (const [i, delivery] of deliveries.entries()) {
           current = delivery.id;
-          ran.push(await this.runInBatch(delivery, tx, q, batch, state, decided));
+          const r = await this.runInBatch(delivery, tx, q, batch, state, decided);
+          if (r) ran.push(r);
+          else {
+            // Handed off: the batch commits now with what ran; the rest go back unstarted for the next claim.
+            await releaseClaims(tx, deliveries.slice(i + 1));
+            break;
+          }
         }
         current = -1; // a failing deferred write is no single delivery's: everything runs on its own
         await batch.flush(q);
         const owned = await this.attempts.settle(tx, ran);
-        void clock;
-        return { kind: 'committed', ran, owned } as BatchResult;
+        return { kind: 'committed', ran, owned, handedOff: state.handedOff } as BatchResult;
       });
     } catch (error) {
       state.abandoned = true; // a handler still running from a timed-out call must not write any more
       if (error !== BATCH_ABANDONED)
         this.deps.log.warn({ err: { message: messageOf(error) } }, 'batch transaction failed; processing its deliveries one at a time');
-      return { kind: 'fallback', decided };
+      return { kind: 'fallback', decided, handedOff: state.handedOff };
     }
   }
 
@@ -189,14 +224,17 @@ class BatchRunner {
       finishBy === undefined
         ? await this.runInOneTransaction(batched, alone.length === 0 ? fixed : [])
         : await runPaced(this.attempts, this.pace, fixed, [...batched, ...alone], finishBy);
+    const handedOff = result.handedOff;
     if (result.kind === 'fallback') {
-      // The shared transaction rolled back: every delivery whose outcome it did not decide runs on its own.
-      const decided = new Set(result.decided.map((r) => r.delivery.id));
+      // The shared transaction rolled back: every delivery whose outcome it did not decide runs on its own
+      // (the handed-off one, whose first writes went with it, is retried).
+      const decided = new Set([...result.decided.map((r) => r.delivery.id), ...(handedOff ? [handedOff.delivery.id] : [])]);
       const rerun = [...batched.filter((d) => !decided.has(d.id)), ...alone];
-      const ran = [...fixed, ...result.decided, ...(await Promise.all(rerun.map(this.handleAlone)))];
+      const lost = handedOff ? [await this.attempts.rolledBackUnder(handedOff)] : [];
+      const ran = [...fixed, ...result.decided, ...lost, ...(await Promise.all(rerun.map(this.handleAlone)))];
       result = { kind: 'committed', ran, owned: await db.transaction((tx) => this.attempts.settle(tx, ran)) };
-    } else if (alone.length > 0 && finishBy === undefined) {
-      const ran = [...fixed, ...(await Promise.all(alone.map(this.handleAlone)))];
+    } else if ((alone.length > 0 || handedOff) && finishBy === undefined) {
+      const ran = [...(alone.length > 0 ? fixed : []), ...(await Promise.all([...alone.map(this.handleAlone), ...(handedOff ? [handedOff.finish] : [])]))];
       const owned = await db.transaction((tx) => this.attempts.settle(tx, ran));
       result.ran.push(...ran);
       for (const id of owned) result.owned.add(id);

@@ -3,7 +3,7 @@ import { releaseClaims } from '../deliveries/leases-sql.js';
 import { runAndFlush } from '../deliveries/run-handler.js';
 import { runOnItsOwn } from '../deliveries/run-alone.js';
 import { StepsNeedOwnRun } from '../steps/step-signals.js';
-import type { DeliveryAttempts } from './attempt.js';
+import { noHandlerError, type DeliveryAttempts } from './attempt.js';
 import type { BatchResult, Ran } from './batch-deps.js';
 
 /** Below this much time left (or one and a half times what a delivery takes here), a delivery is not started: its claim is given back for the next pass. */
@@ -80,7 +80,7 @@ async function runCommitted(parts: DeliveryAttempts, delivery: ClaimedDelivery, 
   const startedAt = clock.now();
   const settled = async (ran: Ran) => ({ ran, owned: (await db.transaction((tx) => parts.settle(tx, [ran]))).has(delivery.id) });
   try {
-    if (!handler) throw new Error(`No handler "${delivery.handler}" takes ${delivery.event.source} ${delivery.event.type} on this instance.`);
+    if (!handler) throw noHandlerError(delivery);
     if (!handler.usesSteps) {
       const committed = await db
         .transaction(async (tx) => {
