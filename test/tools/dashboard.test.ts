@@ -123,7 +123,7 @@ describe('dashboard over HTTP', () => {
     const rows = await testDb.db.query<{ status: string }>('SELECT status FROM hookrun.webhook_events WHERE id = ANY($1) ORDER BY id', [[a, b]]);
     expect(rows.map((r) => r.status)).toEqual(['pending', 'pending']);
     const page = await (await tools.app.request('/admin?replayed=2', { headers: { cookie } })).text();
-    expect(page).toContain('Replayed 2 event(s).');
+    expect(page).toContain('Replayed 2 event(s): they are back in the queue.');
   });
 
   it('runs a job now, pauses and resumes it from the cron table (CSRF-checked)', async () => {
@@ -166,7 +166,7 @@ describe('dashboard over HTTP', () => {
     // the worker runs it again and it fails the same way
     await seedDeliveries(testDb.db, createDefaultHandlers(), 'dead', { ids: [id], error: 'malformed: no customer' });
     const again = await read();
-    expect(again).toMatch(/<p class="error" role="status">Replayed, but it ran again and is dead: malformed: no customer<\/p>/);
+    expect(again).toMatch(/<p class="flash error" data-tone="failure" role="alert">Replayed, but it ran again and is dead: malformed: no customer<\/p>/);
     await seedDeliveries(testDb.db, createDefaultHandlers(), 'processed', { ids: [id] });
     expect(await read()).toContain('Replayed: it ran again and is processed.');
   });
@@ -188,7 +188,7 @@ describe('dashboard over HTTP', () => {
     expect(overview).toMatch(/<svg [^>]*role="img" aria-label="events received, [^:"]*: 1 pending, 0 processed, 0 ignored, 0 failed, 0 dead"/);
     const page = await (await tools.app.request(`/admin/events/${id}`, { headers: { cookie } })).text();
     expect(page).toMatch(
-      /<div id="attempts">[\s\S]*<td class="num">1<\/td>[\s\S]*<td class="num">12<\/td><td><span class="status s-failed">failed<\/span><\/td><td class="wide error-text">card store down<\/td>/,
+      /<div id="attempts">[\s\S]*<td class="num">1<\/td>[\s\S]*<td class="num">12<\/td><td><span class="status s-failed t-failure">failed<\/span><\/td><td class="wide error-text">card store down<\/td>/,
     );
     const api = (await (await tools.app.request(`/api/events/${id}`, { headers: { authorization: `Bearer ${SECRETS.admin}` } })).json()) as {
       history: Array<{ attempt: number; outcome: string }>;

@@ -40,7 +40,7 @@ export function handlersTable(handlers: HandlerOverview[], csrf: string): SafeHt
 ${handlers.map(
   (
     h,
-  ) => html`<tr data-handler="${h.name}"><td><a href="/admin/handlers/${encodeURIComponent(h.name)}">${h.name}</a>${h.registered ? '' : html` <small>(not loaded)</small>`}</td><td class="wide">${h.flow ?? NO_FLOW}</td>
+  ) => html`<tr data-handler="${h.name}"><td class="nowrap"><a href="/admin/handlers/${encodeURIComponent(h.name)}">${h.name}</a>${h.registered ? '' : html` <small>(not loaded)</small>`}</td><td class="wide">${h.flow ?? NO_FLOW}</td>
 <td class="state">${handlerState(h)}</td><td class="num wide">${countLink(h, 'running', h.running)}</td>
 <td>${waitingSummary(h.waiting)}${h.topWaitingKeys.length > 0 ? html`<br><small>most waiting: ${h.topWaitingKeys.map((k) => `${k.key} (${k.waiting})`).join(', ')}</small>` : ''}</td>
 <td class="num" data-count="failed">${countLink(h, 'failed', h.failed)}</td><td class="num wide">${parkedLink(h)}</td><td class="num" data-count="dead">${countLink(h, 'dead', h.dead)}</td>

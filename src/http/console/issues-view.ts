@@ -48,7 +48,7 @@ export function issuesTable(issues: Issue[], csrf: string, now: number): SafeHtm
   if (issues.length === 0) return html`<p id="no-issues">No issues here.</p>`;
   return html`<table id="issues"><thead><tr><th>id</th><th>issue</th><th class="opt">kind</th><th class="opt">subject</th><th class="opt">count</th><th class="opt">first seen</th><th>last seen</th><th></th></tr></thead><tbody>
 ${issues.map(
-  (i) => html`<tr data-issue="${i.id}" data-status="${i.status}"><td><a href="/admin/issues/${i.id}">${i.id}</a></td>
+  (i) => html`<tr data-issue="${i.id}" data-status="${i.status}"><td class="id"><a href="/admin/issues/${i.id}">${i.id}</a></td>
 <td class="title"><a href="/admin/issues/${i.id}">${i.title}</a> ${status(i.status)}</td><td class="opt">${i.kind}</td><td class="opt">${subjectLinks(i)}</td>
 <td class="num opt">${i.occurrences}</td><td class="opt">${when(i.firstSeenAt, now)}</td><td>${when(i.lastSeenAt, now)}</td><td class="act">${issueButtons(i, csrf, 'list')}</td></tr>`,
 )}

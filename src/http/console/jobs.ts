@@ -35,7 +35,9 @@ export function jobsTable(jobs: JobStatus[], csrf: string): SafeHtml {
   if (jobs.length === 0) return html`<p id="jobs-region" data-live-region>No cron jobs.</p>`;
   return html`<div class="scroll" id="jobs-region" data-live-region><table id="jobs"><thead><tr><th>job</th><th class="wide">schedule</th><th class="wide">next runs</th><th>last run</th><th></th></tr></thead><tbody>
 ${jobs.map(
-  (j) => html`<tr data-job="${j.name}"><td><a href="/admin/jobs/${encodeURIComponent(j.name)}">${j.name}</a></td><td class="wide">${scheduleText(j)}</td>
+  (
+    j,
+  ) => html`<tr data-job="${j.name}"><td class="nowrap"><a href="/admin/jobs/${encodeURIComponent(j.name)}">${j.name}</a></td><td class="wide">${scheduleText(j)}</td>
 <td class="wide">${nextRunsText(j)}</td><td class="state">${jobState(j)}</td><td class="buttons">${jobButtons(j, csrf)}</td></tr>`,
 )}
 </tbody></table></div>`;

@@ -17,7 +17,7 @@ ${
   rows.length === 0
     ? html`<p>No rows${search ? ' match' : html` yet. Send one with <code>hookrun send --story</code>`}.</p>`
     : html`<div class="scroll"><table id="mirror"><thead><tr>${columns.map((c) => html`<th>${c}</th>`)}</tr></thead><tbody>
-${rows.map((r) => html`<tr>${columns.map((c) => html`<td>${cell(r[c])}</td>`)}</tr>`)}
+${rows.map((r) => html`<tr>${columns.map((c) => (c === 'id' || c.endsWith('_id') ? html`<td class="clip" title="${cell(r[c])}">${cell(r[c])}</td>` : html`<td>${cell(r[c])}</td>`))}</tr>`)}
 </tbody></table></div>`
 }`;
   return layout(`Mirror: ${table}`, body, csrf, undefined, 'mirrors');

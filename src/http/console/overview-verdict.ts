@@ -29,15 +29,11 @@ export interface VerdictInput {
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 const page = (name: string) => encodeURIComponent(name);
 
-/** What fails now: open issues, handlers whose deliveries fail (and retry), jobs whose last run failed. */
-function failingReasons({ handlers, jobs, issues }: VerdictInput): VerdictReason[] {
+/** What fails now: open issues, events failing (and retrying), jobs whose last run failed. */
+function failingReasons({ counts, jobs, issues }: VerdictInput): VerdictReason[] {
   const reasons: VerdictReason[] = [];
-  if ((issues.open ?? 0) > 0) reasons.push({ text: `${plural(issues.open!, 'open issue')}`, href: '/admin/issues?status=open' });
-  for (const h of handlers.filter((h) => h.failed > 0))
-    reasons.push({
-      text: `handler ${h.name} fails on ${plural(h.failed, 'delivery', 'deliveries')} (retrying)`,
-      href: `/admin/events?handler=${page(h.name)}&status=failed`,
-    });
+  if ((issues.open ?? 0) > 0) reasons.push({ text: plural(issues.open!, 'open issue'), href: '/admin/issues?status=open' });
+  if ((counts.failed ?? 0) > 0) reasons.push({ text: `${plural(counts.failed!, 'event')} failing (will retry)`, href: '/admin/events?status=failed' });
   for (const j of jobs.filter((j) => j.lastRun?.status === 'failed'))
     reasons.push({ text: `job ${j.name}'s last run failed`, href: `/admin/jobs/${page(j.name)}` });
   return reasons;
@@ -54,14 +50,13 @@ function degradedReasons({ counts, handlers, jobs, issues }: VerdictInput): Verd
     });
   for (const h of handlers.filter((h) => h.paused)) reasons.push({ text: `handler ${h.name} is paused`, href: `/admin/handlers/${page(h.name)}` });
   for (const j of jobs.filter((j) => j.pausedAt)) reasons.push({ text: `job ${j.name} is paused`, href: `/admin/jobs/${page(j.name)}` });
-  if ((issues.acknowledged ?? 0) > 0)
-    reasons.push({ text: `${plural(issues.acknowledged!, 'acknowledged issue')}`, href: '/admin/issues?status=acknowledged' });
+  if ((issues.acknowledged ?? 0) > 0) reasons.push({ text: plural(issues.acknowledged!, 'acknowledged issue'), href: '/admin/issues?status=acknowledged' });
   return reasons;
 }
 
 /**
  * The verdict a person on call reads first: failing when something fails now
- * (an open issue, a handler retrying failures, a job whose last run failed),
+ * (an open issue, an event failing and retrying, a job whose last run failed),
  * degraded when something waits for a person (dead events, parked
  * deliveries, a pause, an acknowledged issue), healthy otherwise.
  */
