@@ -197,7 +197,12 @@ export async function assembleService(config: Config, options: ServiceOptions, d
     if (options.scheduler && background) cron.startScheduler();
     const drainRetention = config.retention.events + config.retention.dedupeKeys + config.retention.cronRuns > 0 ? retention : undefined;
     const advanceReplays = (deadline: number) => advanceReplaysUntil({ db, clock }, deadline);
-    const onDemand = createOnDemandProcessing({ worker, cron, retention: drainRetention, checkAlerts: () => alerts.check(), advanceReplays, log });
+    const processing = createOnDemandProcessing({ worker, cron, retention: drainRetention, checkAlerts: () => alerts.check(), advanceReplays, log });
+    // A serverless function may be frozen once it answers: what a pass traced is exported before the pass returns.
+    const onDemand: OnDemandProcessing =
+      telemetry && !background
+        ? { process: (ms) => processing.process(ms).finally(telemetry.flush), drain: (ms) => processing.drain(ms).finally(telemetry.flush) }
+        : processing;
     const address = server?.address() as AddressInfo | undefined;
     const url = address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : undefined;
 

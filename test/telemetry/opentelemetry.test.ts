@@ -152,4 +152,27 @@ describe('OpenTelemetry through the real OTLP/HTTP exporter to a local collector
       status: { code: 2 },
     });
   });
+
+  it('inside a serverless function (no loops between requests), a processing pass exports what it traced before it returns', async () => {
+    service = await startService(testConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }), {
+      log: silentLogger,
+      db: testDb.db,
+      http: false,
+      scheduler: false,
+      background: false,
+    });
+    collector.spans.length = 0;
+    const delivery = checkoutCompleted('serverless');
+    const answer = await service.app.request('/webhooks/payments', { method: 'POST', headers: delivery.sign(Date.now()), body: delivery.body });
+    expect(answer.status).toBe(200);
+    const { id } = (await answer.json()) as { id: number };
+    expect((await service.onDemand.process(10_000)).claimed).toBe(1);
+    // No wait: the function may be frozen from here on, so both spans are at the collector already.
+    expect(collector.spans.map((span) => [span.name, span.attributes['hookrun.event.id']])).toEqual(
+      expect.arrayContaining([
+        ['POST /webhooks/payments', id],
+        ['handle payments checkout.session.completed', id],
+      ]),
+    );
+  });
 });
