@@ -18,7 +18,7 @@ import { applyProjectMigrations } from './project/migrations.js';
 import { createRetentionLoop } from './retention/retention-loop.js';
 import { advanceReplaysUntil, createReplayRunner } from './replay/runner.js';
 import { createVerifiers } from './webhooks/verifiers.js';
-import { startTelemetry } from './telemetry/start-telemetry.js';
+import { startTelemetry, type Telemetry } from './telemetry/start-telemetry.js';
 import { explainListenError } from './startup-errors.js';
 import { createOnDemandProcessing, type OnDemandProcessing } from './service-drain.js';
 
@@ -112,6 +112,12 @@ function closeServer(server: Server, timeoutMs: number): Promise<void> {
   });
 }
 
+/** Inside a serverless function, which may be frozen once it answers: what a pass traced is exported before the pass returns. */
+function exportingAfterEachPass(processing: OnDemandProcessing, telemetry: Telemetry | undefined): OnDemandProcessing {
+  if (!telemetry) return processing;
+  return { process: (ms) => processing.process(ms).finally(telemetry.flush), drain: (ms) => processing.drain(ms).finally(telemetry.flush) };
+}
+
 /**
  * The rest of `startService` once the database is open: migrate it, build the
  * verifiers (a bad secret stops here), then serve, process and schedule. A
@@ -198,11 +204,7 @@ export async function assembleService(config: Config, options: ServiceOptions, d
     const drainRetention = config.retention.events + config.retention.dedupeKeys + config.retention.cronRuns > 0 ? retention : undefined;
     const advanceReplays = (deadline: number) => advanceReplaysUntil({ db, clock }, deadline);
     const processing = createOnDemandProcessing({ worker, cron, retention: drainRetention, checkAlerts: () => alerts.check(), advanceReplays, log });
-    // A serverless function may be frozen once it answers: what a pass traced is exported before the pass returns.
-    const onDemand: OnDemandProcessing =
-      telemetry && !background
-        ? { process: (ms) => processing.process(ms).finally(telemetry.flush), drain: (ms) => processing.drain(ms).finally(telemetry.flush) }
-        : processing;
+    const onDemand = background ? processing : exportingAfterEachPass(processing, telemetry);
     const address = server?.address() as AddressInfo | undefined;
     const url = address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : undefined;
 
