@@ -19,7 +19,7 @@ import { applyProjectMigrations } from './project/migrations.js';
 import { createRetentionLoop } from './retention/retention-loop.js';
 import { advanceReplaysUntil, createReplayRunner } from './replay/runner.js';
 import { createVerifiers } from './webhooks/verifiers.js';
-import { startTelemetry } from './telemetry/start-telemetry.js';
+import { startTelemetry, type Telemetry } from './telemetry/start-telemetry.js';
 import { explainListenError } from './startup-errors.js';
 import { createOnDemandProcessing, type OnDemandProcessing } from './service-drain.js';
 
@@ -111,6 +111,12 @@ function closeServer(server: Server, timeoutMs: number): Promise<void> {
     endKeepAlive(server); // a busy keep-alive client is never idle: its next answer tells it to move on
     server.closeIdleConnections();
   });
+}
+
+/** Inside a serverless function, which may be frozen once it answers: what a pass traced is exported before the pass returns. */
+function exportingAfterEachPass(processing: OnDemandProcessing, telemetry: Telemetry | undefined): OnDemandProcessing {
+  if (!telemetry) return processing;
+  return { process: (ms) => processing.process(ms).finally(telemetry.flush), drain: (ms) => processing.drain(ms).finally(telemetry.flush) };
 }
 
 /**
@@ -211,7 +217,8 @@ export async function assembleService(config: Config, options: ServiceOptions, d
     if (options.scheduler && background) cron.startScheduler();
     const drainRetention = config.retention.events + config.retention.dedupeKeys + config.retention.cronRuns > 0 ? retention : undefined;
     const advanceReplays = (deadline: number) => advanceReplaysUntil({ db, clock }, deadline);
-    const onDemand = createOnDemandProcessing({ worker, cron, retention: drainRetention, checkAlerts: () => alerts.check(), advanceReplays, log });
+    const processing = createOnDemandProcessing({ worker, cron, retention: drainRetention, checkAlerts: () => alerts.check(), advanceReplays, log });
+    const onDemand = background ? processing : exportingAfterEachPass(processing, telemetry);
     const address = server?.address() as AddressInfo | undefined;
     const url = address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : undefined;
 

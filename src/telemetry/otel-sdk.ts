@@ -15,6 +15,8 @@ import type { SpanAttributes, SpanKindName, TraceSpan, Tracer } from './tracer.j
 /** The running SDK: its tracer, and the flush that `stop` awaits. */
 export interface OtelSdk {
   tracer: Tracer;
+  /** Export what is buffered now; never throws. */
+  flush(): Promise<void>;
   /** Export what is buffered (spans, a last metric reading) and stop; never throws. */
   shutdown(): Promise<void>;
 }
@@ -68,6 +70,9 @@ export function startOtelSdk(settings: TelemetrySettings, metrics: Metrics): Ote
     tracer: {
       startSpan: (name, kind, attributes, startTime) =>
         wrap(otelTracer.startSpan(name, { kind: KINDS[kind], attributes: defined(attributes), startTime }, ROOT_CONTEXT)),
+    },
+    async flush() {
+      await Promise.allSettled([tracerProvider.forceFlush(), meterProvider.forceFlush()]);
     },
     async shutdown() {
       await Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);

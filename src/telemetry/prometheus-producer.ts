@@ -1,6 +1,14 @@
 import { ValueType, type Attributes, type HrTime } from '@opentelemetry/api';
 import { millisToHrTime } from '@opentelemetry/core';
-import { AggregationTemporality, DataPointType, type CollectionResult, type MetricData, type MetricProducer } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  DataPointType,
+  type CollectionResult,
+  type DataPoint,
+  type Histogram,
+  type MetricData,
+  type MetricProducer,
+} from '@opentelemetry/sdk-metrics';
 import { emptyResource } from '@opentelemetry/resources';
 import type { Registry } from 'prom-client';
 import { HOOKRUN_VERSION } from '../version.js';
@@ -13,7 +21,7 @@ const attributesOf = (labels: Labels): Attributes => Object.fromEntries(Object.e
 const seriesKey = (labels: Labels) => JSON.stringify(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)));
 
 /** prom-client's cumulative `_bucket`, `_sum` and `_count` series of one histogram, as OpenTelemetry's histogram points (counts per bucket, not cumulative). */
-function histogramPoints(values: readonly PromValue[], startTime: HrTime, endTime: HrTime): MetricData['dataPoints'] {
+function histogramPoints(values: readonly PromValue[], startTime: HrTime, endTime: HrTime): DataPoint<Histogram>[] {
   const series = new Map<string, { labels: Labels; buckets: Array<[number, number]>; sum: number; count: number }>();
   for (const { metricName, labels, value } of values) {
     const { le, ...own } = labels as Labels & { le?: string | number };
@@ -46,7 +54,7 @@ function toMetricData(metric: PromMetric, startTime: HrTime, endTime: HrTime): M
         descriptor,
         aggregationTemporality: cumulative,
         dataPointType: DataPointType.HISTOGRAM,
-        dataPoints: histogramPoints(metric.values, startTime, endTime) as never,
+        dataPoints: histogramPoints(metric.values, startTime, endTime),
       };
     default:
       return undefined; // hookrun defines no summaries

@@ -4,6 +4,8 @@ import type { Metrics } from '../metrics.js';
 
 /** What a running service holds of OpenTelemetry: only the flush its stop awaits (the tracer rides on `Metrics.tracer`). */
 export interface Telemetry {
+  /** Export what is buffered now (spans, a metric reading): inside a serverless function, before it is frozen. Never throws. */
+  flush(): Promise<void>;
   /** Export what is buffered and stop; bounded by the exporters' own time-outs, never throws. */
   shutdown(): Promise<void>;
 }
@@ -21,6 +23,7 @@ export async function startTelemetry(settings: TelemetrySettings | undefined, me
   metrics.tracer = sdk.tracer;
   log.info({ traces: settings.tracesUrl.origin, service: settings.serviceName }, 'OpenTelemetry on: traces and metrics go to the OTLP endpoint');
   return {
+    flush: () => sdk.flush(),
     async shutdown() {
       metrics.tracer = undefined;
       await sdk.shutdown();

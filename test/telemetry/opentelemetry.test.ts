@@ -11,6 +11,7 @@ import { createPgliteDatabase, type TestDatabase } from '../helpers/db.js';
 import { freePort } from '../helpers/free-port.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.js';
 import { pollUntil } from '../helpers/poll.js';
+import { HOOKRUN, useProjectDirs } from '../helpers/project-dir.js';
 import { acknowledged, checkoutCompleted, sendDelivery } from '../helpers/signed-deliveries.js';
 
 /** A job's HTTP target on 127.0.0.1 that keeps the `traceparent` of each call. */
@@ -28,7 +29,11 @@ async function startTarget(): Promise<{ url: string; traceparents: string[]; clo
   };
 }
 
+/** A project handler with flow options: its deliveries go through flow control's runner, not the inbox's batch. */
+const FLOW_HANDLER = `import { defineHandler } from ${HOOKRUN};\nexport default defineHandler({ on: ['stripe:checkout.session.completed'], concurrency: { limit: 1 }, async run() {} });\n`;
+
 describe('OpenTelemetry through the real OTLP/HTTP exporter to a local collector', () => {
+  const project = useProjectDirs();
   let collector: OtlpReceiver;
   let target: Awaited<ReturnType<typeof startTarget>>;
   let testDb: TestDatabase;
@@ -51,7 +56,13 @@ describe('OpenTelemetry through the real OTLP/HTTP exporter to a local collector
     const platform = join(dir, 'platform.json');
     writeFileSync(platform, JSON.stringify({ crons: [{ name: 'ping-target', url: target.url, schedule: '0 1 * * *' }] }));
     const port = await freePort();
-    const config = testConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, PORT: String(port), HOST: '127.0.0.1', PLATFORM_CONFIG: platform });
+    const config = testConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PLATFORM_CONFIG: platform,
+      HOOKRUN_PROJECT: project({ 'handlers/notify-crm.ts': FLOW_HANDLER }),
+    });
     service = await startService(config, { log: silentLogger, db: testDb.db, scheduler: false });
 
     const delivery = checkoutCompleted('otel');
@@ -83,7 +94,7 @@ describe('OpenTelemetry through the real OTLP/HTTP exporter to a local collector
       },
       resource: { 'service.name': 'hookrun' },
     });
-    const handled = collector.spans.find((s) => s.attributes['hookrun.handler'] !== undefined);
+    const handled = collector.spans.find((s) => s.attributes['hookrun.handler'] === 'stripe-mirror');
     expect(handled).toMatchObject({
       name: 'handle payments checkout.session.completed',
       kind: 5, // consumer
@@ -94,6 +105,10 @@ describe('OpenTelemetry through the real OTLP/HTTP exporter to a local collector
         'hookrun.delivery.attempt': 1,
         'hookrun.outcome': 'processed',
       },
+    });
+    expect(collector.spans.find((s) => s.attributes['hookrun.handler'] === 'notify-crm')).toMatchObject({
+      name: 'handle payments checkout.session.completed',
+      attributes: { 'hookrun.event.id': id, 'hookrun.outcome': 'processed', 'hookrun.delivery.attempt': 1 },
     });
     const run = collector.spans.find((s) => s.name === 'cron ping-target');
     expect(run).toMatchObject({ attributes: { 'hookrun.cron.job': 'ping-target', 'hookrun.cron.trigger': 'http', 'hookrun.outcome': 'succeeded' } });
@@ -109,7 +124,11 @@ describe('OpenTelemetry through the real OTLP/HTTP exporter to a local collector
     expect(metric('hookrun_cron_runs_total')?.points).toContainEqual({ attributes: { job: 'ping-target', trigger: 'http', status: 'succeeded' }, value: 1 });
     const processing = metric('hookrun_event_processing_seconds');
     expect(processing?.kind).toBe('histogram');
-    expect(processing?.points[0]).toMatchObject({ attributes: { source: 'payments', outcome: 'processed' }, value: { count: 1 } });
+    const histogram = processing!.points[0]!;
+    expect(histogram).toMatchObject({ attributes: { source: 'payments', outcome: 'processed' }, value: { count: 2 } }); // its two handlers' deliveries
+    const { bucketCounts, explicitBounds } = histogram.value as { bucketCounts: Array<string | number>; explicitBounds: number[] };
+    expect(explicitBounds).toEqual([0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30]); // the buckets /metrics has
+    expect(bucketCounts.reduce((sum: number, n) => sum + Number(n), 0)).toBe(2);
   });
 
   it('a rejected webhook is a span with the error code, status error', async () => {
@@ -132,5 +151,28 @@ describe('OpenTelemetry through the real OTLP/HTTP exporter to a local collector
       attributes: { 'hookrun.outcome': 'rejected', 'error.type': 'invalid_signature' },
       status: { code: 2 },
     });
+  });
+
+  it('inside a serverless function (no loops between requests), a processing pass exports what it traced before it returns', async () => {
+    service = await startService(testConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }), {
+      log: silentLogger,
+      db: testDb.db,
+      http: false,
+      scheduler: false,
+      background: false,
+    });
+    collector.spans.length = 0;
+    const delivery = checkoutCompleted('serverless');
+    const answer = await service.app.request('/webhooks/payments', { method: 'POST', headers: delivery.sign(Date.now()), body: delivery.body });
+    expect(answer.status).toBe(200);
+    const { id } = (await answer.json()) as { id: number };
+    expect((await service.onDemand.process(10_000)).claimed).toBe(1);
+    // No wait: the function may be frozen from here on, so both spans are at the collector already.
+    expect(collector.spans.map((span) => [span.name, span.attributes['hookrun.event.id']])).toEqual(
+      expect.arrayContaining([
+        ['POST /webhooks/payments', id],
+        ['handle payments checkout.session.completed', id],
+      ]),
+    );
   });
 });
