@@ -16,7 +16,7 @@ export interface EventFilter {
   from?: Date;
   /** Received before this time. */
   to?: Date;
-  /** An id, an exact idempotency key, or the start of a type (`invoice.` finds `invoice.paid`). */
+  /** An id, an exact idempotency key, or the start of a type (`invoice.` finds `invoice.paid`); an id, email or uuid the payload holds (readSearch). */
   search?: string;
   /** A value inside the payload: `data.object.customer = cus_123` (equals) or `data.object.email ~ example.com` (contains). */
   where?: PayloadMatch;
