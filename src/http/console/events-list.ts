@@ -106,7 +106,7 @@ function listHeader(view: EventListView): SafeHtml {
   const shown = view.shown
     ? html` Showing <code>${view.shown.text}</code>: the events whose payload holds it${view.shown.orKey ? ', and the event with that key' : ''}.`
     : '';
-  return html`<p id="list-order" role="status">${order}${shown}</p>`;
+  return html`<p id="list-order">${order}${shown}</p>`;
 }
 
 function results(view: EventListView): SafeHtml {
