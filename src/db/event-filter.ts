@@ -16,7 +16,7 @@ export interface EventFilter {
   from?: Date;
   /** Received before this time. */
   to?: Date;
-  /** An id, an exact idempotency key, or the start of a type (`invoice.` finds `invoice.paid`). */
+  /** An id, an exact idempotency key, or the start of a type (`invoice.` finds `invoice.paid`); an id, email or uuid the payload holds (readSearch). */
   search?: string;
   /** A value inside the payload: `data.object.customer = cus_123` (equals) or `data.object.email ~ example.com` (contains). */
   where?: PayloadMatch;
@@ -119,8 +119,50 @@ export function payloadCondition(match: PayloadMatch, param: (value: unknown) =>
 /** Whether the match is answered by the search index (else it reads every row it considers). */
 export const indexedMatch = (match: PayloadMatch | undefined): boolean => match?.op === 'equals' && isSearchKey(match.value);
 
-/** id = n, or the exact key, or a type prefix (the newest-first walk of the id index filters on it: an admin search, not a hot path). */
+/** The search box's structured form for a value the payload holds anywhere: `payload:cus_123` (an id, an email or a uuid). */
+export const PAYLOAD_SEARCH_PREFIX = 'payload:';
+
+/**
+ * How a search box's text is read: `payload:<value>` is the events whose
+ * payload holds that id, email or uuid anywhere (the search index); a bare
+ * id, email or uuid (pasted from a provider's dashboard or a support ticket)
+ * is the same, or the event with that key; anything else is an id, the exact
+ * key or a type prefix. `shown` is the structured form the console says back.
+ */
+export function readSearch(text: string): { holds?: string; orKey: boolean; shown?: string } {
+  const given = text.startsWith(PAYLOAD_SEARCH_PREFIX) ? text.slice(PAYLOAD_SEARCH_PREFIX.length).trim() : undefined;
+  const value = given ?? text.trim();
+  if (!isSearchKey(value)) return { orKey: true };
+  return { holds: normaliseSearchKey(value), orKey: given === undefined, shown: `${PAYLOAD_SEARCH_PREFIX}${value}` };
+}
+
+/** The events whose payload holds `value` (an id, an email or a uuid) anywhere: rows of the search index, never the payloads. */
+const holdsCondition = (value: string, param: (value: unknown) => string, alias = 'e') =>
+  `${alias}.id IN (SELECT s.event_id FROM hookrun.event_search s WHERE s.value = ${param(normaliseSearchKey(value))})`;
+
+/**
+ * The ids of the events with this key, whatever their source, through the
+ * (source, key) index: the sources stored are found by a skip over the
+ * source index (a few probes), then each is one lookup, never a read of
+ * every event.
+ */
+const keyLookup = (key: string, param: (value: unknown) => string) =>
+  `WITH RECURSIVE sources(source) AS (
+     SELECT min(source) FROM hookrun.webhook_events
+     UNION ALL SELECT (SELECT min(w.source) FROM hookrun.webhook_events w WHERE w.source > sources.source) FROM sources WHERE sources.source IS NOT NULL)
+   SELECT k.id FROM sources JOIN hookrun.webhook_events k ON k.source = sources.source AND k.key = ${param(key)}`;
+
+/**
+ * id = n, or the exact key, or a type prefix (the newest-first walk of the id
+ * index filters on it: an admin search, not a hot path); an id, email or uuid
+ * (readSearch) is looked up in the search index and the key's index instead.
+ */
 function searchCondition(text: string, param: (value: unknown) => string): string {
+  const read = readSearch(text);
+  if (read.holds !== undefined) {
+    const holds = holdsCondition(read.holds, param);
+    return read.orKey ? `(${holds} OR e.id IN (${keyLookup(text.trim(), param)}))` : holds;
+  }
   const prefix = `${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   const options = [`e.key = ${param(text)}`, `e.type LIKE ${param(prefix)}`];
   if (/^\d{1,15}$/.test(text)) options.unshift(`e.id = ${param(Number(text))}`);

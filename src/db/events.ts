@@ -50,7 +50,12 @@ export interface EventPage {
   events: EventSummary[];
   nextCursor: number | undefined;
   searchedTo?: number;
+  /** `received`: newest received first (an event stored late with an older time, by a reconcile, sorts by that time); `stored`: newest stored first, the order a payload search reads in. */
+  order: EventOrder;
 }
+
+/** How a page is sorted, newest first: by when each event was received, or by when it was stored (its id). */
+export type EventOrder = 'received' | 'stored';
 
 const DEFAULT_PAGE = 50;
 const MAX_PAGE = 200;
@@ -69,48 +74,61 @@ const SLICE_IDS = 5_000;
 export const SEARCH_BUDGET_MS = 1_500;
 
 /**
- * List events newest first with keyset pagination on `id` (stable while new
+ * List events newest received first (an event a reconcile stored late sorts
+ * by when it was received, not above today's) with keyset pagination on
+ * `(received_at, id)`, the cursor being the last event's id (stable while new
  * events arrive, unlike OFFSET), for the admin API, the console and
  * `hookrun events list`. Without a payload search, or with an equals search
  * the search index answers, it is one statement. A payload search that reads
  * the payloads walks the ids down a slice at a time (each its own statement,
  * so writers go between them) and stops at its time budget: a search never
- * holds the database, and the page says how far it read.
+ * holds the database, and the page says how far it read; such a page is in
+ * stored order (`order: 'stored'`).
  */
 export async function listEvents(db: Database, query: ListEventsQuery = {}, budgetMs = SEARCH_BUDGET_MS): Promise<EventPage> {
   const limit = Math.min(Math.max(Math.trunc(query.limit ?? DEFAULT_PAGE), 1), MAX_PAGE);
-  if (!query.where || indexedMatch(query.where)) return pageOf(await selectPage(db, query, limit + 1, { below: query.before }), limit);
+  if (!query.where || indexedMatch(query.where)) return pageOf(await selectPage(db, query, limit + 1, { below: query.before }, 'received'), limit, 'received');
   const started = performance.now();
   let below = query.before ?? Number((await db.query<{ top: string | number }>('SELECT coalesce(max(id), 0) + 1 AS top FROM hookrun.webhook_events'))[0]!.top);
   const rows: Array<EventSummary & { id: number }> = [];
   while (below > 1 && rows.length <= limit) {
     const atLeast = Math.max(below - SLICE_IDS, 0);
-    rows.push(...(await selectPage(db, query, limit + 1 - rows.length, { below, atLeast })));
+    rows.push(...(await selectPage(db, query, limit + 1 - rows.length, { below, atLeast }, 'stored')));
     below = atLeast;
-    if (rows.length <= limit && below > 1 && performance.now() - started > budgetMs) return { ...pageOf(rows, limit), nextCursor: below, searchedTo: below };
+    if (rows.length <= limit && below > 1 && performance.now() - started > budgetMs)
+      return { ...pageOf(rows, limit, 'stored'), nextCursor: below, searchedTo: below };
   }
-  return pageOf(rows, limit);
+  return pageOf(rows, limit, 'stored');
 }
 
-function pageOf(rows: Array<EventSummary & { id: number }>, limit: number): EventPage {
+function pageOf(rows: Array<EventSummary & { id: number }>, limit: number, order: EventOrder): EventPage {
   const events = rows.slice(0, limit);
-  return { events, nextCursor: rows.length > limit ? events[events.length - 1]!.id : undefined };
+  return { events, nextCursor: rows.length > limit ? events[events.length - 1]!.id : undefined, order };
 }
 
-/** Up to `take` rows matching `query` with ids in [atLeast, below), newest first. */
+/**
+ * Up to `take` rows matching `query`, newest first in `order`: after the
+ * event `below` in that order (received: the rows received before it, or at
+ * the same time with a lower id; stored: ids below it), and stored: ids from
+ * `atLeast`.
+ */
 async function selectPage(
   db: Database,
   query: EventFilter,
   take: number,
   range: { below?: number; atLeast?: number },
+  order: EventOrder,
 ): Promise<Array<EventSummary & { id: number }>> {
   const params: unknown[] = [];
   const param = (value: unknown) => `$${params.push(value)}`;
   const conditions = filterConditions(query, param);
-  if (range.below !== undefined) conditions.push(`e.id < ${param(range.below)}`);
+  if (range.below !== undefined && order === 'received')
+    conditions.push(`(e.received_at, e.id) < (SELECT c.received_at, c.id FROM hookrun.webhook_events c WHERE c.id = ${param(range.below)})`);
+  if (range.below !== undefined && order === 'stored') conditions.push(`e.id < ${param(range.below)}`);
   if (range.atLeast !== undefined) conditions.push(`e.id >= ${param(range.atLeast)}`);
   const where = conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : '';
-  const sql = `SELECT ${SUMMARY_COLUMNS} FROM hookrun.webhook_events e ${where} ORDER BY id DESC LIMIT ${param(take)}`;
+  const sorted = order === 'received' ? 'e.received_at DESC, e.id DESC' : 'e.id DESC';
+  const sql = `SELECT ${SUMMARY_COLUMNS} FROM hookrun.webhook_events e ${where} ORDER BY ${sorted} LIMIT ${param(take)}`;
   return (await db.query<SummaryRow>(sql, params)).map(asSummary);
 }
 

@@ -41,7 +41,8 @@ export const webhookEvents = hookrun.table(
     // The console's filters: newest first within a source or a type, a time range, a JSON path's value.
     index('webhook_events_source_idx').on(t.source, t.id),
     index('webhook_events_type_idx').on(t.type, t.id),
-    index('webhook_events_received_brin').using('brin', t.receivedAt),
+    // Lists in received order (an event a reconcile stores late sorts by when it was received), and time ranges.
+    index('webhook_events_received_idx').on(t.receivedAt, t.id),
   ],
 );
 

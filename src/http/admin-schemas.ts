@@ -39,7 +39,14 @@ export const eventListQuery = z.object({
   handler: handlerName.optional().describe('only events with a delivery to this handler (with `status`: the status of that delivery)'),
   from: instantText.optional().describe('received at or after this time (e.g. 2025-01-31T09:00:00Z; without an offset, UTC)'),
   to: instantText.optional().describe('received before this time (e.g. 2025-01-31; without an offset, UTC)'),
-  search: z.string().min(1).max(255).optional().describe('an id, an exact idempotency key, or the start of a type (`invoice.` finds `invoice.paid`)'),
+  search: z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .describe(
+      'an id, an exact idempotency key, the start of a type (`invoice.` finds `invoice.paid`), or an id, email or uuid the payload holds (`cus_123` finds the events whose payload has it, or its key; `payload:cus_123` the payload only)',
+    ),
   where: z
     .string()
     .min(1)

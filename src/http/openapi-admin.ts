@@ -150,7 +150,7 @@ function eventPaths(): Record<string, Json> {
   return {
     '/api/events': admin(
       'get',
-      'List events, newest first, with filters (source, status, type, handler, from/to, search, a payload `where`, parked) and cursor pagination; a payload search that is not an id, email or uuid stops after 1.5 s and answers `searchedTo` (the id it read down to) with `nextCursor`; a malformed `where` is a 400 `bad_request` saying why',
+      'List events, newest received first, with filters (source, status, type, handler, from/to, search, a payload `where`, parked) and cursor pagination; a payload search that is not an id, email or uuid reads newest stored first, stops after 1.5 s and answers `searchedTo` (the id it read down to) with `nextCursor`; a malformed `where` is a 400 `bad_request` saying why',
       { parameters: queryFrom(eventListQuery) },
     ),
     '/api/events/stream': admin(

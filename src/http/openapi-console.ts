@@ -26,7 +26,7 @@ const FILTERS = [
   query('handler', 'events this handler ran or owes'),
   query('from', 'received at or after (a date or time)'),
   query('to', 'received before (a date or time)'),
-  query('q', 'an id, an exact key, or a type prefix'),
+  query('q', 'an id, an exact key, a type prefix, or an id, email or uuid the payload holds (`cus_123`; `payload:cus_123` for the payload only)'),
   query('where', 'a payload value: `path = value` or `path ~ text`'),
   query('parked', '1: only events with a parked delivery'),
 ];

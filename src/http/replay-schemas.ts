@@ -22,7 +22,14 @@ export const bulkReplayBody = z.object({
     .describe('only events with a delivery to this handler (with `status`: the status of that delivery) (the events list’s `handler` filter)'),
   from: instantText.optional().describe('received at or after this time (without an offset, UTC)'),
   to: instantText.optional().describe('received before this time (without an offset, UTC)'),
-  search: z.string().min(1).max(200).optional().describe('an id, an exact idempotency key, or the start of a type'),
+  search: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe(
+      'an id, an exact idempotency key, the start of a type, or an id, email or uuid the payload holds (`cus_123`, `payload:cus_123` for the payload only)',
+    ),
   where: z.string().min(1).max(400).optional().describe('a payload value: `data.object.customer = cus_123` (equals) or `path ~ text` (contains)'),
   parked: z.boolean().optional().describe('only events with a parked handler delivery'),
   ids: z

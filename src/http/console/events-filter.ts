@@ -1,4 +1,4 @@
-import { parsePayloadMatch, type EventFilter } from '../../db/event-filter.js';
+import { parsePayloadMatch, readSearch, type EventFilter } from '../../db/event-filter.js';
 import { DELIVERY_STATUSES, EVENT_STATUSES } from '../../db/events.js';
 import { InstantError, readInstant } from '../../time/instant.js';
 
@@ -36,8 +36,24 @@ export const eventsUrl = (filter: FilterQuery, extra: Record<string, string | nu
 /** A time as a `datetime-local` input's value, in UTC: `2025-01-31T09:00`. */
 export const localInput = (date: Date): string => date.toISOString().slice(0, 16);
 
-/** The filter the query asks for, and what was wrong with it (each invalid part named, the rest still applied). */
-export function eventFilterOf(query: FilterQuery): { filter: EventFilter; errors: string[] } {
+/**
+ * A bare id, email or uuid pasted in the payload box (no `=` or `~`), while
+ * the search box is empty: it is the search `payload:<value>`, moved to the
+ * search box, so the form shows the way to type it.
+ */
+function movePastedValue(query: FilterQuery): FilterQuery {
+  if (!query.where || query.q || /[=~]/.test(query.where) || readSearch(query.where).holds === undefined) return query;
+  return { ...query, q: readSearch(query.where).shown, where: undefined };
+}
+
+/**
+ * The filter the query asks for, and what was wrong with it (each invalid
+ * part named, the rest still applied); `query` as it is read (a pasted value
+ * moved to the search box), and `shown`, the structured form of a search the
+ * search index answers, to say back to the reader.
+ */
+export function eventFilterOf(given: FilterQuery): { filter: EventFilter; errors: string[]; query: FilterQuery; shown?: { text: string; orKey: boolean } } {
+  const query = movePastedValue(given);
   const filter: EventFilter = {};
   const errors: string[] = [];
   if (query.source) filter.source = query.source;
@@ -67,5 +83,6 @@ export function eventFilterOf(query: FilterQuery): { filter: EventFilter; errors
       errors.push(`Payload search: ${(error as Error).message}`);
     }
   }
-  return { filter, errors };
+  const read = query.q ? readSearch(query.q) : undefined;
+  return { filter, errors, query, shown: read?.shown ? { text: read.shown, orKey: read.orKey } : undefined };
 }

@@ -1,4 +1,4 @@
-import { DELIVERY_STATUSES, EVENT_STATUSES, type EventSummary } from '../../db/events.js';
+import { DELIVERY_STATUSES, EVENT_STATUSES, type EventOrder, type EventSummary } from '../../db/events.js';
 import { html, trusted, type SafeHtml } from '../html.js';
 import { eventsUrl, filterSearch, localInput, type FilterQuery } from './events-filter.js';
 import { layout, status, when } from './layout.js';
@@ -8,7 +8,11 @@ export interface EventListView {
   query: FilterQuery;
   /** Invalid filters, each said in one line (the list is not run while there are any). */
   errors: string[];
+  /** A search the search index answers, in its structured form (`payload:cus_123`), and whether the event's key is searched too. */
+  shown?: { text: string; orKey: boolean };
   events: EventSummary[];
+  /** How the page is sorted, said in its header. */
+  order: EventOrder;
   nextCursor: number | undefined;
   /** A payload search that stopped at its time budget: the events it read went down to this id. */
   searchedTo?: number;
@@ -84,8 +88,8 @@ ${select('status', 'status', q.handler ? DELIVERY_STATUSES : EVENT_STATUSES, q.s
 ${select('handler', 'handler', handlers, q.handler)}
 <label>from (UTC)<input type="datetime-local" name="from" value="${q.from ?? ''}"></label>
 <label>to (UTC)<input type="datetime-local" name="to" value="${q.to ?? ''}"></label>
-<label>id, key or type prefix<input type="search" name="q" value="${q.q ?? ''}" placeholder="42, evt_…, invoice."></label>
-<label class="wide-field">payload (path = value, or path ~ text)<input type="text" name="where" value="${q.where ?? ''}" placeholder="data.object.customer = cus_123"></label>
+<label>id, key, type prefix, or an id or email in the payload<input type="search" name="q" value="${q.q ?? ''}" placeholder="42, evt_…, invoice., cus_…, a@b.com"></label>
+<label class="wide-field">payload at a path (path = value, or path ~ text)<input type="text" name="where" value="${q.where ?? ''}" placeholder="data.object.customer = cus_123"></label>
 ${q.parked ? html`<input type="hidden" name="parked" value="${q.parked}">` : ''}
 <span class="ranges"><button type="submit">Filter</button> <a href="/admin/events">clear</a> ${ranges(q, view.now)}</span>
 </form></details>`;
@@ -113,17 +117,27 @@ ${events.map((e) => row(e, now))}
 </tbody></table>`;
 }
 
+/** The list's header: how it is sorted, and a pasted id or email said back in the form that searches it. */
+function listHeader(view: EventListView): SafeHtml {
+  const order =
+    view.order === 'received' ? html`Newest received first.` : html`Newest stored first (a payload search reads the events in the order they were stored).`;
+  const shown = view.shown
+    ? html` Showing <code>${view.shown.text}</code>: the events whose payload holds it${view.shown.orKey ? ', and the event with that key' : ''}.`
+    : '';
+  return html`<p id="list-order">${order}${shown}</p>`;
+}
+
 function results(view: EventListView): SafeHtml {
   if (view.errors.length > 0) return html`${view.errors.map((e) => html`<p class="error" role="alert">${e}</p>`)}<p>Fix the filter above to see events.</p>`;
   const filtered = filterSearch(view.query) !== '';
   if (view.events.length === 0)
     return filtered
-      ? html`<p>No events match these filters. <a href="/admin/events">Clear them</a>.</p>`
+      ? html`${view.shown ? listHeader(view) : ''}<p>No events match these filters. <a href="/admin/events">Clear them</a>.</p>`
       : html`<p>No events yet. Send one with <code>hookrun send auth user.created</code>.</p>`;
   const all = filterSearch(view.query);
   return html`<form id="replay-selection" class="actions" method="get" action="/admin/replays/new"><button type="submit">Replay selected</button>
 <a id="replay-matching" href="/admin/replays/new${all ? `?${all}` : ''}">Replay all matching…</a></form>
-${stands(view) ? slowNotice(view) : ''}<div id="events-region"${stands(view) ? '' : trusted(' data-live-region')}>${eventRows(view.events, view.now)}</div>
+${listHeader(view)}${stands(view) ? slowNotice(view) : ''}<div id="events-region"${stands(view) ? '' : trusted(' data-live-region')}>${eventRows(view.events, view.now)}</div>
 ${view.nextCursor !== undefined ? html`<p><a id="older" href="${eventsUrl(view.query, { cursor: view.nextCursor })}">${view.searchedTo === undefined ? 'Older events →' : 'Search older events →'}</a></p>` : ''}`;
 }
 

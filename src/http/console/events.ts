@@ -28,18 +28,21 @@ const eventId = (c: Context) => (/^\d{1,15}$/.test(c.req.param('id') ?? '') ? Nu
 
 /** GET /admin/events: the list, every filter in the query string; an invalid filter is said, not a 500. */
 async function listRoute(c: Context, deps: AdminApiDeps): Promise<Response> {
-  const query = filterQueryOf((name) => c.req.query(name));
-  const { filter, errors } = eventFilterOf(query);
+  const { filter, errors, query, shown } = eventFilterOf(filterQueryOf((name) => c.req.query(name)));
   const cursor = /^\d{1,15}$/.test(c.req.query('cursor') ?? '') ? Number(c.req.query('cursor')) : undefined;
   const catalog = await catalogOf(deps.handlers);
   const started = performance.now();
-  const list = errors.length === 0 ? await listEvents(deps.db, { ...filter, before: cursor, limit: 50 }) : { events: [], nextCursor: undefined };
+  const list =
+    errors.length === 0
+      ? await listEvents(deps.db, { ...filter, before: cursor, limit: 50 })
+      : { events: [], nextCursor: undefined, order: 'received' as const };
   // A search that reads payloads and took a while is not rerun by live refreshes; everything else stays live.
   const scanned = filter.where !== undefined && !indexedMatch(filter.where);
   const tookMs = scanned ? performance.now() - started : 0;
   const view = {
     query,
     errors,
+    shown,
     ...list,
     tookMs,
     sources: knownSources(deps.config),

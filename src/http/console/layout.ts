@@ -57,7 +57,7 @@ const LIVE_REGION = /<[a-z]+ [^<>]*\bdata-live-region\b/;
 export function layout(title: string, body: SafeHtml, csrf?: string, refreshSeconds?: number, active?: NavKey): string {
   const live = csrf !== undefined && LIVE_REGION.test(body.toString());
   const end = csrf
-    ? html`<div class="end"><span id="live-state" class="live-state" role="status" hidden></span><button type="button" id="live-toggle" hidden aria-pressed="false">Live updates</button><form method="post" action="/admin/logout" class="inline"><input type="hidden" name="csrf" value="${csrf}"><button>Log out</button></form></div>${nav(active)}`
+    ? html`<div class="end"><span id="live-state" class="live-state" aria-live="polite" hidden></span><button type="button" id="live-toggle" hidden aria-pressed="false">Live updates</button><form method="post" action="/admin/logout" class="inline"><input type="hidden" name="csrf" value="${csrf}"><button>Log out</button></form></div>${nav(active)}`
     : '';
   const refresh = refreshSeconds ? html`<meta http-equiv="refresh" content="${refreshSeconds}">` : '';
   const script = csrf ? html`<script src="/admin/assets/console.js" defer></script>` : '';
