@@ -6,6 +6,7 @@ import type { AdminApiDeps } from '../admin.js';
 import { html } from '../html.js';
 import { issueId } from '../issue-routes.js';
 import { csrfOf, page } from './http.js';
+import { actorOf } from '../audit-trail.js';
 import { issueDetail, issueTabs, issuesTable, ISSUES_STYLE } from './issues-view.js';
 import { layout, messagePage } from './layout.js';
 
@@ -44,7 +45,7 @@ ${issuesTable(issues, csrfOf(c, deps), clock.now())}`;
       try {
         const id = issueId(c);
         const now = new Date(clock.now());
-        const issue = action === 'acknowledge' ? await acknowledgeIssue(db, id, now) : await resolveIssue(db, id, now, 'dashboard');
+        const issue = action === 'acknowledge' ? await acknowledgeIssue(db, id, now) : await resolveIssue(db, id, now, actorOf(c));
         deps.log.info({ issue: id, action }, 'issue changed from the dashboard');
         const from = action === 'acknowledge' ? 'open' : c.req.query('from') === 'acknowledged' ? 'acknowledged' : 'open';
         return c.redirect(`/admin/issues?status=${from}&issue=${issue.id}&did=${issue.status}`, 303);

@@ -1,4 +1,5 @@
 import { html, trusted, type SafeHtml } from '../html.js';
+import { SIGNED_IN_MARK } from './signed-in.js';
 
 const STYLE = `
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d1d1f;background:#f6f7f9}
@@ -14,6 +15,7 @@ th{background:#f3f4f6;font-weight:600}td.num{text-align:right}pre{background:#ff
 form.inline{display:inline}button{cursor:pointer}dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;background:#fff;padding:12px}dt{font-weight:600}
 dd{margin:0;overflow-wrap:anywhere}.scroll{overflow-x:auto;max-width:100%}.ago{color:#6b7280;font-size:12px}form.search{display:flex;gap:8px;flex-wrap:wrap;margin:8px 0}
 form.search input{padding:4px 8px}td{overflow-wrap:anywhere}
+body[data-role=viewer] form[method=post]:not(.session){display:none}.signed-in{opacity:.85;font-size:13px}
 figure.chart{margin:0;background:#fff;border:1px solid #e5e7eb;padding:8px}figcaption{font-size:13px;color:#374151}
 @media (max-width:640px){header,main{padding-left:10px;padding-right:10px}header nav{order:3;flex-basis:100%;gap:2px 12px}.wide{display:none}td,th{padding:4px 5px}pre{max-height:50vh}dl{grid-template-columns:1fr}dt{margin-top:6px}}`;
 
@@ -26,6 +28,7 @@ export const NAV = [
   ['senders', '/admin/senders', 'Senders'],
   ['issues', '/admin/issues', 'Issues'],
   ['replays', '/admin/replays', 'Replays'],
+  ['audit', '/admin/audit', 'Audit'],
   ['mirrors', '/admin/mirrors', 'Mirrors'],
   ['settings', '/admin/settings', 'Settings'],
 ] as const;
@@ -52,7 +55,7 @@ const LIVE_REGION = /<[a-z]+ [^<>]*\bdata-live-region\b/;
 export function layout(title: string, body: SafeHtml, csrf?: string, refreshSeconds?: number, active?: NavKey): string {
   const live = csrf !== undefined && LIVE_REGION.test(body.toString());
   const end = csrf
-    ? html`<div class="end"><button type="button" id="live-toggle" hidden aria-pressed="false">Pause live updates</button><form method="post" action="/admin/logout" class="inline"><input type="hidden" name="csrf" value="${csrf}"><button>Log out</button></form></div>${nav(active)}`
+    ? html`<div class="end"><button type="button" id="live-toggle" hidden aria-pressed="false">Pause live updates</button>${trusted(SIGNED_IN_MARK)}<form method="post" action="/admin/logout" class="inline session"><input type="hidden" name="csrf" value="${csrf}"><button>Log out</button></form></div>${nav(active)}`
     : '';
   const refresh = refreshSeconds ? html`<meta http-equiv="refresh" content="${refreshSeconds}">` : '';
   const script = csrf ? html`<script src="/admin/assets/console.js" defer></script>` : '';
@@ -89,7 +92,7 @@ export function loginPage(error?: string): string {
   return layout(
     'Log in',
     html`${error ? html`<p class="error">${error}</p>` : ''}
-<form method="post" action="/admin/login"><p><label>Admin token (ADMIN_TOKEN)<br><input type="password" name="token" autocomplete="current-password" required size="50" autofocus></label></p>
+<form method="post" action="/admin/login" class="session"><p><label>Your admin token (ADMIN_TOKEN, or yours from ADMIN_TOKENS)<br><input type="password" name="token" autocomplete="current-password" required size="50" autofocus></label></p>
 <p><button type="submit">Log in</button></p></form>`,
   );
 }
