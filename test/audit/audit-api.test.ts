@@ -119,11 +119,10 @@ describe.each(databaseKinds())('the audit of every action ($name)', (kind) => {
     expect((await api(console_.app, 'bob', 'POST', '/cron/jobs/tick/pause')).status).toBe(403);
     const listed = await api(console_.app, 'bob', 'GET', '/audit?operator=alice&limit=2');
     expect(listed.status).toBe(200);
-    const page = (await listed.json()) as { entries: Array<{ action: string; outcome: string }>; nextCursor: string };
+    type Page = { entries: Array<{ action: string; outcome: string }>; nextCursor: string | null };
+    const page = (await listed.json()) as Page;
     expect(page.entries.map((e) => e.outcome)).toEqual(['failed', 'ok']);
-    const rest = (await (await api(console_.app, 'bob', 'GET', `/audit?operator=alice&limit=2&cursor=${page.nextCursor}`)).json()) as typeof page & {
-      nextCursor: null;
-    };
+    const rest = (await (await api(console_.app, 'bob', 'GET', `/audit?operator=alice&limit=2&cursor=${page.nextCursor}`)).json()) as Page;
     expect(rest.entries.map((e) => e.action)).toEqual(['job.pause']);
     expect(rest.nextCursor).toBeNull();
     const refused = (await (await api(console_.app, 'bob', 'GET', '/audit?outcome=refused')).json()) as { entries: Array<{ operator: string; role: string }> };
