@@ -18,7 +18,7 @@ function auditTable(entries: AuditEntry[], nowMs: number): SafeHtml {
   return html`<div class="scroll"><table id="audit"><thead><tr><th>when</th><th>who</th><th>action</th><th>target</th><th>outcome</th><th class="wide">detail</th></tr></thead><tbody>
 ${entries.map(
   (e) =>
-    html`<tr data-audit-id="${e.id}" data-operator="${e.operator}" data-action="${e.action}" data-outcome="${e.outcome}"><td>${when(e.at, nowMs)}</td><td>${e.operator} <small>${e.role}, via ${e.via}</small></td><td><code>${e.action}</code></td><td>${e.target ?? '-'}</td><td>${outcomeChip(e.outcome)}</td><td class="wide">${e.detail ?? ''}</td></tr>`,
+    html`<tr data-audit-id="${e.id}" data-operator="${e.operator}" data-action="${e.action}" data-outcome="${e.outcome}"><td>${when(e.at, nowMs)}</td><td>${e.operator} <small class="wide">${e.role}, via ${e.via}</small></td><td><code>${e.action}</code></td><td>${e.target ?? '-'}</td><td>${outcomeChip(e.outcome)}</td><td class="wide">${e.detail ?? ''}</td></tr>`,
 )}
 </tbody></table></div>`;
 }

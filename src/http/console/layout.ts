@@ -15,7 +15,7 @@ th{background:#f3f4f6;font-weight:600}td.num{text-align:right}pre{background:#ff
 form.inline{display:inline}button{cursor:pointer}dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;background:#fff;padding:12px}dt{font-weight:600}
 dd{margin:0;overflow-wrap:anywhere}.scroll{overflow-x:auto;max-width:100%}.ago{color:#6b7280;font-size:12px}form.search{display:flex;gap:8px;flex-wrap:wrap;margin:8px 0}
 form.search input{padding:4px 8px}td{overflow-wrap:anywhere}
-body[data-role=viewer] form[method=post]:not(.session){display:none}.signed-in{opacity:.85;font-size:13px}
+html[data-role=viewer] form[method=post]:not(.session){display:none!important}.signed-in{opacity:.85;font-size:13px}
 figure.chart{margin:0;background:#fff;border:1px solid #e5e7eb;padding:8px}figcaption{font-size:13px;color:#374151}
 @media (max-width:640px){header,main{padding-left:10px;padding-right:10px}header nav{order:3;flex-basis:100%;gap:2px 12px}.wide{display:none}td,th{padding:4px 5px}pre{max-height:50vh}dl{grid-template-columns:1fr}dt{margin-top:6px}}`;
 
