@@ -1,4 +1,5 @@
 import type { Context, MiddlewareHandler } from 'hono';
+import { baseRoutePath, matchedRoutes } from 'hono/route';
 import type { OperatorRole } from '../config/operators.js';
 import { recordAudit, type AuditEntryInput, type AuditVia } from '../db/audit.js';
 import type { Database } from '../db/database.js';
@@ -74,8 +75,8 @@ function paramsOf(pattern: string, path: string): Record<string, string> {
 export function guardActions(options: ActionGuardOptions): MiddlewareHandler {
   return async (c, next) => {
     if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
-    const mount = c.req.routePath.replace(/\/?\*$/, '');
-    const route = [...c.req.matchedRoutes].reverse().find((r) => r.method === c.req.method);
+    const mount = baseRoutePath(c).replace(/\/$/, ''); // where this surface is mounted: "/api", "/admin", or "" at the root
+    const route = [...matchedRoutes(c)].reverse().find((r) => r.method === c.req.method);
     if (!route) return next(); // no such route: the 404 says so, and nothing was done
     const pattern = route.path.slice(mount.length) || '/';
     const key = `${c.req.method} ${pattern}`;
