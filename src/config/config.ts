@@ -112,7 +112,7 @@ export interface Config {
   cronLocalCallers: boolean;
   /** `ADMIN_TOKENS` and `ADMIN_TOKEN` (as `admin`): who may sign in to `/api` and `/admin`, each with a role; none → both answer 503. */
   operators: readonly Operator[];
-  /** `HOOKRUN_ADMIN_TOKEN` (or `--token`), else `ADMIN_TOKEN`: the token the CLI's commands sign in with, so the audit names who ran them. */
+  /** `HOOKRUN_ADMIN_TOKEN`, else `ADMIN_TOKEN`: the token the CLI's commands sign in with, so the audit names who ran them. */
   cliToken: string | undefined;
   /** `METRICS_TOKEN`: when set, `/metrics` requires `Authorization: Bearer <METRICS_TOKEN>`; unset, it answers loopback callers only. */
   metricsToken: string | undefined;

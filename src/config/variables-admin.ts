@@ -23,6 +23,6 @@ export const ADMIN_ACCESS_VARIABLES: ReadonlyArray<{ name: string; default: stri
     default: 'unset → `ADMIN_TOKEN`',
     feature: 'CLI',
     description:
-      "the token the CLI's commands sign in with (or `--token`), one of `ADMIN_TOKENS`' or `ADMIN_TOKEN`: against a running server's admin API, and against the database directly, so the audit names who ran them. Without any token, a command on the database directly acts as `local`",
+      "the token the CLI's commands sign in with, one of `ADMIN_TOKENS`' or `ADMIN_TOKEN`: against a running server's admin API, and against the database directly, so the audit names who ran them. Without any token, a command on the database directly acts as `local`",
   },
 ];
