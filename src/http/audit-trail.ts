@@ -102,7 +102,13 @@ export function guardActions(options: ActionGuardOptions): MiddlewareHandler {
       await record('refused', message);
       return options.refuse(c, message);
     }
-    await next();
+    try {
+      await next();
+    } catch (error) {
+      // Not turned into an answer on this surface: recorded without its message (it may say more than an operator should read), then passed on.
+      await record('failed', 'internal_error: the action failed on the server; its log has why');
+      throw error;
+    }
     const failed = c.res.status >= 400;
     const detail = failed ? await options.failureOf(c.res.clone()) : (c.get('auditDetail') ?? null);
     await record(failed ? 'failed' : 'ok', detail, c.get('auditTarget') ?? entry.target);
