@@ -40,23 +40,23 @@ module.exports = {
       name: 'config-reads-values-only',
       severity: 'error',
       comment:
-        'config/config.ts builds Config from the environment: it imports the value readers (the project folder and .env among them), platform.json, errors and the provider list, nothing that runs.',
+        'config/config.ts builds Config from the environment: it imports the value readers (the project folder, .env and the operators among them), platform.json, errors and the provider list, nothing that runs.',
       from: { path: '^src/config/config[.]ts$' },
       to: {
         path: '^src/',
         pathNot:
-          '^src/errors[.]ts$|^src/config/(values|secrets|senders|observability|platform|platform-entries|variables|database-connection|project-dir|dot-env)[.]ts$|^src/webhooks/provider(s/index)?[.]ts$',
+          '^src/errors[.]ts$|^src/config/(values|secrets|senders|observability|operators|platform|platform-entries|variables|database-connection|project-dir|dot-env)[.]ts$|^src/webhooks/provider(s/index)?[.]ts$',
       },
     },
     {
       name: 'config-values-are-leaves',
       severity: 'error',
       comment: "The value readers and platform.json parsing import only errors.ts (and, as a type, the custom sender's scheme).",
-      from: { path: '^src/config/(values|platform|platform-entries|variables(-senders|-observability)?)[.]ts$|^src/nearest-key[.]ts$' },
+      from: { path: '^src/config/(values|platform|platform-entries|variables(-senders|-observability|-admin)?)[.]ts$|^src/nearest-key[.]ts$' },
       to: {
         path: '^src/',
         pathNot:
-          '^src/(errors|nearest-key)[.]ts$|^src/config/(platform-entries|variables(-senders|-observability)?)[.]ts$|^src/webhooks/providers/custom[.]ts$',
+          '^src/(errors|nearest-key)[.]ts$|^src/config/(platform-entries|variables(-senders|-observability|-admin)?)[.]ts$|^src/webhooks/providers/custom[.]ts$',
       },
     },
     {

@@ -90,7 +90,7 @@ export class Metrics {
 
   readonly retentionDeleted = new Counter({
     name: 'hookrun_retention_deleted_total',
-    help: 'Rows retention deleted: events (their keys kept), dedupe keys, cron runs.',
+    help: 'Rows retention deleted: events (their keys kept), dedupe keys, cron runs, audit entries.',
     labelNames: ['table'] as const,
     registers: [this.registry],
   });

@@ -6,12 +6,18 @@ import type { Database } from '../db/database.js';
 import { AppError, ConfigError } from '../errors.js';
 import { EventWriter } from '../db/event-writer.js';
 import { buildApp } from '../http/build-app.js';
+import { CLIENT_HEADER } from '../http/admin.js';
+import { operatorByToken } from '../http/admin-auth.js';
+import type { Operator } from '../config/operators.js';
 import { silentLogger } from '../log.js';
 import { Metrics } from '../metrics.js';
 import type { HandlerCatalog } from '../inbox/handler-overview.js';
 import { createStripeApi, type StripeApi } from '../payments-api/stripe-client.js';
 import { advanceReplays } from '../replay/advance.js';
 import { embeddedHolderPid, openCliDatabase } from './local-database.js';
+
+/** Who a command acts as on the database directly when no token names them. */
+export const LOCAL_OPERATOR = 'local';
 
 /** An admin API call that did not answer 2xx: its status and the error contract's code and message. */
 export class AdminRequestError extends Error {
@@ -53,7 +59,7 @@ async function decode<T>(response: Response): Promise<T> {
 function jsonInit(method: string, token: string, body: unknown): RequestInit {
   return {
     method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: { authorization: `Bearer ${token}`, [CLIENT_HEADER]: 'cli', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   };
 }
@@ -67,9 +73,10 @@ export function adminApiUrl(config: Config): string {
 function remoteClient(config: Config, pid: number): AdminClient {
   const base = adminApiUrl(config);
   const holder = `hookrun is running on DATA_DIR ${config.dataDir} (pid ${pid})`;
-  if (!config.adminToken) {
+  const token = config.cliToken;
+  if (!token) {
     throw new ConfigError(
-      `${holder}, and the embedded database serves one process. Set ADMIN_TOKEN (the server's) so this command can use its admin API at ${base}, or stop the server.`,
+      `${holder}, and the embedded database serves one process. Set HOOKRUN_ADMIN_TOKEN (yours, of the server's ADMIN_TOKENS) or ADMIN_TOKEN (the server's) so this command can use its admin API at ${base}, or stop the server.`,
     );
   }
   return {
@@ -77,7 +84,7 @@ function remoteClient(config: Config, pid: number): AdminClient {
     async request<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
       let response: Response;
       try {
-        response = await fetch(`${base}${path}`, { ...jsonInit(method, config.adminToken!, body), signal: AbortSignal.timeout(60_000) });
+        response = await fetch(`${base}${path}`, { ...jsonInit(method, token, body), signal: AbortSignal.timeout(60_000) });
       } catch (error) {
         const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
         throw new AdminRequestError(
@@ -90,7 +97,9 @@ function remoteClient(config: Config, pid: number): AdminClient {
         return await decode<T>(response);
       } catch (error) {
         if (error instanceof AdminRequestError && (error.status === 401 || error.code === 'not_configured')) {
-          throw new ConfigError(`${holder} and refused this command's ADMIN_TOKEN (${error.message}) Use the server's ADMIN_TOKEN, or stop the server.`);
+          throw new ConfigError(
+            `${holder} and refused this command's token (${error.message}) Use yours of the server's ADMIN_TOKENS as HOOKRUN_ADMIN_TOKEN, or its ADMIN_TOKEN, or stop the server.`,
+          );
         }
         throw error;
       }
@@ -113,7 +122,25 @@ function projectHandlers(config: Config, stripe: StripeApi | undefined): () => P
   return () => (loading ??= load());
 }
 
+/**
+ * Who a command on the database directly acts as: the operator whose token
+ * HOOKRUN_ADMIN_TOKEN (or ADMIN_TOKEN) is, with their role, so the audit
+ * names them; with no token, `local` (whoever can open the database can act).
+ * A token that is none of this environment's operators' is refused.
+ */
+function localOperator(config: Config): Operator {
+  if (config.cliToken === undefined) return { name: LOCAL_OPERATOR, role: 'operator', token: '' };
+  const operator = operatorByToken(config.operators, config.cliToken);
+  if (!operator) {
+    throw new ConfigError(
+      'HOOKRUN_ADMIN_TOKEN is neither ADMIN_TOKEN nor a token of ADMIN_TOKENS here: set the same ADMIN_TOKENS as the server, or use yours.',
+    );
+  }
+  return operator;
+}
+
 async function localClient(config: Config): Promise<AdminClient> {
+  const operator = localOperator(config); // before the database opens: a wrong token costs nothing
   const db: Database = await openCliDatabase(config);
   try {
     const stripe = config.stripe && createStripeApi(config.stripe); // one client for this process's jobs and routes
@@ -121,7 +148,7 @@ async function localClient(config: Config): Promise<AdminClient> {
     cron.validate(); // a bad platform.json is a ConfigError (exit 78), not a failed request
     const token = randomBytes(32).toString('base64url'); // in-process only: never leaves this process
     const { app } = buildApp({
-      config: { ...config, adminToken: token },
+      config: { ...config, operators: [{ ...operator, token }] },
       db,
       clock: systemClock,
       log: silentLogger,
@@ -163,7 +190,8 @@ async function localClient(config: Config): Promise<AdminClient> {
  * embedded DATA_DIR no server holds, the command opens the database itself
  * and calls the admin API in-process; when a running server holds the
  * embedded DATA_DIR (PGlite serves one process), it calls that server's admin
- * API at http://127.0.0.1:$PORT/api with ADMIN_TOKEN. Same answers either way.
+ * API at http://127.0.0.1:$PORT/api with HOOKRUN_ADMIN_TOKEN or ADMIN_TOKEN.
+ * Same answers either way, and the same audit under the token's name.
  */
 export async function openAdminClient(config: Config): Promise<AdminClient> {
   const pid = embeddedHolderPid(config);

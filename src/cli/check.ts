@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { SEED_SOURCES, type Config } from '../config/config.js';
 import { cronAccessWarning } from '../config/secrets.js';
+import { SHARED_ADMIN_NAME } from '../config/operators.js';
 import { providerFor, SOURCES } from '../webhooks/providers/index.js';
 import { displayPath } from '../module-files.js';
 import { tickInZone } from '../cron/time-zone.js';
@@ -48,7 +49,7 @@ export async function checkConfig(config: Config, checked?: ScheduledJobs) {
   else if (!config.cronSecret) warnings.push(cronAccessWarning(config));
   if (config.pooler.mode === 'transaction' && !config.pooler.directUrl)
     warnings.push('DATABASE_POOLER=transaction without DATABASE_DIRECT_URL: instances find new events by a 1 s poll, not NOTIFY; set DATABASE_DIRECT_URL.');
-  if (!config.adminToken) warnings.push('ADMIN_TOKEN is not set: the admin API and the dashboard answer 503.');
+  if (config.operators.length === 0) warnings.push('Neither ADMIN_TOKEN nor ADMIN_TOKENS is set: the admin API and the dashboard answer 503.');
   const now = Date.now();
   return {
     ok: true,
@@ -58,7 +59,9 @@ export async function checkConfig(config: Config, checked?: ScheduledJobs) {
     port: config.port,
     sources,
     cronSecret: config.cronSecret !== undefined,
-    adminToken: config.adminToken !== undefined,
+    adminToken: config.operators.some((o) => o.name === SHARED_ADMIN_NAME),
+    /** Who may sign in to /api and /admin (ADMIN_TOKENS and ADMIN_TOKEN): names and roles, never tokens. */
+    operators: config.operators.map((o) => ({ name: o.name, role: o.role })),
     /** platform.json `webhooks`: each custom route and whether its secret is set. */
     customWebhooks: config.customWebhooks.map((w) => ({ route: w.route, secretEnv: w.secretEnv, configured: w.secret !== undefined })),
     /** Where STRIPE_SECRET_KEY sends API calls (payments synced from the API, reconcile), or null when unset. */
@@ -162,6 +165,7 @@ export function registerCheckCommand(program: Command): void {
         ),
         `  CRON_SECRET  ${report.cronSecret ? 'set' : 'not set'}`,
         `  ADMIN_TOKEN  ${report.adminToken ? 'set' : 'not set'}`,
+        `  operators    ${report.operators.map((o) => `${o.name} (${o.role})`).join(', ') || 'none: /api and /admin closed'}`,
         `  Stripe API   ${report.stripeApi ? `STRIPE_SECRET_KEY set: payments synced from ${report.stripeApi}` : 'not set: payments ordered by event time (STRIPE_SECRET_KEY)'}`,
         `  alerts       ${report.alerts ? `${report.alerts.join('; ')} (hookrun alert test sends one)` : 'not set: nobody is told of failing handlers or late jobs (ALERT_SLACK_WEBHOOK_URL, ALERT_PAGERDUTY_ROUTING_KEY, ALERT_WEBHOOK_URL)'}`,
         `  telemetry    ${report.telemetry ? `OpenTelemetry traces and metrics to ${report.telemetry}` : 'off (OTEL_EXPORTER_OTLP_ENDPOINT)'}`,

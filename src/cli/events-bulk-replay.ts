@@ -33,7 +33,7 @@ interface ReplayJson {
   status: 'running' | 'done' | 'cancelled';
 }
 
-/** Who runs this command, for the audit: `cli:<os user>@<host>`. */
+/** What the command says of itself after the signed-in name (`alice via cli (cli:<os user>@<host>)`): `cli:<os user>@<host>`. */
 export function cliActor(): string {
   let user = 'unknown';
   try {
@@ -106,7 +106,7 @@ export async function runBulkReplay(flags: BulkReplayFlags): Promise<void> {
   });
 }
 
-/** `hookrun events replays`: the bulk replay audit, newest first. */
+/** `hookrun events replays`: bulk replays and their progress, newest first. */
 export function registerReplaysCommand(events: Command): void {
   events
     .command('replays')

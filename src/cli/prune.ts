@@ -25,6 +25,7 @@ function describe(report: PruneReport, days: Config['retention']): string {
     line(report.events, 'finished events', 'EVENT_RETENTION_DAYS', days.events, report.cutoffs.events),
     line(report.dedupeKeys, 'dedupe keys of deleted events', 'DEDUPE_RETENTION_DAYS', days.dedupeKeys, report.cutoffs.dedupeKeys),
     line(report.cronRuns, 'cron runs', 'CRON_RUN_RETENTION_DAYS', days.cronRuns, report.cutoffs.cronRuns),
+    line(report.auditEntries, 'audit entries', 'AUDIT_RETENTION_DAYS', days.audit ?? 0, report.cutoffs.auditEntries),
     ...(report.dryRun ? ['Nothing was deleted. Run without --dry-run to delete (a running hookrun also does it every hour).'] : []),
   ].join('\n');
 }
@@ -33,7 +34,7 @@ function describe(report: PruneReport, days: Config['retention']): string {
 export function registerPruneCommand(program: Command): void {
   program
     .command('prune')
-    .description('delete what retention keeps no longer: finished events, their dedupe keys, cron runs (a running hookrun does it every hour)')
+    .description('delete what retention keeps no longer: finished events, their dedupe keys, cron runs, audit entries (a running hookrun does it every hour)')
     .option('--dry-run', 'only count what would be deleted')
     .option('--json', 'print JSON')
     .addHelpText(

@@ -53,7 +53,7 @@ async function runService(config: Config, parts: { http: boolean; scheduler: boo
     const local = parts.devUrl ?? (config.host && !['0.0.0.0', '::'].includes(config.host) ? service.url : `http://localhost:${port}`);
     const url = parts.devUrl ?? service.url;
     log.info({ url, database: service.db.kind, dashboard: `${local}/admin` }, `hookrun listening on ${url}`);
-    if (config.adminToken) log.info(`dashboard: ${local}/admin (log in with ADMIN_TOKEN)`);
+    if (config.operators.length > 0) log.info(`dashboard: ${local}/admin (log in with ADMIN_TOKEN or your token of ADMIN_TOKENS)`);
   } else {
     log.info({ database: service.db.kind }, 'hookrun worker running: processing stored events');
   }
@@ -71,8 +71,8 @@ async function runService(config: Config, parts: { http: boolean; scheduler: boo
   }
   if (parts.http && config.cronSecretProblem) log.warn(config.cronSecretProblem);
   else if (parts.http && !config.cronSecret) log.warn(cronAccessWarning(config));
-  if (parts.http && !config.adminToken) {
-    log.warn('ADMIN_TOKEN is not set: the admin API and dashboard answer 503 until it is.');
+  if (parts.http && config.operators.length === 0) {
+    log.warn('Neither ADMIN_TOKEN nor ADMIN_TOKENS is set: the admin API and dashboard answer 503 until one is.');
   }
   let stopping = false;
   const shutdown = (signal: string) => {

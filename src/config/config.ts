@@ -21,6 +21,7 @@ import type { CronEntry, WebhookSchemeEntry } from './platform-entries.js';
 import { readDatabaseUrl, readPooler, readPreparedStatements, type PoolerSettings } from './database-connection.js';
 import { resolveProjectDir } from './project-dir.js';
 import { checkBearerValues, readBearer, readCronAccess, readSecret } from './secrets.js';
+import { readOperators, type Operator } from './operators.js';
 import { readSenderApis, type SenderApiSettings } from './senders.js';
 import type { SecretSetting } from '../webhooks/provider.js';
 import {
@@ -108,7 +109,10 @@ export interface Config {
   cronSecretProblem: string | undefined;
   /** `CRON_LOCAL_CALLERS=allow`: no proxy in front, so without CRON_SECRET a loopback caller may run `/cron/<job>` (secrets.ts). */
   cronLocalCallers: boolean;
-  adminToken: string | undefined;
+  /** `ADMIN_TOKENS` and `ADMIN_TOKEN` (as `admin`): who may sign in to `/api` and `/admin`, each with a role; none → both answer 503. */
+  operators: readonly Operator[];
+  /** `HOOKRUN_ADMIN_TOKEN`, else `ADMIN_TOKEN`: the token the CLI's commands sign in with, so the audit names who ran them. */
+  cliToken: string | undefined;
   /** `METRICS_TOKEN`: when set, `/metrics` requires `Authorization: Bearer <METRICS_TOKEN>`; unset, it answers loopback callers only. */
   metricsToken: string | undefined;
   scheduler: boolean;
@@ -192,7 +196,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     providers,
     secretEnvNames,
     ...readCronAccess(env),
-    adminToken: readBearer(env, 'ADMIN_TOKEN', '/api or /admin', 'unset it to keep the admin API closed'),
+    operators: readOperators(env, readBearer(env, 'ADMIN_TOKEN', '/api or /admin', 'unset it to keep the admin API closed')),
+    cliToken: env.HOOKRUN_ADMIN_TOKEN || env.ADMIN_TOKEN || undefined,
     metricsToken: readBearer(env, 'METRICS_TOKEN', '/metrics', 'unset it to serve /metrics to callers on this machine only'),
     scheduler,
     logLevel,

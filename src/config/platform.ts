@@ -13,7 +13,7 @@ const LIMIT_KEYS = ['concurrency', 'rateLimit'] as const;
 const ENTRY_KEYS = ['path', 'name', 'url', 'method', 'tokenEnv', 'allowHttp', 'schedule', 'timezone', 'timeoutMs', ...POLICY_KEYS, ...LIMIT_KEYS];
 
 /** hookrun's own credentials: a target never gets them as its token. */
-const OWN_CREDENTIALS = new Set(['CRON_SECRET', 'ADMIN_TOKEN']);
+const OWN_CREDENTIALS = new Set(['CRON_SECRET', 'ADMIN_TOKEN', 'ADMIN_TOKENS', 'HOOKRUN_ADMIN_TOKEN']);
 
 const ROUTE = /^[a-z][a-z0-9-]{0,31}$/;
 const ENV_NAME = /^[A-Z][A-Z0-9_]{0,63}$/;

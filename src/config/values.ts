@@ -117,6 +117,8 @@ export interface RetentionDays {
   events: number;
   dedupeKeys: number;
   cronRuns: number;
+  /** The audit of operators' actions (`AUDIT_RETENTION_DAYS`, by default a year: longer than the events it is about); absent keeps it. */
+  audit?: number;
 }
 
 export function readRetention(env: Env): RetentionDays {
@@ -124,6 +126,7 @@ export function readRetention(env: Env): RetentionDays {
     events: readInt(env, 'EVENT_RETENTION_DAYS', 30, 0, 36_500),
     dedupeKeys: readInt(env, 'DEDUPE_RETENTION_DAYS', 90, 0, 36_500),
     cronRuns: readInt(env, 'CRON_RUN_RETENTION_DAYS', 90, 0, 36_500),
+    audit: readInt(env, 'AUDIT_RETENTION_DAYS', 365, 0, 36_500),
   };
   if (days.events > 0 && days.dedupeKeys > 0 && days.dedupeKeys < days.events) {
     throw new ConfigError(

@@ -1,4 +1,5 @@
 import { OBSERVABILITY_VARIABLES } from './variables-observability.js';
+import { ADMIN_ACCESS_VARIABLES } from './variables-admin.js';
 import { SENDER_API_VARIABLES } from './variables-senders.js';
 
 /**
@@ -95,12 +96,7 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
       "`allow` states that no proxy is in front of hookrun: without CRON_SECRET, a caller on this machine (loopback, no `Forwarded`/`X-Forwarded-*`/`Via`, not a web page) may run `/cron/<job>`. Never behind nginx, Caddy or a load balancer on this machine: they connect from loopback on everyone's behalf, and nginx's bare `proxy_pass` adds no header to tell. Ignored when CRON_SECRET is set",
   },
   { name: 'SCHEDULER', default: '`on`', feature: 'cron', description: '`off` when an outside scheduler calls `/cron/<job>` (same as `start --no-scheduler`)' },
-  {
-    name: 'ADMIN_TOKEN',
-    default: 'unset → admin 503',
-    feature: 'admin API and dashboard',
-    description: 'bearer token for `/api` and the `/admin` dashboard; at least 32 characters',
-  },
+  ...ADMIN_ACCESS_VARIABLES,
   {
     name: 'METRICS_TOKEN',
     default: 'unset → `/metrics` answers loopback callers only',
@@ -184,6 +180,12 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
       "a deleted event's `(source, key)` is kept this long, so a provider's late retry is still answered `duplicate`; at least `EVENT_RETENTION_DAYS`",
   },
   { name: 'CRON_RUN_RETENTION_DAYS', default: '`90`', feature: 'retention', description: '`cron_runs` older than this are deleted; `0` keeps them forever' },
+  {
+    name: 'AUDIT_RETENTION_DAYS',
+    default: '`365`',
+    feature: 'retention',
+    description: "the audit's entries (who did what from the console, the admin API and the CLI) older than this are deleted; `0` keeps them forever",
+  },
   ...OBSERVABILITY_VARIABLES,
   {
     name: 'STRIPE_SECRET_KEY',

@@ -39,15 +39,16 @@ export const eventSearch = hookrun.table(
 
 /**
  * A bulk replay: which events (a filter, or ids picked by hand), up to which
- * id it was started, at what rate, how far it got, and who asked. The list
- * is the replay audit; the row is also the work (any instance advances it).
+ * id it was started, at what rate, how far it got, and who asked. The row is
+ * the work (any instance advances it) and its progress; who started or
+ * cancelled it, and when, is in the one audit (`audit_entries`).
  */
 export const replayBatches = hookrun.table(
   'replay_batches',
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
     createdAt: tz('created_at').notNull().defaultNow(),
-    /** Who asked: "dashboard", "admin-api", "cli" and what they said of themselves. */
+    /** Who asked, as the audit names them ("alice via console"): each replayed delivery's history says it. */
     actor: text('actor').notNull(),
     /** The filter (the events list's), or { ids: [...] } for a hand-picked set. */
     selection: jsonb('selection').notNull(),
@@ -122,4 +123,35 @@ export const senderRejections = hookrun.table(
     count: integer('count').notNull(),
   },
   (t) => [primaryKey({ columns: [t.route, t.reason, t.minute] }), index('sender_rejections_minute_idx').on(t.minute)],
+);
+
+/**
+ * The audit: every action an operator took or tried from the console, the
+ * admin API or the CLI (replays, pauses, acknowledgements, runs, backfills,
+ * reconciles, …), who (the signed-in name, and how), when, on what, and how
+ * it ended: ok, refused (the role may not act) or failed (with why). Written
+ * after the action, never in its transaction, so a failed action is recorded
+ * too. Kept AUDIT_RETENTION_DAYS.
+ */
+export const auditEntries = hookrun.table(
+  'audit_entries',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    at: tz('at').notNull().defaultNow(),
+    /** The operator's name (`ADMIN_TOKENS`, `admin` for ADMIN_TOKEN, `local` for a CLI on the database without a token). */
+    operator: text('operator').notNull(),
+    /** Their role then: viewer | operator. */
+    role: text('role').notNull(),
+    /** console | api | cli */
+    via: text('via').notNull(),
+    /** What, e.g. "job.pause", "event.replay", "replay.start". */
+    action: text('action').notNull(),
+    /** On what, e.g. "nightly-report", "event 42", "replay 7"; null for an action on no one thing. */
+    target: text('target'),
+    /** ok | refused | failed */
+    outcome: text('outcome').notNull(),
+    /** Why it was refused or failed (the answer's code and message), or what it did ("12 events"). */
+    detail: text('detail'),
+  },
+  (t) => [index('audit_entries_at_idx').on(t.at)],
 );

@@ -89,13 +89,14 @@ export async function trimCronRuns(db: Queryable, before: Date, limit: number): 
 /** What a prune would delete now (the dry run): full counts, so only for the CLI and the admin API. */
 export async function countPrunable(
   db: Queryable,
-  cutoffs: { events?: Date; keys?: Date; cronRuns?: Date },
-): Promise<{ events: number; dedupeKeys: number; cronRuns: number }> {
+  cutoffs: { events?: Date; keys?: Date; cronRuns?: Date; audit?: Date },
+): Promise<{ events: number; dedupeKeys: number; cronRuns: number; auditEntries: number }> {
   const count = async (sql: string, cutoff: Date | undefined) => (cutoff ? Number((await db.query<{ n: number }>(sql, [cutoff.toISOString()]))[0]?.n ?? 0) : 0);
   return {
     events: await count(`SELECT count(*) AS n FROM hookrun.webhook_events WHERE status IN ${FINISHED} AND received_at < $1::timestamptz`, cutoffs.events),
     dedupeKeys: await count(`SELECT count(*) AS n FROM hookrun.webhook_event_keys WHERE received_at < $1::timestamptz`, cutoffs.keys),
     cronRuns: await count(`SELECT count(*) AS n FROM hookrun.cron_runs WHERE started_at < $1::timestamptz AND status <> 'running'`, cutoffs.cronRuns),
+    auditEntries: await count(`SELECT count(*) AS n FROM hookrun.audit_entries WHERE at < $1::timestamptz`, cutoffs.audit),
   };
 }
 

@@ -14,8 +14,8 @@ import type { SenderConfig } from './issue-routes.js';
 
 /** What the admin API reads and drives; the dashboard and the CLI use the same modules. */
 export interface AdminApiDeps {
-  /** `adminToken` unset → every route answers 503 `not_configured`; the senders' secrets (set or not) feed `/api/senders`; `publicUrl` is an origin the console's forms may be posted from. */
-  config: Pick<Config, 'adminToken'> & Partial<Pick<Config, 'maxAttempts' | 'publicUrl'>> & Partial<SenderConfig>;
+  /** No `operators` → every route answers 503 `not_configured`; the senders' secrets (set or not) feed `/api/senders`; `publicUrl` is an origin the console's forms may be posted from. */
+  config: Pick<Config, 'operators'> & Partial<Pick<Config, 'maxAttempts' | 'publicUrl'>> & Partial<SenderConfig>;
   db: Database;
   clock: Clock;
   cron: Pick<CronService, 'listJobs' | 'listRuns' | 'runJob' | 'pause' | 'resume' | 'backfill'>;

@@ -64,7 +64,7 @@ export const replayBody = z.object({
   status: z.enum(EVENT_STATUSES).describe('replay every event of this status'),
   source: sourceName.optional(),
   type: eventType.optional(),
-  actor: z.string().min(1).max(100).optional().describe('who asks, recorded in each replayed delivery\'s history after "admin-api", e.g. cli:ana@laptop'),
+  actor: z.string().min(1).max(100).optional().describe("who asks, recorded in each replayed delivery's history after the signed-in name, e.g. cli:ana@laptop"),
 });
 
 /** `POST /api/events/{id}/replay`: optionally one handler only. */
@@ -75,7 +75,7 @@ export const replayQuery = z.object({
     .max(100)
     .optional()
     .describe("run only this handler again; the event's other handlers are not run"),
-  actor: z.string().min(1).max(100).optional().describe('who asks, recorded in the delivery\'s history after "admin-api", e.g. cli:ana@laptop'),
+  actor: z.string().min(1).max(100).optional().describe("who asks, recorded in the delivery's history after the signed-in name, e.g. cli:ana@laptop"),
 });
 
 /** `GET /api/cron/runs` */

@@ -3,7 +3,11 @@ import { backfillBody, jobsQuery, mirrorQuery, pruneBody, reconcileBody, resumeB
 import { MIRROR_TABLES, listMirrorRows, type MirrorTable } from '../db/mirror-read.js';
 import { AppError } from '../errors.js';
 import { parseReconcileSince } from '../payments-api/reconcile.js';
-import { bearerToken, secureEqual } from '../secure-compare.js';
+import { bearerToken } from '../secure-compare.js';
+import { operatorByToken } from './admin-auth.js';
+import { guardActions, noteAudit } from './audit-trail.js';
+import { API_ACTIONS } from './audited-actions.js';
+import { addAuditRoute } from './audit-routes.js';
 import { parse, readJson, requestInstant } from './admin-request.js';
 import { addEventRoutes } from './event-routes.js';
 import { createErrorHandler, errorResponse } from './errors.js';
@@ -14,6 +18,15 @@ import { addIssueRoutes } from './issue-routes.js';
 import { knownSources } from './known-sources.js';
 import type { AdminApiDeps } from './admin-deps.js';
 
+/** The header the CLI's admin client sends, so the audit says `cli` rather than `api`. */
+export const CLIENT_HEADER = 'x-hookrun-client';
+
+/** The error contract's `code: message` of a refused answer, for the audit. */
+async function errorOf(response: Response): Promise<string> {
+  const body = (await response.json().catch(() => undefined)) as { error?: { code?: string; message?: string } } | undefined;
+  return body?.error ? `${body.error.code}: ${body.error.message}` : `HTTP ${response.status}`;
+}
+
 /** What the admin API reads and drives (its own file, so the route files that take it import no cycle). */
 export type { AdminApiDeps };
 
@@ -21,9 +34,10 @@ export type { AdminApiDeps };
  * The admin JSON API, mounted at `/api`: events (list with filters and
  * cursor pagination, one event, replay one or all of a status), cron jobs
  * with schedule, next runs and last run, cron runs, run a job, handlers with
- * what their deliveries wait for, pause and resume one. Bearer
- * ADMIN_TOKEN, compared in constant time; with no ADMIN_TOKEN it answers 503
- * `not_configured` and is never open.
+ * what their deliveries wait for, pause and resume one, the audit. Bearer
+ * ADMIN_TOKEN or a named token of ADMIN_TOKENS, compared in constant time;
+ * a viewer's may read, an operator's may also act, and every action is
+ * recorded under its name. With no token set it answers 503 `not_configured` and is never open.
  */
 export function createAdminApi(deps: AdminApiDeps): Hono {
   const { db, clock } = deps;
@@ -32,14 +46,30 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
   app.notFound((c) => errorResponse(c, 404, 'not_found', `No admin route ${c.req.method} ${c.req.path}. See /openapi.json.`));
 
   app.use('*', async (c, next) => {
-    const adminToken = deps.config.adminToken;
-    if (!adminToken) throw new AppError('not_configured', 'ADMIN_TOKEN is not set, so the admin API is closed. Set ADMIN_TOKEN and restart hookrun.');
-    if (!secureEqual(bearerToken(c.req.header('authorization')), adminToken)) {
-      throw new AppError('unauthorized', 'Send Authorization: Bearer <ADMIN_TOKEN>; the token is missing or wrong.');
+    const { operators } = deps.config;
+    if (operators.length === 0) {
+      throw new AppError('not_configured', 'Neither ADMIN_TOKEN nor ADMIN_TOKENS is set, so the admin API is closed. Set one and restart hookrun.');
     }
+    const operator = operatorByToken(operators, bearerToken(c.req.header('authorization')));
+    if (!operator)
+      throw new AppError('unauthorized', 'Send Authorization: Bearer <token> (ADMIN_TOKEN, or yours from ADMIN_TOKENS); the token is missing or wrong.');
+    c.set('signedIn', { name: operator.name, role: operator.role, via: c.req.header(CLIENT_HEADER) === 'cli' ? 'cli' : 'api' });
     await next();
     c.header('cache-control', 'no-store');
   });
+  app.use(
+    '*',
+    guardActions({
+      db,
+      now: () => clock.now(),
+      log: deps.log,
+      actions: API_ACTIONS,
+      refuse: (_, message) => {
+        throw new AppError('forbidden', message);
+      },
+      failureOf: errorOf,
+    }),
+  );
 
   addEventRoutes(app, deps);
   addCronRoutes(app, deps);
@@ -47,6 +77,7 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
   addSenderReconcileRoute(app, { reconcileSender: deps.reconcileSender, now: () => clock.now(), log: deps.log, readBody: readJson });
   addReplayRoutes(app, { db, clock, log: deps.log, handlers: deps.handlers, readBody: readJson, sources: knownSources(deps.config) });
   addIssueRoutes(app, { db, now: () => clock.now(), log: deps.log, senders: deps.config });
+  addAuditRoute(app, db);
   app.get('/changes', (c) => {
     if (!deps.changes) throw new AppError('not_found', 'CHANGES_DATABASE_URL is not set, so this hookrun captures no database changes.');
     return c.json({ changes: deps.changes.status() });
@@ -84,7 +115,15 @@ export function createAdminApi(deps: AdminApiDeps): Hono {
     if (!deps.prune) throw new AppError('not_found', 'This hookrun does not run retention.');
     const { dryRun } = parse(pruneBody, await readJson(c));
     const report = await deps.prune(dryRun);
-    if (!dryRun) deps.log.info({ events: report.events, dedupeKeys: report.dedupeKeys, cronRuns: report.cronRuns }, 'retention pass run by the admin API');
+    if (!dryRun)
+      deps.log.info(
+        { events: report.events, dedupeKeys: report.dedupeKeys, cronRuns: report.cronRuns, auditEntries: report.auditEntries },
+        'retention pass run by the admin API',
+      );
+    noteAudit(
+      c,
+      `${dryRun ? 'dry run: would delete' : 'deleted'} ${report.events} events, ${report.dedupeKeys} dedupe keys, ${report.cronRuns} cron runs, ${report.auditEntries} audit entries`,
+    );
     return c.json(report);
   });
 

@@ -104,9 +104,9 @@ export function createApp(deps: AppDeps): Hono {
     throttle: deps.credentials ?? new CredentialThrottle(),
   };
   const bearerGuard = createAuthFailureGuard({ ...guardDeps, refuseBeforeCheck: true });
-  const { adminToken, cronSecret, metricsToken } = deps.config;
+  const { operators, cronSecret, metricsToken } = deps.config;
   for (const [path, secret] of [
-    ['/api/*', adminToken],
+    ['/api/*', operators.length > 0 ? 'named tokens' : undefined],
     ['/cron/*', cronSecret],
     ['/metrics', metricsToken],
   ] as const) {

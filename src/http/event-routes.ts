@@ -1,4 +1,5 @@
 import type { Hono } from 'hono';
+import { actorOf, noteAudit } from './audit-trail.js';
 import { countEventsByStatus } from '../db/event-counts.js';
 import { eventDeliveries } from '../db/event-history.js';
 import { getEventRequest } from '../db/event-requests.js';
@@ -40,7 +41,8 @@ export function addEventRoutes(app: Hono, deps: AdminApiDeps): void {
   app.post('/events/replay', async (c) => {
     const { actor, ...body } = parse(replayBody, await readJson(c));
     checkSource(body.source, sources);
-    const replayed = await replayEventsByStatus(db, clock, body, { actor: apiActor(actor) });
+    const replayed = await replayEventsByStatus(db, clock, body, { actor: actorOf(c, actor) });
+    noteAudit(c, `${replayed} events (${describeReplayFilter(body)})`);
     deps.log.info({ status: body.status, source: body.source, type: body.type, replayed }, 'events replayed by the admin API');
     return c.json({ replayed });
   });
@@ -48,11 +50,13 @@ export function addEventRoutes(app: Hono, deps: AdminApiDeps): void {
   app.post('/events/:id/replay', async (c) => {
     const id = eventId(c);
     const { handler, actor } = parse(replayQuery, c.req.query());
-    await replayEvent(db, clock, id, { handler, actor: apiActor(actor) });
+    await replayEvent(db, clock, id, { handler, actor: actorOf(c, actor) });
+    if (handler !== undefined) noteAudit(c, `handler ${handler} only`);
     deps.log.info({ id, handler }, 'event replayed by the admin API');
     return c.json({ replayed: true, event: await getEvent(db, id) });
   });
 }
 
-/** Who replayed through the admin API: "admin-api", with what the caller said of itself. */
-const apiActor = (said: string | undefined) => (said ? `admin-api (${said})` : 'admin-api');
+/** The filter of a replay by status, as the audit says it. */
+const describeReplayFilter = (body: { status: string; source?: string; type?: string }) =>
+  [`status ${body.status}`, body.source && `source ${body.source}`, body.type && `type ${body.type}`].filter(Boolean).join(', ');

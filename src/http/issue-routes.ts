@@ -5,6 +5,7 @@ import { acknowledgeIssue, countIssues, getIssue, listIssues, resolveIssue } fro
 import { listSenderActivity, type SenderConfig } from '../issues/sender-activity.js';
 import type { Logger } from '../log.js';
 import { firstIssue } from './admin-schemas.js';
+import { actorOf } from './audit-trail.js';
 
 /** The senders' part of the config, as the admin API's deps type it. */
 export type { SenderConfig };
@@ -62,7 +63,7 @@ export function addIssueRoutes(app: Hono, deps: IssueRouteDeps): void {
   });
 
   app.post('/issues/:id/resolve', async (c) => {
-    const issue = await resolveIssue(db, issueId(c), new Date(deps.now()), 'admin-api');
+    const issue = await resolveIssue(db, issueId(c), new Date(deps.now()), actorOf(c));
     deps.log.info({ issue: issue.id }, 'issue resolved by the admin API');
     return c.json({ issue });
   });

@@ -19,6 +19,7 @@ import {
 import { bulkReplayBody, replayListQuery } from './replay-schemas.js';
 import { errors, header, json, path, type Json } from './openapi-parts.js';
 import { issueListQuery } from './issue-schemas.js';
+import { auditListQuery } from './audit-routes.js';
 
 /** A zod schema as JSON Schema of what the caller sends (`io: 'input'`: before defaults and transforms). */
 function inputSchema(schema: z.ZodType): Json & { properties?: Record<string, Json>; required?: string[] } {
@@ -50,8 +51,12 @@ const eventId = path('id', 'event id', { type: 'integer', minimum: 1 });
 const replayId = path('id', 'bulk replay id', { type: 'integer', minimum: 1 });
 const issueId = path('id', 'issue id', { type: 'integer', minimum: 1 });
 
+/** A viewer's token on an action: every POST needs the operator role. */
+const viewerRefused = errors({ 403: ['forbidden'] });
+
 function admin(method: 'get' | 'post', summary: string, extra: { parameters?: Json[]; requestBody?: Json } = {}, responses: Json = {}): Json {
-  return { [method]: { tags: ['admin'], summary, security: [{ adminToken: [] }], ...extra, responses: { 200: json('OK'), ...adminErrors, ...responses } } };
+  const refusals = method === 'post' ? { ...adminErrors, ...viewerRefused } : adminErrors;
+  return { [method]: { tags: ['admin'], summary, security: [{ adminToken: [] }], ...extra, responses: { 200: json('OK'), ...refusals, ...responses } } };
 }
 
 /**
@@ -117,6 +122,11 @@ export function adminPaths(): Record<string, Json> {
       { requestBody: bodyFrom(pruneBody) },
       notFound,
     ),
+    '/api/audit': admin(
+      'get',
+      'The audit, newest first: every action taken or tried from the console, the admin API and the CLI, with the operator, their role, via (console, api, cli), action, target, outcome (ok, refused, failed) and detail',
+      { parameters: queryFrom(auditListQuery) },
+    ),
     '/api/issues': admin('get', 'Issues of a status (default open), most recently seen first, with the count of each status', {
       parameters: queryFrom(issueListQuery),
     }),
@@ -179,7 +189,9 @@ function eventPaths(): Record<string, Json> {
         { requestBody: bodyFrom(bulkReplayBody) },
         { 202: json('Started: the batch, advanced by the running instances') },
       ),
-      ...admin('get', 'The bulk replay audit, newest first: who started what, when, and how far it got', { parameters: queryFrom(replayListQuery) }),
+      ...admin('get', 'Bulk replays, newest first: who started what, when, and how far it got (every action is in /api/audit too)', {
+        parameters: queryFrom(replayListQuery),
+      }),
     },
     '/api/replays/{id}': admin('get', "One bulk replay's progress (replayed of total, status)", { parameters: [replayId] }, notFound),
     '/api/replays/{id}/cancel': admin(

@@ -183,7 +183,11 @@ export function buildOpenApiDocument(version: string = HOOKRUN_VERSION, custom: 
         },
       },
       securitySchemes: {
-        adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' },
+        adminToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'ADMIN_TOKEN, or a named token of ADMIN_TOKENS (a viewer may read; an operator may also act)',
+        },
         cronSecret: { type: 'http', scheme: 'bearer', description: 'CRON_SECRET' },
         metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN (when set)' },
       },

@@ -9,6 +9,7 @@ import { cancelReplay, getReplay, listReplays, startReplay } from '../replay/bat
 import { planReplay, type ReplayPlan } from '../replay/plan.js';
 import { describeSelection, selectionToJson, type ReplaySelection } from '../replay/selection.js';
 import { firstIssue } from './admin-schemas.js';
+import { actorOf, noteAudit } from './audit-trail.js';
 import { checkSource, knownSources } from './known-sources.js';
 import { catalogOf, type HandlerCatalogSource } from './handler-routes.js';
 import { bulkReplayBody, replayListQuery, selectionOf } from './replay-schemas.js';
@@ -55,7 +56,7 @@ export const planJson = (selection: ReplaySelection, plan: ReplayPlan, handler: 
 
 /**
  * `POST /api/replays` (a dry run, or start a bulk replay: 202 with the
- * batch), `GET /api/replays` (the audit, newest first), `GET /api/replays/{id}`
+ * batch), `GET /api/replays` (their progress, newest first; who started each is in the audit too), `GET /api/replays/{id}`
  * (its progress) and `POST /api/replays/{id}/cancel`. The runners started with
  * the service advance a started replay at its rate.
  */
@@ -69,9 +70,13 @@ export function addReplayRoutes(app: Hono, deps: ReplayRouteDeps): void {
     const catalog = await catalogOf(deps.handlers);
     checkReplayHandler(catalog, handler);
     const plan = await planReplay(db, selection, handler, { catalog });
-    if (dryRun) return c.json({ dryRun: true, ...planJson(selection, plan, handler) });
-    const actor = body.actor ? `admin-api (${body.actor})` : 'admin-api';
+    if (dryRun) {
+      noteAudit(c, `dry run: ${describeSelection(selection)}`);
+      return c.json({ dryRun: true, ...planJson(selection, plan, handler) });
+    }
+    const actor = actorOf(c, body.actor);
     const replay = await startReplay(db, clock, { selection, handler, rate, actor, plan });
+    noteAudit(c, `${replay.total} events: ${describeSelection(selection)}${handler ? `, handler ${handler} only` : ''}`, `replay ${replay.id}`);
     log.info({ replay: replay.id, total: replay.total, rate, handler, actor }, 'bulk replay started by the admin API');
     return c.json({ replay, plan }, 202);
   });

@@ -41,7 +41,7 @@ export const bulkReplayBody = z.object({
   handler: handlerName.optional().describe("run only this handler again; the events' other handlers are not run"),
   rate: z.number().int().min(MIN_RATE).max(MAX_RATE).default(DEFAULT_RATE).describe('events put back per second'),
   dry_run: z.boolean().default(false).describe('only say what would be replayed; nothing is written'),
-  actor: z.string().min(1).max(100).optional().describe('who asks, recorded in the audit after "admin-api", e.g. cli:ana@laptop'),
+  actor: z.string().min(1).max(100).optional().describe('who asks, recorded in the audit after the signed-in name, e.g. cli:ana@laptop'),
 });
 
 /** The body as parsed. */

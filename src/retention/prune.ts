@@ -2,6 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { RetentionDays } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import { pruneSenderRejections } from '../issues/rejection-counter.js';
+import { trimAudit } from '../db/audit.js';
 import { countPrunable, deleteEvents, expireEventKeys, saveKeysOfOldEvents, trimCronRuns } from '../db/retention.js';
 
 const DAY_MS = 86_400_000;
@@ -16,12 +17,14 @@ export interface PruneReport {
   events: number;
   dedupeKeys: number;
   cronRuns: number;
+  /** The audit's entries (AUDIT_RETENTION_DAYS). */
+  auditEntries: number;
   /** ISO times: rows older than these go; absent where retention is off (0 days). */
-  cutoffs: { events?: string; dedupeKeys?: string; cronRuns?: string };
+  cutoffs: { events?: string; dedupeKeys?: string; cronRuns?: string; auditEntries?: string };
 }
 
 /** Per-table deletions as they happen (metrics). */
-export type OnDeleted = (table: 'webhook_events' | 'webhook_event_keys' | 'cron_runs', rows: number) => void;
+export type OnDeleted = (table: 'webhook_events' | 'webhook_event_keys' | 'cron_runs' | 'audit_entries', rows: number) => void;
 
 const cutoff = (now: number, days: number) => (days > 0 ? new Date(now - days * DAY_MS) : undefined);
 const yieldToIntake = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -70,7 +73,8 @@ async function pruneEvents(db: Database, before: Date, keepKeysFrom: Date, onDel
 /**
  * One retention pass (or, with `dryRun`, the counts it would delete): finished
  * events past EVENT_RETENTION_DAYS (their keys kept), saved keys past
- * DEDUPE_RETENTION_DAYS, finished cron runs past CRON_RUN_RETENTION_DAYS.
+ * DEDUPE_RETENTION_DAYS, finished cron runs past CRON_RUN_RETENTION_DAYS,
+ * the audit's entries past AUDIT_RETENTION_DAYS.
  * Pending, failed and processing events are never deleted, however old.
  * `signal` ends a pass early (shutdown); saved keys without deletions are harmless.
  */
@@ -83,13 +87,14 @@ export async function prune(
   const events = cutoff(now, days.events);
   const keys = cutoff(now, days.dedupeKeys);
   const cronRuns = cutoff(now, days.cronRuns);
-  const cutoffs = { events: events?.toISOString(), dedupeKeys: keys?.toISOString(), cronRuns: cronRuns?.toISOString() };
-  if (options.dryRun) return { dryRun: true, ...(await countPrunable(db, { events, keys, cronRuns })), cutoffs };
+  const audit = cutoff(now, days.audit ?? 0);
+  const cutoffs = { events: events?.toISOString(), dedupeKeys: keys?.toISOString(), cronRuns: cronRuns?.toISOString(), auditEntries: audit?.toISOString() };
+  if (options.dryRun) return { dryRun: true, ...(await countPrunable(db, { events, keys, cronRuns, audit })), cutoffs };
   const onDeleted: OnDeleted = options.onDeleted ?? (() => undefined);
   const { signal } = options;
-  const report: PruneReport = { dryRun: false, events: 0, dedupeKeys: 0, cronRuns: 0, cutoffs };
+  const report: PruneReport = { dryRun: false, events: 0, dedupeKeys: 0, cronRuns: 0, auditEntries: 0, cutoffs };
   if (events) report.events = await pruneEvents(db, events, keys ?? new Date(0), onDeleted, signal);
-  const drainTable = (table: 'webhook_event_keys' | 'cron_runs', remove: () => Promise<number>) =>
+  const drainTable = (table: 'webhook_event_keys' | 'cron_runs' | 'audit_entries', remove: () => Promise<number>) =>
     drainInChunks(async () => {
       const n = await remove();
       onDeleted(table, n);
@@ -97,6 +102,7 @@ export async function prune(
     }, signal);
   if (keys) report.dedupeKeys = await drainTable('webhook_event_keys', () => expireEventKeys(db, keys, CHUNK_ROWS));
   if (cronRuns) report.cronRuns = await drainTable('cron_runs', () => trimCronRuns(db, cronRuns, CHUNK_ROWS));
+  if (audit) report.auditEntries = await drainTable('audit_entries', () => trimAudit(db, audit, CHUNK_ROWS));
   await pruneSenderRejections(db, now); // a week of per-minute counts, whatever the other settings
   return report;
 }

@@ -34,8 +34,11 @@ export function createRetentionLoop(deps: { db: Database; days: RetentionDays; c
   const pass = async () => {
     try {
       const report = await runOnce();
-      if (report.events + report.dedupeKeys + report.cronRuns > 0) {
-        log.info({ events: report.events, dedupeKeys: report.dedupeKeys, cronRuns: report.cronRuns }, 'retention: deleted old rows');
+      if (report.events + report.dedupeKeys + report.cronRuns + report.auditEntries > 0) {
+        log.info(
+          { events: report.events, dedupeKeys: report.dedupeKeys, cronRuns: report.cronRuns, auditEntries: report.auditEntries },
+          'retention: deleted old rows',
+        );
       }
     } catch (error) {
       log.warn({ err: { message: messageOf(error) } }, 'retention pass failed; trying again at the next one');

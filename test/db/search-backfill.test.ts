@@ -87,7 +87,13 @@ describe.each(kinds)('the upgrade that brings search keys, on $name', { timeout:
           `old_${i}`,
           JSON.stringify(payload),
         ]);
-      expect((await db.migrate()).applied).toEqual(['0005_search_and_body_once', '0006_same_body_as', '0007_received_order']);
+      expect((await db.migrate()).applied).toEqual([
+        '0005_search_and_body_once',
+        '0006_same_body_as',
+        '0007_durable_steps',
+        '0008_received_order',
+        '0009_operator_audit',
+      ]);
 
       const stored = await db.query<{ key: string; keys: string[] }>(
         `SELECT e.key, coalesce(array_agg(s.value ORDER BY s.value) FILTER (WHERE s.value IS NOT NULL), '{}') AS keys

@@ -94,7 +94,7 @@ describe.each(databaseKinds())('handler counts from the delivery rows on $name',
     expect(dead.deliveries.flatMap((d) => d.history).some((a) => a.outcome === 'replayed')).toBe(false);
     await api('POST', `/events/${ids[0]}/replay?handler=plain`);
     const replayed = await detail(ids[0]!);
-    expect(replayed.deliveries[1]!.history.filter((a) => a.outcome === 'replayed').map((a) => a.actor)).toEqual(['admin-api']);
+    expect(replayed.deliveries[1]!.history.filter((a) => a.outcome === 'replayed').map((a) => a.actor)).toEqual(['admin via api']);
     expect(replayed.deliveries[0]!.history.map((a) => a.outcome)).toEqual(['processed']);
   });
 });

@@ -60,13 +60,13 @@ export async function openConsole(app: Pick<Hono, 'fetch'> | { fetch: (request: 
   };
 }
 
-/** A logged-in page at `width` px (the session cookie set through the login form); `mount` is the path hookrun is served under, if any. */
-export async function loggedIn(console_: ConsoleBrowser, width: number, mount = ''): Promise<Page> {
+/** A logged-in page at `width` px (the session cookie set through the login form); `mount` is the path hookrun is served under, if any; `token` whose (ADMIN_TOKEN's by default). */
+export async function loggedIn(console_: ConsoleBrowser, width: number, mount = '', token: string = SECRETS.admin): Promise<Page> {
   const context = await console_.browser.newContext({ viewport: { width, height: 900 } });
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);
   await page.goto(`${console_.base}${mount}/admin/login`);
-  await page.fill('input[name="token"]', SECRETS.admin);
+  await page.fill('input[name="token"]', token);
   await page.click('button[type="submit"]');
   await page.waitForURL(`${console_.base}${mount}/admin`);
   return page;

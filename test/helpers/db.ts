@@ -104,6 +104,7 @@ const TABLES = [
   'replay_batches',
   'issues',
   'sender_rejections',
+  'audit_entries',
   'new_events',
   'delivery_steps',
   'wait_paths',

@@ -33,7 +33,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('hookrun issues list|ack|resolve
     expect(acknowledged.map((i) => String(i.id))).toEqual([id]);
 
     const resolved = await runCli(['issues', 'resolve', id!, '--json'], env);
-    expect(JSON.parse(resolved.stdout)).toMatchObject({ status: 'resolved', resolvedBy: 'admin-api' });
+    expect(JSON.parse(resolved.stdout)).toMatchObject({ status: 'resolved', resolvedBy: 'admin via cli' });
     const unknown = await runCli(['issues', 'ack', '987654'], env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('No issue with id 987654');

@@ -119,7 +119,7 @@ describe('issues acknowledged and resolved through the API', () => {
     expect(listed.counts).toEqual({ open: 0, acknowledged: 1, resolved: 0 });
     expect(((await (await post('resolve')).json()) as { issue: { status: string; resolvedBy: string } }).issue).toMatchObject({
       status: 'resolved',
-      resolvedBy: 'admin-api',
+      resolvedBy: 'admin via api',
     });
     expect((await post('acknowledge')).status).toBe(409);
   });

@@ -45,7 +45,7 @@ describe('bulk replay admin API (PGlite)', () => {
     const res = await post('/api/replays', { status: 'dead', source: 'auth', rate: 2, actor: 'cli:ana@laptop' });
     expect(res.status).toBe(202);
     const { replay } = await json(res);
-    expect(replay).toMatchObject({ total: 5, replayed: 0, rate: 2, status: 'running', actor: 'admin-api (cli:ana@laptop)', handler: null });
+    expect(replay).toMatchObject({ total: 5, replayed: 0, rate: 2, status: 'running', actor: 'admin via api (cli:ana@laptop)', handler: null });
     for (let n = 0; n < 3; n++) {
       await advanceReplays(testDb.db, tools.clock, { yieldToInbox: false }); // no worker here: the rate alone (replay-yields.test.ts has the yield)
       tools.clock.advance(1000);
@@ -59,7 +59,7 @@ describe('bulk replay admin API (PGlite)', () => {
 
   it('ids, a handler and cancel; errors name what to fix', async () => {
     const started = await json(await post('/api/replays', { ids: [ids[5], 999_999], handler: 'stripe-mirror', rate: 1 }));
-    expect(started.replay).toMatchObject({ total: 1, handler: 'stripe-mirror', selection: { ids: [ids[5], 999_999] }, actor: 'admin-api' });
+    expect(started.replay).toMatchObject({ total: 1, handler: 'stripe-mirror', selection: { ids: [ids[5], 999_999] }, actor: 'admin via api' });
     expect(started.plan.skipped).toEqual([expect.objectContaining({ reason: 'not_found', count: 1 })]);
     const cancel = await post(`/api/replays/${started.replay.id}/cancel`);
     expect(cancel.status).toBe(200);

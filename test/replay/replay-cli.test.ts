@@ -39,7 +39,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('hookrun events replay (bulk) an
     const { replays } = JSON.parse(list.stdout) as { replays: Array<{ actor: string; status: string; total: number }> };
     expect(replays).toHaveLength(1);
     expect(replays[0]).toMatchObject({ status: 'done', total: 3 });
-    expect(replays[0]!.actor).toMatch(/^admin-api \(cli:.+@.+\)$/);
+    expect(replays[0]!.actor).toMatch(/^admin via cli \(cli:.+@.+\)$/);
   });
 
   it('--no-wait prints the id; nothing matching is not an error; the single-event form still works; bad flags are usage errors', async () => {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDistBuilt } from '../helpers/build-dist.js';
 import { runCliInProcess, type CliResult } from '../helpers/cli.js';
 import { SECRETS } from '../helpers/config.js';
+import { ADMIN_TOKENS, OPERATORS } from '../audit/operators-app.js';
 import { PACKAGE_VERSION } from '../helpers/package-version.js';
 import { assertNoSecretLeaks, recordCapture } from '../helpers/secret-scan.js';
 import { REPO_ROOT, baseEnv, pollUntil, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
@@ -118,7 +119,7 @@ describe('hookrun CLI (in-process; --version, usage and help through the spawned
   });
 
   it('send: posts a signed sample the running server accepts; events and cron go through its admin API', async () => {
-    server = await spawnHookrun({ dataDir, env: { PLATFORM_CONFIG: env.PLATFORM_CONFIG, SCHEDULER: 'off' } });
+    server = await spawnHookrun({ dataDir, env: { PLATFORM_CONFIG: env.PLATFORM_CONFIG, SCHEDULER: 'off', ADMIN_TOKENS } });
     const port = new URL(server.url).port;
     const remote = { ...env, PORT: port };
 
@@ -163,6 +164,18 @@ describe('hookrun CLI (in-process; --version, usage and help through the spawned
     const noToken = await hookrun(['events', 'list'], { ...remote, ADMIN_TOKEN: undefined });
     expect(noToken.code).toBe(78);
     expect(noToken.stderr).toMatch(/hookrun is running on DATA_DIR .* \(pid \d+\).*ADMIN_TOKEN/);
+
+    // A named token through the server's admin API: a viewer reads, is refused an action, and the audit names both.
+    const asBob = { ...remote, ADMIN_TOKEN: undefined, HOOKRUN_ADMIN_TOKEN: OPERATORS.bob };
+    expect((await hookrun(['events', 'list'], asBob)).code).toBe(0);
+    const refused = await hookrun(['events', 'replay', String(answer.answer.id)], asBob);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('bob signs in as a viewer, who reads but may not act: event.replay needs the operator role');
+    const audit = await fetch(`${server.url}/api/audit`, { headers: { authorization: `Bearer ${OPERATORS.bob}` } });
+    const { entries } = (await audit.json()) as { entries: Array<{ operator: string; via: string; action: string; outcome: string }> };
+    expect(entries.map((e) => `${e.operator} ${e.via} ${e.action} ${e.outcome}`)).toEqual(
+      expect.arrayContaining(['admin cli event.replay ok', 'bob cli event.replay refused']),
+    );
   });
 
   it('send --curl prints a command that, pasted into a fresh shell, is accepted by the server (signed bytes, bearer from the env)', async () => {

@@ -66,7 +66,13 @@ describe.each(databaseKinds())('same body, new delivery id (GitHub, Shopify) on 
   const suspected = async (source: string) => (await metrics.suspectedReplays.get()).values.find((v) => v.labels.source === source)?.value ?? 0;
   /** `GET /api/events/:id` as the admin API answers it. */
   const apiEvent = async (id: number) => {
-    const api = createAdminApi({ config: { adminToken: SECRETS.admin }, db: tdb.db, clock: new ManualClock(Date.now()), cron: {} as never, log: silentLogger });
+    const api = createAdminApi({
+      config: { operators: [{ name: 'admin', role: 'operator', token: SECRETS.admin }] },
+      db: tdb.db,
+      clock: new ManualClock(Date.now()),
+      cron: {} as never,
+      log: silentLogger,
+    });
     const res = await api.request(`/events/${id}`, { headers: { authorization: `Bearer ${SECRETS.admin}` } });
     expect(res.status).toBe(200);
     return ((await res.json()) as { event: EventDetail }).event;

@@ -14,7 +14,8 @@ import { eventDetailPage } from './events-detail.js';
 import { toneOfStatus, type Flash } from './flash.js';
 import { eventFilterOf, filterQueryOf } from './events-filter.js';
 import { eventListPage } from './events-list.js';
-import { consoleActor, csrfOf, formField, page, SECURITY_HEADERS } from './http.js';
+import { csrfOf, formField, page, SECURITY_HEADERS } from './http.js';
+import { actorOf, noteAudit } from '../audit-trail.js';
 import { messagePage } from './layout.js';
 
 /** What a replay led to, read from the event as it is now (the worker may already have run it). */
@@ -95,7 +96,8 @@ export function addEventRoutes(app: Hono, deps: AdminApiDeps): void {
     const status = await formField(c, 'status');
     if (!status) return page(c, messagePage('Bad request', 'Say which status to replay.', csrfOf(c, deps)), 400);
     try {
-      const count = await replayEventsByStatus(db, clock, { status }, { actor: consoleActor(c) });
+      const count = await replayEventsByStatus(db, clock, { status }, { actor: actorOf(c) });
+      noteAudit(c, `${count} events (status ${status})`);
       deps.log.info({ status, replayed: count }, 'events replayed from the dashboard');
       return c.redirect(`/admin?replayed=${count}`, 303);
     } catch (error) {
@@ -110,7 +112,8 @@ export function addEventRoutes(app: Hono, deps: AdminApiDeps): void {
     try {
       if (handler !== undefined && !/^[a-z0-9][a-z0-9-]{0,99}$/.test(handler))
         throw new AppError('bad_request', 'A handler name is lowercase letters, digits and dashes.');
-      await replayEvent(db, clock, id, { handler, actor: consoleActor(c) });
+      await replayEvent(db, clock, id, { handler, actor: actorOf(c) });
+      if (handler !== undefined) noteAudit(c, `handler ${handler} only`);
     } catch (error) {
       if (error instanceof AppError) return page(c, messagePage('Not replayed', error.message, csrfOf(c, deps)), error.status);
       throw error;

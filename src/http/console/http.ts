@@ -56,11 +56,17 @@ export async function formField(c: Context, name: string): Promise<string | unde
   return typeof value === 'string' ? value : undefined;
 }
 
-/** The CSRF token of the request's session (the forms carry it). */
-export const csrfOf = (c: Context, deps: AdminApiDeps) => csrfToken(getCookie(c, SESSION_COOKIE) ?? '', deps.config.adminToken!);
+/** The CSRF token of the request's session (the forms carry it); empty before sign-in. */
+export function csrfOf(c: Context, deps: AdminApiDeps): string {
+  const name = c.get('signedIn')?.name;
+  const operator = deps.config.operators.find((o) => o.name === name);
+  return operator ? csrfToken(getCookie(c, SESSION_COOKIE) ?? '', operator) : '';
+}
 
-/** Who acted from the console: the session's short id (its random part's start), never the cookie or the token. */
-export function consoleActor(c: Context): string {
-  const random = (getCookie(c, SESSION_COOKIE) ?? '').split('.')[1] ?? '';
-  return `console (session ${random.slice(0, 8)})`;
+const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" };
+
+/** Why a console page refused (the message of its `<p class="error">`), for the audit. */
+export async function pageError(response: Response): Promise<string> {
+  const message = /<p class="error">([^<]*)<\/p>/.exec(await response.text())?.[1];
+  return message === undefined ? `HTTP ${response.status}` : message.replace(/&(?:amp|lt|gt|quot|#39);/g, (entity) => ENTITIES[entity] ?? entity);
 }

@@ -7,6 +7,7 @@ import { html } from '../html.js';
 import { issueId } from '../issue-routes.js';
 import { flash, type Flash } from './flash.js';
 import { csrfOf, formField, page } from './http.js';
+import { actorOf } from '../audit-trail.js';
 import { issueDetail, issueTabs, issuesTable, ISSUES_STYLE } from './issues-view.js';
 import { layout, messagePage } from './layout.js';
 
@@ -51,7 +52,7 @@ ${issuesTable(issues, csrfOf(c, deps), clock.now())}`;
       try {
         const id = issueId(c);
         const now = new Date(clock.now());
-        const issue = action === 'acknowledge' ? await acknowledgeIssue(db, id, now) : await resolveIssue(db, id, now, 'dashboard');
+        const issue = action === 'acknowledge' ? await acknowledgeIssue(db, id, now) : await resolveIssue(db, id, now, actorOf(c));
         deps.log.info({ issue: id, action }, 'issue changed from the dashboard');
         if ((await formField(c, 'back')) === 'detail') return c.redirect(`/admin/issues/${issue.id}?did=${issue.status}`, 303);
         const from = action === 'acknowledge' ? 'open' : c.req.query('from') === 'acknowledged' ? 'acknowledged' : 'open';

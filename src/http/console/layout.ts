@@ -1,5 +1,6 @@
 import { html, trusted, type SafeHtml } from '../html.js';
 import { toneOfStatus } from './flash.js';
+import { SIGNED_IN_MARK } from './signed-in.js';
 
 const STYLE = `
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d1d1f;background:#f6f7f9}
@@ -19,6 +20,7 @@ dd{margin:0;overflow-wrap:anywhere}.scroll{overflow-x:auto;max-width:100%}.ago{c
 form.search input{padding:4px 8px}td{overflow-wrap:anywhere}
 td.id,td.nowrap{white-space:nowrap;overflow-wrap:normal}td.clip{white-space:nowrap;overflow-wrap:normal;overflow:hidden;text-overflow:ellipsis;max-width:28ch}
 td.rest{max-width:0;width:100%}.clip-line{display:block;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+html[data-role=viewer] form[method=post]:not(.session){display:none!important}.signed-in{opacity:.85;font-size:13px}
 figure.chart{margin:0;background:#fff;border:1px solid #e5e7eb;padding:8px}figcaption{font-size:13px;color:#374151}
 @media (max-width:640px){header,main{padding-left:10px;padding-right:10px}td time{display:none}header nav{order:3;flex-basis:100%;gap:2px 12px}.wide{display:none}td,th{padding:4px 5px}pre{max-height:50vh}dl{grid-template-columns:1fr}dt{margin-top:6px}}`;
 
@@ -31,6 +33,7 @@ export const NAV = [
   ['senders', '/admin/senders', 'Senders'],
   ['issues', '/admin/issues', 'Issues'],
   ['replays', '/admin/replays', 'Replays'],
+  ['audit', '/admin/audit', 'Audit'],
   ['mirrors', '/admin/mirrors', 'Mirrors'],
   ['settings', '/admin/settings', 'Settings'],
 ] as const;
@@ -57,7 +60,7 @@ const LIVE_REGION = /<[a-z]+ [^<>]*\bdata-live-region\b/;
 export function layout(title: string, body: SafeHtml, csrf?: string, refreshSeconds?: number, active?: NavKey): string {
   const live = csrf !== undefined && LIVE_REGION.test(body.toString());
   const end = csrf
-    ? html`<div class="end"><span id="live-state" class="live-state" aria-live="polite" hidden></span><button type="button" id="live-toggle" hidden aria-pressed="false">Live updates</button><form method="post" action="/admin/logout" class="inline"><input type="hidden" name="csrf" value="${csrf}"><button>Log out</button></form></div>${nav(active)}`
+    ? html`<div class="end"><span id="live-state" class="live-state" aria-live="polite" hidden></span><button type="button" id="live-toggle" hidden aria-pressed="false">Live updates</button>${trusted(SIGNED_IN_MARK)}<form method="post" action="/admin/logout" class="inline session"><input type="hidden" name="csrf" value="${csrf}"><button>Log out</button></form></div>${nav(active)}`
     : '';
   const refresh = refreshSeconds ? html`<meta http-equiv="refresh" content="${refreshSeconds}">` : '';
   const script = csrf ? html`<script src="/admin/assets/console.js" defer></script>` : '';
@@ -95,7 +98,7 @@ export function loginPage(error?: string): string {
   return layout(
     'Log in',
     html`${error ? html`<p class="error">${error}</p>` : ''}
-<form method="post" action="/admin/login"><p><label>Admin token (ADMIN_TOKEN)<br><input type="password" name="token" autocomplete="current-password" required size="50" autofocus></label></p>
+<form method="post" action="/admin/login" class="session"><p><label>Your admin token (ADMIN_TOKEN, or yours from ADMIN_TOKENS)<br><input type="password" name="token" autocomplete="current-password" required size="50" autofocus></label></p>
 <p><button type="submit">Log in</button></p></form>`,
   );
 }

@@ -92,7 +92,7 @@ ${failedAgainList(batch.id, result.outcome, result.failed)}<p><a href="/admin/re
   return layout(`Bulk replay ${batch.id}`, body, csrf, running ? 2 : undefined, 'replays');
 }
 
-/** The audit: every bulk replay, newest first (who, when, what, how far). */
+/** Every bulk replay, newest first (who, when, what, how far, how it ended); the audit has each start and cancel beside every other action. */
 export function replaysPage(batches: ReplayBatch[], outcomes: Map<number, ReplayOutcome>, csrf: string, now: number): string {
   const rows: SafeHtml | SafeHtml[] =
     batches.length === 0
@@ -101,7 +101,7 @@ export function replaysPage(batches: ReplayBatch[], outcomes: Map<number, Replay
           (b) =>
             html`<tr data-replay-id="${b.id}"><td class="id"><a href="/admin/replays/${b.id}">${b.id}</a></td><td>${when(b.createdAt, now)}</td><td class="wide">${b.actor}</td><td class="wide clip" title="${b.description}">${b.description}</td><td class="wide">${b.handler ?? 'all'}</td><td class="num">${b.replayed}/${b.total}</td><td>${status(b.status)}</td><td>${outcomeBadges(b.id, outcomes.get(b.id))}</td></tr>`,
         );
-  const body = html`<p>Who replayed what, when, and how far it got. A new one starts from a selection: <a href="/admin/replays/new?status=dead">replay the dead events</a>, or filter the <a href="/admin/events">events</a> first.</p>
+  const body = html`<p>Who replayed what, when, and how far it got (every action, these too, is in the <a href="/admin/audit">audit</a>). A new one starts from a selection: <a href="/admin/replays/new?status=dead">replay the dead events</a>, or filter the <a href="/admin/events">events</a> first.</p>
 <div class="scroll"><table id="replays"><thead><tr><th>id</th><th>started (UTC)</th><th class="wide">by</th><th class="wide">selection</th><th class="wide">handlers</th><th>put back</th><th>status</th><th>outcome</th></tr></thead><tbody>${rows}</tbody></table></div>`;
   return layout('Bulk replays', body, csrf, batches.some((b) => b.status === 'running') ? 5 : undefined, 'replays');
 }

@@ -7,8 +7,9 @@ import { describeSelection } from '../../replay/selection.js';
 import type { AdminApiDeps } from '../admin.js';
 import { catalogOf } from '../handler-routes.js';
 import { checkReplayHandler } from '../replay-routes.js';
-import { consoleActor, csrfOf, page } from './http.js';
+import { csrfOf, page } from './http.js';
 import type { Flash } from './flash.js';
+import { actorOf, noteAudit } from '../audit-trail.js';
 import { messagePage } from './layout.js';
 import { readConsoleSelection } from './replays-selection.js';
 import { newReplayPage, replayPage, replaysPage } from './replays-views.js';
@@ -70,9 +71,10 @@ export function addReplayPages(app: Hono, deps: AdminApiDeps): void {
       if (!/^\d{1,4}$/.test(rateText)) throw new AppError('bad_request', 'The rate is a whole number of events per second, from 1 to 1000.');
       const catalog = await catalogOf(deps.handlers);
       checkReplayHandler(catalog, runHandler);
-      const actor = consoleActor(c);
+      const actor = actorOf(c);
       const batch = await startReplay(db, clock, { selection, handler: runHandler, rate: Number(rateText), actor });
       deps.log.info({ replay: batch.id, total: batch.total, rate: batch.rate, handler: runHandler, actor }, 'bulk replay started from the console');
+      noteAudit(c, `${batch.total} events: ${batch.description}${runHandler ? `, handler ${runHandler} only` : ''}`, `replay ${batch.id}`);
       return c.redirect(`/admin/replays/${batch.id}?started=1`, 303);
     } catch (error) {
       return refused(c, deps, 'Not started', error);
