@@ -47,9 +47,9 @@ export function addEventRoutes(app: Hono, deps: AdminApiDeps): void {
 
   app.post('/events/:id/replay', async (c) => {
     const id = eventId(c);
-    const { handler, actor } = parse(replayQuery, c.req.query());
-    await replayEvent(db, clock, id, { handler, actor: apiActor(actor) });
-    deps.log.info({ id, handler }, 'event replayed by the admin API');
+    const { handler, actor, fromStart } = parse(replayQuery, c.req.query());
+    await replayEvent(db, clock, id, { handler, actor: apiActor(actor), fromStart });
+    deps.log.info({ id, handler, fromStart }, 'event replayed by the admin API');
     return c.json({ replayed: true, event: await getEvent(db, id) });
   });
 }
