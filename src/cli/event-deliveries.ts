@@ -25,6 +25,26 @@ export interface DeliveryJson {
   runAfter: string;
   lastError: string | null;
   history: AttemptJson[];
+  steps?: StepJson[];
+}
+
+/** One durable step of a delivery as the admin API has it. */
+interface StepJson {
+  id: string;
+  status: string;
+  attempts: number;
+  durationMs: number | null;
+  error: string | null;
+  until: string | null;
+  waitingFor: string | null;
+}
+
+/** A step's line: its id, status, attempts and time, what it sleeps until or waits for, its error. */
+function stepLine(s: StepJson): string {
+  const until = s.until && s.status === 'sleeping' ? ` until ${shortTime(s.until)}` : '';
+  const waiting = s.waitingFor ? ` for ${s.waitingFor}${s.until ? ` until ${shortTime(s.until)}` : ''}` : '';
+  const took = s.durationMs !== null && s.status !== 'sleeping' && s.status !== 'waiting' ? ` in ${s.durationMs} ms` : '';
+  return `    step ${s.id}: ${s.status}${until}${waiting}, attempts ${s.attempts}${took}${s.error ? `: ${firstLine(s.error)}` : ''}`;
 }
 
 /** An error's first line, saying how many it left out: a multi-line message would break the attempt's line. */
@@ -43,13 +63,14 @@ function stackLines(stack: string): string[] {
 
 /**
  * The lines `events show` prints for one handler's delivery: its state (with
- * the next attempt only while one is due), then each attempt as the admin API
+ * the next attempt only while one is due), its steps, then each attempt as the admin API
  * has it: number, start, duration, outcome, the error's first line and the
  * stack's first frames. `--json` keeps every line and frame.
  */
 export function deliveryLines(d: DeliveryJson): string[] {
   const due = d.status === 'failed' || d.status === 'pending' ? `, next attempt ${shortTime(d.runAfter)}` : '';
   const lines = [`  ${d.handler}: ${d.status}, attempt ${d.attempts}${d.run > 1 ? ` of run ${d.run}` : ''}${d.flowKey ? `, key ${d.flowKey}` : ''}${due}`];
+  lines.push(...(d.steps ?? []).map(stepLine));
   for (const a of d.history) {
     if (a.outcome === 'replayed') {
       lines.push(`    ${shortTime(a.startedAt)}  replayed by ${a.actor ?? 'someone'}: run ${a.run}`);

@@ -14,6 +14,8 @@ export interface BulkReplayFlags {
   from?: string;
   to?: string;
   handler?: string;
+  /** One event only: run every step again. */
+  fromStart?: boolean;
   rate?: number;
   dryRun?: boolean;
   wait: boolean;

@@ -169,6 +169,7 @@ function registerEventsReplayCommand(events: Command): void {
     .option('--from <time>', 'received at or after this time (without an offset, UTC)', instantOption('--from'))
     .option('--to <time>', 'received before this time (without an offset, UTC)', instantOption('--to'))
     .option('--handler <name>', "run only this handler again (its file name), not the events' others")
+    .option('--from-start', 'one event: run every step again (by default, steps that succeeded keep their results)')
     .option('--rate <n>', 'bulk: events put back per second (1-1000, default 10)', positiveInt('--rate', 1000))
     .option('--dry-run', 'bulk: only say how many would be replayed, which are skipped and which handlers run')
     .option('--no-wait', 'bulk: print the replay id instead of following its progress')
@@ -182,10 +183,15 @@ function registerEventsReplayCommand(events: Command): void {
         const bulk = [flags.status, flags.source, flags.type, flags.where, flags.from, flags.to].some((v) => v !== undefined);
         if ((id === undefined) === !bulk)
           command.error('Give an event id or a selection (--status, --source, --type, --where, --from, --to), not both.', { exitCode: EXIT_CODES.usage });
+        if (bulk && flags.fromStart) command.error('--from-start is for one event id, not a selection.', { exitCode: EXIT_CODES.usage });
         if (bulk) return runBulkReplay(flags);
         if (flags.dryRun || flags.rate !== undefined) command.error('--dry-run and --rate are for a selection, not one id.', { exitCode: EXIT_CODES.usage });
         await withAdminClient(loadCliConfig(), async (client) => {
-          const query = new URLSearchParams({ actor: cliActor(), ...(flags.handler === undefined ? {} : { handler: flags.handler }) });
+          const query = new URLSearchParams({
+            actor: cliActor(),
+            ...(flags.handler === undefined ? {} : { handler: flags.handler }),
+            ...(flags.fromStart ? { fromStart: 'true' } : {}),
+          });
           const { event } = await client.request<{ event: EventJson }>('POST', `/events/${id}/replay?${query}`);
           if (flags.json) printJson({ replayed: 1, event });
           else say(`event ${id} replayed: ${event.status}, attempts ${event.attempts}\n`);

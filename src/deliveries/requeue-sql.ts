@@ -13,6 +13,8 @@ export interface RequeueOptions {
   handler?: string;
   /** Who asked, recorded in each delivery's history ("console (session …)", "admin-api", "cli:user@host"). */
   actor: string;
+  /** Forget the deliveries' steps, so every step runs again; by default a replay keeps the steps that succeeded and goes on at the first that has not. */
+  fromStart?: boolean;
 }
 
 /** What a requeue did: the events put back, and those it left because their only deliveries were running. */
@@ -108,7 +110,11 @@ async function lockFlowKeys(tx: Queryable, picked: readonly Candidate[], now: nu
   );
 }
 
-/** The chosen deliveries back to pending in a new run, with a `replayed` row each (and the processed attempt they supersede kept as history); returns their events. */
+/**
+ * The chosen deliveries back to pending in a new run, with a `replayed` row
+ * each (and the processed attempt they supersede kept as history), their
+ * steps forgotten when replayed from the start; returns their events.
+ */
 async function resetDeliveries(tx: Queryable, picked: readonly Candidate[], o: RequeueOptions): Promise<number[]> {
   if (picked.length === 0) return [];
   const rows = await tx.query<{ event_id: number | string }>(
@@ -121,13 +127,15 @@ async function resetDeliveries(tx: Queryable, picked: readonly Candidate[], o: R
        SET status = 'pending', attempts = CASE WHEN $2::boolean THEN 0 ELSE d.attempts END, run = d.run + 1,
            run_after = $3::timestamptz, locked_until = NULL, last_error = NULL, finished_at = NULL
        WHERE d.id = ANY($1::bigint[]) AND d.status <> 'running'
-       RETURNING d.event_id, d.handler, d.run, d.attempts
+       RETURNING d.id, d.event_id, d.handler, d.run, d.attempts
      ), history AS (
        INSERT INTO hookrun.event_attempts (event_id, attempt, run, handler, started_at, duration_ms, outcome, actor)
        SELECT event_id, attempts, run, handler, $3::timestamptz, 0, 'replayed', $4 FROM reset
+     ), forgotten AS (
+       DELETE FROM hookrun.delivery_steps s USING reset WHERE $5::boolean AND s.delivery_id = reset.id
      )
      SELECT DISTINCT event_id FROM reset`,
-    [picked.map((c) => Number(c.id)), o.resetAttempts, new Date(o.now).toISOString(), o.actor],
+    [picked.map((c) => Number(c.id)), o.resetAttempts, new Date(o.now).toISOString(), o.actor, o.fromStart === true],
   );
   return rows.map((r) => Number(r.event_id));
 }

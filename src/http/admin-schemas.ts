@@ -76,6 +76,11 @@ export const replayQuery = z.object({
     .optional()
     .describe("run only this handler again; the event's other handlers are not run"),
   actor: z.string().min(1).max(100).optional().describe("who asks, recorded in the delivery's history after the signed-in name, e.g. cli:ana@laptop"),
+  fromStart: z
+    .enum(['true', 'false'])
+    .optional()
+    .transform((v) => v === 'true')
+    .describe("run every step again: forget the deliveries' stored steps (default: steps that succeeded keep their results)"),
 });
 
 /** `GET /api/cron/runs` */

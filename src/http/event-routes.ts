@@ -49,10 +49,11 @@ export function addEventRoutes(app: Hono, deps: AdminApiDeps): void {
 
   app.post('/events/:id/replay', async (c) => {
     const id = eventId(c);
-    const { handler, actor } = parse(replayQuery, c.req.query());
-    await replayEvent(db, clock, id, { handler, actor: actorOf(c, actor) });
-    if (handler !== undefined) noteAudit(c, `handler ${handler} only`);
-    deps.log.info({ id, handler }, 'event replayed by the admin API');
+    const { handler, actor, fromStart } = parse(replayQuery, c.req.query());
+    await replayEvent(db, clock, id, { handler, actor: actorOf(c, actor), fromStart });
+    const detail = [handler !== undefined && `handler ${handler} only`, fromStart && 'every step again'].filter(Boolean).join(', ');
+    if (detail) noteAudit(c, detail);
+    deps.log.info({ id, handler, fromStart }, 'event replayed by the admin API');
     return c.json({ replayed: true, event: await getEvent(db, id) });
   });
 }

@@ -17,6 +17,8 @@ export interface ReplayOptions {
   handler?: string;
   /** Who asked: kept in each replayed delivery's history. */
   actor?: string;
+  /** Run every step again: the deliveries' stored steps are forgotten (default: succeeded steps keep their results). */
+  fromStart?: boolean;
 }
 
 /**
@@ -30,7 +32,13 @@ export async function replayEvent(db: Database, clock: Clock, id: number, option
     requeueEvents(
       tx,
       { ids: [id] },
-      { now: clock.now(), resetAttempts: options.resetAttempts ?? true, handler: options.handler, actor: options.actor ?? 'unknown' },
+      {
+        now: clock.now(),
+        resetAttempts: options.resetAttempts ?? true,
+        handler: options.handler,
+        actor: options.actor ?? 'unknown',
+        fromStart: options.fromStart,
+      },
     ),
   );
   if (done.events.length === 0) {

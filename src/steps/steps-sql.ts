@@ -41,15 +41,13 @@ export async function readSteps(db: Queryable, deliveryId: number): Promise<Map<
     step_id: string;
     seq: number;
     status: StoredStep['status'];
-    result: unknown;
-    no_result: boolean;
+    result_json: string | null;
     attempts: number;
     wake_at: Date | string | null;
     matched_event_id: number | string | null;
-  }>(
-    `SELECT step_id, seq, status, result, result IS NULL AS no_result, attempts, wake_at, matched_event_id FROM hookrun.delivery_steps WHERE delivery_id = $1`,
-    [deliveryId],
-  );
+  }>(`SELECT step_id, seq, status, result::text AS result_json, attempts, wake_at, matched_event_id FROM hookrun.delivery_steps WHERE delivery_id = $1`, [
+    deliveryId,
+  ]);
   return new Map(
     rows.map((r) => [
       r.step_id,
@@ -57,7 +55,7 @@ export async function readSteps(db: Queryable, deliveryId: number): Promise<Map<
         stepId: r.step_id,
         seq: Number(r.seq),
         status: r.status,
-        result: r.no_result ? undefined : typeof r.result === 'string' ? (JSON.parse(r.result) as unknown) : r.result,
+        result: r.result_json === null ? undefined : (JSON.parse(r.result_json) as unknown), // as text: a stored string is not parsed twice
         attempts: Number(r.attempts),
         wakeAt: r.wake_at === null ? null : new Date(r.wake_at).getTime(),
         matchedEventId: r.matched_event_id === null ? null : Number(r.matched_event_id),

@@ -1,4 +1,4 @@
-import type { EventDelivery } from '../../db/event-history.js';
+import type { DeliveryStep, EventDelivery } from '../../db/event-history.js';
 import type { EventRequest } from '../../db/event-requests.js';
 import type { EventAttempt, EventDetail } from '../../db/events.js';
 import { html, type SafeHtml } from '../html.js';
@@ -30,11 +30,24 @@ function attemptRow(a: EventAttempt, now: number): SafeHtml {
   return html`<tr data-run="${a.run}"><td>${a.run === 1 ? 'first' : html`replay ${a.run - 1}`}</td><td class="num">${a.attempt}</td><td>${when(a.startedAt, now)}</td><td class="num">${a.durationMs}</td><td>${status(a.outcome)}</td><td class="wide error-text">${a.error ?? ''}${stack}</td></tr>${a.error ? html`<tr class="narrow-error"><td colspan="6">${a.error}${stack}</td></tr>` : ''}`;
 }
 
-/** One delivery: its state and its history, run by run (a replay opens a run, saying who). */
+/** One durable step's row: id, status, attempts, time, then what it sleeps until or waits for, or its error. */
+function stepRow(s: DeliveryStep, now: number): SafeHtml {
+  const until = s.until ? html` until ${when(s.until, now)}` : '';
+  const note = s.status === 'sleeping' ? html`sleeping${until}` : s.waitingFor ? html`waiting for <code>${s.waitingFor}</code>${until}` : (s.error ?? '');
+  return html`<tr><td><code>${s.id}</code></td><td>${status(s.status)}</td><td class="num">${s.attempts}</td><td class="num">${s.durationMs ?? ''}</td><td class="wide">${note}</td></tr>`;
+}
+
+/** A delivery's durable steps, in the order they ran; nothing for a handler without steps. */
+function stepsTable(d: EventDelivery, now: number): SafeHtml | string {
+  if (d.steps.length === 0) return '';
+  return html`<table class="steps" data-handler="${d.handler}"><thead><tr><th>step</th><th>status</th><th class="num">attempts</th><th class="num">ms</th><th class="wide">until, waiting for, error</th></tr></thead><tbody>${d.steps.map((s) => stepRow(s, now))}</tbody></table>`;
+}
+
+/** One delivery: its state, its steps and its history, run by run (a replay opens a run, saying who). */
 function deliverySection(d: EventDelivery, history: EventAttempt[], now: number): SafeHtml {
   const folded = d.debouncedIds.length > 0 ? html` · folded in: ${d.debouncedIds.map((id) => html`<a href="/admin/events/${id}">${id}</a> `)}` : '';
   return html`<h3>${d.handler} <small>${status(d.status)} · attempt ${d.attempts}${d.run > 1 ? ` of run ${d.run}` : ''}${d.flowKey ? html` · key <code>${d.flowKey}</code>` : ''}${folded}</small></h3>
-${history.length === 0 ? html`<p>No attempt yet.</p>` : html`<table class="attempts" data-handler="${d.handler}"><thead><tr><th>run</th><th>#</th><th>started (UTC)</th><th class="num">ms</th><th>outcome</th><th class="wide">error</th></tr></thead><tbody>${history.map((a) => attemptRow(a, now))}</tbody></table>`}`;
+${stepsTable(d, now)}${history.length === 0 ? html`<p>No attempt yet.</p>` : html`<table class="attempts" data-handler="${d.handler}"><thead><tr><th>run</th><th>#</th><th>started (UTC)</th><th class="num">ms</th><th>outcome</th><th class="wide">error</th></tr></thead><tbody>${history.map((a) => attemptRow(a, now))}</tbody></table>`}`;
 }
 
 /** The event's deliveries, one section per handler, each with its attempts; an event without any says why. */
