@@ -1,10 +1,19 @@
 import Stripe from 'stripe';
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { buildSample } from '../../src/webhooks/samples.js';
 import { SECRETS } from '../helpers/config.js';
-import { checkPage, chromiumPresent, expectNoXss, HOSTILE, loggedIn, openConsole, WIDTHS, type ConsoleBrowser } from '../helpers/console-browser.js';
+import {
+  checkPage,
+  chromiumPresent,
+  expectNoXss,
+  HOSTILE,
+  loggedIn,
+  openConsole,
+  openFilters,
+  WIDTHS,
+  type ConsoleBrowser,
+} from '../helpers/console-browser.js';
 import { createPgliteDatabase, type TestDatabase } from '../helpers/db.js';
 import { createDefaultHandlers } from '../../src/inbox/handlers/defaults.js';
 import { seedDeliveries } from '../inbox/fixtures.js';
@@ -12,11 +21,6 @@ import { createToolsApp, type ToolsApp } from '../tools/tools-app.js';
 
 /** The list's key columns: the checkbox, status, type, received and id (tr > td order in events-list.ts). */
 const LIST_KEYS = ['#events td:nth-child(2)', '#events td:nth-child(3)', '#events td:nth-child(4)', '#events td:nth-child(5)'];
-
-/** The filters: open at 1280 px, folded behind their summary on a phone until it is pressed. */
-async function openFilters(page: Page): Promise<void> {
-  if (!(await page.locator('form.filters').isVisible())) await page.click('#filter-box > summary');
-}
 
 describe.skipIf(!chromiumPresent())('console Events pages in headless Chromium', { timeout: 120_000 }, () => {
   let testDb: TestDatabase;

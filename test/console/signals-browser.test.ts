@@ -108,7 +108,8 @@ describe.skipIf(!chromiumPresent())('signals and layout on a bad night, in headl
         .locator('#events tbody tr')
         .first()
         .evaluate((e) => e.getBoundingClientRect().top);
-      expect(firstRowTop, 'the first rows are on the first screen').toBeLessThan(page.viewportSize()!.height / 2);
+      // On a phone the list leads (in the top half); on a wide screen the open filters come first, and the rows still start on the first screen.
+      expect(firstRowTop, 'the first rows are on the first screen').toBeLessThan(page.viewportSize()!.height / (width === 1280 ? 1 : 2));
       expect(await page.locator('form.filters').isVisible()).toBe(width === 1280);
       await checkPage(page, 'events-bad-night', ['#events td.id']);
 

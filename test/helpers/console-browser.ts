@@ -103,3 +103,8 @@ export async function expectNoXss(page: Page): Promise<void> {
   expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
   expect(await page.locator('main script, main img[src="x"], main svg[onload]').count()).toBe(0);
 }
+
+/** The events list's filters: open at 1280 px, folded behind their summary on a phone until it is pressed. */
+export async function openFilters(page: Page): Promise<void> {
+  if (!(await page.locator('form.filters').isVisible())) await page.click('#filter-box > summary');
+}

@@ -13,7 +13,7 @@ import { createPgliteDatabase, type TestDatabase } from '../helpers/db.js';
 import { createDefaultHandlers } from '../../src/inbox/handlers/defaults.js';
 import { seedDeliveries } from '../inbox/fixtures.js';
 import { createToolsApp, type ToolsApp } from './tools-app.js';
-import { CHROMIUM, CHROMIUM_ARGS, chromiumPresent } from '../helpers/console-browser.js';
+import { CHROMIUM, CHROMIUM_ARGS, chromiumPresent, openFilters } from '../helpers/console-browser.js';
 
 const CHROMIUM_PRESENT = chromiumPresent();
 
@@ -114,6 +114,7 @@ describe.skipIf(!CHROMIUM_PRESENT)('dashboard in headless Chromium', () => {
       await page.waitForURL(`${base}/admin`);
 
       await page.goto(`${base}/admin/events`);
+      await openFilters(page);
       await page.fill('input[name="q"]', keys[1]!);
       await page.click('form.filters button[type="submit"]');
       await page.waitForURL(/q=/);
