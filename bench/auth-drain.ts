@@ -7,7 +7,7 @@ import type { openDatabase } from '../src/db/client.js';
 import type { Queryable } from '../src/db/database.js';
 import type { EventWriter } from '../src/db/event-writer.js';
 import { BENCH_SECRET, makeClerkEvents, type ClerkEvent } from './events.js';
-import { makeFanOutProject } from './fan-out-project.js';
+import { makeFanOutProject, makeStepsProject } from './fan-out-project.js';
 import { backendCpu, backendCpuSpent, cpuMs, createDatabase, processedTotal, ROOT, startHookrun, type Storage } from './servers.js';
 import { spread, type Spread } from './stats.js';
 
@@ -23,8 +23,8 @@ export interface AuthDrainFigures {
   databaseUs?: Spread;
   /** Whether users, organizations and memberships ended equal to the first build's after every drain. */
   mirrorsAsFirstBuild: boolean;
-  /** The fan-out row: each round's figure over the first build's (one handler per event) in the same round. */
-  fanOut?: { drainPerSecond: Spread; hookrunUs: Spread; databaseUs?: Spread };
+  /** A comparison row: each round's figure over another build's (`baseline`) in the same round (fan-out: over one handler per event; steps: over a plain handler). */
+  over?: { baseline: string; drainPerSecond: Spread; hookrunUs: Spread; databaseUs?: Spread };
 }
 
 /** A build to drain with: a checkout (default: this one), optionally serving a project (`HOOKRUN_PROJECT`) with handlers of its own. */
@@ -34,6 +34,8 @@ export interface DrainBuild {
   project?: string;
   /** Handlers that take each event (1: the shipped mirror alone); the embedded drain waits for this many outcomes per event. */
   handlersPerEvent?: number;
+  /** The label of the build this one's figures are also given over, round by round. */
+  over?: string;
 }
 
 type Sample = { perSec: number; hookrunUs: number; databaseUs: number; digest: string };
@@ -180,11 +182,17 @@ export async function runAuthDrain(
   if (!databaseUrl) progress('auth-drain: PostgreSQL skipped (set BENCH_DATABASE_URL)');
   const events = makeClerkEvents(options.backlog);
   // Fan-out: this build again, serving a project with two handlers of its own beside the mirror (three per event).
-  const project = makeFanOutProject(
-    events.map((e) => e.type),
-    ROOT,
-  );
-  builds = [...builds, { label: `${builds[0]!.label}, 3 handlers per event`, project, handlersPerEvent: 3 }];
+  // Steps: a project handler of five no-op steps beside the mirror, over a plain project handler beside it.
+  const types = events.map((e) => e.type);
+  const first = builds[0]!.label;
+  const projects = [makeFanOutProject(types, ROOT), makeStepsProject(types, ROOT, 0), makeStepsProject(types, ROOT, 5)];
+  const plain = `${first}, a project handler`;
+  builds = [
+    ...builds,
+    { label: `${first}, 3 handlers per event`, project: projects[0], handlersPerEvent: 3, over: first },
+    { label: plain, project: projects[1], handlersPerEvent: 2 },
+    { label: `${first}, a project handler of 5 steps`, project: projects[2], handlersPerEvent: 2, over: plain },
+  ];
   const samples = new Map<string, Sample[]>();
   const key = (label: string, kind: string) => `${label}\u0000${kind}`;
   for (const kind of kinds) for (const build of builds) await drainOnce(kind, databaseUrl, build, events.slice(0, Math.min(events.length, 2000)));
@@ -201,13 +209,13 @@ export async function runAuthDrain(
       }
     }
   }
-  rmSync(project, { recursive: true, force: true });
+  for (const project of projects) rmSync(project, { recursive: true, force: true });
   return kinds.flatMap((kind) =>
     builds.map((build) => {
       const list = samples.get(key(build.label, kind)) ?? [];
-      const single = samples.get(key(builds[0]!.label, kind)) ?? [];
-      const first = single[0]?.digest;
-      const over = (pick: (s: Sample) => number) => spread(list.map((s, i) => pick(s) / pick(single[i]!)));
+      const digest = (samples.get(key(builds[0]!.label, kind)) ?? [])[0]?.digest;
+      const baseline = samples.get(key(build.over ?? build.label, kind)) ?? [];
+      const over = (pick: (s: Sample) => number) => spread(list.map((s, i) => pick(s) / pick(baseline[i]!)));
       return {
         build: build.label,
         storage: kind,
@@ -215,9 +223,10 @@ export async function runAuthDrain(
         drainPerSecond: spread(list.map((s) => s.perSec)),
         hookrunUs: spread(list.map((s) => s.hookrunUs)),
         databaseUs: kind === 'postgres' ? spread(list.map((s) => s.databaseUs)) : undefined,
-        mirrorsAsFirstBuild: list.every((s) => s.digest === first),
-        fanOut: build.handlersPerEvent
+        mirrorsAsFirstBuild: list.every((s) => s.digest === digest),
+        over: build.over
           ? {
+              baseline: build.over,
               drainPerSecond: over((s) => s.perSec),
               hookrunUs: over((s) => s.hookrunUs),
               databaseUs: kind === 'postgres' ? over((s) => s.databaseUs) : undefined,

@@ -28,3 +28,23 @@ export function makeFanOutProject(types: readonly string[], root: string): strin
   );
   return dir;
 }
+
+/**
+ * A project with one handler of its own on every given Clerk type, beside the
+ * shipped mirror: with `steps` > 0 it runs that many no-op durable steps
+ * (`ctx.step`), each stored when it ends; with 0 it does nothing. The two
+ * side by side show what steps cost over a plain handler.
+ */
+export function makeStepsProject(types: readonly string[], root: string, steps: number): string {
+  const dir = mkdtempSync(join(tmpdir(), 'hookrun-bench-steps-'));
+  mkdirSync(join(dir, 'handlers'));
+  mkdirSync(join(dir, 'node_modules'));
+  symlinkSync(root, join(dir, 'node_modules', 'hookrun'), 'dir');
+  const on = JSON.stringify([...new Set(types)].map((type) => `clerk:${type}`));
+  const body = Array.from({ length: steps }, (_, i) => `await ctx.step('s${i}', () => ${i});`).join(' ');
+  writeFileSync(
+    join(dir, 'handlers', 'follow-up.js'),
+    `import { defineHandler } from 'hookrun';\nexport default defineHandler({ on: ${on}, async run(event, ctx) { ${body} } });\n`,
+  );
+  return dir;
+}

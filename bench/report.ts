@@ -110,11 +110,11 @@ function authDrainTable(figures: AuthDrainFigures[]): string {
       ]),
     ),
     ...figures
-      .filter((f) => f.fanOut)
+      .filter((f) => f.over)
       .map(
         (f) =>
-          `fan-out, ${f.storage}: 3 handlers per event over 1 (same backlog, round by round): drain events/s ×${f.fanOut!.drainPerSecond.median.toFixed(2)}, ` +
-          `hookrun µs/event ×${f.fanOut!.hookrunUs.median.toFixed(2)}${f.fanOut!.databaseUs ? `, PostgreSQL µs/event ×${f.fanOut!.databaseUs.median.toFixed(2)}` : ''}`,
+          `${f.storage}: "${f.build}" over "${f.over!.baseline}" (same backlog, round by round): drain events/s ×${f.over!.drainPerSecond.median.toFixed(2)}, ` +
+          `hookrun µs/event ×${f.over!.hookrunUs.median.toFixed(2)}${f.over!.databaseUs ? `, PostgreSQL µs/event ×${f.over!.databaseUs.median.toFixed(2)}` : ''}`,
       ),
   ].join('\n');
 }
