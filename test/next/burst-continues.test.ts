@@ -6,6 +6,7 @@ import { buildSample } from '../../src/webhooks/samples.js';
 import { SECRETS } from '../helpers/config.js';
 import { createPostgresDatabase, type TestDatabase } from '../helpers/db.js';
 import { pollUntil } from '../helpers/poll.js';
+import { STORE_PROFILE_CHANGES_SQL } from '../helpers/profile-changes.js';
 import { HOOKRUN, useProjectDirs } from '../helpers/project-dir.js';
 
 const BACKLOG = 40;
@@ -20,16 +21,6 @@ export default defineHandler({
   },
 });
 `;
-
-/** Changes stored as the receiver stores them, without an answer's processing (a burst that arrived while no function ran). */
-const BACKLOG_SQL = `
-  WITH stored AS (
-    INSERT INTO hookrun.webhook_events (source, key, type, payload)
-    SELECT 'database', 'chg_burst_' || g, 'INSERT',
-           jsonb_build_object('type', 'INSERT', 'schema', 'public', 'table', 'profiles', 'record', jsonb_build_object('id', g), 'old_record', null)
-    FROM generate_series(1, $1::int) g ORDER BY g
-    RETURNING id)
-  INSERT INTO hookrun.new_events (event_id) SELECT id FROM stored`;
 
 describe.skipIf(!process.env.TEST_DATABASE_URL)('a burst inside Next.js drains without waiting for the schedule', () => {
   const projectDir = useProjectDirs('hookrun-burst-');
@@ -72,7 +63,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('a burst inside Next.js drains w
     // The first request starts hookrun (and migrates); then the burst is in the inbox.
     expect((await fetch(`${base}/health`)).status).toBe(200);
     await testDb.db.query('CREATE TABLE public.burst_effects (profile_id int PRIMARY KEY)');
-    await testDb.db.query(BACKLOG_SQL, [BACKLOG]);
+    await testDb.db.query(STORE_PROFILE_CHANGES_SQL, [BACKLOG, 'chg_burst']);
 
     const stored = await fetch(`${base}/webhooks/database`, {
       method: 'POST',

@@ -6,6 +6,7 @@ import { createPostgresDatabase, type TestDatabase } from '../helpers/db.js';
 import { ensureDistBuilt } from '../helpers/build-dist.js';
 import { SECRETS } from '../helpers/config.js';
 import { withDatabase } from '../helpers/inspect-db.js';
+import { STORE_PROFILE_CHANGES_SQL } from '../helpers/profile-changes.js';
 import { REPO_ROOT, spawnHookrun } from '../helpers/spawn-hookrun.js';
 
 const EVENTS = 40;
@@ -26,16 +27,6 @@ export default defineHandler({
   },
 });
 `;
-
-/** Changes as the receiver stores them: events and their new_events rows. */
-const BACKLOG_SQL = `
-  WITH stored AS (
-    INSERT INTO hookrun.webhook_events (source, key, type, payload)
-    SELECT 'database', 'chg_cut_' || g, 'INSERT',
-           jsonb_build_object('type', 'INSERT', 'schema', 'public', 'table', 'profiles', 'record', jsonb_build_object('id', g), 'old_record', null)
-    FROM generate_series(1, $1::int) g ORDER BY g
-    RETURNING id)
-  INSERT INTO hookrun.new_events (event_id) SELECT id FROM stored`;
 
 describe.skipIf(!process.env.TEST_DATABASE_URL)('a serverless function cut at its maxDuration (hookrun/next, built)', () => {
   let test: TestDatabase;
@@ -61,7 +52,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('a serverless function cut at it
     await (await spawnHookrun({ mainJs: FUNCTION, args: [], env })).stop();
     await withDatabase({ url: test.url }, async (query) => {
       await query('CREATE TABLE public.function_cut_effects (profile_id int PRIMARY KEY)');
-      await query(BACKLOG_SQL, [EVENTS]);
+      await query(STORE_PROFILE_CHANGES_SQL, [EVENTS, 'chg_cut']);
     });
 
     const answers: Array<{ status: number | 'cut'; claimed?: number }> = [];
