@@ -139,7 +139,7 @@ async function drain(
 /** An empty inbox again (fresh files; the mirrors keep their few thousand rows, as on the filled side). */
 async function empty(db: Database): Promise<void> {
   await db.query(
-    'TRUNCATE hookrun.webhook_events, hookrun.new_events, hookrun.event_search, hookrun.event_attempts, hookrun.handler_deliveries, hookrun.webhook_event_keys, hookrun.event_requests, hookrun.flow_keys, hookrun.handler_controls',
+    'TRUNCATE hookrun.webhook_events, hookrun.new_events, hookrun.event_search, hookrun.event_attempts, hookrun.delivery_steps, hookrun.handler_deliveries, hookrun.webhook_event_keys, hookrun.event_requests, hookrun.flow_keys, hookrun.handler_controls',
   );
 }
 
