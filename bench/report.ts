@@ -4,6 +4,7 @@ import type { FlowDrainFigures } from './flow-drain.js';
 import type { FlowFigures } from './flow.js';
 import type { IngestFigures } from './ingest.js';
 import type { LeverFigures } from './levers.js';
+import { NEXT_HOOKRUN_TARGET, NEXT_VERIFY_TARGET, type NextFirstRequest } from './next-target.js';
 import type { ProcessingFigures } from './processing.js';
 import type { ScaleFigures } from './scale.js';
 import type { SearchFigures } from './search.js';
@@ -22,6 +23,8 @@ export interface BenchReport {
   /** The same for the `--baseline` build, when one was given. */
   startupBaseline?: StartupFigures;
   ingest?: IngestFigures[];
+  /** The first request to each route of a fresh `next start` (the Next.js targets of the ingest section). */
+  nextFirstRequest?: NextFirstRequest;
   processing?: { embedded: ProcessingFigures; postgres: ProcessingFigures };
   cron?: CronFigures;
   storage?: StorageFigures[];
@@ -86,6 +89,19 @@ function ingestTable(ingest: IngestFigures[]): string {
     ['figure', 'target', ...ingest.map((f) => f.name)],
     rows.map(([name, target, get]) => [name, target, ...ingest.map(get)]),
   );
+}
+
+/** Inside Next.js: the mounted receiver over the same app's verify-only route, round by round's medians, and each route's first request. */
+function nextTargetsLine(ingest: IngestFigures[], first: NextFirstRequest | undefined): string | undefined {
+  const mounted = ingest.find((f) => f.name === NEXT_HOOKRUN_TARGET);
+  const verify = ingest.find((f) => f.name === NEXT_VERIFY_TARGET);
+  if (!mounted || !verify) return undefined;
+  const times = (a: number, b: number) => `×${(a / b).toFixed(2)}`;
+  return [
+    `Inside Next.js, the mounted receiver (storing durably) over the app's verify-only route: req/s ${times(mounted.reqPerSec.median, verify.reqPerSec.median)} (target ≥ ×0.80),`,
+    ` p99 ${times(mounted.p99Ms.median, verify.p99Ms.median)} (target ≤ ×1.30)`,
+    first ? `; first request of a fresh next start: hookrun ${num(first.hookrunMs)} ms, verify-only route ${num(first.verifyMs)} ms` : '',
+  ].join('');
 }
 
 function authDrainTable(figures: AuthDrainFigures[]): string {
@@ -250,8 +266,11 @@ export function formatReport(report: BenchReport): string {
   out.push(
     `machine: ${m.cores} × ${m.cpu}, ${m.memoryGb} GB, Node ${m.node}; ${report.settings.rounds} rounds × ${report.settings.seconds} s, ${report.settings.connections} connections\n`,
   );
-  if (report.ingest)
+  if (report.ingest) {
     out.push('Ingest (median (min–max) ×ratio to verify-only: node:http + stripe-node verification, no storage)', ingestTable(report.ingest), '');
+    const inside = nextTargetsLine(report.ingest, report.nextFirstRequest);
+    if (inside) out.push(inside, '');
+  }
   if (report.startup) {
     const columns: Array<[string, StartupFigures]> = [['hookrun', report.startup]];
     if (report.startupBaseline) columns.push(['baseline', report.startupBaseline]);

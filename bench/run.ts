@@ -8,7 +8,7 @@ import { runCron } from './cron.js';
 import { runFlow } from './flow.js';
 import { BENCH_SECRET } from './events.js';
 import { runIngest, type IngestFigures, type Target } from './ingest.js';
-import { nextIngestTargets } from './next-target.js';
+import { nextIngestTargets, type NextFirstRequest } from './next-target.js';
 import { runLevers } from './levers.js';
 import { runProcessing } from './processing.js';
 import { formatReport, type BenchReport } from './report.js';
@@ -104,10 +104,11 @@ async function ceilingTargets(servers: ServerProcess[], cleanups: Array<() => Pr
   return targets;
 }
 
-async function ingestSection(): Promise<IngestFigures[]> {
+async function ingestSection(): Promise<{ figures: IngestFigures[]; nextFirstRequest?: NextFirstRequest }> {
   const servers: ServerProcess[] = [];
   const cleanups: Array<() => Promise<void>> = [];
   const nodeArgs = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(ROOT, 'bench/results/profiles')}`] : [];
+  let nextFirstRequest: NextFirstRequest | undefined;
   try {
     const targets = await ceilingTargets(servers, cleanups);
     for (const build of builds()) {
@@ -168,6 +169,7 @@ async function ingestSection(): Promise<IngestFigures[]> {
         if (mounted) {
           cleanups.unshift(mounted.cleanup);
           targets.push(...mounted.targets);
+          nextFirstRequest = mounted.firstRequest;
         }
         if (!build.root) {
           // The same build split in two processes: `start --no-worker` receives, `worker` processes (the in-process worker's share, measured apart).
@@ -191,7 +193,8 @@ async function ingestSection(): Promise<IngestFigures[]> {
         }
       }
     }
-    return await runIngest(targets, { rounds, seconds, warmupSeconds: smoke ? 1 : 3, connections }, progress);
+    const figures = await runIngest(targets, { rounds, seconds, warmupSeconds: smoke ? 1 : 3, connections }, progress);
+    return { figures, nextFirstRequest };
   } finally {
     for (const server of servers) await server.stop();
     for (const cleanup of cleanups) await cleanup();
@@ -220,7 +223,11 @@ async function main(): Promise<void> {
     report.startup = await runStartup(smoke ? 1 : 3, databaseUrl, progress);
     if (args.baseline) report.startupBaseline = await runStartup(smoke ? 1 : 3, databaseUrl, progress, baselineRoots[0]!.root);
   }
-  if (!skip.has('ingest')) report.ingest = await ingestSection();
+  if (!skip.has('ingest')) {
+    const ingest = await ingestSection();
+    report.ingest = ingest.figures;
+    report.nextFirstRequest = ingest.nextFirstRequest;
+  }
   if (!skip.has('processing')) {
     const sizes = smoke ? { backlog: 500, lightLoadEvents: 20 } : { backlog: 20_000, lightLoadEvents: 200 };
     report.processing = {
