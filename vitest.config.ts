@@ -5,7 +5,12 @@ import LongestFirstSequencer from './test/helpers/sequencer.js';
 const BROWSER = ['test/console/*-browser.test.ts', 'test/tools/dashboard-browser.test.ts'];
 
 /** Test files that install the packed tarball (npm install, tsc, next build): the package project packs it once per run. */
-const PACKAGE = ['test/reliability/installed-project.test.ts', 'test/reliability/next-app.test.ts', 'test/reliability/next-standalone.test.ts'];
+const PACKAGE = [
+  'test/reliability/installed-project.test.ts',
+  'test/reliability/next-app.test.ts',
+  'test/reliability/next-standalone.test.ts',
+  'test/reliability/postgres-image.test.ts',
+];
 
 /**
  * Test files that start processes (hookrun itself, PgBouncer, strace, a PID namespace), kill them, cut their

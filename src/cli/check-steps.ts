@@ -2,6 +2,7 @@ import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Config } from '../config/config.js';
 import { ConfigError, messageOf } from '../errors.js';
+import { requireEmbeddedDatabase } from '../db/client.js';
 import { loadHandlers } from '../project/load-project.js';
 import { openServiceDatabase } from '../service.js';
 import { createVerifiers } from '../webhooks/verifiers.js';
@@ -39,9 +40,11 @@ function nearestExisting(path: string): string {
  * been made, since opening an empty DATA_DIR would create it. Not made yet,
  * the check is that `hookrun start` can make it: the nearest existing folder
  * on its path is a writable folder. Held by a running hookrun (`hookrun dev`
- * beside this check), it is not opened again: that process opened it.
+ * beside this check), it is not opened again: that process opened it. First of
+ * all, PGlite must be installed (an image built for PostgreSQL leaves it out).
  */
 async function checkEmbedded(config: Config): Promise<string> {
+  requireEmbeddedDatabase();
   const holder = embeddedHolderPid(config);
   if (holder !== undefined) return `embedded PGlite in ${config.dataDir}: open in the running hookrun (pid ${holder}), so not opened again`;
   if (existsSync(join(config.dataDir, 'pgdata', 'PG_VERSION'))) {

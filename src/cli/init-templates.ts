@@ -97,9 +97,11 @@ ADMIN_TOKEN=${token()}
 `;
 }
 
-const DOCKERFILE = `# hookrun in a container: node, your handlers and jobs, the embedded database on a volume
-# (or DATABASE_URL). Build: docker build -t my-hookrun .  Run: docker run -p 3002:3002 --env-file .env my-hookrun
-# With PostgreSQL beside it: docker compose up (compose.yaml).
+const DOCKERFILE = `# hookrun in a container: node, your handlers and jobs, and the embedded database on a volume.
+# Build: docker build -t my-hookrun .  Run: docker run -p 3002:3002 --env-file .env my-hookrun
+# With DATABASE_URL only, build the PostgreSQL target: no PGlite (~27 MB), no volume:
+#   docker build --target postgres -t my-hookrun .
+# With PostgreSQL beside it: docker compose up (compose.yaml builds the postgres target).
 
 # Node 24, a long-term-support line (security fixes until April 2028). The tag follows its patch
 # releases; to pin the exact image, build with its digest:
@@ -114,19 +116,36 @@ WORKDIR /app
 COPY package*.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 
-FROM \${NODE_IMAGE}
+# The postgres target's dependencies: without the embedded database and without the packages
+# that are types only (tsc reads them, node never does). npm cannot omit one package
+# (--omit=optional would also drop esbuild's binary, which tsx needs), so they go by path.
+FROM deps AS postgres-deps
+RUN for package in @electric-sql/pglite @octokit/webhooks-types; do rm -rf "node_modules/$package" "node_modules/hookrun/node_modules/$package"; done
+
+# What both targets run.
+FROM \${NODE_IMAGE} AS runtime
 WORKDIR /app
 ENV NODE_ENV=production PORT=3002 HOST=0.0.0.0
+EXPOSE 3002
+HEALTHCHECK --interval=10s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+# No shell: node is PID 1, so SIGTERM reaches hookrun, which finishes what runs and stops.
+CMD ["node", "node_modules/hookrun/dist/main.js", "start"]
+
+# docker build --target postgres: needs DATABASE_URL (without it, start exits 78 and says so).
+# It keeps nothing on disk, so it declares no volume; not root: the node user (uid 1000) owns nothing.
+FROM runtime AS postgres
+COPY --from=postgres-deps /app/node_modules ./node_modules
+COPY . .
+USER node
+
+# The default target: the embedded database when DATABASE_URL is unset, its data on a volume.
+FROM runtime AS embedded
 COPY --from=deps /app/node_modules ./node_modules
 COPY . .
 RUN mkdir -p .data && chown node:node .data
 # Not root: the node user (uid 1000) owns only the data dir.
 USER node
 VOLUME /app/.data
-EXPOSE 3002
-HEALTHCHECK --interval=10s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-# No shell: node is PID 1, so SIGTERM reaches hookrun, which finishes what runs and stops.
-CMD ["node", "node_modules/hookrun/dist/main.js", "start"]
 `;
 
 /** What \`docker build\` leaves out of the context: history, local data and secrets, build and test leftovers. */
@@ -157,7 +176,10 @@ services:
       timeout: 3s
       retries: 10
   hookrun:
-    build: .
+    # The Dockerfile's postgres target: DATABASE_URL is set, so no embedded database and no volume.
+    build:
+      context: .
+      target: postgres
     env_file: .env
     environment:
       DATABASE_URL: postgres://hookrun:hookrun@postgres:5432/hookrun

@@ -11,6 +11,7 @@ import { SECRETS } from '../helpers/config.js';
 import { acknowledged, sendDelivery, stripeDelivery, supabaseInsert } from '../helpers/signed-deliveries.js';
 import { npm, packHookrun } from '../helpers/packed-hookrun.js';
 import { freePort } from '../helpers/free-port.js';
+import { dockerEnv, dockerStages, targetInstructions } from '../helpers/dockerfile.js';
 import { baseEnv, pollUntil, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
 
 const run = promisify(execFile);
@@ -278,11 +279,6 @@ describe('a project made by hookrun init, on the installed tarball', () => {
   }, 120_000);
 });
 
-/** The `KEY=value` pairs of a Dockerfile's ENV lines. */
-function dockerEnv(stage: string): Record<string, string> {
-  return Object.fromEntries([...stage.matchAll(/^ENV (.*)$/gm)].flatMap((line) => [...line[1]!.matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1]!, m[2]!])));
-}
-
 describe('hookrun added to an app that already has its package.json (no "type", scripts of its own), from the installed tarball', () => {
   /** The app a team already has: `npm init -y`'s shape, scripts hookrun's names collide with, and a dependency of its own. */
   const APP_PACKAGE = {
@@ -409,7 +405,9 @@ export default defineHandler({ on: ['stripe:invoice.paid'], run() { chargeCustom
 describe('the container recipe hookrun init writes, followed outside a container (no container engine runs here)', () => {
   it("the Dockerfile's stages as written: production dependencies alone, the project beside them; its CMD serves, its HEALTHCHECK passes once ready and fails once stopped, SIGTERM exits 0", async () => {
     const dockerfile = readFileSync(join(project, 'Dockerfile'), 'utf8');
-    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    // The default target (the last stage): the embedded database, with what it inherits from the runtime stage.
+    expect(dockerStages(dockerfile).at(-1)!.name).toBe('embedded');
+    const runtime = targetInstructions(dockerfile, 'embedded');
     expect(runtime).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/^RUN npm ci --omit=dev/m);
     // The deps stage: package*.json and `npm ci --omit=dev`, nothing else of the project.
@@ -450,14 +448,16 @@ describe('the container recipe hookrun init writes, followed outside a container
       volumes: Record<string, unknown>;
     };
     interface Service {
-      build?: string;
+      build?: { context: string; target: string };
       environment?: Record<string, string>;
       depends_on?: unknown;
       healthcheck?: unknown;
       ports?: string[];
     }
     const { hookrun, postgres } = compose.services as unknown as { hookrun: Service; postgres: Service };
-    expect(hookrun.build).toBe('.');
+    // With DATABASE_URL set, compose builds the PostgreSQL target (no PGlite, no volume), a stage the Dockerfile has.
+    expect(hookrun.build).toEqual({ context: '.', target: 'postgres' });
+    expect(dockerStages(readFileSync(join(project, 'Dockerfile'), 'utf8')).map((s) => s.name)).toContain('postgres');
     expect(hookrun.depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
     expect(postgres.healthcheck).toMatchObject({ test: expect.arrayContaining(['pg_isready']) });
     const pgEnv = postgres.environment!;
@@ -468,7 +468,7 @@ describe('the container recipe hookrun init writes, followed outside a container
       pgEnv.POSTGRES_PASSWORD,
       pgEnv.POSTGRES_DB,
     ]);
-    expect(hookrun.ports).toEqual([`${dockerEnv(readFileSync(join(project, 'Dockerfile'), 'utf8')).PORT}:3002`]);
+    expect(hookrun.ports).toEqual([`${dockerEnv(targetInstructions(readFileSync(join(project, 'Dockerfile'), 'utf8'), 'postgres')).PORT}:3002`]);
     expect(Object.keys(compose.volumes)).toEqual(['postgres-data']);
   });
 });

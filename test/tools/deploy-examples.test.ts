@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { projectFiles } from '../../src/cli/init-templates.js';
 import { ensureDistBuilt } from '../helpers/build-dist.js';
+import { dockerStages, stageRuns, targetInstructions } from '../helpers/dockerfile.js';
 import { REPO_ROOT } from '../helpers/spawn-hookrun.js';
 
 const run = promisify(execFile);
@@ -131,14 +132,41 @@ describe('the Kubernetes example with the embedded database', () => {
 describe('the Dockerfile and .dockerignore hookrun init writes', () => {
   const files = projectFiles('my-hookrun', '^0.2.0');
 
-  it('builds FROM a Node line still supported (not 20, past its end of life on 2026-04-30), one image for both stages, pinnable by digest', () => {
+  it('builds FROM a Node line still supported (not 20, past its end of life on 2026-04-30), one image for every stage, pinnable by digest', () => {
     const dockerfile = files.Dockerfile!;
     const image = /^ARG NODE_IMAGE=(\S+)$/m.exec(dockerfile)?.[1];
     expect(image).toMatch(/^node:(\d+)-slim$/);
     expect(Number(/^node:(\d+)/.exec(image!)![1])).toBeGreaterThanOrEqual(22);
-    expect([...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1])).toEqual(['${NODE_IMAGE}', '${NODE_IMAGE}']);
+    // Every stage starts from NODE_IMAGE or from a stage before it.
+    const stages = dockerStages(dockerfile);
+    stages.forEach((stage, i) => expect(['${NODE_IMAGE}', ...stages.slice(0, i).map((s) => s.name)], stage.name).toContain(stage.from));
     expect(dockerfile).toContain('docker buildx imagetools inspect');
     expect(dockerfile).toMatch(/^RUN npm ci --omit=dev/m);
+  });
+
+  it('builds the embedded database by default, and a postgres target without PGlite, the types-only packages or a volume', () => {
+    const dockerfile = files.Dockerfile!;
+    const stages = dockerStages(dockerfile);
+    expect(stages.map((s) => s.name)).toEqual(['deps', 'postgres-deps', 'runtime', 'postgres', 'embedded']);
+    // The default target is the last stage: the embedded database, its data dir the node user's, on a volume.
+    const embedded = targetInstructions(dockerfile, 'embedded');
+    expect(embedded).toMatch(/^COPY --from=deps \/app\/node_modules \.\/node_modules$/m);
+    expect(embedded).toMatch(/^USER node$/m);
+    expect(embedded).toMatch(/^VOLUME \/app\/\.data$/m);
+    // The postgres target: the pruned dependencies, the same ENV, HEALTHCHECK and CMD, not root, and nothing on disk to keep.
+    const postgres = targetInstructions(dockerfile, 'postgres');
+    expect(postgres).toMatch(/^COPY --from=postgres-deps \/app\/node_modules \.\/node_modules$/m);
+    expect(postgres).toMatch(/^USER node$/m);
+    expect(postgres).not.toMatch(/^VOLUME/m);
+    expect(postgres).not.toContain('.data');
+    for (const instruction of ['ENV', 'HEALTHCHECK', 'CMD']) expect(postgres, instruction).toMatch(new RegExp(`^${instruction} `, 'm'));
+    // The prune: one RUN naming each package once, by path; never --omit=optional (tsx needs esbuild's binary, an optional dependency).
+    const [prune, ...more] = stageRuns(dockerfile, 'postgres-deps');
+    expect(more).toEqual([]);
+    for (const name of ['@electric-sql/pglite', '@octokit/webhooks-types']) expect(prune!.split(name).length - 1, name).toBe(1);
+    expect(dockerfile).not.toMatch(/^RUN .*--omit=optional/m);
+    expect(dockerfile).toContain('docker build --target postgres');
+    expect(files['compose.yaml']).toMatch(/^ {6}target: postgres$/m);
   });
 
   it('.dockerignore keeps history, local data, secrets and build leftovers out of the build context', () => {
