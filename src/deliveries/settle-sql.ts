@@ -49,6 +49,54 @@ const SETTLE_SQL = `
   )
   SELECT id, event_id, event_id IN (SELECT id FROM alone) AS summed FROM settled`;
 
+/**
+ * SETTLE_SQL for its commonest single outcome, one delivery processed (each
+ * delivery committed on its own inside a function's time limit settles
+ * alone): the same writes (no history row; the event summed at once when the
+ * delivery is its only one, otherwise by summarizeEvents), in a statement
+ * PostgreSQL plans in about a third of the time, which per delivery is most
+ * of what the settle costs it.
+ */
+const SETTLE_ONE_PROCESSED_SQL = `
+  WITH settled AS (
+    UPDATE hookrun.handler_deliveries d
+    SET status = 'processed', last_error = NULL, locked_until = NULL, finished_at = $3::timestamptz, duration_ms = $4
+    WHERE d.id = $1 AND d.status = 'running' AND d.attempts = $2
+    RETURNING d.id, d.event_id, d.shared
+  ), alone AS (
+    UPDATE hookrun.webhook_events e SET ${setSummary('s', '$3::timestamptz')}
+    FROM (
+      SELECT event_id, 'processed' AS status, $2::int AS attempts, NULL::timestamptz AS next_attempt_at, NULL::text AS last_error
+      FROM settled WHERE NOT shared
+    ) s
+    WHERE e.id = s.event_id
+    RETURNING e.id
+  )
+  SELECT id, event_id, event_id IN (SELECT id FROM alone) AS summed FROM settled`;
+
+/** The statement and parameters that settle `outcomes` at `now`. */
+function settleStatement(outcomes: readonly DeliveryOutcome[], now: number): [string, unknown[]] {
+  const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+  const [one] = outcomes;
+  if (outcomes.length === 1 && one!.status === 'processed' && one!.error === undefined) {
+    return [SETTLE_ONE_PROCESSED_SQL, [one!.id, one!.attempts, new Date(now).toISOString(), Math.round(one!.durationMs)]];
+  }
+  return [
+    SETTLE_SQL,
+    [
+      outcomes.map((o) => o.id),
+      outcomes.map((o) => o.attempts),
+      outcomes.map((o) => o.status),
+      outcomes.map((o) => o.error ?? null),
+      outcomes.map((o) => o.stack ?? null),
+      outcomes.map((o) => iso(o.runAfter)),
+      outcomes.map((o) => iso(o.startedAt)),
+      outcomes.map((o) => Math.round(o.durationMs)),
+      new Date(now).toISOString(),
+    ],
+  ];
+}
+
 /** What a settle wrote: the deliveries this worker still owned, and their events. */
 export interface Settled {
   id: number;
@@ -63,18 +111,7 @@ export interface Settled {
  */
 export async function settleDeliveries(tx: Queryable, outcomes: readonly DeliveryOutcome[], now: number): Promise<Settled[]> {
   if (outcomes.length === 0) return [];
-  const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
-  const rows = await tx.query<{ id: number | string; event_id: number | string; summed: boolean }>(SETTLE_SQL, [
-    outcomes.map((o) => o.id),
-    outcomes.map((o) => o.attempts),
-    outcomes.map((o) => o.status),
-    outcomes.map((o) => o.error ?? null),
-    outcomes.map((o) => o.stack ?? null),
-    outcomes.map((o) => iso(o.runAfter)),
-    outcomes.map((o) => iso(o.startedAt)),
-    outcomes.map((o) => Math.round(o.durationMs)),
-    new Date(now).toISOString(),
-  ]);
+  const rows = await tx.query<{ id: number | string; event_id: number | string; summed: boolean }>(...settleStatement(outcomes, now));
   const settled = rows.map((r) => ({ id: Number(r.id), eventId: Number(r.event_id) }));
   await summarizeEvents(
     tx,
