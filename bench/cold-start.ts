@@ -7,9 +7,10 @@
  * fresh one (the first deploy, which migrates), then the module files loaded
  * by package. Needs `npm run build` first.
  *
- *   BENCH_DATABASE_URL=postgres://… npx tsx bench/cold-start.ts [--runs 5] [--profile]
+ *   BENCH_DATABASE_URL=postgres://… npx tsx bench/cold-start.ts [--runs 5] [--js] [--profile]
  *
- * `--profile` writes a CPU profile of one more run (migrated database) to bench/results/profiles/.
+ * `--js` writes the handler as JavaScript (no tsx to load); `--profile` writes
+ * a CPU profile of one more run (migrated database) to bench/results/profiles/.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,6 +24,7 @@ import { createDatabase, ROOT } from './servers.js';
 const argv = process.argv.slice(2);
 const runs = Number(argv[argv.indexOf('--runs') + 1] ?? 5) || 5;
 const profile = argv.includes('--profile');
+const javascript = argv.includes('--js');
 const baseUrl = process.env.BENCH_DATABASE_URL;
 if (!baseUrl) throw new Error('Set BENCH_DATABASE_URL to a PostgreSQL server this may create databases on.');
 
@@ -32,8 +34,9 @@ if (!existsSync(route)) throw new Error('No dist/next/route.js: run `npm run bui
 const work = mkdtempSync(join(tmpdir(), 'hookrun-cold-'));
 const project = join(work, 'project');
 mkdirSync(join(project, 'handlers'), { recursive: true });
+if (javascript) writeFileSync(join(project, 'package.json'), '{ "type": "module" }\n');
 writeFileSync(
-  join(project, 'handlers', 'checkout.ts'),
+  join(project, 'handlers', javascript ? 'checkout.js' : 'checkout.ts'),
   `import { defineHandler } from ${JSON.stringify(pathToFileURL(join(ROOT, 'dist', 'index.js')).href)};
 export default defineHandler({
   on: ['stripe:checkout.session.completed'],

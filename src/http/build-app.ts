@@ -13,8 +13,7 @@ import type { StripeApi } from '../payments-api/stripe-client.js';
 import { createVerifiers, type SourceVerifier } from '../webhooks/verifiers.js';
 import { createApp } from './app.js';
 import { CredentialThrottle } from './credential-throttle.js';
-import { createEventStream, type EventStream } from './event-stream.js';
-import { knownSources } from './known-sources.js';
+import type { EventStream } from './event-stream.js';
 import type { HandlerCatalogSource } from './handler-routes.js';
 import type { OperatorRoutesDeps } from './operator-routes.js';
 import { createErrorHandler, routeNotFound } from './errors.js';
@@ -47,7 +46,7 @@ export interface AppParts {
 export interface BuiltApp {
   app: Hono;
   /** End open `GET /api/events/stream` connections at shutdown (they never go idle). */
-  eventStream: EventStream;
+  closeStreams(): void;
   /** The receivers' refusal counts: flush at shutdown so the last minute is written. */
   senderRejections: SenderRejectionCounter;
   /** Every route the app serves, the operator's included (loaded now if no request has loaded them yet): for what lists the whole surface. */
@@ -63,15 +62,17 @@ export interface BuiltApp {
  * guard, body limit, rejection count) runs around them, and their errors and
  * 404s are the app's own. A load that fails is not kept: the next request tries again.
  */
-function operatorRoutesOnFirstUse(deps: OperatorRoutesDeps): { app: Hono; load(): Promise<Hono> } {
+function operatorRoutesOnFirstUse(deps: Omit<OperatorRoutesDeps, 'eventStream'>): { app: Hono; load(): Promise<Hono>; closeStreams(): void } {
   let loading: Promise<Hono> | undefined;
+  let eventStream: EventStream | undefined; // `GET /api/events/stream` and the console's live tabs: created with the routes that serve them
   const load = () =>
-    (loading ??= import('./operator-routes.js').then(
-      ({ createOperatorMounts }) => {
+    (loading ??= Promise.all([import('./operator-routes.js'), import('./event-stream.js'), import('./known-sources.js')]).then(
+      ([{ createOperatorMounts }, { createEventStream }, { knownSources }]) => {
+        eventStream = createEventStream({ db: deps.db, log: deps.log, sources: knownSources(deps.config) });
         const routes = new Hono();
         routes.onError(createErrorHandler(deps.log));
         routes.notFound(routeNotFound);
-        for (const mount of createOperatorMounts(deps)) routes.route(mount.prefix, mount.app);
+        for (const mount of createOperatorMounts({ ...deps, eventStream })) routes.route(mount.prefix, mount.app);
         return routes;
       },
       (error: unknown) => {
@@ -79,7 +80,7 @@ function operatorRoutesOnFirstUse(deps: OperatorRoutesDeps): { app: Hono; load()
         throw error;
       },
     ));
-  return { app: new Hono().all('*', async (c) => (await load()).fetch(c.req.raw, c.env)), load };
+  return { app: new Hono().all('*', async (c) => (await load()).fetch(c.req.raw, c.env)), load, closeStreams: () => eventStream?.close() };
 }
 
 /**
@@ -90,7 +91,6 @@ function operatorRoutesOnFirstUse(deps: OperatorRoutesDeps): { app: Hono; load()
  */
 export function buildApp(parts: AppParts): BuiltApp {
   const { config, db, clock, log, metrics, writer, cron } = parts;
-  const eventStream = createEventStream({ db, log, sources: knownSources(config) });
   const senderRejections = new SenderRejectionCounter(db, () => clock.now(), log);
   const credentials = new CredentialThrottle(); // one for the bearer routes and the console login: a guess anywhere counts everywhere
   const operatorRoutes =
@@ -103,7 +103,6 @@ export function buildApp(parts: AppParts): BuiltApp {
       metrics,
       cron,
       writer,
-      eventStream,
       changes: parts.changes,
       stripe: parts.stripe,
       handlers: parts.handlers,
@@ -130,5 +129,5 @@ export function buildApp(parts: AppParts): BuiltApp {
     stopping: parts.stopping,
   });
   const routes = async () => [...app.routes, ...(operatorRoutes ? (await operatorRoutes.load()).routes : [])];
-  return { app, eventStream, senderRejections, routes };
+  return { app, closeStreams: () => operatorRoutes?.closeStreams(), senderRejections, routes };
 }
