@@ -1,6 +1,5 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { serve } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config/config.js';
@@ -17,7 +16,6 @@ import { createStripeApi } from './payments-api/stripe-client.js';
 import { loadHandlers } from './project/load-project.js';
 import { applyProjectMigrations } from './project/migrations.js';
 import { createRetentionLoop } from './retention/retention-loop.js';
-import { advanceReplaysUntil, createReplayRunner } from './replay/runner.js';
 import { createVerifiers } from './webhooks/verifiers.js';
 import { startTelemetry, type Telemetry } from './telemetry/start-telemetry.js';
 import { explainListenError } from './startup-errors.js';
@@ -68,7 +66,8 @@ const KEEP_ALIVE_TIMEOUT_MS = 5_000;
 const CONNECTIONS_CHECK_INTERVAL_MS = 1_000;
 const IDLE_SWEEP_MS = 100;
 
-function listen(app: Hono, config: Config): Promise<Server> {
+async function listen(app: Hono, config: Config): Promise<Server> {
+  const { serve } = await import('@hono/node-server'); // not loaded inside Next.js (`http: false`), which serves the app itself
   return new Promise((resolve, reject) => {
     const server = serve(
       { fetch: app.fetch, port: config.port, hostname: config.host, serverOptions: { connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS } },
@@ -175,7 +174,8 @@ export async function assembleService(config: Config, options: ServiceOptions, d
     const writer = new EventWriter(db, () => worker?.wake());
     const retention = worker && createRetentionLoop({ db, days: config.retention, clock, log, metrics });
     const background = options.background !== false;
-    const replays = background ? createReplayRunner({ db, clock, log }) : undefined; // bulk replays: every instance may advance them
+    // Bulk replays: every instance may advance them. Inside a serverless function only the drain route does, so they load there.
+    const replays = background ? (await import('./replay/runner.js')).createReplayRunner({ db, clock, log }) : undefined;
     // Loaded only when configured: the replication client and pg cost ~150 ms of every start-up otherwise.
     const capture =
       (background || undefined) &&
@@ -191,7 +191,7 @@ export async function assembleService(config: Config, options: ServiceOptions, d
       });
     await capture?.preflight(); // wal_level, REPLICATION, the publication: a ConfigError stops start-up here
     let stopping: Promise<void> | undefined;
-    const { app, eventStream, senderRejections } = buildApp({
+    const { app, closeStreams, senderRejections } = buildApp({
       config,
       db,
       clock,
@@ -216,7 +216,7 @@ export async function assembleService(config: Config, options: ServiceOptions, d
     alerts.start({ db, clock, overdue: (graceMs, sinceMs) => cron.overdue(graceMs, sinceMs) }, { timer: background });
     if (options.scheduler && background) cron.startScheduler();
     const drainRetention = config.retention.events + config.retention.dedupeKeys + config.retention.cronRuns > 0 ? retention : undefined;
-    const advanceReplays = (deadline: number) => advanceReplaysUntil({ db, clock }, deadline);
+    const advanceReplays = async (deadline: number) => (await import('./replay/runner.js')).advanceReplaysUntil({ db, clock }, deadline);
     const processing = createOnDemandProcessing({ worker, cron, retention: drainRetention, checkAlerts: () => alerts.check(), advanceReplays, log });
     const onDemand = background ? processing : exportingAfterEachPass(processing, telemetry);
     const address = server?.address() as AddressInfo | undefined;
@@ -226,7 +226,7 @@ export async function assembleService(config: Config, options: ServiceOptions, d
       (stopping ??= (async () => {
         if (server) await serveOnUnready(server, stopOptions.readyGraceMs ?? 0, log);
         log.info('stopping: no new requests; finishing what runs');
-        eventStream.close(); // streams never go idle: end them, their clients resume elsewhere by id
+        closeStreams(); // streams never go idle: end them, their clients resume elsewhere by id
         if (server) await closeServer(server, config.shutdownTimeoutMs);
         await Promise.all([worker?.stop(), cron.stop(), retention?.stop(), capture?.stop(), replays?.stop()]);
         await alerts.stop();

@@ -3,7 +3,6 @@ import type { AlertSettings } from '../config/config.js';
 import { oldestDueEvent } from '../db/alerts.js';
 import type { Database } from '../db/database.js';
 import { messageOf } from '../errors.js';
-import { issueKey, issueLine, runIssuePass } from '../issues/issue-pass.js';
 import type { Issue } from '../issues/issue-types.js';
 import type { Logger } from '../log.js';
 import type { AlertSink } from './alerter.js';
@@ -57,6 +56,8 @@ export function createMonitor(deps: MonitorDeps): Monitor {
   let stopped = false;
 
   const pass = async () => {
+    // The issue detectors load at the first pass (the 30 s timer, a failure's nudge, or a drain), not before a cold start's first answer.
+    const { issueKey, issueLine, runIssuePass } = await import('../issues/issue-pass.js');
     const now = clock.now();
     const oldest = await oldestDueEvent(db, now);
     const backlog =

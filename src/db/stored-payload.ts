@@ -1,4 +1,13 @@
-import { LosslessNumber, parse, stringify } from 'lossless-json';
+import { createRequire } from 'node:module';
+import type * as LosslessJson from 'lossless-json';
+
+let losslessJson: typeof LosslessJson | undefined;
+/**
+ * lossless-json, loaded the first time a text may hold an integer beyond 2^53
+ * (most payloads never do): its ES build is 10 modules a cold start would load
+ * for nothing. Required, as its callers (the drivers' json parsers) are synchronous.
+ */
+const lossless = (): typeof LosslessJson => (losslessJson ??= createRequire(import.meta.url)('lossless-json') as typeof LosslessJson);
 
 /**
  * A number token of 16 digits or more (at the start, or after `[`, `,` or
@@ -25,7 +34,7 @@ const exactInteger = (digits: string): unknown => (INTEGER.test(digits) && !Numb
  * fast path.
  */
 export function parseStoredPayload(text: string): unknown {
-  return mayHoldUnsafeInteger(text) ? parse(text, null, exactInteger) : JSON.parse(text);
+  return mayHoldUnsafeInteger(text) ? lossless().parse(text, null, exactInteger) : JSON.parse(text);
 }
 
 /** PGlite's parsers for json (114) and jsonb (3802) (an option of the instance, or of one query), as node-postgres gets them in postgres-database.ts. */
@@ -33,7 +42,7 @@ export const JSON_PARSERS = { parsers: { 114: parseStoredPayload, 3802: parseSto
 
 /** An integer beyond 2^53 as a LosslessNumber (its digits, written back as a number); every other number a number. */
 const keepExactInteger = (digits: string): unknown =>
-  INTEGER.test(digits) && !Number.isSafeInteger(Number(digits)) ? new LosslessNumber(digits) : Number(digits);
+  INTEGER.test(digits) && !Number.isSafeInteger(Number(digits)) ? new (lossless().LosslessNumber)(digits) : Number(digits);
 
 /**
  * JSON from a provider's API that hookrun stores again (gap repair): an
@@ -41,10 +50,10 @@ const keepExactInteger = (digits: string): unknown =>
  * digits the provider sent instead of JSON.parse's rounding of them.
  */
 export function parseExactJson(text: string): unknown {
-  return mayHoldUnsafeInteger(text) ? parse(text, null, keepExactInteger) : JSON.parse(text);
+  return mayHoldUnsafeInteger(text) ? lossless().parse(text, null, keepExactInteger) : JSON.parse(text);
 }
 
 /** JSON text of a value `parseExactJson` read, its exact integers included. */
 export function stringifyExactJson(value: unknown): string {
-  return stringify(value) ?? 'null';
+  return lossless().stringify(value) ?? 'null';
 }

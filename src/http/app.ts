@@ -15,7 +15,7 @@ import type { SenderRejectionSink } from '../issues/rejection-counter.js';
 import { BodyBudget } from '../webhooks/body-budget.js';
 import { createReceiver } from '../webhooks/receive.js';
 import { createCustomVerifiers, type SourceVerifier } from '../webhooks/verifiers.js';
-import { createErrorHandler, errorResponse } from './errors.js';
+import { createErrorHandler, routeNotFound } from './errors.js';
 import { createAuthFailureGuard } from './auth-failures.js';
 import { CredentialThrottle } from './credential-throttle.js';
 import { socketAddress } from '../cron/routes.js';
@@ -66,7 +66,7 @@ function readyChanges(status: CaptureStatus) {
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
   app.onError(createErrorHandler(deps.log));
-  app.notFound((c) => errorResponse(c, 404, 'not_found', `No route ${c.req.method} ${c.req.path}. See /openapi.json for the routes.`));
+  app.notFound(routeNotFound);
   const { maxBodyBytes, maxInflightBodyBytes, maxInflightBodyBytesPerAddress } = deps.config;
   // One budget for every body read: bytes counted as they arrive, a share per client address.
   const bodyBudget = new BodyBudget(maxInflightBodyBytes, maxInflightBodyBytesPerAddress, maxBodyBytes);

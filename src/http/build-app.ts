@@ -1,4 +1,5 @@
-import type { Hono } from 'hono';
+import { Hono } from 'hono';
+import type { RouterRoute } from 'hono/types';
 import type { ChangeCapture } from '../changes/capture.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
@@ -12,10 +13,10 @@ import type { StripeApi } from '../payments-api/stripe-client.js';
 import { createVerifiers, type SourceVerifier } from '../webhooks/verifiers.js';
 import { createApp } from './app.js';
 import { CredentialThrottle } from './credential-throttle.js';
-import { createEventStream, type EventStream } from './event-stream.js';
-import { knownSources } from './known-sources.js';
+import type { EventStream } from './event-stream.js';
 import type { HandlerCatalogSource } from './handler-routes.js';
-import { createOperatorMounts } from './operator-routes.js';
+import type { OperatorRoutesDeps } from './operator-routes.js';
+import { createErrorHandler, routeNotFound } from './errors.js';
 import { SenderRejectionCounter } from '../issues/rejection-counter.js';
 
 /** The parts a running hookrun (or a test, or the CLI) already has; the app is built from them. */
@@ -45,9 +46,41 @@ export interface AppParts {
 export interface BuiltApp {
   app: Hono;
   /** End open `GET /api/events/stream` connections at shutdown (they never go idle). */
-  eventStream: EventStream;
+  closeStreams(): void;
   /** The receivers' refusal counts: flush at shutdown so the last minute is written. */
   senderRejections: SenderRejectionCounter;
+  /** Every route the app serves, the operator's included (loaded now if no request has loaded them yet): for what lists the whole surface. */
+  routes(): Promise<RouterRoute[]>;
+}
+
+/**
+ * The operator's routes (`/metrics`, `/openapi.json`, `/docs`, `/api`,
+ * `/admin`), built on the first request that reaches them: a webhook never
+ * does, and they are ~90 modules (the console, the admin API, the OpenAPI
+ * document) a serverless cold start would otherwise load before its first
+ * answer. They answer as if mounted directly: the app's middleware (credential
+ * guard, body limit, rejection count) runs around them, and their errors and
+ * 404s are the app's own. A load that fails is not kept: the next request tries again.
+ */
+function operatorRoutesOnFirstUse(deps: Omit<OperatorRoutesDeps, 'eventStream'>): { app: Hono; load(): Promise<Hono>; closeStreams(): void } {
+  let loading: Promise<Hono> | undefined;
+  let eventStream: EventStream | undefined; // `GET /api/events/stream` and the console's live tabs: created with the routes that serve them
+  const load = () =>
+    (loading ??= Promise.all([import('./operator-routes.js'), import('./event-stream.js'), import('./known-sources.js')]).then(
+      ([{ createOperatorMounts }, { createEventStream }, { knownSources }]) => {
+        eventStream = createEventStream({ db: deps.db, log: deps.log, sources: knownSources(deps.config) });
+        const routes = new Hono();
+        routes.onError(createErrorHandler(deps.log));
+        routes.notFound(routeNotFound);
+        for (const mount of createOperatorMounts({ ...deps, eventStream })) routes.route(mount.prefix, mount.app);
+        return routes;
+      },
+      (error: unknown) => {
+        loading = undefined;
+        throw error;
+      },
+    ));
+  return { app: new Hono().all('*', async (c) => (await load()).fetch(c.req.raw, c.env)), load, closeStreams: () => eventStream?.close() };
 }
 
 /**
@@ -58,26 +91,27 @@ export interface BuiltApp {
  */
 export function buildApp(parts: AppParts): BuiltApp {
   const { config, db, clock, log, metrics, writer, cron } = parts;
-  const eventStream = createEventStream({ db, log, sources: knownSources(config) });
   const senderRejections = new SenderRejectionCounter(db, () => clock.now(), log);
   const credentials = new CredentialThrottle(); // one for the bearer routes and the console login: a guess anywhere counts everywhere
-  const mounts = cron
+  const operatorRoutes =
+    cron &&
+    operatorRoutesOnFirstUse({
+      config,
+      db,
+      clock,
+      log,
+      metrics,
+      cron,
+      writer,
+      changes: parts.changes,
+      stripe: parts.stripe,
+      handlers: parts.handlers,
+      credentials,
+    });
+  const mounts = operatorRoutes
     ? [
         { prefix: '/cron', app: cron.routes },
-        ...createOperatorMounts({
-          config,
-          db,
-          clock,
-          log,
-          metrics,
-          cron,
-          writer,
-          eventStream,
-          changes: parts.changes,
-          stripe: parts.stripe,
-          handlers: parts.handlers,
-          credentials,
-        }),
+        { prefix: '/', app: operatorRoutes.app },
       ]
     : [];
   const app = createApp({
@@ -94,5 +128,6 @@ export function buildApp(parts: AppParts): BuiltApp {
     credentials,
     stopping: parts.stopping,
   });
-  return { app, eventStream, senderRejections };
+  const routes = async () => [...app.routes, ...(operatorRoutes ? (await operatorRoutes.load()).routes : [])];
+  return { app, closeStreams: () => operatorRoutes?.closeStreams(), senderRejections, routes };
 }

@@ -8,6 +8,11 @@ export function errorResponse(c: Context, status: number, code: string, message:
   return c.json({ error: { code, message } }, status as ContentfulStatusCode);
 }
 
+/** The 404 of a path no route serves (the app's, and the operator routes' once loaded: http/build-app.ts). */
+export function routeNotFound(c: Context): Response {
+  return errorResponse(c, 404, 'not_found', `No route ${c.req.method} ${c.req.path}. See /openapi.json for the routes.`);
+}
+
 /**
  * The one place errors become HTTP answers: an `AppError` keeps its status,
  * code and message; anything else is a 500 with a generic message, and its

@@ -1,12 +1,10 @@
-import type { GithubApiSettings, GithubHook } from '../config/senders.js';
+import type { GithubHook } from '../config/senders.js';
 import type { Queryable } from '../db/database.js';
 import { storedKeys } from '../db/stored-keys.js';
 import { apiUrl, callSenderApi, sameOriginLink, type SenderApiClient } from './sender-api.js';
 import { oldestFirst } from './store-events.js';
 import { MAX_ADDED_IDS, type ReconcileProgress, type ReconcileSummary } from './summary.js';
 
-/** GitHub redelivers a delivery only within 3 days of it: the API refuses an older one. */
-export const GITHUB_REDELIVERY_DAYS = 3;
 /** The route GitHub's deliveries are stored under (`/webhooks/github`). */
 const GITHUB_SOURCE = 'github';
 /** Deliveries per page: the list endpoint's maximum. */
@@ -73,13 +71,6 @@ export function createGithubApi(settings: { token: string; hook: GithubHook; api
       await callSenderApi(client, 'POST', new URL(`${base.href}/${deliveryId}/attempts`), { signal });
     },
   };
-}
-
-/** `GITHUB_TOKEN` and `GITHUB_HOOK` present, or the name of the first missing one. */
-export function githubReady(settings: GithubApiSettings): { token: string; hook: GithubHook; apiBase: URL } | { missing: string } {
-  if (!settings.token) return { missing: 'GITHUB_TOKEN' };
-  if (!settings.hook) return { missing: 'GITHUB_HOOK' };
-  return { token: settings.token, hook: settings.hook, apiBase: settings.apiBase };
 }
 
 /** A delivery to ask for again: its GUID, time and the id of its latest attempt. */

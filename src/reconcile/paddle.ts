@@ -5,8 +5,6 @@ import { apiUrl, callSenderApi, sameOriginLink, type SenderApiClient } from './s
 import { isoMs, mapPages, storeListedPages } from './store-events.js';
 import type { ReconcileProgress, ReconcileSummary } from './summary.js';
 
-/** Paddle's events API lists the last 90 days. */
-export const PADDLE_EVENT_DAYS = 90;
 /** The Paddle event types the shipped Paddle mirror acts on: what a reconcile lists (a test keeps it equal to the handlers'). */
 export const RECONCILED_PADDLE_TYPES: readonly string[] = Object.keys(paddleMirrorHandlers);
 /** Events per page: the API's maximum. */

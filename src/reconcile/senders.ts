@@ -3,12 +3,25 @@ import type { Database } from '../db/database.js';
 import type { EventWriter } from '../db/event-writer.js';
 import { ConfigError } from '../errors.js';
 import { parseSince } from '../time/since.js';
-import type { KeyedApiSettings } from '../config/senders.js';
-import { createClerkApi, reconcileClerk } from './clerk.js';
-import { createGithubApi, GITHUB_REDELIVERY_DAYS, githubReady, reconcileGithub } from './github.js';
-import { createPaddleApi, PADDLE_EVENT_DAYS, reconcilePaddle } from './paddle.js';
+import type { GithubApiSettings, GithubHook, KeyedApiSettings } from '../config/senders.js';
 import type { ReconcileProgress, ReconcileSummary } from './summary.js';
-import { createWorkosApi, reconcileWorkos, WORKOS_EVENT_DAYS } from './workos.js';
+
+// Each sender's client and reconcile (./github.js, ./paddle.js, ./workos.js, ./clerk.js) load when it runs: the shipped
+// reconcile jobs are listed at every start-up, a serverless cold start's included, and run rarely.
+
+/** GitHub redelivers a delivery only within 3 days of it: the API refuses an older one. */
+const GITHUB_REDELIVERY_DAYS = 3;
+/** Paddle's events API lists the last 90 days. */
+const PADDLE_EVENT_DAYS = 90;
+/** WorkOS's events API serves the last 30 days. */
+const WORKOS_EVENT_DAYS = 30;
+
+/** `GITHUB_TOKEN` and `GITHUB_HOOK` present, or the name of the first missing one. */
+function githubReady(settings: GithubApiSettings): { token: string; hook: GithubHook; apiBase: URL } | { missing: string } {
+  if (!settings.token) return { missing: 'GITHUB_TOKEN' };
+  if (!settings.hook) return { missing: 'GITHUB_HOOK' };
+  return { token: settings.token, hook: settings.hook, apiBase: settings.apiBase };
+}
 
 /** A sender API reached with one key (PADDLE_API_KEY, WORKOS_API_KEY, CLERK_SECRET_KEY): the key and base, or undefined when the key is unset. */
 function keyedApi(settings: KeyedApiSettings): { key: string; apiBase: URL } | undefined {
@@ -86,6 +99,7 @@ export const SENDER_RECONCILES: Record<ReconcileSender, SenderReconcile> = {
     async run(input) {
       const ready = githubReady(input.config.senderApis.github);
       if ('missing' in ready) throw missing(ready.missing, GITHUB_NEEDS[ready.missing]!);
+      const { createGithubApi, reconcileGithub } = await import('./github.js');
       return reconcileGithub({ api: createGithubApi(ready), db: input.db, since: input.since, onProgress: input.onProgress, signal: input.signal });
     },
   },
@@ -104,6 +118,7 @@ export const SENDER_RECONCILES: Record<ReconcileSender, SenderReconcile> = {
     },
     async run(input) {
       this.check(input.config);
+      const { createPaddleApi, reconcilePaddle } = await import('./paddle.js');
       return reconcilePaddle({ api: createPaddleApi(keyedApi(input.config.senderApis.paddle)!), ...input });
     },
   },
@@ -122,6 +137,7 @@ export const SENDER_RECONCILES: Record<ReconcileSender, SenderReconcile> = {
     },
     async run(input) {
       this.check(input.config);
+      const { createWorkosApi, reconcileWorkos } = await import('./workos.js');
       return reconcileWorkos({ api: createWorkosApi(keyedApi(input.config.senderApis.workos)!), ...input });
     },
   },
@@ -141,6 +157,7 @@ export const SENDER_RECONCILES: Record<ReconcileSender, SenderReconcile> = {
     },
     async run(input) {
       this.check(input.config);
+      const { createClerkApi, reconcileClerk } = await import('./clerk.js');
       return reconcileClerk({ api: createClerkApi(keyedApi(input.config.senderApis.clerk)!), ...input });
     },
   },

@@ -5,8 +5,6 @@ import { apiUrl, callSenderApi, type SenderApiClient } from './sender-api.js';
 import { isoMs, mapPages, storeListedPages } from './store-events.js';
 import type { ReconcileProgress, ReconcileSummary } from './summary.js';
 
-/** WorkOS's events API serves the last 30 days. */
-export const WORKOS_EVENT_DAYS = 30;
 /** The WorkOS event types the shipped WorkOS mirror acts on: what a reconcile lists (`events[]` is required by the API). */
 export const RECONCILED_WORKOS_TYPES: readonly string[] = Object.keys(workosMirrorHandlers);
 /** Events per page: the API's maximum. */

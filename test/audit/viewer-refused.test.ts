@@ -8,8 +8,8 @@ import { api, consoleSession, deadEvent, listedAudit, operatorsApp } from './ope
 const SAMPLE_PARAMS: Record<string, string> = { job: 'tick', name: 'sync-crm', id: '1', sender: 'github' };
 
 /** Every POST route the app serves under `prefix`, as registered (so a route added later is in the list without being named here). */
-function postRoutes(app: ConsoleApp['app'], prefix: string): string[] {
-  const paths = app.routes.filter((r) => r.method === 'POST' && r.path.startsWith(`${prefix}/`)).map((r) => r.path.slice(prefix.length));
+async function postRoutes(app: ConsoleApp, prefix: string): Promise<string[]> {
+  const paths = (await app.routes()).filter((r) => r.method === 'POST' && r.path.startsWith(`${prefix}/`)).map((r) => r.path.slice(prefix.length));
   return [...new Set(paths)];
 }
 
@@ -32,7 +32,7 @@ describe.each(databaseKinds())('a viewer on every mutating route ($name)', (kind
     );
 
   it('the admin API answers 403 forbidden naming the operator role, changes nothing, and the audit records each refusal', async () => {
-    const routes = postRoutes(console_.app, '/api');
+    const routes = await postRoutes(console_, '/api');
     expect(routes.length).toBeGreaterThanOrEqual(Object.keys(API_ACTIONS).length);
     const before = await state();
     for (const route of routes) {
@@ -52,7 +52,7 @@ describe.each(databaseKinds())('a viewer on every mutating route ($name)', (kind
   });
 
   it("the console's every action answers 403 naming the operator role and changes nothing; logging out still works", async () => {
-    const routes = postRoutes(console_.app, '/admin').filter((r) => r !== '/login' && r !== '/logout');
+    const routes = (await postRoutes(console_, '/admin')).filter((r) => r !== '/login' && r !== '/logout');
     expect(routes.length).toBeGreaterThanOrEqual(Object.keys(CONSOLE_ACTIONS).length);
     const bob = await consoleSession(console_.app, 'bob');
     const before = await state();

@@ -5,7 +5,7 @@ import { createCronService, type CronService } from '../../src/cron/cron-service
 import type { Database } from '../../src/db/database.js';
 import { EventWriter } from '../../src/db/event-writer.js';
 import { parseFlowOptions } from '../../src/flow/options.js';
-import { buildApp } from '../../src/http/build-app.js';
+import { buildApp, type BuiltApp } from '../../src/http/build-app.js';
 import { HandlerRegistry } from '../../src/deliveries/registry.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
@@ -19,6 +19,8 @@ export interface ConsoleApp {
   config: Config;
   clock: ManualClock;
   cron: CronService;
+  /** Every route the app serves, the operator's (loaded on first use) included. */
+  routes: BuiltApp['routes'];
 }
 
 /** The handler the console tests pause, resume and read failures of. */
@@ -35,8 +37,8 @@ export async function consoleApp(db: Database, env: Record<string, string> = {})
     isolated: true,
     flow: parseFlowOptions({ concurrency: { limit: 2 } }),
   });
-  const { app } = buildApp({ config, db, clock, log: silentLogger, metrics, writer: new EventWriter(db), cron, handlers: async () => handlers });
-  return { app, config, clock, cron };
+  const { app, routes } = buildApp({ config, db, clock, log: silentLogger, metrics, writer: new EventWriter(db), cron, handlers: async () => handlers });
+  return { app, config, clock, cron, routes };
 }
 
 /** Post a signed `auth` sample to `base` (a served app) as the sender would; the stored id. */

@@ -27,7 +27,7 @@ describe.skipIf(!chromiumPresent())('bulk replay pages in headless Chromium', { 
     const metrics = new Metrics();
     const cron = await createCronService({ config, db: testDb.db, log: silentLogger, metrics, clock, jobs: TEST_JOBS });
     const registry = createDefaultHandlers(); // the shipped mirrors: the dry run names the one that takes auth events
-    const { app, senderRejections } = buildApp({
+    const { app, senderRejections, routes } = buildApp({
       config,
       db: testDb.db,
       clock,
@@ -37,7 +37,7 @@ describe.skipIf(!chromiumPresent())('bulk replay pages in headless Chromium', { 
       cron,
       handlers: async () => registry,
     });
-    tools = { app, config, clock, metrics, cron, senderRejections };
+    tools = { app, config, clock, metrics, cron, senderRejections, routes };
     for (let i = 0; i < 3; i++) ids.push(await postSample(tools, 'auth', 'user.created'));
     // A hostile event type and caller-given actor: shown in the audit, never run.
     const hostileId = await storeEvent(testDb.db, 'auth', HOSTILE[0], { id: HOSTILE[1] });

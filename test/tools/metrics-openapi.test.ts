@@ -79,7 +79,7 @@ describe('GET /metrics and GET /openapi.json', () => {
       paths: Record<string, Record<string, unknown>>;
     };
     expect([doc.openapi, doc.info.version]).toEqual(['3.1.0', PACKAGE_VERSION]);
-    const served = tools.app.routes
+    const served = (await tools.routes())
       .filter((r) => r.method !== 'ALL' && !r.path.includes('*'))
       .map((r) => ({ method: r.method.toLowerCase(), path: r.path.replace(/:(\w+)/g, '{$1}').replace(/(.)\/$/, '$1') }));
     expect(served.length).toBeGreaterThan(20);

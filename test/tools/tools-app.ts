@@ -21,6 +21,8 @@ export interface ToolsApp {
   cron: CronService;
   /** The receivers' refusal counts; `flush()` writes them now. */
   senderRejections: BuiltApp['senderRejections'];
+  /** Every route the app serves, the operator's (loaded on first use) included. */
+  routes: BuiltApp['routes'];
 }
 
 /** Jobs for the tests: `tick` succeeds, `boom` fails with a message. */
@@ -39,8 +41,8 @@ export async function createToolsApp(
   const metrics = new Metrics();
   const stripe = config.stripe && createStripeApi(config.stripe); // as service-assembly.ts builds it: once
   const cron = await createCronService({ config, stripe, db, log: silentLogger, metrics, clock, jobs: TEST_JOBS });
-  const { app, senderRejections } = buildApp({ config, db, clock, log: silentLogger, metrics, writer: new EventWriter(db), cron, stripe });
-  return { app, config, clock, metrics, cron, senderRejections };
+  const { app, senderRejections, routes } = buildApp({ config, db, clock, log: silentLogger, metrics, writer: new EventWriter(db), cron, stripe });
+  return { app, config, clock, metrics, cron, senderRejections, routes };
 }
 
 /** Post a signed sample through the real receiver; returns the stored event id. */

@@ -1,6 +1,5 @@
 import { listCronRuns } from '../run-history-sql.js';
 import { EventWriter } from '../../db/event-writer.js';
-import { reconcilePayments, STRIPE_EVENT_RETENTION_DAYS } from '../../payments-api/reconcile.js';
 import type { EngineJobSpec } from '../job.js';
 
 const DAY_MS = 86_400_000;
@@ -21,6 +20,7 @@ export default {
   async run({ db, stripe, signal, log, now, runId }) {
     if (!stripe)
       throw new Error('STRIPE_SECRET_KEY is not set: set a Stripe secret or restricted key (read access to events), or remove this job from platform.json.');
+    const { reconcilePayments, STRIPE_EVENT_RETENTION_DAYS } = await import('../../payments-api/reconcile.js'); // loaded when it runs, not when jobs are listed
     const previous = (await listCronRuns(db, { job: 'reconcile-payments', limit: 100 })).find((r) => r.status === 'succeeded' && r.id !== runId);
     const nowMs = now.getTime();
     const fromLast = previous ? previous.startedAt.getTime() - OVERLAP_MS : nowMs - MIN_WINDOW_MS;
