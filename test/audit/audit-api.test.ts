@@ -1,9 +1,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { recordSighting } from '../../src/issues/issue-store.js';
 import type { ConsoleApp } from '../console/console-app.js';
 import { databaseKinds, useTestDatabase } from '../helpers/db.js';
 import { SECRETS } from '../helpers/config.js';
-import { api, consoleSession, deadEvent, listedAudit, operatorsApp } from './operators-app.js';
+import { api, consoleSession, deadEvent, failingJobIssue, listedAudit, operatorsApp } from './operators-app.js';
 
 describe.each(databaseKinds())('the audit of every action ($name)', (kind) => {
   const testDb = useTestDatabase(kind);
@@ -15,21 +14,7 @@ describe.each(databaseKinds())('the audit of every action ($name)', (kind) => {
   it('records each action taken through the admin API with the operator, via api, the target and the outcome', async () => {
     const event = await deadEvent(console_, testDb.db);
     const at = new Date(console_.clock.now());
-    await recordSighting(
-      testDb.db,
-      {
-        kind: 'job_failing',
-        subject: 'nightly',
-        title: 'Job nightly fails',
-        detail: 'x',
-        seenAt: at,
-        firstSeenAt: at,
-        fingerprint: 'job_failing:nightly',
-        occurrences: 1,
-      },
-      'i.occurrences',
-    );
-    const [issue] = await testDb.db.query<{ id: number }>('SELECT id FROM hookrun.issues');
+    const issue = await failingJobIssue(testDb.db, at);
     const day = new Date(console_.clock.now() - 86_400_000).toISOString().slice(0, 10);
     const calls: Array<[string, unknown?]> = [
       [`/events/${event}/replay`],
@@ -42,8 +27,8 @@ describe.each(databaseKinds())('the audit of every action ($name)', (kind) => {
       ['/cron/jobs/tick/backfill', { from: `${day}T00:00:00Z`, to: `${day}T23:59:59Z`, dryRun: true }],
       ['/handlers/sync-crm/pause'],
       ['/handlers/sync-crm/resume'],
-      [`/issues/${issue!.id}/acknowledge`],
-      [`/issues/${issue!.id}/resolve`],
+      [`/issues/${issue}/acknowledge`],
+      [`/issues/${issue}/resolve`],
       ['/retention/prune', { dryRun: true }],
       ['/payments/reconcile', { since: '1h' }],
       ['/reconcile/github', { since: '1h' }],
@@ -64,8 +49,8 @@ describe.each(databaseKinds())('the audit of every action ($name)', (kind) => {
       ['job.backfill', 'tick', 'ok'],
       ['handler.pause', 'sync-crm', 'ok'],
       ['handler.resume', 'sync-crm', 'ok'],
-      ['issue.acknowledge', `issue ${issue!.id}`, 'ok'],
-      ['issue.resolve', `issue ${issue!.id}`, 'ok'],
+      ['issue.acknowledge', `issue ${issue}`, 'ok'],
+      ['issue.resolve', `issue ${issue}`, 'ok'],
       ['retention.prune', null, 'ok'],
       ['reconcile', 'payments', 'failed'],
       ['reconcile', 'github', 'failed'],

@@ -2,35 +2,21 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/db/audit.js';
 import { createDefaultHandlers } from '../../src/inbox/handlers/defaults.js';
-import { recordSighting } from '../../src/issues/issue-store.js';
 import { runCliInProcess } from '../helpers/cli.js';
 import { createPostgresDatabase, type TestDatabase } from '../helpers/db.js';
 import { REPO_ROOT, baseEnv } from '../helpers/spawn-hookrun.js';
 import { seedDeliveries, storeEvent } from '../inbox/fixtures.js';
-import { ADMIN_TOKENS, OPERATORS } from './operators-app.js';
+import { ADMIN_TOKENS, OPERATORS, failingJobIssue } from './operators-app.js';
 
 describe.skipIf(!process.env.TEST_DATABASE_URL)('the CLI signs in with a named token, and the audit names who ran it (PostgreSQL)', () => {
   let testDb: TestDatabase;
   let event: number;
+  let issue: number;
   beforeAll(async () => {
     testDb = await createPostgresDatabase();
     event = await storeEvent(testDb.db, 'auth', 'user.created', { data: { id: 'user_1' } });
     await seedDeliveries(testDb.db, createDefaultHandlers(), 'dead');
-    const at = new Date();
-    await recordSighting(
-      testDb.db,
-      {
-        kind: 'job_failing',
-        subject: 'nightly',
-        title: 'Job nightly fails',
-        detail: 'x',
-        seenAt: at,
-        firstSeenAt: at,
-        fingerprint: 'job_failing:nightly',
-        occurrences: 1,
-      },
-      'i.occurrences',
-    );
+    issue = await failingJobIssue(testDb.db, new Date());
   }, 120_000);
   afterAll(() => testDb?.close());
 
@@ -42,14 +28,13 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('the CLI signs in with a named t
     );
 
   it("records an operator's commands under their name, via cli; refuses a viewer's and an unknown token", async () => {
-    const [issue] = await testDb.db.query<{ id: number }>('SELECT id FROM hookrun.issues');
     const replayed = await hookrun(['events', 'replay', String(event)], { HOOKRUN_ADMIN_TOKEN: OPERATORS.alice });
     expect(replayed.code, replayed.stderr).toBe(0);
-    const resolved = await hookrun(['issues', 'resolve', String(issue!.id), '--json'], { HOOKRUN_ADMIN_TOKEN: OPERATORS.alice });
+    const resolved = await hookrun(['issues', 'resolve', String(issue), '--json'], { HOOKRUN_ADMIN_TOKEN: OPERATORS.alice });
     expect(resolved.code, resolved.stderr).toBe(0);
     expect(JSON.parse(resolved.stdout)).toMatchObject({ status: 'resolved', resolvedBy: 'alice via cli' });
 
-    const viewer = await hookrun(['issues', 'ack', String(issue!.id)], { HOOKRUN_ADMIN_TOKEN: OPERATORS.bob });
+    const viewer = await hookrun(['issues', 'ack', String(issue)], { HOOKRUN_ADMIN_TOKEN: OPERATORS.bob });
     expect(viewer.code).toBe(1);
     expect(viewer.stderr).toContain('bob signs in as a viewer, who reads but may not act: issue.acknowledge needs the operator role');
     const listed = await hookrun(['issues', 'list', '--status', 'resolved'], { HOOKRUN_ADMIN_TOKEN: OPERATORS.bob });
@@ -63,8 +48,8 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('the CLI signs in with a named t
     const entries = (await listAudit(testDb.db, { limit: 10 })).reverse();
     expect(entries.map((e) => [e.operator, e.role, e.via, e.action, e.target, e.outcome])).toEqual([
       ['alice', 'operator', 'cli', 'event.replay', `event ${event}`, 'ok'],
-      ['alice', 'operator', 'cli', 'issue.resolve', `issue ${issue!.id}`, 'ok'],
-      ['bob', 'viewer', 'cli', 'issue.acknowledge', `issue ${issue!.id}`, 'refused'],
+      ['alice', 'operator', 'cli', 'issue.resolve', `issue ${issue}`, 'ok'],
+      ['bob', 'viewer', 'cli', 'issue.acknowledge', `issue ${issue}`, 'refused'],
     ]);
     const [attempt] = await testDb.db.query<{ actor: string }>(`SELECT actor FROM hookrun.event_attempts WHERE outcome = 'replayed'`);
     expect(attempt!.actor).toMatch(/^alice via cli \(cli:.+@.+\)$/);

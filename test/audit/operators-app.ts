@@ -5,6 +5,7 @@ import { buildSample, signSample } from '../../src/webhooks/samples.js';
 import { consoleApp, type ConsoleApp } from '../console/console-app.js';
 import { createDefaultHandlers } from '../../src/inbox/handlers/defaults.js';
 import { seedDeliveries } from '../inbox/fixtures.js';
+import { recordSighting } from '../../src/issues/issue-store.js';
 
 /** Two people with their own tokens: alice may act, bob only reads. */
 export const OPERATORS = {
@@ -77,4 +78,24 @@ export async function listedAudit(app: Hono, query = ''): Promise<ListedEntry[]>
   const res = await api(app, 'alice', 'GET', `/audit?limit=200${query}`);
   expect(res.status).toBe(200);
   return ((await res.json()) as { entries: ListedEntry[] }).entries;
+}
+
+/** An open issue to acknowledge and resolve (the nightly job failing, seen at `at`): its id. */
+export async function failingJobIssue(db: Database, at: Date): Promise<number> {
+  await recordSighting(
+    db,
+    {
+      kind: 'job_failing',
+      subject: 'nightly',
+      title: 'Job nightly fails',
+      detail: 'x',
+      seenAt: at,
+      firstSeenAt: at,
+      fingerprint: 'job_failing:nightly',
+      occurrences: 1,
+    },
+    'i.occurrences',
+  );
+  const [issue] = await db.query<{ id: number }>('SELECT id FROM hookrun.issues WHERE fingerprint = $1', ['job_failing:nightly']);
+  return issue!.id;
 }
