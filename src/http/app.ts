@@ -1,4 +1,5 @@
 import { Hono, type Context } from 'hono';
+import { pathInsideMount } from './mount-bindings.js';
 import type { CaptureStatus, ChangeCapture } from '../changes/capture.js';
 import type { Clock } from '../clock.js';
 import { type Config } from '../config/config.js';
@@ -64,7 +65,7 @@ function readyChanges(status: CaptureStatus) {
  * handler that speaks the JSON error contract.
  */
 export function createApp(deps: AppDeps): Hono {
-  const app = new Hono();
+  const app = new Hono({ getPath: pathInsideMount });
   app.onError(createErrorHandler(deps.log));
   app.notFound(routeNotFound);
   const { maxBodyBytes, maxInflightBodyBytes, maxInflightBodyBytesPerAddress } = deps.config;

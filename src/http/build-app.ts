@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { pathInsideMount } from './mount-bindings.js';
 import type { RouterRoute } from 'hono/types';
 import type { ChangeCapture } from '../changes/capture.js';
 import type { Clock } from '../clock.js';
@@ -69,7 +70,7 @@ function operatorRoutesOnFirstUse(deps: Omit<OperatorRoutesDeps, 'eventStream'>)
     (loading ??= Promise.all([import('./operator-routes.js'), import('./event-stream.js'), import('./known-sources.js')]).then(
       ([{ createOperatorMounts }, { createEventStream }, { knownSources }]) => {
         eventStream = createEventStream({ db: deps.db, log: deps.log, sources: knownSources(deps.config) });
-        const routes = new Hono();
+        const routes = new Hono({ getPath: pathInsideMount });
         routes.onError(createErrorHandler(deps.log));
         routes.notFound(routeNotFound);
         for (const mount of createOperatorMounts({ ...deps, eventStream })) routes.route(mount.prefix, mount.app);
@@ -80,7 +81,11 @@ function operatorRoutesOnFirstUse(deps: Omit<OperatorRoutesDeps, 'eventStream'>)
         throw error;
       },
     ));
-  return { app: new Hono().all('*', async (c) => (await load()).fetch(c.req.raw, c.env)), load, closeStreams: () => eventStream?.close() };
+  return {
+    app: new Hono({ getPath: pathInsideMount }).all('*', async (c) => (await load()).fetch(c.req.raw, c.env)),
+    load,
+    closeStreams: () => eventStream?.close(),
+  };
 }
 
 /**

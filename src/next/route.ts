@@ -11,7 +11,7 @@ import { DRAIN_JOB } from '../cron/vercel-config.js';
 import { ConfigError, messageOf } from '../errors.js';
 import type { DrainReport } from '../service-drain.js';
 import { bearerToken, secureEqual } from '../secure-compare.js';
-import type { MountBindings } from '../http/console/mount-path.js';
+import type { MountBindings } from '../http/mount-bindings.js';
 import { MountedService, type MountSettings } from './mounted-service.js';
 import { continueBurst, continuationOf } from './continue-drain.js';
 
@@ -84,20 +84,6 @@ async function splitAtMount(url: URL, context: NextRouteContext | undefined, bas
   if (segments.length === 0) return { mount: url.pathname.replace(/\/+$/, ''), path: '/' };
   const raw = url.pathname.split('/');
   return at('/' + raw.slice(raw.length - segments.length).join('/'));
-}
-
-/** The same request, at hookrun's own path; its body is streamed through, never buffered here. */
-function atPath(request: Request, url: URL, path: string): Request {
-  const target = new URL(url);
-  target.pathname = path;
-  const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
-  return new Request(target, {
-    method: request.method,
-    headers: request.headers,
-    body: hasBody ? request.body : null,
-    signal: request.signal,
-    ...(hasBody ? { duplex: 'half' } : {}),
-  } as RequestInit);
 }
 
 const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
@@ -182,8 +168,9 @@ export function createNextRoute(options: NextRouteOptions = {}): NextRoute {
       if (report.budgetExhausted) (await schedulerOf(log))(() => continueBurst(report, 1, continuation));
       return json(200, report);
     }
-    const bindings: MountBindings = { mountPath: mount }; // the console writes its URLs under the mount
-    const response = await service.app.fetch(atPath(request, url, path), bindings);
+    // Routed at its path inside hookrun, with its own URL (the console writes its URLs under the mount).
+    const bindings: MountBindings = { mountPath: mount, path };
+    const response = await service.app.fetch(request, bindings);
     const stored = request.method === 'POST' && response.status >= 200 && response.status < 300 && /^\/(webhooks|api)\//.test(path);
     if (stored) {
       const onDemand = service.onDemand;

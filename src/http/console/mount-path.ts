@@ -1,15 +1,5 @@
 import type { Context, MiddlewareHandler } from 'hono';
-
-/**
- * What a host that serves hookrun under a path (`hookrun/next` at
- * `/api/hookrun`) passes in the request's bindings (`app.fetch(request,
- * bindings)`): where hookrun's own paths start, so the console's URLs are
- * the browser's. Not a header: a caller cannot choose it.
- */
-export interface MountBindings {
-  /** The URL path hookrun is served under, without a trailing slash (`/api/hookrun`); empty or absent at the root. */
-  mountPath?: string;
-}
+import type { MountBindings } from '../mount-bindings.js';
 
 /** The console's URLs, as its pages and redirects write them. */
 const CONSOLE_ROOT = '/admin';
