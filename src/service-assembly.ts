@@ -115,7 +115,11 @@ function closeServer(server: Server, timeoutMs: number): Promise<void> {
 /** Inside a serverless function, which may be frozen once it answers: what a pass traced is exported before the pass returns. */
 function exportingAfterEachPass(processing: OnDemandProcessing, telemetry: Telemetry | undefined): OnDemandProcessing {
   if (!telemetry) return processing;
-  return { process: (ms) => processing.process(ms).finally(telemetry.flush), drain: (ms) => processing.drain(ms).finally(telemetry.flush) };
+  return {
+    process: (ms, finishBy) => processing.process(ms, finishBy).finally(telemetry.flush),
+    join: () => processing.join(),
+    drain: (ms, finishBy) => processing.drain(ms, finishBy).finally(telemetry.flush),
+  };
 }
 
 /**

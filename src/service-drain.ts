@@ -23,6 +23,11 @@ export interface OnDemandProcessing {
    * With `finishBy` (a performance.now() time the platform may cut the process at), claims are sized to the time left and each delivery commits on its own.
    */
   process(budgetMs: number, finishBy?: number): Promise<DrainReport>;
+  /**
+   * Make the pass that runs look once more before it ends, and say whether one runs: an event stored meanwhile
+   * needs no pass of its own (nor anything holding the function for it) when this returns true.
+   */
+  join(): boolean;
   /** Everything a long-running process would have done meanwhile: due cron runs, events, an alert check, bulk replays and (hourly) retention, within `budgetMs` (and `finishBy`). */
   drain(budgetMs: number, finishBy?: number): Promise<DrainReport>;
 }
@@ -82,14 +87,11 @@ export function createOnDemandProcessing(deps: {
     }
     return { claimed, cronRunsStarted: 0, budgetExhausted, tookMs: Math.round(performance.now() - started) };
   };
-  const process = (budgetMs: number, finishBy?: number): Promise<DrainReport> => {
-    if (running) {
-      lookAgain = true;
-      return running;
-    }
-    running = pass(budgetMs, finishBy);
-    return running;
+  const join = (): boolean => {
+    if (running) lookAgain = true;
+    return running !== undefined;
   };
+  const process = (budgetMs: number, finishBy?: number): Promise<DrainReport> => (join() ? running! : (running = pass(budgetMs, finishBy)));
 
   const drain = async (budgetMs: number, finishBy?: number): Promise<DrainReport> => {
     const started = performance.now();
@@ -111,5 +113,5 @@ export function createOnDemandProcessing(deps: {
     return { claimed, cronRunsStarted, budgetExhausted, tookMs: Math.round(performance.now() - started) };
   };
 
-  return { process, drain };
+  return { process, join, drain };
 }

@@ -124,7 +124,6 @@ export function createNextRoute(options: NextRouteOptions = {}): NextRoute {
     throw new TypeError(`createNextRoute({ maxDuration: ${maxDuration} }): pass the route's maxDuration in seconds, at least ${MIN_MAX_DURATION_S}.`);
   let after: Promise<After> | undefined;
   const schedulerOf = (log: Parameters<typeof nextAfter>[0]): Promise<After> => (after ??= options.after ? Promise.resolve(options.after) : nextAfter(log));
-  const continued = new WeakSet<DrainReport>();
 
   const handle: NextRouteHandler = async (request, context) => {
     // The platform may end the function maxDuration after the request arrived: processing finishes before then.
@@ -172,15 +171,18 @@ export function createNextRoute(options: NextRouteOptions = {}): NextRoute {
     const bindings: MountBindings = { mountPath: mount, path };
     const response = await service.app.fetch(request, bindings);
     const stored = request.method === 'POST' && response.status >= 200 && response.status < 300 && /^\/(webhooks|api)\//.test(path);
-    if (stored) {
+    // An event stored while a pass runs joins it (the answer that started the pass holds the function for it);
+    // otherwise a pass starts after this answer, unless one has started by then.
+    if (stored && !service.onDemand.join()) {
       const onDemand = service.onDemand;
       const continuation = { drainUrl: url.origin + mount + DRAIN_PATH, secret: service.config.cronSecret, log };
       (await schedulerOf(log))(() =>
-        onDemand.process(processBudgetMs, finishBy).then(
-          // Requests that joined one pass share its report: only the first continues the burst.
-          (report) => (continued.has(report) ? undefined : (continued.add(report), continueBurst(report, 1, continuation))),
-          (error: unknown) => log?.warn({ err: { message: messageOf(error) } }, 'processing after the answer failed; the drain route picks the events up'),
-        ),
+        onDemand.join()
+          ? Promise.resolve()
+          : onDemand.process(processBudgetMs, finishBy).then(
+              (report) => continueBurst(report, 1, continuation),
+              (error: unknown) => log?.warn({ err: { message: messageOf(error) } }, 'processing after the answer failed; the drain route picks the events up'),
+            ),
       );
     }
     return response;

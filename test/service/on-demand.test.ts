@@ -57,6 +57,20 @@ describe('processing on demand (hookrun/next after each answer, and its drain ro
     expect(onDemand.process(10_000)).not.toBe(a); // the pass ended: a new call starts its own
   });
 
+  it('join says whether a pass runs, and a join makes it look once more (an event stored meanwhile needs no pass of its own)', async () => {
+    let release!: () => void;
+    const first = new Promise<void>((resolve) => (release = resolve));
+    let gateUsed = false;
+    const worker = scriptedWorker([1, 0, 1], () => (gateUsed ? Promise.resolve() : ((gateUsed = true), first)));
+    const onDemand = createOnDemandProcessing({ worker, cron: cron(), retention: undefined, checkAlerts: async () => undefined, log: silentLogger });
+    expect(onDemand.join()).toBe(false); // nothing runs: the caller starts a pass
+    const pass = onDemand.process(10_000);
+    expect(onDemand.join()).toBe(true);
+    release();
+    expect(await pass).toMatchObject({ claimed: 2 }); // the joined event's look found it
+    expect(onDemand.join()).toBe(false);
+  });
+
   it('the drain starts due cron runs, claims events, checks alerts and runs retention once an hour', async () => {
     let alertChecks = 0;
     let retentionPasses = 0;

@@ -175,4 +175,23 @@ describe('OpenTelemetry through the real OTLP/HTTP exporter to a local collector
       ]),
     );
   });
+
+  it("with telemetry on, a serverless pass keeps the function's deadline: a delivery with too little time left is not started", async () => {
+    service = await startService(testConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }), {
+      log: silentLogger,
+      db: testDb.db,
+      http: false,
+      scheduler: false,
+      background: false,
+    });
+    const delivery = checkoutCompleted('near-deadline');
+    const answer = await service.app.request('/webhooks/payments', { method: 'POST', headers: delivery.sign(Date.now()), body: delivery.body });
+    const { id } = (await answer.json()) as { id: number };
+    // 100 ms left: less than a delivery may start with, so its claim goes back untouched.
+    await service.onDemand.process(10_000, performance.now() + 100);
+    const [row] = await testDb.db.query<{ status: string; attempts: number }>('SELECT status, attempts FROM hookrun.handler_deliveries WHERE event_id = $1', [
+      id,
+    ]);
+    expect(row).toMatchObject({ status: 'pending', attempts: 0 });
+  });
 });
