@@ -28,6 +28,8 @@ export interface BatchDeps {
   onDead?: (event: ClaimedEvent, error: string) => void;
   /** A claim wrote flow-controlled deliveries: their claimer should look. */
   onFlowWork?: () => void;
+  /** Resolves once the receivers' queued inserts are written, or after a bounded wait: an on-demand pass calls it before each delivery. */
+  yieldToIngest?: () => Promise<void>;
 }
 
 /** Thrown inside the batch transaction to roll it back and fall back to one delivery at a time. */

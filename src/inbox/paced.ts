@@ -52,6 +52,7 @@ export async function runPaced(
   const owned = fixed.length > 0 ? await db.transaction((tx) => parts.settle(tx, fixed)) : new Set<number>();
   const ran: Ran[] = [...fixed];
   for (const [i, delivery] of claims.entries()) {
+    await parts.deps.yieldToIngest?.(); // receiving first: a webhook waiting for its commit goes before the next delivery
     const leftMs = finishBy - performance.now();
     if (!pace.fits(leftMs)) {
       const rest = claims.slice(i);

@@ -73,6 +73,11 @@ const DB_BACKOFF = { baseMs: 500, maxMs: 30_000 };
 const LISTEN_RETRY_MS = 30_000;
 const MIN_DUE_SLEEP_MS = 25;
 const YIELD_POLL_MS = 2;
+/**
+ * An on-demand pass (a serverless function's processing after its answers, the drain route) shares the process
+ * with the receivers on every database: before each delivery it lets their queued inserts go first, at most this long.
+ */
+const ON_DEMAND_YIELD_MS = 100;
 
 /**
  * Build the worker: a loop that claims due events (`FOR UPDATE SKIP LOCKED`,
@@ -116,6 +121,7 @@ export function createWorker(deps: WorkerDeps): Worker {
       flow.markDirty();
       flowLoop.wake();
     },
+    yieldToIngest: () => yieldToIngest(Math.max(ON_DEMAND_YIELD_MS, tuning.yieldToIngestMs ?? 0)),
   });
 
   let started = false;
@@ -134,10 +140,10 @@ export function createWorker(deps: WorkerDeps): Worker {
 
   const sleep = (ms: number): Promise<void> => (stopping ? Promise.resolve() : sleeper.sleep(ms));
 
-  /** Let the receivers' waiting inserts go first where the database asks for it (bounded: processing never starves). */
-  async function yieldToIngest(): Promise<void> {
-    if (!deps.ingest || !tuning.yieldToIngestMs) return;
-    const deadline = performance.now() + tuning.yieldToIngestMs;
+  /** Let the receivers' waiting inserts go first, at most `boundMs` (the database's own bound by default): processing never starves. */
+  async function yieldToIngest(boundMs = tuning.yieldToIngestMs): Promise<void> {
+    if (!deps.ingest || !boundMs) return;
+    const deadline = performance.now() + boundMs;
     while (deps.ingest.queued > 0 && !stopping && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, YIELD_POLL_MS));
   }
 

@@ -5,7 +5,7 @@ import { claimInbox } from '../../src/inbox/claim.js';
 import { summarizeEvents } from '../../src/deliveries/event-summary.js';
 import type { ClaimedDelivery } from '../../src/deliveries/claimed.js';
 import type { HandlerRegistry } from '../../src/deliveries/registry.js';
-import { createWorker, type Worker, type WorkerOptions } from '../../src/inbox/worker.js';
+import { createWorker, type Worker, type WorkerDeps, type WorkerOptions } from '../../src/inbox/worker.js';
 import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
 import { testConfig } from '../helpers/config.js';
@@ -21,7 +21,7 @@ export async function storeEvent(db: Database, source: string, type: string, pay
 /** A worker over `db` with a manual clock (starting at real now) and fresh metrics. */
 export function testWorker(
   db: Database,
-  opts: { env?: Record<string, string>; handlers?: HandlerRegistry; options?: WorkerOptions; clock?: ManualClock } = {},
+  opts: { env?: Record<string, string>; handlers?: HandlerRegistry; options?: WorkerOptions; clock?: ManualClock; ingest?: WorkerDeps['ingest'] } = {},
 ): { worker: Worker; clock: ManualClock; metrics: Metrics } {
   const clock = opts.clock ?? new ManualClock(Date.now());
   const metrics = new Metrics();
@@ -32,6 +32,7 @@ export function testWorker(
     log: silentLogger,
     metrics,
     handlers: opts.handlers,
+    ingest: opts.ingest,
     options: { random: () => 0.5, ...opts.options },
   });
   return { worker, clock, metrics };
