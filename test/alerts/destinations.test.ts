@@ -10,14 +10,14 @@ import { silentLogger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
 import { startAlertReceiver, type AlertReceiver } from '../helpers/alert-receiver.js';
 import { testConfig } from '../helpers/config.js';
-import { databaseKinds, useTestDatabase } from '../helpers/db.js';
+import { pgliteOnly, useTestDatabase } from '../helpers/db.js';
 import { pollUntil } from '../helpers/poll.js';
 import { storeEvent } from '../inbox/fixtures.js';
 
 const ROUTING_KEY = 'R0123456789abcdef0123456789ABCDE';
 const SIGNING_SECRET = 'whsec_' + Buffer.from('alert-signing-secret-32-bytes-ok').toString('base64');
 
-describe.each(databaseKinds())('alert destinations: an issue opens, then clears by itself, on $name', (kind) => {
+describe.each(pgliteOnly())('alert destinations: an issue opens, then clears by itself, on $name', (kind) => {
   const testDb = useTestDatabase(kind);
   let receiver: AlertReceiver;
   let alerts: ServiceAlerts | undefined;

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { API_ACTIONS, CONSOLE_ACTIONS } from '../../src/http/audited-actions.js';
 import type { ConsoleApp } from '../console/console-app.js';
-import { databaseKinds, useTestDatabase } from '../helpers/db.js';
+import { pgliteOnly, useTestDatabase } from '../helpers/db.js';
 import { api, consoleSession, deadEvent, listedAudit, operatorsApp } from './operators-app.js';
 
 /** A value for each route parameter the admin API and the console name. */
@@ -15,7 +15,7 @@ async function postRoutes(app: ConsoleApp, prefix: string): Promise<string[]> {
 
 const fill = (pattern: string) => pattern.replace(/:(\w+)/g, (_, name: string) => SAMPLE_PARAMS[name] ?? 'x');
 
-describe.each(databaseKinds())('a viewer on every mutating route ($name)', (kind) => {
+describe.each(pgliteOnly())('a viewer on every mutating route ($name)', (kind) => {
   const testDb = useTestDatabase(kind);
   let console_: ConsoleApp;
   beforeEach(async () => {

@@ -6,7 +6,7 @@ import { checkConfig } from '../../src/cli/check.js';
 import { loadConfig } from '../../src/config/config.js';
 import { ConfigError } from '../../src/errors.js';
 import { testConfig } from '../helpers/config.js';
-import { databaseKinds, useTestDatabase } from '../helpers/db.js';
+import { pgliteOnly, useTestDatabase } from '../helpers/db.js';
 import { allRuns, createHarness } from './support.js';
 
 /**
@@ -41,7 +41,7 @@ function bareNginxRequest(port: number, path: string): Promise<{ status: number;
   });
 }
 
-describe.each(databaseKinds())('/cron without CRON_SECRET on $name', (kind) => {
+describe.each(pgliteOnly())('/cron without CRON_SECRET on $name', (kind) => {
   const testDb = useTestDatabase(kind);
   let server: Server | undefined;
 

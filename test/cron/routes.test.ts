@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { countPages } from '../../src/db/pages.js';
 import { SECRETS } from '../helpers/config.js';
-import { databaseKinds, useTestDatabase } from '../helpers/db.js';
+import { pgliteOnly, useTestDatabase } from '../helpers/db.js';
 import { allRuns, createHarness, deferred, jobsOf, type CronHarness } from './support.js';
 import { loadJobs } from '../../src/cron/registry.js';
 import { serve } from '@hono/node-server';
@@ -11,7 +11,7 @@ import { pollUntil } from '../helpers/poll.js';
 
 const auth = { Authorization: `Bearer ${SECRETS.cron}` };
 
-describe.each(databaseKinds())('/cron routes on $name', (kind) => {
+describe.each(pgliteOnly())('/cron routes on $name', (kind) => {
   const testDb = useTestDatabase(kind);
   let h: CronHarness;
   let gate = deferred();

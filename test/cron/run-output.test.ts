@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MAX_OUTPUT_LINES, captureRunLog } from '../../src/cron/run-output.js';
 import { silentLogger } from '../../src/log.js';
 import { SECRETS } from '../helpers/config.js';
-import { databaseKinds, useTestDatabase } from '../helpers/db.js';
+import { pgliteOnly, useTestDatabase } from '../helpers/db.js';
 import { allRuns, createHarness, jobsOf } from './support.js';
 
 describe('captureRunLog', () => {
@@ -19,7 +19,7 @@ describe('captureRunLog', () => {
   });
 });
 
-describe.each(databaseKinds())('a run keeps what its job logged ($name)', (kind) => {
+describe.each(pgliteOnly())('a run keeps what its job logged ($name)', (kind) => {
   const testDb = useTestDatabase(kind);
 
   it('stored in cron_runs.output, answered by the run and the runs list, escaped on the dashboard', async () => {

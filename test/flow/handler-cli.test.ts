@@ -5,7 +5,7 @@ import type { AdminClient } from '../../src/cli/admin-client.js';
 import { registerEventsCommands } from '../../src/cli/events.js';
 import { registerHandlersCommands } from '../../src/cli/handlers.js';
 import { SECRETS } from '../helpers/config.js';
-import { databaseKinds, useTestDatabase } from '../helpers/db.js';
+import { pgliteOnly, useTestDatabase } from '../helpers/db.js';
 import { drain, eventRow, storeEvent } from '../inbox/fixtures.js';
 import { handlersWith, operatorApp, recorder } from './operator-app.js';
 
@@ -58,7 +58,7 @@ async function hookrun(...args: string[]): Promise<{ code: number; stdout: strin
 
 const key = (event: { key: string }) => event.key;
 
-describe.each(databaseKinds())('hookrun handlers on $name', (kind) => {
+describe.each(pgliteOnly())('hookrun handlers on $name', (kind) => {
   const testDb = useTestDatabase(kind);
   afterEach(() => {
     target.app = undefined;

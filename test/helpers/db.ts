@@ -14,7 +14,7 @@ export interface TestDatabase {
   close(): Promise<void>;
 }
 
-/** One way to get a fresh test database; the suite runs each test file on every available kind. */
+/** One way to get a fresh test database; a test file runs on every available kind (`databaseKinds()`) or on PGlite only (`pgliteOnly()`). */
 export interface DatabaseKind {
   name: 'pglite' | 'postgres';
   create(): Promise<TestDatabase>;
@@ -75,11 +75,32 @@ export async function createPostgresDatabase(baseUrl: string = process.env.TEST_
   };
 }
 
+const PGLITE: DatabaseKind = { name: 'pglite', create: createPgliteDatabase };
+
+/*
+ * Which to use in `describe.each`: `databaseKinds()` when the file's subject
+ * depends on the database engine (SQL, migrations, claims and locks,
+ * transactions, concurrency between connections or instances, the event
+ * writer, flow control, retention, search, counts computed by SQL);
+ * `pgliteOnly()` when the database only holds the file's fixtures (request
+ * validation, signatures, HTTP shapes, pages, CLI output, config, auth).
+ * When unsure, `databaseKinds()`.
+ */
+
 /** PGlite always; PostgreSQL too when TEST_DATABASE_URL is set (as in CI). Use with `describe.each`. */
 export function databaseKinds(): DatabaseKind[] {
-  const kinds: DatabaseKind[] = [{ name: 'pglite', create: createPgliteDatabase }];
+  const kinds: DatabaseKind[] = [PGLITE];
   if (process.env.TEST_DATABASE_URL) kinds.push({ name: 'postgres', create: () => createPostgresDatabase() });
   return kinds;
+}
+
+/**
+ * PGlite only, even when TEST_DATABASE_URL is set: the file's subject does not
+ * depend on the database engine; the SQL it runs is covered on PostgreSQL by
+ * the files that test it. Use with `describe.each`, as `databaseKinds()`.
+ */
+export function pgliteOnly(): DatabaseKind[] {
+  return [PGLITE];
 }
 
 /** hookrun's tables (migrations in drizzle/), emptied between tests. */

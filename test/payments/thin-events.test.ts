@@ -10,7 +10,7 @@ import { createStripeApi, type StripeApi } from '../../src/payments-api/stripe-c
 import { loadHandlers } from '../../src/project/load-project.js';
 import { createTestApp, countEvents } from '../helpers/app.js';
 import { SECRETS, testConfig } from '../helpers/config.js';
-import { databaseKinds, useTestDatabase } from '../helpers/db.js';
+import { pgliteOnly, useTestDatabase } from '../helpers/db.js';
 import { FakeStripeApi, TEST_STRIPE_KEY } from '../helpers/fake-stripe-api.js';
 import { drain, eventRow, storeEvent, stripeSubscription, testWorker } from '../inbox/fixtures.js';
 
@@ -79,7 +79,7 @@ defineHandler({
   },
 });
 
-describe.each(databaseKinds())('Stripe thin events on $name', (kind) => {
+describe.each(pgliteOnly())('Stripe thin events on $name', (kind) => {
   const testDb = useTestDatabase(kind);
   const fake = new FakeStripeApi();
   let api: StripeApi;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SECRETS } from '../helpers/config.js';
-import { databaseKinds, useTestDatabase } from '../helpers/db.js';
+import { pgliteOnly, useTestDatabase } from '../helpers/db.js';
 import { useProjectDirs } from '../helpers/project-dir.js';
 import { storeEvent, stripeEvent } from '../inbox/fixtures.js';
 import { createToolsApp } from '../tools/tools-app.js';
@@ -8,7 +8,7 @@ import { handlerFile, startService } from './support.js';
 
 const project = useProjectDirs('hookrun-console-steps-');
 
-describe.each(databaseKinds().slice(0, 1))("the console's event page lists each delivery's steps ($name)", (kind) => {
+describe.each(pgliteOnly())("the console's event page lists each delivery's steps ($name)", (kind) => {
   const testDb = useTestDatabase(kind);
 
   it('each step with its status and attempts; a sleep with its end', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { databaseKinds, useTestDatabase } from '../helpers/db.js';
+import { pgliteOnly, useTestDatabase } from '../helpers/db.js';
 import { useProjectDirs } from '../helpers/project-dir.js';
 import { storeEvent, stripeEvent } from '../inbox/fixtures.js';
 import { delivery, handlerFile, ran, resetRuns, runs, startService, steps } from './support.js';
@@ -8,7 +8,7 @@ const project = useProjectDirs('hookrun-step-errors-');
 
 const invoice = (id: string) => stripeEvent('invoice.paid', 1, { id, object: 'invoice', customer: 'cus_1', amount_paid: 100 });
 
-describe.each(databaseKinds())('bad steps on $name: dead at once, with the fix, and no succeeded step run again', (kind) => {
+describe.each(pgliteOnly())('bad steps on $name: dead at once, with the fix, and no succeeded step run again', (kind) => {
   const testDb = useTestDatabase(kind);
 
   /** Run `body` as a handler on one event; its delivery afterwards. */

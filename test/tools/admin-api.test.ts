@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { databaseKinds, useTestDatabase } from '../helpers/db.js';
+import { pgliteOnly, useTestDatabase } from '../helpers/db.js';
 import { SECRETS } from '../helpers/config.js';
 import { createDefaultHandlers } from '../../src/inbox/handlers/defaults.js';
 import { seedDeliveries } from '../inbox/fixtures.js';
@@ -7,7 +7,7 @@ import { createToolsApp, postSample, type ToolsApp } from './tools-app.js';
 
 const auth = { authorization: `Bearer ${SECRETS.admin}` };
 
-describe.each(databaseKinds())('admin API ($name)', (kind) => {
+describe.each(pgliteOnly())('admin API ($name)', (kind) => {
   const testDb = useTestDatabase(kind);
   let tools: ToolsApp;
   beforeAll(async () => {

@@ -8,11 +8,11 @@ import { Metrics } from '../../src/metrics.js';
 import { SAMPLE_TYPES, UnknownSampleTypeError, buildSample, encodeSample, signSample } from '../../src/webhooks/samples.js';
 import { createVerifiers } from '../../src/webhooks/verifiers.js';
 import { testConfig } from '../helpers/config.js';
-import { databaseKinds, useTestDatabase } from '../helpers/db.js';
+import { pgliteOnly, useTestDatabase } from '../helpers/db.js';
 
 const SIGNING_DB_SECRET = 'whsec_' + Buffer.from('database-signing-secret-32-bytes').toString('base64');
 
-describe.each(databaseKinds())('samples verified by our receivers ($name)', (kind) => {
+describe.each(pgliteOnly())('samples verified by our receivers ($name)', (kind) => {
   const testDb = useTestDatabase(kind);
 
   function appFor(env: Record<string, string> = {}) {

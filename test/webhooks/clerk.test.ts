@@ -2,7 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, countEvents, type TestApp } from '../helpers/app.js';
 import { SECRETS } from '../helpers/config.js';
-import { databaseKinds, useTestDatabase } from '../helpers/db.js';
+import { pgliteOnly, useTestDatabase } from '../helpers/db.js';
 
 let seq = 0;
 function clerkEvent(type = 'user.created') {
@@ -22,7 +22,7 @@ function svixHeaders(body: string, options: { secret?: string; id?: string; at?:
   };
 }
 
-describe.each(databaseKinds())('POST /webhooks/auth on $name', (kind) => {
+describe.each(pgliteOnly())('POST /webhooks/auth on $name', (kind) => {
   const tdb = useTestDatabase(kind);
   let t: TestApp;
   const post = (body: string, headers: Record<string, string>) =>

@@ -8,7 +8,7 @@ import { ConfigError } from '../../src/errors.js';
 import { buildOpenApiDocument } from '../../src/http/openapi.js';
 import { customProvider } from '../../src/webhooks/providers/custom.js';
 import { countEvents, createTestApp, type TestApp } from '../helpers/app.js';
-import { databaseKinds, useTestDatabase } from '../helpers/db.js';
+import { pgliteOnly, useTestDatabase } from '../helpers/db.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hookrun-custom-'));
 const platform = (webhooks: unknown) => {
@@ -40,7 +40,7 @@ const PLAIN = {
 };
 const FILE = platform([ACME, PLAIN]);
 
-describe.each(databaseKinds())('platform.json webhooks (a custom scheme) on $name', (kind) => {
+describe.each(pgliteOnly())('platform.json webhooks (a custom scheme) on $name', (kind) => {
   const tdb = useTestDatabase(kind);
   let t: TestApp;
   const post = (route: string, body: string, headers: Record<string, string>) =>

@@ -6,11 +6,11 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { encodeSample, buildSample, signSample } from '../../src/webhooks/samples.js';
 import { countEvents, createTestApp, type TestApp } from '../helpers/app.js';
 import { SECRETS } from '../helpers/config.js';
-import { databaseKinds, useTestDatabase } from '../helpers/db.js';
+import { pgliteOnly, useTestDatabase } from '../helpers/db.js';
 
 type Headers = Record<string, string>;
 
-describe.each(databaseKinds())('named receivers on $name', (kind) => {
+describe.each(pgliteOnly())('named receivers on $name', (kind) => {
   const tdb = useTestDatabase(kind);
   let t: TestApp;
   const post = (route: string, body: string, headers: Headers, url = `http://localhost/webhooks/${route}`) =>

@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config/config.js';
 import { PAYMENTS_PROVIDERS, AUTH_PROVIDERS } from '../../src/webhooks/providers/index.js';
 import { buildSample, encodeSample, signSample } from '../../src/webhooks/samples.js';
 import { countEvents, createTestApp, type TestApp } from '../helpers/app.js';
-import { databaseKinds, useTestDatabase } from '../helpers/db.js';
+import { pgliteOnly, useTestDatabase } from '../helpers/db.js';
 
 type Headers = Record<string, string>;
 const SECRET = {
@@ -99,7 +99,7 @@ const CASES: Case[] = [
   },
 ];
 
-describe.each(databaseKinds())('PAYMENTS_PROVIDER and AUTH_PROVIDER on $name', (kind) => {
+describe.each(pgliteOnly())('PAYMENTS_PROVIDER and AUTH_PROVIDER on $name', (kind) => {
   const tdb = useTestDatabase(kind);
 
   describe.each(CASES)('$route served by $name', (c) => {

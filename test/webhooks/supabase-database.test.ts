@@ -2,7 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createTestApp, countEvents, type TestApp } from '../helpers/app.js';
 import { SECRETS } from '../helpers/config.js';
-import { databaseKinds, useTestDatabase } from '../helpers/db.js';
+import { pgliteOnly, useTestDatabase } from '../helpers/db.js';
 import { drain, testWorker } from '../inbox/fixtures.js';
 
 let seq = 0;
@@ -11,7 +11,7 @@ function change(type = 'INSERT', table = 'profiles') {
   return JSON.stringify({ type, table, schema: 'public', record: { id: seq, name: 'x' }, old_record: null });
 }
 
-describe.each(databaseKinds())('POST /webhooks/database on $name', (kind) => {
+describe.each(pgliteOnly())('POST /webhooks/database on $name', (kind) => {
   const tdb = useTestDatabase(kind);
   let t: TestApp;
   const post = (body: string, headers: Record<string, string>) =>

@@ -8,7 +8,7 @@ import { encodeSample, signSample } from '../../../src/webhooks/samples.js';
 import { PAYMENTS_PROVIDERS } from '../../../src/webhooks/providers/index.js';
 import { createTestApp } from '../../helpers/app.js';
 import { SECRETS } from '../../helpers/config.js';
-import { databaseKinds, useTestDatabase } from '../../helpers/db.js';
+import { pgliteOnly, useTestDatabase } from '../../helpers/db.js';
 import { stripeDelivery, svixDelivery } from '../../helpers/signed-deliveries.js';
 import { deliverAll, problems, type PublishedDelivery } from './published.js';
 
@@ -29,7 +29,7 @@ function fromDelivery(label: string, d: { key: string; body: string; sign(nowMs:
   return { label, route: 'payments', body: d.body, headers: d.sign(Date.now()), key: d.key, type };
 }
 
-describe.each(databaseKinds())('published event types on $name', (kind) => {
+describe.each(pgliteOnly())('published event types on $name', (kind) => {
   const tdb = useTestDatabase(kind);
 
   it("Stripe: every type of stripe-node's Stripe.Event, signed by generateTestHeaderString", async () => {

@@ -6,7 +6,7 @@ import { sign } from '@octokit/webhooks-methods';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp } from '../../helpers/app.js';
 import { SECRETS } from '../../helpers/config.js';
-import { databaseKinds, useTestDatabase } from '../../helpers/db.js';
+import { pgliteOnly, useTestDatabase } from '../../helpers/db.js';
 import { deliverAll, problems, type PublishedDelivery } from './published.js';
 
 /** @octokit/webhooks-examples: every event and action GitHub documents, for github.com and each GitHub Enterprise Server release. */
@@ -38,7 +38,7 @@ function publishedExamples(): Array<{ host: string; name: string; payload: Recor
 /** GitHub's documented type: the `X-GitHub-Event` name, plus `.action` when the payload has one. */
 const documentedType = (name: string, payload: Record<string, unknown>) => (typeof payload.action === 'string' ? `${name}.${payload.action}` : name);
 
-describe.each(databaseKinds())('GitHub published examples on $name', (kind) => {
+describe.each(pgliteOnly())('GitHub published examples on $name', (kind) => {
   const tdb = useTestDatabase(kind);
   const examples = publishedExamples();
   let deliveries: PublishedDelivery[];

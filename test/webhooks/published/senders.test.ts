@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parseEventName } from '../../../src/api/event-names.js';
 import { createTestApp } from '../../helpers/app.js';
 import { SECRETS } from '../../helpers/config.js';
-import { databaseKinds, useTestDatabase } from '../../helpers/db.js';
+import { pgliteOnly, useTestDatabase } from '../../helpers/db.js';
 import { svixDelivery } from '../../helpers/signed-deliveries.js';
 import { deliverAll, problems, type PublishedDelivery } from './published.js';
 import { RESEND_EVENT_DATA, resendEvent } from './resend-events.js';
@@ -48,7 +48,7 @@ it("every published Polar and Resend type names a project handler's event (`pola
   expect(parsed.map(({ route, type }) => `${route === 'payments' ? 'polar' : route}:${type}`)).toEqual(names);
 });
 
-describe.each(databaseKinds())('published Polar and Resend event types on $name', (kind) => {
+describe.each(pgliteOnly())('published Polar and Resend event types on $name', (kind) => {
   const tdb = useTestDatabase(kind);
 
   it("Polar: every WebhookEventType of @polar-sh/sdk, bodies from its zod schemas, signed over the secret's bytes", async () => {
