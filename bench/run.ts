@@ -56,6 +56,14 @@ const skip = new Set(args.skip!.split(',').filter(Boolean));
 const databaseUrl = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || undefined;
 const progress = (line: string) => process.stderr.write(`  ${line}\n`);
 
+/** Run one section unless `--skip` names it, and say how long it took (where a run, the smoke run in CI too, spends its time). */
+async function section(name: string, run: () => Promise<unknown>): Promise<void> {
+  if (skip.has(name)) return;
+  const started = performance.now();
+  await run();
+  progress(`${name}: the section took ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}
+
 function git(...argv: string[]): string {
   try {
     return execFileSync('git', argv, { cwd: ROOT }).toString().trim();
@@ -219,52 +227,52 @@ async function main(): Promise<void> {
   process.stderr.write(
     `hookrun bench (${report.mode}): ${rounds} rounds × ${seconds} s, ${connections} connections, PostgreSQL ${databaseUrl ? 'on' : 'off (set BENCH_DATABASE_URL)'}\n`,
   );
-  if (!skip.has('startup')) {
+  await section('startup', async () => {
     report.startup = await runStartup(smoke ? 1 : 3, databaseUrl, progress);
     if (args.baseline) report.startupBaseline = await runStartup(smoke ? 1 : 3, databaseUrl, progress, baselineRoots[0]!.root);
-  }
-  if (!skip.has('ingest')) {
+  });
+  await section('ingest', async () => {
     const ingest = await ingestSection();
     report.ingest = ingest.figures;
     report.nextFirstRequest = ingest.nextFirstRequest;
-  }
-  if (!skip.has('processing')) {
+  });
+  await section('processing', async () => {
     const sizes = smoke ? { backlog: 500, lightLoadEvents: 20 } : { backlog: 20_000, lightLoadEvents: 200 };
     report.processing = {
       embedded: await runProcessing('embedded', undefined, sizes, progress),
       postgres: await runProcessing('postgres', databaseUrl, sizes, progress),
     };
-  }
-  if (!skip.has('storage')) {
+  });
+  await section('storage', async () => {
     const events = smoke ? 2000 : 100_000;
     report.storage = [await runStorage('embedded', undefined, events, progress), await runStorage('postgres', databaseUrl, events, progress)].filter(
       (f) => f !== undefined,
     );
-  }
-  if (!skip.has('auth-drain')) report.authDrain = await runAuthDrain(databaseUrl, builds(), { rounds, backlog: smoke ? 500 : 20_000 }, progress);
-  if (!skip.has('levers')) report.levers = await runLevers(databaseUrl, smoke ? 1 : 3, smoke ? 500 : 20_000, progress);
-  if (!skip.has('scale')) {
+  });
+  await section('auth-drain', async () => (report.authDrain = await runAuthDrain(databaseUrl, builds(), { rounds, backlog: smoke ? 500 : 20_000 }, progress)));
+  await section('levers', async () => (report.levers = await runLevers(databaseUrl, smoke ? 1 : 3, smoke ? 500 : 20_000, progress)));
+  await section('scale', async () => {
     const sizes = (args['scale-sizes'] ?? (smoke ? '10000,20000' : '1000000,5000000')).split(',').map(Number);
     if (sizes.some((n) => !Number.isInteger(n) || n < 0))
       throw new Error(`--scale-sizes takes whole numbers, e.g. 1000000,5000000 (got ${args['scale-sizes']})`);
     const ingest = { rounds, seconds, warmupSeconds: smoke ? 1 : 3, connections };
     report.scale = await runScale(databaseUrl, { sizes, backlog: smoke ? 500 : 20_000, drainRepeats: smoke ? 1 : 3, ingest, retentionFraction: 0.8 }, progress);
     if (!report.scale.available) progress(`scale: skipped: ${report.scale.reason}`);
-  }
-  if (!skip.has('flow')) {
+  });
+  await section('flow', async () => {
     const sizes = smoke
       ? { events: 2_000, deliveries: 20_000, keys: 200, goneKeys: 20_000, rounds, rate: { limit: 50, seconds: 5 } }
       : { events: 20_000, deliveries: 1_000_000, keys: 10_000, goneKeys: 1_000_000, rounds, rate: { limit: 50, seconds: 60 } };
     report.flow = await runFlow(databaseUrl, sizes, progress);
     if (!report.flow.available) progress(`flow: skipped: ${report.flow.reason}`);
-  }
-  if (!skip.has('search')) {
+  });
+  await section('search', async () => {
     const events = Number(args['search-events'] ?? (smoke ? 20_000 : 1_000_000));
     if (!Number.isInteger(events) || events < 1) throw new Error(`--search-events takes a whole number, e.g. 1000000 (got ${args['search-events']})`);
     report.search = await runSearch(databaseUrl, { events, repeats: smoke ? 3 : 7 }, progress);
     if (!report.search.available) progress(`search: skipped: ${report.search.reason}`);
-  }
-  if (!skip.has('cron')) report.cron = await runCron(smoke ? 3 : 30, databaseUrl, progress);
+  });
+  await section('cron', async () => (report.cron = await runCron(smoke ? 3 : 30, databaseUrl, progress)));
 
   process.stdout.write(formatReport(report));
   const dir = join(ROOT, 'bench/results');
