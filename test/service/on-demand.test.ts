@@ -22,6 +22,16 @@ function scriptedWorker(counts: number[], gate?: () => Promise<void>): Worker & 
 
 const cron = (due = 0) => ({ runDue: async () => due, idle: async () => true }) as unknown as CronService;
 
+/** Processing over a worker that claims 1, then 0, then 1; its first batch waits until `release()`. */
+function heldFirstBatch() {
+  let release!: () => void;
+  const first = new Promise<void>((resolve) => (release = resolve));
+  let gateUsed = false;
+  const worker = scriptedWorker([1, 0, 1], () => (gateUsed ? Promise.resolve() : ((gateUsed = true), first)));
+  const onDemand = createOnDemandProcessing({ worker, cron: cron(), retention: undefined, checkAlerts: async () => undefined, log: silentLogger });
+  return { worker, onDemand, release };
+}
+
 describe('processing on demand (hookrun/next after each answer, and its drain route)', () => {
   it('claims batches until none is due, and reports what it claimed', async () => {
     const worker = scriptedWorker([100, 100, 3]);
@@ -42,11 +52,7 @@ describe('processing on demand (hookrun/next after each answer, and its drain ro
   });
 
   it('a call while a pass runs joins it, and the pass looks once more before it ends', async () => {
-    let release!: () => void;
-    const first = new Promise<void>((resolve) => (release = resolve));
-    let gateUsed = false;
-    const worker = scriptedWorker([1, 0, 1], () => (gateUsed ? Promise.resolve() : ((gateUsed = true), first)));
-    const onDemand = createOnDemandProcessing({ worker, cron: cron(), retention: undefined, checkAlerts: async () => undefined, log: silentLogger });
+    const { worker, onDemand, release } = heldFirstBatch();
     const a = onDemand.process(10_000);
     const b = onDemand.process(10_000); // arrives while the first batch runs
     expect(b).toBe(a);
@@ -58,11 +64,7 @@ describe('processing on demand (hookrun/next after each answer, and its drain ro
   });
 
   it('join says whether a pass runs, and a join makes it look once more (an event stored meanwhile needs no pass of its own)', async () => {
-    let release!: () => void;
-    const first = new Promise<void>((resolve) => (release = resolve));
-    let gateUsed = false;
-    const worker = scriptedWorker([1, 0, 1], () => (gateUsed ? Promise.resolve() : ((gateUsed = true), first)));
-    const onDemand = createOnDemandProcessing({ worker, cron: cron(), retention: undefined, checkAlerts: async () => undefined, log: silentLogger });
+    const { onDemand, release } = heldFirstBatch();
     expect(onDemand.join()).toBe(false); // nothing runs: the caller starts a pass
     const pass = onDemand.process(10_000);
     expect(onDemand.join()).toBe(true);

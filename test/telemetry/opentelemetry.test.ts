@@ -52,6 +52,16 @@ describe('OpenTelemetry through the real OTLP/HTTP exporter to a local collector
     rmSync(dir, { recursive: true, force: true });
   });
 
+  /** hookrun as inside a serverless function: no loops between requests, telemetry to the collector. */
+  const startServerless = () =>
+    startService(testConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }), {
+      log: silentLogger,
+      db: testDb.db,
+      http: false,
+      scheduler: false,
+      background: false,
+    });
+
   it('a signed webhook, its handler and a cron run to an HTTP target are spans with their attributes; the target gets the run span’s traceparent; the metrics go too', async () => {
     const platform = join(dir, 'platform.json');
     writeFileSync(platform, JSON.stringify({ crons: [{ name: 'ping-target', url: target.url, schedule: '0 1 * * *' }] }));
@@ -154,13 +164,7 @@ describe('OpenTelemetry through the real OTLP/HTTP exporter to a local collector
   });
 
   it('inside a serverless function (no loops between requests), a processing pass exports what it traced before it returns', async () => {
-    service = await startService(testConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }), {
-      log: silentLogger,
-      db: testDb.db,
-      http: false,
-      scheduler: false,
-      background: false,
-    });
+    service = await startServerless();
     collector.spans.length = 0;
     const delivery = checkoutCompleted('serverless');
     const answer = await service.app.request('/webhooks/payments', { method: 'POST', headers: delivery.sign(Date.now()), body: delivery.body });
@@ -177,13 +181,7 @@ describe('OpenTelemetry through the real OTLP/HTTP exporter to a local collector
   });
 
   it("with telemetry on, a serverless pass keeps the function's deadline: a delivery with too little time left is not started", async () => {
-    service = await startService(testConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }), {
-      log: silentLogger,
-      db: testDb.db,
-      http: false,
-      scheduler: false,
-      background: false,
-    });
+    service = await startServerless();
     const delivery = checkoutCompleted('near-deadline');
     const answer = await service.app.request('/webhooks/payments', { method: 'POST', headers: delivery.sign(Date.now()), body: delivery.body });
     const { id } = (await answer.json()) as { id: number };
