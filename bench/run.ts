@@ -249,7 +249,10 @@ async function main(): Promise<void> {
       (f) => f !== undefined,
     );
   });
-  await section('auth-drain', async () => (report.authDrain = await runAuthDrain(databaseUrl, builds(), { rounds, backlog: smoke ? 500 : 20_000 }, progress)));
+  await section(
+    'auth-drain',
+    async () => (report.authDrain = await runAuthDrain(databaseUrl, builds(), { rounds, backlog: smoke ? 500 : 20_000, warmUp: !smoke }, progress)),
+  );
   await section('levers', async () => (report.levers = await runLevers(databaseUrl, smoke ? 1 : 3, smoke ? 500 : 20_000, progress)));
   await section('scale', async () => {
     const sizes = (args['scale-sizes'] ?? (smoke ? '10000,20000' : '1000000,5000000')).split(',').map(Number);
