@@ -20,13 +20,84 @@ export interface DatabaseKind {
   create(): Promise<TestDatabase>;
 }
 
-/** Fresh in-memory PGlite loaded from the migrated template the global setup made. */
+/**
+ * An in-memory PGlite as the migrated template the global setup made: one a
+ * file of this worker gave back, emptied (the unit project runs many files
+ * in one process), or else a new one loaded from the template (~1 s).
+ */
 export async function createPgliteDatabase(): Promise<TestDatabase> {
+  const pglite = pglitePool.pop() ?? (await loadPgliteTemplate());
+  const db = await openDatabase({ pglite });
+  return { db, close: () => giveBack(pglite) };
+}
+
+/** A PGlite loaded from the template, its LISTENs tracked so that `giveBack` can end what a file left open. */
+async function loadPgliteTemplate(): Promise<PGlite> {
   const template = await readFile(inject('pgliteTemplate'));
   const pglite = new PGlite({ loadDataDir: new Blob([template]) });
   await pglite.waitReady;
-  const db = await openDatabase({ pglite });
-  return { db, close: () => pglite.close() };
+  const listen = pglite.listen.bind(pglite);
+  const open = new Set<() => Promise<void>>();
+  listening.set(pglite, open);
+  pglite.listen = async (...args: Parameters<PGlite['listen']>) => {
+    const unlisten = await listen(...args);
+    const once = async () => {
+      if (open.delete(once)) await unlisten();
+    };
+    open.add(once);
+    return once;
+  };
+  templateShape ??= await schemaShape(pglite);
+  return pglite;
+}
+
+/** PGlite instances given back by the files before, ready for the next (at most two kept). */
+const pglitePool: PGlite[] = [];
+const listening = new WeakMap<PGlite, Set<() => Promise<void>>>();
+let templateShape: string | undefined;
+
+/**
+ * Everything a database holds besides rows, as one hash: tables and their
+ * columns, indexes, functions and triggers in every schema, and the
+ * migrations applied. A file that changed any of it (a legacy layout, a
+ * schema of its own) leaves a database no other file can use.
+ */
+async function schemaShape(pglite: PGlite): Promise<string> {
+  const { rows } = await pglite.query<{ shape: string }>(`
+    SELECT md5(concat_ws('|',
+      (SELECT string_agg(format('%s.%s:%s:%s', n.nspname, c.relname, c.relkind,
+                (SELECT string_agg(a.attname || ' ' || a.atttypid::regtype::text || CASE WHEN a.attnotnull THEN '!' ELSE '' END, ',' ORDER BY a.attnum)
+                   FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped)), ';' ORDER BY n.nspname, c.relname)
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%'),
+      (SELECT string_agg(n.nspname || '.' || p.proname || ':' || md5(p.prosrc), ';' ORDER BY n.nspname, p.proname, md5(p.prosrc))
+         FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')),
+      (SELECT string_agg(t.tgrelid::regclass::text || '.' || t.tgname || ':' || t.tgenabled::text, ';' ORDER BY t.tgrelid::regclass::text, t.tgname)
+         FROM pg_trigger t WHERE NOT t.tgisinternal),
+      (SELECT string_agg(hash, ';' ORDER BY id) FROM hookrun.__drizzle_migrations)
+    )) AS shape`);
+  return rows[0]!.shape;
+}
+
+/**
+ * A file is done with its PGlite: keep it for the next file when it is still
+ * open and as the template made it (rows emptied, session reset, LISTENs
+ * ended), else close it.
+ */
+async function giveBack(pglite: PGlite): Promise<void> {
+  if (pglite.closed) return;
+  try {
+    for (const unlisten of [...(listening.get(pglite) ?? [])]) await unlisten();
+    await pglite.exec('DISCARD ALL');
+    await truncateAll(await openDatabase({ pglite }));
+    if (pglitePool.length < 2 && (await schemaShape(pglite)) === templateShape) {
+      pglitePool.push(pglite);
+      return;
+    }
+  } catch {
+    // a database left unusable (an open transaction, a dropped table): closed below
+  }
+  await pglite.close();
 }
 
 /**

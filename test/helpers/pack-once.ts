@@ -10,7 +10,7 @@ const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** The folder the run's tarball is packed into; `packed.json` appears there when it is done (helpers/packed-hookrun.ts). */
+    /** The folder the run's tarball is packed into, by the first test that wants it (helpers/packed-hookrun.ts). */
     packDir: string;
   }
 }
@@ -52,27 +52,13 @@ export async function packCheckout(dir: string): Promise<{ tarball: string; file
   return { tarball: join(dir, packed!.filename), files: packed!.files.map((f) => f.path) };
 }
 
-/** Pack into `dir` and write packed.json there: { tarball, files }, or { error } for the tests to report. */
-async function pack(dir: string): Promise<void> {
-  try {
-    writeFileSync(join(dir, 'packed.json'), JSON.stringify(await packCheckout(dir)));
-  } catch (error) {
-    const { message, stdout, stderr } = error as { message: string; stdout?: string; stderr?: string };
-    writeFileSync(join(dir, 'packed.json'), JSON.stringify({ error: `${message}\n${stdout ?? ''}\n${stderr ?? ''}` }));
-  }
-}
-
 /**
- * The package project's setup: start packing in the background (the build
- * takes most of a minute, and the other projects' tests run meanwhile); the
- * tests that install the tarball wait for it. Removed at the end of the run.
+ * The process project's setup: a folder for the run's tarball, removed at the
+ * end of the run. The first test that wants the tarball packs it there
+ * (helpers/packed-hookrun.ts); a run without such a test packs nothing.
  */
-export default function setup(project: TestProject): () => Promise<void> {
+export default function setup(project: TestProject): () => void {
   const dir = mkdtempSync(join(tmpdir(), 'hookrun-pack-'));
-  const packing = pack(dir);
   project.provide('packDir', dir);
-  return async () => {
-    await packing;
-    rmSync(dir, { recursive: true, force: true });
-  };
+  return () => rmSync(dir, { recursive: true, force: true });
 }

@@ -1,19 +1,20 @@
+import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
-
-/** The projects whose files take longest (installs and builds, browsers, spawned processes) first. */
-const FIRST = ['package', 'browser', 'process'];
+import { PACKAGE } from './projects.js';
 
 /**
  * Start the long files first, so the last minute of a run is not one of them
- * alone on an otherwise idle machine; within a project, vitest's own order
- * (slowest last time first, or largest file first on a clean clone).
+ * alone on an otherwise idle machine: the process project before the unit
+ * project, and in it the files that install the tarball (npm install, next
+ * build) before the rest; otherwise vitest's own order (slowest last time
+ * first, or largest file first on a clean clone).
  */
 export default class LongestFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
     const rank = (spec: TestSpecification) => {
-      const at = FIRST.indexOf(spec.project.name);
-      return at < 0 ? FIRST.length : at;
+      if (spec.project.name !== 'process') return 2;
+      return PACKAGE.includes(relative(spec.project.config.root, spec.moduleId)) ? 0 : 1;
     };
     return sorted
       .map((spec, i) => ({ spec, i }))

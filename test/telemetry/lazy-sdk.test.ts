@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.js';
 import { acknowledged, checkoutCompleted, sendDelivery } from '../helpers/signed-deliveries.js';
-import { spawnHookrun } from '../helpers/spawn-hookrun.js';
+import { seedDataDir, spawnHookrun } from '../helpers/spawn-hookrun.js';
 
 const RECORDER = resolve(import.meta.dirname, '..', 'helpers', 'module-recorder.mjs');
 
@@ -30,6 +30,8 @@ describe('OpenTelemetry costs nothing when OTEL_EXPORTER_OTLP_ENDPOINT is unset'
   let collector: OtlpReceiver;
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'hookrun-lazy-otel-'));
+    // Both servers open the migrated template: what they load is the subject, not a first boot.
+    await seedDataDir(join(dir, 'data'));
     collector = await startOtlpReceiver();
   });
   afterAll(async () => {
@@ -44,5 +46,5 @@ describe('OpenTelemetry costs nothing when OTEL_EXPORTER_OTLP_ENDPOINT is unset'
       expect.arrayContaining(['api', 'core', 'exporter-trace-otlp-http', 'exporter-metrics-otlp-http', 'resources', 'sdk-metrics', 'sdk-trace-node']),
     );
     expect(collector.spans.some((span) => span.name === 'POST /webhooks/payments')).toBe(true);
-  });
+  }, 90_000); // two servers, one after the other, each started, sent to and drained
 });
