@@ -11,6 +11,8 @@ export interface RawClient {
   sent(): number;
   /** Resolves once the server's whole answer is in (headers and a `Content-Length` body) or the socket closed. */
   settled: Promise<void>;
+  /** How the socket ended, once it has: closed, with the error it reported if any (for a test's failure message). */
+  closedWith(): string | undefined;
 }
 
 /** True once `response` holds the headers and, when they declare one, the whole body. */
@@ -31,9 +33,14 @@ export function rawClient(port: number, head: string, body?: Buffer, localAddres
   let response = '';
   let sent = 0;
   let settle = () => undefined as void;
+  let closedWith: string | undefined;
+  let error: string | undefined;
   const settled = new Promise<void>((resolve) => (settle = resolve));
-  socket.on('error', () => undefined);
-  socket.on('close', () => settle());
+  socket.on('error', (e: NodeJS.ErrnoException) => (error = e.code ?? e.message));
+  socket.on('close', () => {
+    closedWith = `closed${error ? ` (${error})` : ''} after ${sent} body bytes sent, ${socket.bytesRead} read`;
+    settle();
+  });
   socket.on('data', (chunk) => {
     response += chunk.toString('latin1');
     if (isComplete(response)) settle();
@@ -54,7 +61,7 @@ export function rawClient(port: number, head: string, body?: Buffer, localAddres
     const match = /^HTTP\/1\.1 (\d{3})/.exec(response);
     return match ? Number(match[1]) : undefined;
   };
-  return { socket, status, response: () => response, sent: () => sent, settled };
+  return { socket, status, response: () => response, sent: () => sent, settled, closedWith: () => closedWith };
 }
 
 /** The head of a delivery to `/webhooks/payments` declaring `length` bytes, with a Stripe-Signature that will not verify. */

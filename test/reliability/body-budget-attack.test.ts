@@ -131,9 +131,17 @@ describe('request bodies under attack (spawned, embedded database)', { timeout: 
       body,
     );
     clients.push(client);
-    // The whole 64 MB crosses loopback and the parser before the answer is read: seconds on a busy 2-core machine, so the
-    // wait is the describe's budget, not a guess at the machine's speed.
-    const status = await pollUntil('an answer to the chunked login', 100_000, async () => client.status());
+    // The answer comes once the limit is passed, while the client is still sending (6-18 MB in, measured). The wait is
+    // the describe's budget, not a guess at a busy machine's speed; a socket closed with no answer fails at once, saying
+    // what the server logged.
+    const status = await pollUntil('an answer to the chunked login', 100_000, async () => {
+      const answer = client.status();
+      if (answer === undefined && client.closedWith())
+        throw new Error('the chunked login was closed with no answer');
+      return answer;
+    }).catch((error: Error) => {
+      throw new Error(`${error.message}\nsent ${client.sent()} bytes; the socket: ${client.closedWith() ?? 'open'}\n--- hookrun output ---\n${server.output().slice(-3000)}`);
+    });
     const after = rssMb(server.pid);
     reportFigures('chunked login form', { sentBytes: client.sent(), status, rssBeforeMb: before, rssAfterMb: after });
     expect(status).toBe(413);
