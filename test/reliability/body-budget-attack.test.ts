@@ -136,11 +136,12 @@ describe('request bodies under attack (spawned, embedded database)', { timeout: 
     // what the server logged.
     const status = await pollUntil('an answer to the chunked login', 100_000, async () => {
       const answer = client.status();
-      if (answer === undefined && client.closedWith())
-        throw new Error('the chunked login was closed with no answer');
+      if (answer === undefined && client.closedWith()) throw new Error('the chunked login was closed with no answer');
       return answer;
     }).catch((error: Error) => {
-      throw new Error(`${error.message}\nsent ${client.sent()} bytes; the socket: ${client.closedWith() ?? 'open'}\n--- hookrun output ---\n${server.output().slice(-3000)}`);
+      throw new Error(
+        `${error.message}\nsent ${client.sent()} bytes; the socket: ${client.closedWith() ?? 'open'}\n--- hookrun output ---\n${server.output().slice(-3000)}`,
+      );
     });
     const after = rssMb(server.pid);
     reportFigures('chunked login form', { sentBytes: client.sent(), status, rssBeforeMb: before, rssAfterMb: after });
