@@ -41,12 +41,33 @@ const APP_FILES: Record<string, string> = {
   'app/api/[...hookrun]/route.ts': ROUTE_FILE,
 };
 
+/** `npm install` of the tarball and NEXT_PACKAGES into `dir`, whose package.json is written. */
+export async function installNextPackages(dir: string, tarball: string): Promise<void> {
+  await npm(['install', tarball, ...NEXT_PACKAGES], dir);
+}
+
+/**
+ * A copy of what `installNextPackages` made in `from`: its node_modules (links
+ * kept) and lock, and its dependencies in `dir`'s package.json (hookrun's by
+ * the tarball's absolute path, as the copy sits elsewhere).
+ */
+async function copyInstall(from: string, dir: string, tarball: string): Promise<void> {
+  await run('cp', ['-a', join(from, 'node_modules'), join(dir, 'node_modules')]);
+  cpSync(join(from, 'package-lock.json'), join(dir, 'package-lock.json'));
+  const { dependencies } = JSON.parse(readFileSync(join(from, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<string, unknown>;
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ ...manifest, dependencies: { ...dependencies, hookrun: `file:${tarball}` } }, null, 2));
+}
+
 /**
  * A Next.js app that mounts hookrun from the packed tarball: installed,
  * then `next build` (its type check covers the route file against
  * hookrun/next's types). `project` holds the hookrun project's files,
  * written under `hookrun/`; `appFiles` more files of the app itself;
- * `packageType` the app package.json's "type".
+ * `packageType` the app package.json's "type"; `installedIn` a folder where
+ * `installNextPackages` ran with the same tarball, copied instead of
+ * installing again (a test run installs once for all its apps:
+ * helpers/packed-hookrun.ts).
  */
 export async function buildNextApp(
   dir: string,
@@ -54,15 +75,16 @@ export async function buildNextApp(
   project: Record<string, string>,
   appFiles: Record<string, string> = {},
   packageType?: 'module',
+  installedIn?: string,
 ): Promise<void> {
   const files = { ...APP_FILES, ...appFiles, ...Object.fromEntries(Object.entries(project).map(([path, text]) => [`hookrun/${path}`, text])) };
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), text);
   }
-  // As create-next-app writes it: no "type", so the project's .ts files sit in a CommonJS package (unless `packageType` says otherwise).
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'the-product', private: true, ...(packageType ? { type: packageType } : {}) }, null, 2));
-  await npm(['install', tarball, ...NEXT_PACKAGES], dir);
+  writeFileSync(join(dir, 'package.json'), nextAppManifest(packageType));
+  if (installedIn) await copyInstall(installedIn, dir, tarball);
+  else await installNextPackages(dir, tarball);
   await run(process.execPath, [join(dir, 'node_modules', 'next', 'dist', 'bin', 'next'), 'build'], {
     cwd: dir,
     timeout: 300_000,
@@ -71,6 +93,11 @@ export async function buildNextApp(
   }).catch((error: { stdout?: string; stderr?: string; message: string }) => {
     throw new Error(`next build failed: ${error.message}\n${error.stdout ?? ''}\n${error.stderr ?? ''}`);
   });
+}
+
+/** The app's package.json before its install: as create-next-app writes it, no "type" (so the project's .ts files sit in a CommonJS package), unless `packageType` says otherwise. */
+export function nextAppManifest(packageType?: 'module'): string {
+  return JSON.stringify({ name: 'the-product', private: true, ...(packageType ? { type: packageType } : {}) }, null, 2);
 }
 
 /** A running `next start`: its URL, what it printed, and ways to end it. */

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inject } from 'vitest';
+import { installNextPackages, nextAppManifest } from './next-app.js';
 import { packCheckout } from './pack-once.js';
 import { pollUntil } from './poll.js';
 
@@ -8,32 +9,56 @@ export { npm, NPM_FLAGS } from './npm.js';
 
 /**
  * What a user installs: the tarball packed once for the run into the folder
- * pack-once.ts made. The first caller of the run packs it (a `packing`
- * folder made there says who); the others wait for its `packed.json`
- * (bounded). A file an older build left in dist/ was planted first: the
- * tarball must not carry it.
+ * pack-once.ts made. A file an older build left in dist/ was planted first:
+ * the tarball must not carry it.
  */
-export async function packHookrun(): Promise<{ tarball: string; files: string[] }> {
+export function packHookrun(): Promise<{ tarball: string; files: string[] }> {
+  return madeOncePerRun('packed', (dir) => packCheckout(dir));
+}
+
+/**
+ * A folder where the run's tarball and the Next.js packages were installed
+ * once (`installNextPackages`): each app the tests build copies it
+ * (`buildNextApp`'s `installedIn`) instead of the same 20 s install again.
+ */
+export async function nextPackagesInstalled(): Promise<{ tarball: string; installedIn: string }> {
+  const { tarball } = await packHookrun();
+  const { installedIn } = await madeOncePerRun('next-install', async (dir) => {
+    const installedIn = join(dir, 'next-install');
+    mkdirSync(installedIn);
+    writeFileSync(join(installedIn, 'package.json'), nextAppManifest());
+    await installNextPackages(installedIn, tarball);
+    return { installedIn };
+  });
+  return { tarball, installedIn };
+}
+
+/**
+ * What `make` makes in the run's pack folder, made once for the run by its
+ * first caller (a `<name>.making` folder made there says who); the others
+ * wait for its `<name>.json` (bounded) and read the same result or error.
+ */
+async function madeOncePerRun<T>(name: string, make: (dir: string) => Promise<T>): Promise<T> {
   const dir = inject('packDir');
-  const done = join(dir, 'packed.json');
-  if (claimPacking(dir)) {
+  const done = join(dir, `${name}.json`);
+  if (claim(join(dir, `${name}.making`))) {
     try {
-      writeFileSync(done, JSON.stringify(await packCheckout(dir)));
+      writeFileSync(done, JSON.stringify({ made: await make(dir) }));
     } catch (error) {
       const { message, stdout, stderr } = error as { message: string; stdout?: string; stderr?: string };
       writeFileSync(done, JSON.stringify({ error: `${message}\n${stdout ?? ''}\n${stderr ?? ''}` }));
     }
   }
-  await pollUntil('the packed tarball', 420_000, async () => (existsSync(done) ? true : undefined), 250);
-  const packed = JSON.parse(readFileSync(done, 'utf8')) as { tarball: string; files: string[] } | { error: string };
-  if ('error' in packed) throw new Error(`npm pack failed: ${packed.error}`);
-  return packed;
+  await pollUntil(`${name} (made once for the run)`, 420_000, async () => (existsSync(done) ? true : undefined), 250);
+  const result = JSON.parse(readFileSync(done, 'utf8')) as { made: T } | { error: string };
+  if ('error' in result) throw new Error(`${name} failed: ${result.error}`);
+  return result.made;
 }
 
-/** Whether this caller is the run's first: mkdir is atomic, so exactly one caller makes the folder. */
-function claimPacking(dir: string): boolean {
+/** Whether this caller is the first: mkdir is atomic, so exactly one caller makes the folder. */
+function claim(folder: string): boolean {
   try {
-    mkdirSync(join(dir, 'packing'));
+    mkdirSync(folder);
     return true;
   } catch {
     return false;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SECRETS } from '../helpers/config.js';
 import { createEmptyPostgresDatabase } from '../helpers/db.js';
 import { buildNextApp, startNext, type NextServer, invoicePaid } from '../helpers/next-app.js';
-import { packHookrun } from '../helpers/packed-hookrun.js';
+import { nextPackagesInstalled } from '../helpers/packed-hookrun.js';
 import { pollUntil } from '../helpers/poll.js';
 import { acknowledged, clerkUserCreated, sendDelivery } from '../helpers/signed-deliveries.js';
 
@@ -83,9 +83,9 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)(
       notes = join(work, 'notes.txt');
       writeFileSync(notes, '');
       app = join(work, 'the-product');
-      const [{ tarball }, db] = await Promise.all([packHookrun(), createEmptyPostgresDatabase()]);
+      const [{ tarball, installedIn }, db] = await Promise.all([nextPackagesInstalled(), createEmptyPostgresDatabase()]);
       database = db;
-      await buildNextApp(app, tarball, PROJECT);
+      await buildNextApp(app, tarball, PROJECT, {}, undefined, installedIn);
       server = await startNext(app, env(), '/api/health');
     }, 600_000);
 

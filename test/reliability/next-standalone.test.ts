@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SECRETS } from '../helpers/config.js';
 import { createEmptyPostgresDatabase } from '../helpers/db.js';
 import { buildNextApp, deployDocsNextConfig, startStandalone, type NextServer, invoicePaid } from '../helpers/next-app.js';
-import { packHookrun } from '../helpers/packed-hookrun.js';
+import { nextPackagesInstalled } from '../helpers/packed-hookrun.js';
 import { pollUntil } from '../helpers/poll.js';
 import { acknowledged, sendDelivery } from '../helpers/signed-deliveries.js';
 
@@ -56,9 +56,9 @@ describe.skipIf(!process.env.TEST_DATABASE_URL).each([
       notes = join(work, 'notes.txt');
       writeFileSync(notes, '');
       const app = join(work, 'the-product');
-      const [{ tarball }, db] = await Promise.all([packHookrun(), createEmptyPostgresDatabase()]);
+      const [{ tarball, installedIn }, db] = await Promise.all([nextPackagesInstalled(), createEmptyPostgresDatabase()]);
       database = db;
-      await buildNextApp(app, tarball, PROJECT, { 'next.config.mjs': deployDocsNextConfig() }, packageType);
+      await buildNextApp(app, tarball, PROJECT, { 'next.config.mjs': deployDocsNextConfig() }, packageType, installedIn);
       server = await startStandalone(
         app,
         {
