@@ -22,13 +22,13 @@ export interface DatabaseKind {
 
 /**
  * An in-memory PGlite as the migrated template the global setup made: one a
- * file of this worker gave back, emptied (the unit project runs many files
- * in one process), or else a new one loaded from the template (~1 s).
+ * file of this fork gave back, emptied (a fork runs many files in one
+ * process), or else a new one loaded from the template (~1 s).
  */
 export async function createPgliteDatabase(): Promise<TestDatabase> {
   const pglite = pglitePool.pop() ?? (await loadPgliteTemplate());
   const db = await openDatabase({ pglite });
-  return { db, close: () => giveBack(pglite) };
+  return { db, close: () => giveBack(pglite, db) };
 }
 
 /** A PGlite loaded from the template, its LISTENs tracked so that `giveBack` can end what a file left open. */
@@ -84,12 +84,12 @@ async function schemaShape(pglite: PGlite): Promise<string> {
  * open and as the template made it (rows emptied, session reset, LISTENs
  * ended), else close it.
  */
-async function giveBack(pglite: PGlite): Promise<void> {
+async function giveBack(pglite: PGlite, db: Database): Promise<void> {
   if (pglite.closed) return;
   try {
     for (const unlisten of [...(listening.get(pglite) ?? [])]) await unlisten();
     await pglite.exec('DISCARD ALL');
-    await truncateAll(await openDatabase({ pglite }));
+    await truncateAll(db);
     if (pglitePool.length < 2 && (await schemaShape(pglite)) === templateShape) {
       pglitePool.push(pglite);
       return;

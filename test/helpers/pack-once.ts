@@ -53,8 +53,8 @@ export async function packCheckout(dir: string): Promise<{ tarball: string; file
 }
 
 /**
- * The process project's setup: a folder for the run's tarball, removed at the
- * end of the run. The first test that wants the tarball packs it there
+ * Each project's setup: a folder for the run's tarball, removed at the end of
+ * the run. The first test that wants the tarball packs it there
  * (helpers/packed-hookrun.ts); a run without such a test packs nothing.
  */
 export default function setup(project: TestProject): () => void {
