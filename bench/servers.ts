@@ -133,11 +133,16 @@ export async function startVerifyCeiling(secret: string, databaseUrl?: string): 
 /** Where hookrun keeps its data in a run: a data dir (embedded) or a database URL. */
 export type Storage = { kind: 'embedded'; dataDir: string } | { kind: 'postgres'; url: string };
 
-/** The environment `hookrun start` gets in the bench: only the payments secret, logs at info like production. */
+/**
+ * The environment `hookrun start` gets in the bench: the payments secret, logs
+ * at info like production, and no ready grace on stop (no load balancer here
+ * to take it out of rotation; with the default, each stop waits 5 s).
+ */
 export function hookrunEnv(storage: Storage, secret: string, extra: Record<string, string> = {}): Record<string, string> {
   return {
     PAYMENTS_WEBHOOK_SECRET: secret,
     LOG_LEVEL: 'info',
+    SHUTDOWN_READY_GRACE_MS: '0',
     ...(storage.kind === 'embedded' ? { DATA_DIR: storage.dataDir, DATABASE_URL: '' } : { DATABASE_URL: storage.url }),
     ...extra,
   };
