@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import { ISOLATED } from './test/helpers/projects.js';
+import { FORKS, ISOLATED } from './test/helpers/projects.js';
 import LongestFirstSequencer from './test/helpers/sequencer.js';
 
 /**
@@ -16,7 +16,7 @@ export default defineConfig({
     // Three forks keep 2 cores busy while spawned processes start; six starved the reliability tests' servers and ran
     // no faster, and four took as long as three (457 against 450 s) for 10 % more CPU. Not isolated: a fork runs file after file (the projects say whether modules are reset between them);
     // all three live for the run, as tinypool's teardown of an idle fork fails the run when the forks are reused.
-    poolOptions: { forks: { maxForks: 3, minForks: 3, isolate: false } },
+    poolOptions: { forks: { maxForks: FORKS, minForks: FORKS, isolate: false } },
     sequence: { sequencer: LongestFirstSequencer },
     testTimeout: 30_000,
     hookTimeout: 60_000,

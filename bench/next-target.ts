@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/db/client.js';
 import { buildNextApp, startNext } from '../test/helpers/next-app.js';
-import { packCheckout } from '../test/helpers/pack-once.js';
+import { madeInRun, packCheckout } from '../test/helpers/pack-once.js';
 import { makeSignedEvents } from './events.js';
 import type { Target } from './ingest.js';
 import { backendCpu, createDatabase, settledTotal, type ServerProcess } from './servers.js';
@@ -62,17 +62,27 @@ async function timedPost(url: string, secret: string): Promise<number> {
   return performance.now() - started;
 }
 
+/** The tarball and the Next.js install a test run made in its pack folder (`HOOKRUN_PACK_DIR`), when it made both. */
+function testRunInstall(dir: string): { tarball: string; installedIn: string } | undefined {
+  const packed = madeInRun<{ tarball: string }>(dir, 'packed');
+  const installed = madeInRun<{ installedIn: string }>(dir, 'next-install');
+  return packed && installed ? { tarball: packed.tarball, installedIn: installed.installedIn } : undefined;
+}
+
 /**
  * This checkout packed, installed into a Next.js app and mounted at
  * `app/api/[...hookrun]/route.ts` (`next build && next start`), on a
  * database of its own: receipt through Next.js's route handler, processing
  * after each answer with `after()`; beside it, the same app's own hello and
  * verify-only routes, and the first request each answered in the fresh
- * instance. `cleanup` stops and removes all of it.
+ * instance. `cleanup` stops and removes all of it. `packedIn`: a test run's
+ * pack folder (`--packed`), whose tarball and install are copied instead.
  */
 export async function nextIngestTargets(
   baseUrl: string,
   secret: string,
+  progress: (line: string) => void,
+  packedIn?: string,
 ): Promise<{ targets: Target[]; firstRequest: NextFirstRequest; cleanup(): Promise<void> }> {
   const work = mkdtempSync(join(tmpdir(), 'hookrun-bench-next-'));
   const database = await createDatabase(baseUrl, 'next');
@@ -81,9 +91,11 @@ export async function nextIngestTargets(
     for (const step of undo) await step();
   };
   try {
-    const { tarball } = await packCheckout(work);
+    const fromRun = packedIn ? testRunInstall(packedIn) : undefined;
+    if (packedIn && !fromRun) progress(`next: ${packedIn} holds no Next.js install of a test run; packing and installing here`);
+    const { tarball } = fromRun ?? (await packCheckout(work));
     const app = join(work, 'app');
-    await buildNextApp(app, tarball, PROJECT, APP_ROUTES);
+    await buildNextApp(app, tarball, PROJECT, APP_ROUTES, undefined, fromRun?.installedIn);
     const cronSecret = 'bench-cron-secret-0123456789abcdef0123';
     const env = { DATABASE_URL: database.url, PAYMENTS_WEBHOOK_SECRET: secret, CRON_SECRET: cronSecret, LOG_LEVEL: 'warn' };
     // Ready when the app's page answers, so neither route module has loaded before its first request is timed.

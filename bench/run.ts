@@ -40,6 +40,7 @@ const { values: args } = parseArgs({
     seconds: { type: 'string' },
     connections: { type: 'string', default: '50' },
     'no-build': { type: 'boolean', default: false },
+    packed: { type: 'string' },
     skip: { type: 'string', default: '' },
     profile: { type: 'boolean', default: false },
     baseline: { type: 'string' },
@@ -173,7 +174,7 @@ async function ingestSection(): Promise<{ figures: IngestFigures[]; nextFirstReq
           });
         }
         // The same build mounted in a Next.js app (hookrun/next): receipt through Next's route handler, processing after each answer.
-        const mounted = !build.root && !skip.has('next') ? await nextIngestTargets(databaseUrl, BENCH_SECRET) : undefined;
+        const mounted = !build.root && !skip.has('next') ? await nextIngestTargets(databaseUrl, BENCH_SECRET, progress, args.packed) : undefined;
         if (mounted) {
           cleanups.unshift(mounted.cleanup);
           targets.push(...mounted.targets);

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -52,13 +52,45 @@ export async function packCheckout(dir: string): Promise<{ tarball: string; file
   return { tarball: join(dir, packed!.filename), files: packed!.files.map((f) => f.path) };
 }
 
+/** The file in a run's pack folder that holds what was made once as `name` (`{ made }` or `{ error }`: helpers/packed-hookrun.ts writes it). */
+export function madeFile(dir: string, name: string): string {
+  return join(dir, `${name}.json`);
+}
+
+/** What a finished test run made once as `name` in its pack folder (`HOOKRUN_PACK_DIR`), or undefined when it made none. */
+export function madeInRun<T>(dir: string, name: string): T | undefined {
+  const file = madeFile(dir, name);
+  if (!existsSync(file)) return undefined;
+  const result = JSON.parse(readFileSync(file, 'utf8')) as { made?: T };
+  return result.made;
+}
+
 /**
- * Each project's setup: a folder for the run's tarball, removed at the end of
- * the run. The first test that wants the tarball packs it there
+ * The run's setup: a folder for the run's tarball, removed at the end of the
+ * run. The first test that wants the tarball packs it there
  * (helpers/packed-hookrun.ts); a run without such a test packs nothing.
+ * With `HOOKRUN_PACK_DIR` (a folder that does not exist yet, or is empty) the
+ * run packs there and keeps it: .ci/run hands it to the bench, which then
+ * installs the same tarball without packing it again.
  */
 export default function setup(project: TestProject): () => void {
-  const dir = mkdtempSync(join(tmpdir(), 'hookrun-pack-'));
+  const kept = process.env.HOOKRUN_PACK_DIR;
+  const dir = kept ? keptPackDir(kept) : mkdtempSync(join(tmpdir(), 'hookrun-pack-'));
   project.provide('packDir', dir);
-  return () => rmSync(dir, { recursive: true, force: true });
+  return () => {
+    if (!kept) rmSync(dir, { recursive: true, force: true });
+  };
+}
+
+const KEPT = Symbol.for('hookrun.test.keptPackDir');
+
+/** `HOOKRUN_PACK_DIR`, made and found empty once per run (each project's setup asks for it). */
+function keptPackDir(dir: string): string {
+  const registry = globalThis as unknown as Record<symbol, string | undefined>;
+  if (registry[KEPT] === dir) return dir;
+  if (existsSync(dir) && readdirSync(dir).length > 0)
+    throw new Error(`HOOKRUN_PACK_DIR=${dir} is not empty: give a folder that does not exist yet, so no earlier run's tarball is taken for this one's`);
+  mkdirSync(dir, { recursive: true });
+  registry[KEPT] = dir;
+  return dir;
 }

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inject } from 'vitest';
 import { installNextPackages, nextAppManifest } from './next-app.js';
-import { packCheckout } from './pack-once.js';
+import { madeFile, packCheckout } from './pack-once.js';
 import { pollUntil } from './poll.js';
 
 export { npm, NPM_FLAGS } from './npm.js';
@@ -40,7 +40,7 @@ export async function nextPackagesInstalled(): Promise<{ tarball: string; instal
  */
 async function madeOncePerRun<T>(name: string, make: (dir: string) => Promise<T>): Promise<T> {
   const dir = inject('packDir');
-  const done = join(dir, `${name}.json`);
+  const done = madeFile(dir, name);
   if (claim(join(dir, `${name}.making`))) {
     try {
       writeFileSync(done, JSON.stringify({ made: await make(dir) }));
