@@ -256,7 +256,7 @@ async function main(): Promise<void> {
   );
   await section('levers', async () => (report.levers = await runLevers(databaseUrl, smoke ? 1 : 3, smoke ? 500 : 20_000, progress)));
   await section('scale', async () => {
-    const sizes = (args['scale-sizes'] ?? (smoke ? '10000,20000' : '1000000,5000000')).split(',').map(Number);
+    const sizes = (args['scale-sizes'] ?? (smoke ? '10000' : '1000000,5000000')).split(',').map(Number);
     if (sizes.some((n) => !Number.isInteger(n) || n < 0))
       throw new Error(`--scale-sizes takes whole numbers, e.g. 1000000,5000000 (got ${args['scale-sizes']})`);
     const ingest = { rounds, seconds, warmupSeconds: smoke ? 1 : 3, connections };
@@ -265,7 +265,7 @@ async function main(): Promise<void> {
   });
   await section('flow', async () => {
     const sizes = smoke
-      ? { events: 2_000, deliveries: 20_000, keys: 200, goneKeys: 20_000, rounds, rate: { limit: 50, seconds: 5 } }
+      ? { events: 500, deliveries: 20_000, keys: 200, goneKeys: 20_000, rounds, rate: { limit: 50, seconds: 3 } }
       : { events: 20_000, deliveries: 1_000_000, keys: 10_000, goneKeys: 1_000_000, rounds, rate: { limit: 50, seconds: 60 } };
     report.flow = await runFlow(databaseUrl, sizes, progress);
     if (!report.flow.available) progress(`flow: skipped: ${report.flow.reason}`);
