@@ -6,6 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../src/db/client.js';
 import { ensureDistBuilt } from './build-dist.js';
+import { PGLITE_VERSION, TEST_CACHE } from './pglite-cache.js';
 import { LOCAL_POSTGRES_URL, createPostgresTemplate, dropPostgresTemplate, postgresAnswers } from './postgres-template.js';
 
 declare module 'vitest' {
@@ -25,8 +26,6 @@ interface Shared {
 
 const SHARED = Symbol.for('hookrun.test.globalSetup');
 const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
-const PGLITE_VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules', '@electric-sql', 'pglite', 'package.json'), 'utf8')) as { version: string })
-  .version;
 
 /**
  * Which PostgreSQL the run uses: TEST_DATABASE_URL when set (set empty, none);
@@ -86,7 +85,7 @@ function migrationsHash(): string {
  * second, not the 3-5 s of booting and migrating a fresh PGlite.
  */
 async function pgliteTemplate(): Promise<string> {
-  const path = join(REPO_ROOT, 'node_modules', '.cache', 'hookrun-tests', `pglite-template-${migrationsHash()}.tar`);
+  const path = join(TEST_CACHE, `pglite-template-${migrationsHash()}.tar`);
   if (existsSync(path)) return path;
   const pglite = new PGlite();
   const db = await openDatabase({ pglite });

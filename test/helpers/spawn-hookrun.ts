@@ -1,10 +1,9 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, symlinkSync } from 'node:fs';
-import { mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, symlinkSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
-import { PGlite } from '@electric-sql/pglite';
 import { SECRETS } from './config.js';
+import { cachedPgdata, copyPgdata } from './pglite-cache.js';
 import { ensureDistBuilt } from './build-dist.js';
 import { runCliInProcess, type CliResult } from './cli.js';
 import { recordCapture } from './secret-scan.js';
@@ -13,7 +12,6 @@ import { pollUntil } from './poll.js';
 /** Repo root: tests run from it, and `dist/main.js` lives under it. */
 export const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
 const MAIN_JS = join(REPO_ROOT, 'dist', 'main.js');
-const execFileAsync = promisify(execFile);
 
 /** How a spawned hookrun ended. */
 export interface ExitResult {
@@ -175,17 +173,7 @@ let seededTemplate: Promise<string> | undefined;
 async function unpackedTemplate(): Promise<string> {
   const { inject } = await import('vitest'); // lazy: the spawn helpers also work outside vitest (scratch scripts)
   const dump = inject('pgliteTemplate');
-  const unpacked = `${dump}.pgdata`;
-  if (existsSync(unpacked)) return unpacked;
-  const partial = `${unpacked}.${process.pid}`;
-  await rm(partial, { recursive: true, force: true });
-  await mkdir(partial, { recursive: true });
-  const pglite = new PGlite(partial, { loadDataDir: new Blob([await readFile(dump)]) });
-  await pglite.waitReady;
-  await pglite.close();
-  // Whole or absent, even with forks unpacking at once: the first rename wins, the others' copies are dropped.
-  await rename(partial, unpacked).catch(() => rm(partial, { recursive: true, force: true }));
-  return unpacked;
+  return cachedPgdata(`${dump}.pgdata`, { loadDataDir: new Blob([await readFile(dump)]) });
 }
 
 /**
@@ -193,10 +181,7 @@ async function unpackedTemplate(): Promise<string> {
  * spawned embedded hookrun opens it in ~1 s instead of a 5-10 s first boot.
  */
 export async function seedDataDir(dataDir: string): Promise<void> {
-  const template = await (seededTemplate ??= unpackedTemplate());
-  const pgdata = join(dataDir, 'pgdata');
-  await mkdir(pgdata, { recursive: true });
-  await execFileAsync('cp', ['-R', `${template}/.`, pgdata]); // `dir/.`: its contents, with GNU's cp and BSD's
+  await copyPgdata(await (seededTemplate ??= unpackedTemplate()), join(dataDir, 'pgdata'));
 }
 
 /** A copy of the project in `dir` to edit as a newcomer would (the docs' recipes), sharing this checkout's node_modules. */
