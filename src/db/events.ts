@@ -69,7 +69,7 @@ type SummaryRow = Omit<EventSummary, 'id'> & { id: number | string };
 const asSummary = <T extends SummaryRow>(row: T): T & { id: number } => ({ ...row, id: Number(row.id) });
 
 /** Ids a payload search reads per statement: small enough that the inbox's writes go between them (the embedded database runs one at a time). */
-const SLICE_IDS = 5_000;
+const SLICE_IDS = 2_000;
 /** The longest a payload search reads for one page before it answers with what it found. */
 export const SEARCH_BUDGET_MS = 1_500;
 
