@@ -17,16 +17,17 @@ export const PGLITE_VERSION = (
 ).version;
 
 /**
- * A PGlite data dir at `path`, as `new PGlite(path, options)` leaves it once
- * ready and closed, made on first use: whole or absent, even with forks
- * making it at once (the first rename wins, the others' copies are dropped).
+ * A PGlite data dir at `path`, as `new PGlite(path, await options())` leaves
+ * it once ready and closed, made on first use (`options` is only called
+ * then): whole or absent, even with forks making it at once (the first
+ * rename wins, the others' copies are dropped).
  */
-export async function cachedPgdata(path: string, options?: PGliteOptions): Promise<string> {
+export async function cachedPgdata(path: string, options: () => Promise<PGliteOptions> | PGliteOptions = () => ({})): Promise<string> {
   if (existsSync(path)) return path;
   const partial = `${path}.${process.pid}`;
   await rm(partial, { recursive: true, force: true });
   await mkdir(partial, { recursive: true });
-  const pglite = new PGlite(partial, options);
+  const pglite = new PGlite(partial, await options());
   await pglite.waitReady;
   await pglite.close();
   await rename(partial, path).catch(() => rm(partial, { recursive: true, force: true }));

@@ -173,7 +173,7 @@ let seededTemplate: Promise<string> | undefined;
 async function unpackedTemplate(): Promise<string> {
   const { inject } = await import('vitest'); // lazy: the spawn helpers also work outside vitest (scratch scripts)
   const dump = inject('pgliteTemplate');
-  return cachedPgdata(`${dump}.pgdata`, { loadDataDir: new Blob([await readFile(dump)]) });
+  return cachedPgdata(`${dump}.pgdata`, async () => ({ loadDataDir: new Blob([await readFile(dump)]) }));
 }
 
 /**
