@@ -1,5 +1,6 @@
 import type { Database } from './database.js';
 import { filterConditions, indexedMatch, type EventFilter } from './event-filter.js';
+import { inReadTurn, type IngestQueue } from './ingest-first.js';
 
 /** Every status an inbox event can have, derived from its deliveries (deliveries/event-summary.ts); stored, filtered on and shown, so a name operators rely on (docs/design.md). */
 export const EVENT_STATUSES = ['pending', 'processed', 'ignored', 'failed', 'dead'] as const;
@@ -73,6 +74,12 @@ const SLICE_IDS = 2_000;
 /** The longest a payload search reads for one page before it answers with what it found. */
 export const SEARCH_BUDGET_MS = 1_500;
 
+/** How a payload search reads: its time budget, and the receivers' queue its slices let go first (db/ingest-first.ts). */
+export interface SearchReading {
+  budgetMs?: number;
+  ingest?: IngestQueue;
+}
+
 /**
  * List events newest received first (an event a reconcile stored late sorts
  * by when it was received, not above today's) with keyset pagination on
@@ -81,11 +88,14 @@ export const SEARCH_BUDGET_MS = 1_500;
  * `hookrun events list`. Without a payload search, or with an equals search
  * the search index answers, it is one statement. A payload search that reads
  * the payloads walks the ids down a slice at a time (each its own statement,
- * so writers go between them) and stops at its time budget: a search never
+ * so writers go between them; on the embedded database the slices of all
+ * searches take turns after the receivers' queued inserts) and stops at its
+ * time budget: a search never
  * holds the database, and the page says how far it read; such a page is in
  * stored order (`order: 'stored'`).
  */
-export async function listEvents(db: Database, query: ListEventsQuery = {}, budgetMs = SEARCH_BUDGET_MS): Promise<EventPage> {
+export async function listEvents(db: Database, query: ListEventsQuery = {}, reading: SearchReading = {}): Promise<EventPage> {
+  const { budgetMs = SEARCH_BUDGET_MS, ingest } = reading;
   const limit = Math.min(Math.max(Math.trunc(query.limit ?? DEFAULT_PAGE), 1), MAX_PAGE);
   if (!query.where || indexedMatch(query.where)) return pageOf(await selectPage(db, query, limit + 1, { below: query.before }, 'received'), limit, 'received');
   const started = performance.now();
@@ -93,7 +103,8 @@ export async function listEvents(db: Database, query: ListEventsQuery = {}, budg
   const rows: Array<EventSummary & { id: number }> = [];
   while (below > 1 && rows.length <= limit) {
     const atLeast = Math.max(below - SLICE_IDS, 0);
-    rows.push(...(await selectPage(db, query, limit + 1 - rows.length, { below, atLeast }, 'stored')));
+    const slice = { below, atLeast };
+    rows.push(...(await inReadTurn(db, ingest, () => selectPage(db, query, limit + 1 - rows.length, slice, 'stored'))));
     below = atLeast;
     if (rows.length <= limit && below > 1 && performance.now() - started > budgetMs)
       return { ...pageOf(rows, limit, 'stored'), nextCursor: below, searchedTo: below };

@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { CronService } from '../cron/cron-service.js';
 import type { Database } from '../db/database.js';
+import type { IngestQueue } from '../db/ingest-first.js';
 import type { Logger } from '../log.js';
 import type { ReconcileSummary } from '../payments-api/reconcile.js';
 import type { PruneReport } from '../retention/prune.js';
@@ -17,6 +18,8 @@ export interface AdminApiDeps {
   /** No `operators` → every route answers 503 `not_configured`; the senders' secrets (set or not) feed `/api/senders`; `publicUrl` is an origin the console's forms may be posted from. */
   config: Pick<Config, 'operators'> & Partial<Pick<Config, 'maxAttempts' | 'publicUrl'>> & Partial<SenderConfig>;
   db: Database;
+  /** The receivers' queue: on the embedded database a payload search's slices let its inserts go first (without it they do not wait). */
+  ingest?: IngestQueue;
   clock: Clock;
   cron: Pick<CronService, 'listJobs' | 'listRuns' | 'runJob' | 'pause' | 'resume' | 'backfill'>;
   log: Logger;

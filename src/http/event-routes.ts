@@ -19,7 +19,7 @@ export function addEventRoutes(app: Hono, deps: AdminApiDeps): void {
   app.get('/events', async (c) => {
     const q = parse(eventListQuery, c.req.query());
     checkSource(q.source, sources);
-    const page = await listEvents(db, eventListFilter(q));
+    const page = await listEvents(db, eventListFilter(q), { ingest: deps.ingest });
     const searched = page.searchedTo === undefined ? {} : { searchedTo: String(page.searchedTo) };
     return c.json({ events: page.events, nextCursor: page.nextCursor === undefined ? null : String(page.nextCursor), ...searched });
   });

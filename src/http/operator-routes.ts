@@ -30,8 +30,8 @@ export interface OperatorRoutesDeps {
   log: Logger;
   metrics: Metrics;
   cron: Pick<CronService, 'listJobs' | 'listRuns' | 'runJob' | 'pause' | 'resume' | 'backfill'>;
-  /** The receivers' insert-or-ignore, which `POST /api/payments/reconcile` feeds. */
-  writer: Pick<EventWriter, 'write'>;
+  /** The receivers' insert-or-ignore, which `POST /api/payments/reconcile` feeds; its queue, which payload searches let go first. */
+  writer: Pick<EventWriter, 'write' | 'queued'>;
   /** `GET /api/events/stream`; service.ts owns it so a stop can end open streams. */
   eventStream?: EventStream;
   /** The WAL capture, whose state (with its last error) `GET /api/changes` shows. */
@@ -57,6 +57,7 @@ export function createOperatorMounts(deps: OperatorRoutesDeps): Array<{ prefix: 
   const adminDeps = {
     config: deps.config,
     db: deps.db,
+    ingest: deps.writer,
     clock: deps.clock,
     cron: deps.cron,
     log: deps.log,

@@ -3,6 +3,7 @@ import type { Config } from '../config/config.js';
 import { backoffMs } from '../backoff.js';
 import { WakeableSleep } from '../wakeable-sleep.js';
 import type { Database } from '../db/database.js';
+import { letIngestGoFirst, type IngestQueue } from '../db/ingest-first.js';
 import { EVENTS_CHANNEL, nextDueAt } from './queue-sql.js';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -47,7 +48,7 @@ export interface WorkerDeps {
    * database asks for it (`tuning.yieldToIngestMs`, PGlite's one session), a
    * waiting insert goes first.
    */
-  ingest?: { readonly queued: number };
+  ingest?: IngestQueue;
   /** Told of each event that goes `dead`, after it is committed (alerts). */
   onDead?: BatchDeps['onDead'];
 }
@@ -72,7 +73,6 @@ export interface Worker {
 const DB_BACKOFF = { baseMs: 500, maxMs: 30_000 };
 const LISTEN_RETRY_MS = 30_000;
 const MIN_DUE_SLEEP_MS = 25;
-const YIELD_POLL_MS = 2;
 /**
  * An on-demand pass (a serverless function's processing after its answers, the drain route) shares the process
  * with the receivers on every database: before each delivery it lets their queued inserts go first, at most this long.
@@ -142,9 +142,7 @@ export function createWorker(deps: WorkerDeps): Worker {
 
   /** Let the receivers' waiting inserts go first, at most `boundMs` (the database's own bound by default): processing never starves. */
   async function yieldToIngest(boundMs = tuning.yieldToIngestMs): Promise<void> {
-    if (!deps.ingest || !boundMs) return;
-    const deadline = performance.now() + boundMs;
-    while (deps.ingest.queued > 0 && !stopping && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, YIELD_POLL_MS));
+    await letIngestGoFirst(deps.ingest, boundMs ?? 0, () => stopping);
   }
 
   let lastListenError: string | undefined;

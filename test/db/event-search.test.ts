@@ -98,13 +98,13 @@ describe.each(databaseKinds())('payload search on $name', (kind) => {
 
   it('a payload search that runs out of its time budget answers what it found and how far it read; the next page goes on', async () => {
     const where = parsePayloadMatch('data.object.rare ~ yes');
-    const first = await listEvents(testDb.db, { where, limit: 50 }, 0);
+    const first = await listEvents(testDb.db, { where, limit: 50 }, { budgetMs: 0 });
     expect(first.searchedTo).toBeGreaterThan(0);
     expect(first.nextCursor).toBe(first.searchedTo);
     const ids = [...first.events.map((e) => e.id)];
     let page = first;
     while (page.nextCursor !== undefined) {
-      page = await listEvents(testDb.db, { where, limit: 50, before: page.nextCursor }, 0);
+      page = await listEvents(testDb.db, { where, limit: 50, before: page.nextCursor }, { budgetMs: 0 });
       ids.push(...page.events.map((e) => e.id));
     }
     expect(ids).toEqual(await expected(`payload->'data'->'object'->>'rare' = 'yes'`));

@@ -35,7 +35,7 @@ async function listRoute(c: Context, deps: AdminApiDeps): Promise<Response> {
   const started = performance.now();
   const list =
     errors.length === 0
-      ? await listEvents(deps.db, { ...filter, before: cursor, limit: 50 })
+      ? await listEvents(deps.db, { ...filter, before: cursor, limit: 50 }, { ingest: deps.ingest })
       : { events: [], nextCursor: undefined, order: 'received' as const };
   // A search that reads payloads and took a while is not rerun by live refreshes; everything else stays live.
   const scanned = filter.where !== undefined && !indexedMatch(filter.where);
