@@ -1,4 +1,5 @@
 import { INSERT_WIDTH, KEEP_REQUESTS, valuesRow } from './event-insert-sql.js';
+import { plannedOnce } from './statement-names.js';
 
 /**
  * The inbox insert for a batch where some events carry a body digest (senders
@@ -44,6 +45,7 @@ export function insertWithDigestSql(slots: number): string {
     RETURNING event_id
   )${KEEP_REQUESTS}
   SELECT id, source, key, same_body_as, id IN (SELECT event_id FROM digests) AS claimed, pg_notify('hookrun_events', '') FROM stored`;
+    sql = plannedOnce(sql);
     sqlBySlots.set(slots, sql);
   }
   return sql;

@@ -1,3 +1,5 @@
+import { plannedOnce } from './statement-names.js';
+
 /**
  * The inbox insert: one statement per batch that stores the events and,
  * beside each new one, its place in the queue of new events and the request
@@ -63,6 +65,7 @@ export function insertSql(slots: number): string {
     ON CONFLICT (source, key) DO NOTHING
     RETURNING id, source, key
   )${REQUESTS_AND_ANSWER}`;
+    sql = plannedOnce(sql);
     sqlBySlots.set(slots, sql);
   }
   return sql;

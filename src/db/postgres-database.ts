@@ -5,7 +5,7 @@ import { MIGRATIONS_FOLDER, NOTHING_MIGRATED, type Database, type OpenOptions } 
 import { hasPendingMigrations } from './pending-migrations.js';
 import { parseStoredPayload } from './stored-payload.js';
 import { DEFAULT_SCHEMA, schemaRewrite } from './schema-name.js';
-import { StatementNames } from './statement-names.js';
+import { isPlannedOnce, StatementNames } from './statement-names.js';
 
 const INT8_OID = 20;
 /** json and jsonb: parsed so that an integer beyond 2^53 keeps its digits (stored-payload.ts). */
@@ -42,10 +42,10 @@ export function openPostgres(url: string, options: OpenOptions): Database {
   const names = options.namedStatements ? new StatementNames() : undefined;
   const schema = options.schema ?? DEFAULT_SCHEMA;
   const inSchema = schemaRewrite(schema);
-  /** A statement for node-postgres, in the configured schema: named when it has parameters and a name is left for it. */
+  /** A statement for node-postgres, in the configured schema: named when it is planned once (statement-names.ts), has parameters and a name is left for it. */
   const statement = (sql: string, params: unknown[] | undefined): pg.QueryConfig => {
     const text = inSchema(sql);
-    const name = params && params.length > 0 ? names?.nameOf(text) : undefined;
+    const name = names && params && params.length > 0 && isPlannedOnce(sql) ? names.nameOf(text) : undefined;
     return name ? { name, text, values: params } : { text, values: params };
   };
   const query = async <T>(text: string, params?: unknown[]): Promise<T[]> => (await pool.query(statement(text, params))).rows as T[];

@@ -1,15 +1,31 @@
 import { createHash } from 'node:crypto';
 
+const planOnce = new Set<string>();
+
 /**
- * Names for parameterised statements, so node-postgres prepares each once
- * per connection and then only binds and executes it (PostgreSQL skips the
- * parse and, after a few runs, the planning). Off unless
- * DATABASE_PREPARED_STATEMENTS=on: docs/performance.md "PostgreSQL settings" found
- * 24 % less PostgreSQL CPU per stored event in process, but lower req/s and
- * a higher p99 through HTTP. Prepared statements live as
- * long as their connection, so the set is bounded: the first `limit`
- * distinct texts get names (the hot ones are seen first and forever:
- * ingest's size buckets, claim, settle); any text past that runs unnamed.
+ * Mark a statement whose one plan suits any parameters (its joins go by
+ * primary or unique keys, whatever the tables' sizes), so it may be prepared
+ * (`DATABASE_PREPARED_STATEMENTS`); returns it. A statement that is not marked
+ * is planned on every run: a queue's `LIMIT $1 … SKIP LOCKED` or a join whose
+ * best plan depends on how many rows a table holds right now would otherwise
+ * keep the generic plan PostgreSQL made once, however wrong it becomes.
+ */
+export function plannedOnce(sql: string): string {
+  planOnce.add(sql);
+  return sql;
+}
+
+/** Whether `sql` (before the schema rewrite) was marked by plannedOnce. */
+export const isPlannedOnce = (sql: string): boolean => planOnce.has(sql);
+
+/**
+ * Names for the statements marked by plannedOnce, so node-postgres prepares
+ * each once per connection and then only binds and executes it (PostgreSQL
+ * skips the parse and, after a few runs, the planning), with
+ * DATABASE_PREPARED_STATEMENTS=on. Prepared statements live as long as their
+ * connection, so the set is bounded: the first `limit` distinct texts get
+ * names (the hot ones are seen first and forever: ingest's size buckets,
+ * the claim's delivery insert, the settle); any text past that runs unnamed.
  */
 export class StatementNames {
   private readonly names = new Map<string, string>();

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.js';
+import { plannedOnce } from '../db/statement-names.js';
 import type { DeliveryOutcome } from './claimed.js';
 import { setSummary, summarizeEvents, summaryOf } from './event-summary.js';
 
@@ -17,7 +18,7 @@ import { setSummary, summarizeEvents, summaryOf } from './event-summary.js';
  * the next claim counts the same number again; a wait matched while it ran
  * is due at once.
  */
-const SETTLE_SQL = `
+const SETTLE_SQL = plannedOnce(`
   WITH u AS (
     SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::timestamptz[], $8::int[])
       AS u(id, attempts, status, error, stack, run_after, started_at, duration_ms)
@@ -47,7 +48,7 @@ const SETTLE_SQL = `
     WHERE e.id = s.event_id
     RETURNING e.id
   )
-  SELECT id, event_id, event_id IN (SELECT id FROM alone) AS summed FROM settled`;
+  SELECT id, event_id, event_id IN (SELECT id FROM alone) AS summed FROM settled`);
 
 /**
  * SETTLE_SQL for its commonest single outcome, one delivery processed (each
@@ -57,7 +58,7 @@ const SETTLE_SQL = `
  * PostgreSQL plans in about a third of the time, which per delivery is most
  * of what the settle costs it.
  */
-const SETTLE_ONE_PROCESSED_SQL = `
+const SETTLE_ONE_PROCESSED_SQL = plannedOnce(`
   WITH settled AS (
     UPDATE hookrun.handler_deliveries d
     SET status = 'processed', last_error = NULL, locked_until = NULL, finished_at = $3::timestamptz, duration_ms = $4
@@ -72,7 +73,7 @@ const SETTLE_ONE_PROCESSED_SQL = `
     WHERE e.id = s.event_id
     RETURNING e.id
   )
-  SELECT id, event_id, event_id IN (SELECT id FROM alone) AS summed FROM settled`;
+  SELECT id, event_id, event_id IN (SELECT id FROM alone) AS summed FROM settled`);
 
 /** The statement and parameters that settle `outcomes` at `now`. */
 function settleStatement(outcomes: readonly DeliveryOutcome[], now: number): [string, unknown[]] {

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.js';
+import { plannedOnce } from '../db/statement-names.js';
 import { claimedDelivery, claimedEvent, type ClaimedDelivery, type ClaimedEvent, type ClaimedRow, type EventRow } from '../deliveries/claimed.js';
 import type { NewDelivery } from './plan.js';
 
@@ -12,14 +13,18 @@ const EVENT_COLUMNS = 'e.id, e.source, e.key, e.type, e.payload, e.received_at, 
  * Take up to `$1` stored events that have no deliveries yet, oldest first;
  * SKIP LOCKED lets any number of workers take side by side. They leave
  * `new_events` in the transaction that writes their deliveries.
+ * The taken ids are looked up as an array (`= ANY`), never joined: a plan
+ * made once for any `$1` (a prepared statement's generic plan, which guesses
+ * a tenth of the queue) would otherwise merge-join the whole event table on
+ * every claim, slower with each event stored.
  */
 const TAKE_NEW_SQL = `
   WITH taken AS (
     DELETE FROM hookrun.new_events n
-    WHERE n.event_id IN (SELECT event_id FROM hookrun.new_events ORDER BY event_id LIMIT $1 FOR UPDATE SKIP LOCKED)
+    WHERE n.event_id = ANY (ARRAY(SELECT event_id FROM hookrun.new_events ORDER BY event_id LIMIT $1 FOR UPDATE SKIP LOCKED))
     RETURNING n.event_id
   )
-  SELECT ${EVENT_COLUMNS} FROM taken t JOIN hookrun.webhook_events e ON e.id = t.event_id ORDER BY e.id`;
+  SELECT ${EVENT_COLUMNS} FROM hookrun.webhook_events e WHERE e.id = ANY (ARRAY(SELECT event_id FROM taken)) ORDER BY e.id`;
 
 /** Take new events for planning (their attempts are their deliveries'; 0 here). */
 export async function takeNewEvents(tx: Queryable, limit: number): Promise<ClaimedEvent[]> {
@@ -28,7 +33,7 @@ export async function takeNewEvents(tx: Queryable, limit: number): Promise<Claim
 }
 
 /** A delivery claimed with its event is `running` from the start: attempt 1, leased. */
-const INSERT_DELIVERIES_SQL = `
+const INSERT_DELIVERIES_SQL = plannedOnce(`
   INSERT INTO hookrun.handler_deliveries
     (event_id, handler, flow_key, status, attempts, run_after, rank, last_error, shared, locked_until, started_at, finished_at, created_at)
   SELECT u.event_id, u.handler, u.flow_key, u.status, CASE WHEN u.status = 'running' THEN 1 ELSE 0 END, u.run_after, u.rank, u.error, u.shared,
@@ -37,7 +42,7 @@ const INSERT_DELIVERIES_SQL = `
   FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[], $7::text[], $8::boolean[])
     AS u(event_id, handler, flow_key, status, run_after, rank, error, shared)
   ON CONFLICT (event_id, handler) DO NOTHING
-  RETURNING id, event_id, handler, status`;
+  RETURNING id, event_id, handler, status`);
 
 /** Write planned deliveries; returns those written (one already there, from before an upgrade, is kept) with their ids. */
 export async function insertDeliveries(

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/client.js';
 import type { Database } from '../../src/db/database.js';
 import { EventWriter } from '../../src/db/event-writer.js';
-import { StatementNames } from '../../src/db/statement-names.js';
+import { isPlannedOnce, plannedOnce, StatementNames } from '../../src/db/statement-names.js';
 import { createPostgresDatabase, type TestDatabase } from '../helpers/db.js';
 import { drain, testWorker } from '../inbox/fixtures.js';
 
@@ -14,6 +14,13 @@ describe('statement names (DATABASE_PREPARED_STATEMENTS=on)', () => {
     expect(names.nameOf('SELECT $1')).toBe(a);
     expect(names.nameOf('SELECT $1, $2')).not.toBe(a);
     expect(names.nameOf('SELECT $1, $2, $3')).toBeUndefined(); // past the limit: runs unnamed
+  });
+
+  it('prepares only the statements marked as planned once', () => {
+    const marked = plannedOnce('SELECT $1::int AS marked');
+    expect(marked).toBe('SELECT $1::int AS marked');
+    expect(isPlannedOnce(marked)).toBe(true);
+    expect(isPlannedOnce('SELECT $1::int AS unmarked')).toBe(false);
   });
 });
 
@@ -52,8 +59,14 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('prepared statements on PostgreS
     // The ingest statement stores the events and their requests (event-insert-sql.ts).
     const isIngest = (p: { statement: string }) => p.statement.includes('INSERT INTO hookrun.webhook_events') && p.statement.includes('hookrun.event_requests');
     expect(prepared.some(isIngest)).toBe(true);
-    expect(prepared.some((p) => p.statement.includes('DELETE FROM hookrun.new_events'))).toBe(true); // the claim
+    expect(prepared.some((p) => p.statement.includes('INSERT INTO hookrun.handler_deliveries'))).toBe(true); // the claim's deliveries
     expect(prepared.some((p) => p.statement.includes('UPDATE hookrun.handler_deliveries d') && p.statement.includes('event_attempts'))).toBe(true); // the settle
+    // The queue's take (LIMIT $1 … SKIP LOCKED) is planned on every run: a generic plan made on a small queue read the
+    // whole event table on every claim once it had grown.
+    expect(prepared.some((p) => p.statement.includes('DELETE FROM hookrun.new_events'))).toBe(false);
+    await db.query('SELECT $1::int AS unmarked', [1]);
+    const unmarked = await db.query("SELECT 1 FROM pg_prepared_statements WHERE statement LIKE '%AS unmarked%' AND name LIKE 'hookrun_%'");
+    expect(unmarked).toEqual([]);
     // Ingest sizes 1, 3, 40 and 3 again: padded to 1, 4 and 64 slots, three statements, not four.
     expect(prepared.filter(isIngest).length).toBe(3);
   });
