@@ -44,6 +44,11 @@ export async function openServiceDatabase(config: Config, log?: Logger): Promise
     ...databaseOptions(config),
     onPoolError: (error) => log?.warn({ err: { message: error.message } }, 'database connection lost; the pool reconnects on demand'),
     onListenUnheard: (error) => log?.warn({ err: { message: error.message } }, 'LISTEN does not hear NOTIFY; polling covers it'),
+    onPreparedRefused: (error) =>
+      log?.warn(
+        { err: { message: error.message } },
+        'a prepared statement was missing on its server connection: DATABASE_URL looks like a pooler in transaction mode. Prepared statements are off from now on; set DATABASE_POOLER=transaction (and DATABASE_DIRECT_URL) to say so',
+      ),
     onListenLost: (error) => log?.warn({ err: { message: error.message } }, 'LISTEN connection lost; opening it again (polling covers the gap)'),
   });
   if (config.databaseUrl) {

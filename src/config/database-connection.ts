@@ -45,16 +45,18 @@ export function readPooler(env: Env, databaseUrl: string | undefined): PoolerSet
 }
 
 /**
- * `DATABASE_PREPARED_STATEMENTS`: refused behind a pooler in transaction mode,
- * which hands each transaction to whichever server connection is free: a name
- * prepared on one connection is missing on the next, or already exists there
- * (PostgreSQL's 42P05), and the request that meets it answers 503.
+ * `DATABASE_PREPARED_STATEMENTS`: on by default, except behind a pooler in
+ * transaction mode, which hands each transaction to whichever server
+ * connection is free: a name prepared on one connection is missing on the
+ * next, or already exists there (PostgreSQL's 42P05). Asked for there, it is
+ * refused. An undeclared one is found at the first such answer
+ * (db/postgres-database.ts turns them off).
  */
 export function readPreparedStatements(env: Env, pooler: PoolerSettings): boolean {
-  const on = readOnOff(env, 'DATABASE_PREPARED_STATEMENTS', false);
+  const on = readOnOff(env, 'DATABASE_PREPARED_STATEMENTS', pooler.mode !== 'transaction');
   if (on && pooler.mode === 'transaction')
     throw new ConfigError(
-      'DATABASE_PREPARED_STATEMENTS=on does not work with DATABASE_POOLER=transaction: the pooler hands each transaction to another server connection, where a prepared statement is missing or "already exists", and those requests fail. Set DATABASE_PREPARED_STATEMENTS=off (the default), or point DATABASE_URL at a direct connection (DATABASE_POOLER=none) or a pooler in session mode (DATABASE_POOLER=session).',
+      'DATABASE_PREPARED_STATEMENTS=on does not work with DATABASE_POOLER=transaction: the pooler hands each transaction to another server connection, where a prepared statement is missing or "already exists", and those requests fail. Set DATABASE_PREPARED_STATEMENTS=off (its default there), or point DATABASE_URL at a direct connection (DATABASE_POOLER=none) or a pooler in session mode (DATABASE_POOLER=session).',
     );
   return on;
 }

@@ -48,10 +48,10 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   },
   {
     name: 'DATABASE_PREPARED_STATEMENTS',
-    default: '`off`',
+    default: '`on` (`off` with `DATABASE_POOLER=transaction`)',
     feature: 'database',
     description:
-      "PostgreSQL: `on` prepares the hot statements whose one plan suits any parameters (the ingest insert, the claim's delivery insert, the settle; at most 64 texts) once per connection: about 13 % less PostgreSQL CPU per stored event in the bench, the same req/s within its noise. Off by default: the gain is small, and a pooler in transaction mode that nothing declares would fail those statements. Refused with `DATABASE_POOLER=transaction` (start-up stops, exit 78): a pooler in transaction mode hands each transaction to another server connection, where the prepared name is missing or already exists",
+      "PostgreSQL: prepares the hot statements whose one plan suits any parameters (the ingest insert, the claim's delivery insert, the settle; at most 64 texts) once per connection: about 13 % less PostgreSQL CPU per stored event in the bench. Behind a pooler in transaction mode it is off, and `on` there is refused (start-up stops, exit 78): the pooler hands each transaction to another server connection, where the prepared name is missing or already exists. An undeclared one is found at its first such answer: hookrun logs it, turns prepared statements off and runs the statement again",
   },
   {
     name: 'DATA_DIR',

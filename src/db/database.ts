@@ -79,7 +79,7 @@ export interface OpenOptions {
   directUrl?: string;
   /** node-postgres pool size. */
   poolSize?: number;
-  /** PostgreSQL: prepare parameterised statements once per connection (`DATABASE_PREPARED_STATEMENTS`; default off). */
+  /** PostgreSQL: prepare the statements planned once (statement-names.ts) on each connection (`DATABASE_PREPARED_STATEMENTS`). */
   namedStatements?: boolean;
   /** Client-side cap on any single query on PostgreSQL. */
   queryTimeoutMs?: number;
@@ -89,4 +89,6 @@ export interface OpenOptions {
   onListenUnheard?: (error: Error) => void;
   /** Called when an idle pooled connection dies (the pool recovers by itself). */
   onPoolError?: (error: Error) => void;
+  /** Called once when a prepared statement is missing on, or already on, its server connection (a transaction pooler nothing declared): prepared statements are off from then on. */
+  onPreparedRefused?: (error: Error) => void;
 }

@@ -12,6 +12,13 @@ const INT8_OID = 20;
 const JSON_OIDS = new Set([114, 3802]);
 /** A statement waits at most this long for a lock before PostgreSQL gives up on it. */
 const LOCK_TIMEOUT_MS = 5000;
+/**
+ * PostgreSQL's answers to a prepared name missing on the server connection
+ * (26000) or already there (42P05): what a pooler in transaction mode that
+ * nothing declared does to prepared statements, as it hands each transaction
+ * to another server connection. Both come before the statement runs.
+ */
+const PREPARED_ELSEWHERE = new Set(['26000', '42P05']);
 
 /** A node-postgres pool as a `Database`: many hookrun instances share one PostgreSQL. */
 export function openPostgres(url: string, options: OpenOptions): Database {
@@ -39,7 +46,7 @@ export function openPostgres(url: string, options: OpenOptions): Database {
   });
   // An idle client whose connection dies emits here; without a listener the process would crash.
   pool.on('error', (error) => options.onPoolError?.(error));
-  const names = options.namedStatements ? new StatementNames() : undefined;
+  let names = options.namedStatements ? new StatementNames() : undefined;
   const schema = options.schema ?? DEFAULT_SCHEMA;
   const inSchema = schemaRewrite(schema);
   /** A statement for node-postgres, in the configured schema: named when it is planned once (statement-names.ts), has parameters and a name is left for it. */
@@ -48,7 +55,28 @@ export function openPostgres(url: string, options: OpenOptions): Database {
     const name = names && params && params.length > 0 && isPlannedOnce(sql) ? names.nameOf(text) : undefined;
     return name ? { name, text, values: params } : { text, values: params };
   };
-  const query = async <T>(text: string, params?: unknown[]): Promise<T[]> => (await pool.query(statement(text, params))).rows as T[];
+  /**
+   * Run a statement on `on` (the pool, or a transaction's client). When its
+   * prepared name is missing or already there, prepared statements are off
+   * from then on, for every connection: a statement outside a transaction
+   * runs again unnamed (it did not run), one inside fails its transaction,
+   * which its caller retries.
+   */
+  const run = async <T>(on: pg.Pool | pg.PoolClient, sql: string, params?: unknown[]): Promise<T[]> => {
+    const config = statement(sql, params);
+    try {
+      return (await on.query(config)).rows as T[];
+    } catch (error) {
+      if (!config.name || !PREPARED_ELSEWHERE.has((error as { code?: string }).code ?? '')) throw error;
+      if (names) {
+        names = undefined;
+        options.onPreparedRefused?.(error as Error);
+      }
+      if (on !== pool) throw error;
+      return (await pool.query({ text: config.text, values: params })).rows as T[];
+    }
+  };
+  const query = <T>(text: string, params?: unknown[]): Promise<T[]> => run<T>(pool, text, params);
   const db: Database = {
     kind: 'postgres',
     query,
@@ -62,7 +90,7 @@ export function openPostgres(url: string, options: OpenOptions): Database {
       client.on('error', onError);
       try {
         await client.query('BEGIN');
-        const result = await fn({ query: async <T>(text: string, params?: unknown[]) => (await client.query(statement(text, params))).rows as T[] });
+        const result = await fn({ query: <T>(text: string, params?: unknown[]) => run<T>(client, text, params) });
         await client.query('COMMIT');
         return result;
       } catch (error) {

@@ -103,7 +103,11 @@ describe('loadConfig', () => {
   });
 
   it('prepares statements on a direct connection or a pooler in session mode, and the CLI stops (exit 78) on one in transaction mode', async () => {
-    const onPostgres = { ...base, DATABASE_URL: 'postgres://u@db/app', DATABASE_PREPARED_STATEMENTS: 'on' };
+    const direct = { ...base, DATABASE_URL: 'postgres://u@db/app' };
+    expect(loadConfig(direct).preparedStatements).toBe(true); // the default
+    expect(loadConfig({ ...direct, DATABASE_POOLER: 'transaction' }).preparedStatements).toBe(false); // its default there
+    expect(loadConfig({ ...direct, DATABASE_PREPARED_STATEMENTS: 'off' }).preparedStatements).toBe(false);
+    const onPostgres = { ...direct, DATABASE_PREPARED_STATEMENTS: 'on' };
     expect(loadConfig(onPostgres).preparedStatements).toBe(true);
     expect(loadConfig({ ...onPostgres, DATABASE_POOLER: 'session' }).preparedStatements).toBe(true);
     expect(loadConfig({ ...onPostgres, DATABASE_POOLER: 'transaction', DATABASE_PREPARED_STATEMENTS: 'off' }).preparedStatements).toBe(false);

@@ -4,6 +4,7 @@ import type { Database } from '../../src/db/database.js';
 import { EventWriter } from '../../src/db/event-writer.js';
 import { isPlannedOnce, plannedOnce, StatementNames } from '../../src/db/statement-names.js';
 import { createPostgresDatabase, type TestDatabase } from '../helpers/db.js';
+import { PGBOUNCER, startPgBouncer, type Pooler } from '../helpers/pgbouncer.js';
 import { drain, testWorker } from '../inbox/fixtures.js';
 
 describe('statement names (DATABASE_PREPARED_STATEMENTS=on)', () => {
@@ -69,5 +70,55 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('prepared statements on PostgreS
     expect(unmarked).toEqual([]);
     // Ingest sizes 1, 3, 40 and 3 again: padded to 1, 4 and 64 slots, three statements, not four.
     expect(prepared.filter(isIngest).length).toBe(3);
+  });
+});
+
+describe.skipIf(!process.env.TEST_DATABASE_URL || !PGBOUNCER)('prepared statements behind a transaction pooler nothing declared', () => {
+  let test: TestDatabase;
+  let pooler: Pooler;
+
+  beforeAll(async () => {
+    test = await createPostgresDatabase();
+    // As Supavisor does: it takes the settings hookrun sends at connect, so start-up cannot tell it is there.
+    pooler = await startPgBouncer('transaction', process.env.TEST_DATABASE_URL!, { ignoreStartupParameters: ['statement_timeout', 'lock_timeout'] });
+  });
+  afterAll(async () => {
+    await pooler?.stop();
+    await test?.close();
+  });
+
+  it('a prepared name already on (or missing from) the server connection turns prepared statements off: the statement runs again unnamed, nothing fails', async () => {
+    const sql = plannedOnce('SELECT $1::int AS behind_the_pooler');
+    // Another instance behind the same pooler prepares the statement on the one server connection in use
+    // (its pool's next transaction may be handed any other).
+    const other = await openDatabase({ databaseUrl: pooler.through(test.url!), namedStatements: true, poolSize: 1 });
+    const refused: Error[] = [];
+    const db = await openDatabase({ databaseUrl: pooler.through(test.url!), namedStatements: true, poolSize: 2, onPreparedRefused: (e) => refused.push(e) });
+    try {
+      expect(await other.query(sql, [0])).toEqual([{ behind_the_pooler: 0 }]);
+      const answers: unknown[] = [];
+      for (let i = 1; i <= 12; i++) answers.push(await db.query(sql, [i]));
+      expect(answers).toEqual(Array.from({ length: 12 }, (_, i) => [{ behind_the_pooler: i + 1 }]));
+      expect(refused.map((e) => (e as Error & { code?: string }).code)).toEqual([expect.stringMatching(/^(26000|42P05)$/)]);
+      // The inbox through the same pool afterwards: stored and processed, nothing prepared any more.
+      const writer = new EventWriter(db);
+      const stored = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          writer.write({
+            source: 'database',
+            key: `pooled_${i}_${Math.random()}`,
+            type: 'INSERT',
+            payloadJson: JSON.stringify({ type: 'INSERT', table: 'orders', schema: 'public', record: { id: i }, old_record: null }),
+          }),
+        ),
+      );
+      expect(stored.every((s) => !s.duplicate && s.id > 0)).toBe(true);
+      await drain(testWorker(db).worker);
+      expect(await db.query('SELECT status, count(*)::int AS n FROM hookrun.webhook_events GROUP BY status')).toEqual([{ status: 'processed', n: 20 }]);
+      expect(refused).toHaveLength(1);
+    } finally {
+      await db.close();
+      await other.close();
+    }
   });
 });
