@@ -22,8 +22,12 @@ export function embeddedHolderPid(config: Config): number | undefined {
   }
 }
 
-/** How long the CLI asks a local server which database it uses; nothing listening answers at once. */
-const PROBE_TIMEOUT_MS = 300;
+/**
+ * How long the CLI asks a local server which database it uses. Nothing
+ * listening answers at once (connection refused); a busy server may take a
+ * second, and 300 ms let the warning vanish under load.
+ */
+const PROBE_TIMEOUT_MS = 2000;
 
 /**
  * Warn when this command is about to read the embedded DATA_DIR while the
