@@ -87,7 +87,7 @@ export interface Config {
   pooler: PoolerSettings;
   /** `HOOKRUN_SCHEMA` (default `hookrun`): the PostgreSQL schema of hookrun's tables, on PostgreSQL and embedded alike. */
   schema: string;
-  /** `DATABASE_PREPARED_STATEMENTS` (default off): prepare the hot statements planned once (db/statement-names.ts) on each connection; less PostgreSQL CPU per event. */
+  /** `DATABASE_PREPARED_STATEMENTS` (default on; off with DATABASE_POOLER=transaction): prepare the hot statements planned once (db/statement-names.ts) on each connection; less PostgreSQL CPU per event. */
   preparedStatements: boolean;
   dataDir: string;
   /** The user's project (`--project`, `HOOKRUN_PROJECT`, package.json's `hookrun.project`, `./hookrun/`, else the working directory: project-dir.ts): its `jobs/`, `handlers/` and platform.json. */
