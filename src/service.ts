@@ -47,7 +47,7 @@ export async function openServiceDatabase(config: Config, log?: Logger): Promise
     onPreparedRefused: (error) =>
       log?.warn(
         { err: { message: error.message } },
-        'a prepared statement was missing on its server connection: DATABASE_URL looks like a pooler in transaction mode. Prepared statements are off from now on; set DATABASE_POOLER=transaction (and DATABASE_DIRECT_URL) to say so',
+        'a prepared statement was missing on, or already on, its server connection: DATABASE_URL looks like a pooler in transaction mode. Prepared statements are off from now on; set DATABASE_POOLER=transaction (and DATABASE_DIRECT_URL) to say so',
       ),
     onListenLost: (error) => log?.warn({ err: { message: error.message } }, 'LISTEN connection lost; opening it again (polling covers the gap)'),
   });
