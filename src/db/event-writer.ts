@@ -1,3 +1,4 @@
+import { setAnswerDeadline } from '../deadline.js';
 import type { Queryable } from './database.js';
 import { digestRounds, insertWithDigestSql, SAME_BODY_LATE_SQL } from './event-digest-sql.js';
 import { INSERT_WIDTH, insertSql } from './event-insert-sql.js';
@@ -90,6 +91,8 @@ export class EventWriter {
    * confirmed by then: with `NotStoredError` if the event still waited in the
    * queue (it is taken out and will never be written), with
    * `NotConfirmedError` if its INSERT was already sent (it may still commit).
+   * The deadline is the database's: an answer that arrived while this
+   * thread stalled is read before it is judged (setAnswerDeadline).
    * One timer per write, no AbortController: this is the ingest hot path.
    */
   write(event: NewEvent, deadlineMs?: number): Promise<StoredEvent> {
@@ -107,7 +110,7 @@ export class EventWriter {
           reject(error);
         },
       };
-      if (deadlineMs !== undefined) timer = setTimeout(() => this.expire(pending, deadlineMs), deadlineMs);
+      if (deadlineMs !== undefined) timer = setAnswerDeadline(() => this.expire(pending, deadlineMs), deadlineMs);
       this.queue.push(pending);
       if (!this.flushing) {
         this.flushing = true;
@@ -116,6 +119,7 @@ export class EventWriter {
     });
   }
 
+  /** Once committed or refused, `pending` is out of the queue and settled, and rejecting it does nothing. */
   private expire(pending: Pending, deadlineMs: number): void {
     const index = this.queue.indexOf(pending);
     if (index >= 0) {

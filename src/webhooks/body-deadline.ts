@@ -1,3 +1,4 @@
+import { setAnswerDeadline } from '../deadline.js';
 import { AppError } from '../errors.js';
 
 /** What every body gets before its rate counts: a connection's slow start, a busy sender. */
@@ -36,11 +37,13 @@ function tooSlow(received: number, declaredBytes: number | undefined, elapsedMs:
 export function watchBodyDeadline(declaredBytes: number | undefined, received: () => number, onLate: (error: AppError) => void): () => void {
   const started = performance.now();
   let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
   const wait = (ms: number) => {
-    timer = setTimeout(check, ms);
+    timer = setAnswerDeadline(check, ms); // what arrived while this thread stalled is counted first
     timer.unref();
   };
   const check = () => {
+    if (stopped) return;
     const elapsed = performance.now() - started;
     const allowed = bodyAllowanceMs(declaredBytes ?? received());
     if (elapsed < allowed) return wait(allowed - elapsed);
@@ -48,5 +51,8 @@ export function watchBodyDeadline(declaredBytes: number | undefined, received: (
     onLate(tooSlow(received(), declaredBytes, elapsed));
   };
   wait(bodyAllowanceMs(declaredBytes ?? 0));
-  return () => clearTimeout(timer);
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
 }
