@@ -7,6 +7,20 @@ import type { NewDelivery } from './plan.js';
 export const EVENTS_CHANNEL = 'hookrun_events';
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** `iso` of each time, each run of equal times formatted once: a claim's deliveries mostly share their due time and rank (about 1.5 µs a call saved per delivery). */
+function isoEach<T>(items: readonly T[], time: (item: T) => number): string[] {
+  let lastMs = Number.NaN;
+  let lastText = '';
+  return items.map((item) => {
+    const ms = time(item);
+    if (ms !== lastMs) {
+      lastMs = ms;
+      lastText = iso(ms);
+    }
+    return lastText;
+  });
+}
 const EVENT_COLUMNS = 'e.id, e.source, e.key, e.type, e.payload, e.received_at, e.order_key';
 
 /**
@@ -56,8 +70,8 @@ export async function insertDeliveries(
     deliveries.map((d) => d.handler),
     deliveries.map((d) => d.flowKey),
     deliveries.map((d) => d.status),
-    deliveries.map((d) => iso(d.runAfter)),
-    deliveries.map((d) => iso(d.rank)),
+    isoEach(deliveries, (d) => d.runAfter),
+    isoEach(deliveries, (d) => d.rank),
     deliveries.map((d) => d.error),
     deliveries.map((d) => d.shared),
     iso(o.now),
