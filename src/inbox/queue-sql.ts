@@ -21,6 +21,7 @@ function isoEach<T>(items: readonly T[], time: (item: T) => number): string[] {
     return lastText;
   });
 }
+
 const EVENT_COLUMNS = 'e.id, e.source, e.key, e.type, e.payload, e.received_at, e.order_key';
 
 /**
