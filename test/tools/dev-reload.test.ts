@@ -6,19 +6,22 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SECRETS } from '../helpers/config.js';
 import { checkoutCompleted, sendDelivery, type SendResult } from '../helpers/signed-deliveries.js';
+import { freePort } from '../helpers/free-port.js';
 import { REPO_ROOT, baseEnv, pollUntil, seedDataDir } from '../helpers/spawn-hookrun.js';
 
 const TSX = join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 
 describe('npm run dev (hookrun dev) on a copy of the project: edits take effect on save, no request dropped', { timeout: 240_000 }, () => {
   const copy = mkdtempSync(join(tmpdir(), 'hookrun-dev-'));
-  const port = 30_000 + Math.floor(Math.random() * 20_000);
-  const base = `http://127.0.0.1:${port}`;
+  let port: number;
+  let base: string;
   const auth = { headers: { authorization: `Bearer ${SECRETS.admin}` } };
   let dev: ChildProcess | undefined;
   let output = '';
 
   beforeAll(async () => {
+    port = await freePort(); // not a random one: it may be a port another test's connection holds
+    base = `http://127.0.0.1:${port}`;
     for (const entry of ['src', 'drizzle', 'package.json', 'tsconfig.json', 'platform.json'])
       cpSync(join(REPO_ROOT, entry), join(copy, entry), { recursive: true });
     symlinkSync(join(REPO_ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
@@ -40,7 +43,12 @@ describe('npm run dev (hookrun dev) on a copy of the project: edits take effect 
     });
     dev.stdout!.on('data', (c: Buffer) => (output += c.toString()));
     dev.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-    await pollUntil('hookrun dev ready', 90_000, async () => ((await fetch(`${base}/ready`).catch(() => undefined))?.status === 200 ? true : undefined));
+    await pollUntil('hookrun dev ready', 90_000, async () => {
+      if (dev!.exitCode !== null) throw new Error(`hookrun dev exited with ${dev!.exitCode} before it was ready:\n${output.slice(-3000)}`);
+      return (await fetch(`${base}/ready`).catch(() => undefined))?.status === 200 ? true : undefined;
+    }).catch((error: Error) => {
+      throw new Error(`${error.message}; what hookrun dev printed:\n${output.slice(-3000)}`);
+    });
   }, 180_000);
 
   afterAll(async () => {
