@@ -3,7 +3,7 @@ import { FORKS, ISOLATED } from './test/helpers/projects.js';
 import LongestFirstSequencer from './test/helpers/sequencer.js';
 
 /**
- * One pool of three forks that live for the whole run, and two projects run one after the other:
+ * One pool of four forks that live for the whole run, and two projects run one after the other:
  * - `isolated`: the few files that mock a module (test/helpers/projects.ts), each with its own module graph;
  * - `suite`: every other file. A fork keeps its modules and its PGlite from one file to the next
  *   (test/helpers/db.ts empties it between files), and files that wait on processes, browsers and installs share
@@ -13,9 +13,11 @@ export default defineConfig({
   test: {
     globalSetup: ['test/helpers/global-setup.ts', 'test/helpers/pack-once.ts'],
     pool: 'forks',
-    // Three forks keep 2 cores busy while spawned processes start; six starved the reliability tests' servers and ran
-    // no faster, and four took as long as three (457 against 450 s) for 10 % more CPU. Not isolated: a fork runs file after file (the projects say whether modules are reset between them);
-    // all three live for the run, as tinypool's teardown of an idle fork fails the run when the forks are reused.
+    // Four forks: a spawned process's start, a browser's page and a database round trip leave a fork waiting. Four
+    // finished sooner than three here (460-464 s against 471-490 s, the same CPU), with the 2 cores busy throughout
+    // (vmstat: 1 % idle); six starved the reliability tests' servers. Not isolated: a fork runs file after file (the
+    // projects say whether modules are reset between them); all live for the run, as tinypool's teardown of an idle
+    // fork fails the run when the forks are reused.
     poolOptions: { forks: { maxForks: FORKS, minForks: FORKS, isolate: false } },
     sequence: { sequencer: LongestFirstSequencer },
     testTimeout: 30_000,

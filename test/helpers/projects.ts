@@ -15,4 +15,4 @@ export const PACKAGE = [
 ];
 
 /** How many forks run test files at once (vitest.config.ts); the sequencer fills them at the start of a run. */
-export const FORKS = 3;
+export const FORKS = 4;

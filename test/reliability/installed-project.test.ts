@@ -12,7 +12,7 @@ import { acknowledged, sendDelivery, stripeDelivery, supabaseInsert } from '../h
 import { npm, packHookrun } from '../helpers/packed-hookrun.js';
 import { freePort } from '../helpers/free-port.js';
 import { dockerEnv, dockerStages, targetInstructions } from '../helpers/dockerfile.js';
-import { baseEnv, pollUntil, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
+import { TEST_NODE_FLAGS, baseEnv, pollUntil, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
 
 const run = promisify(execFile);
 
@@ -296,7 +296,7 @@ export default defineHandler({ on: ['stripe:invoice.paid'], run() { chargeCustom
 
   let app: string;
   const hookrun = (args: string[], env: Record<string, string>) =>
-    run(process.execPath, [join(app, 'node_modules', 'hookrun', 'dist', 'main.js'), ...args], {
+    run(process.execPath, [...TEST_NODE_FLAGS, join(app, 'node_modules', 'hookrun', 'dist', 'main.js'), ...args], {
       cwd: app,
       env: { ...baseEnv(), ...env },
       timeout: 60_000,

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import Stripe from 'stripe';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SECRETS } from '../helpers/config.js';
+import { TEST_NODE_FLAGS } from '../helpers/spawn-hookrun.js';
 
 const START_TIMEOUT_MS = 30_000;
 
@@ -119,7 +120,7 @@ describe('npm start (the real process, embedded database)', () => {
 
   it('restarts on the same data dir with the event still there, and exits 0 on SIGTERM', async () => {
     const output: string[] = [];
-    const child = spawnHookrun(process.execPath, ['dist/main.js', 'start'], dataDir);
+    const child = spawnHookrun(process.execPath, [...TEST_NODE_FLAGS, 'dist/main.js', 'start'], dataDir);
     children.push(child);
     const url = await waitForUrl(child, output);
     expect(await (await postStripe(url)).json()).toMatchObject({ received: true, duplicate: true });

@@ -9,7 +9,7 @@ import { SECRETS } from '../helpers/config.js';
 import { ADMIN_TOKENS, OPERATORS } from '../audit/operators-app.js';
 import { PACKAGE_VERSION } from '../helpers/package-version.js';
 import { assertNoSecretLeaks, recordCapture } from '../helpers/secret-scan.js';
-import { REPO_ROOT, baseEnv, pollUntil, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
+import { REPO_ROOT, TEST_NODE_FLAGS, baseEnv, pollUntil, seedDataDir, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
 
 /** Run `hookrun <args>` in-process (helpers/cli.ts) with the test env plus `env`, from the repository root. */
 function hookrun(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
@@ -24,11 +24,16 @@ function spawned(args: string[], env: Record<string, string | undefined>): Promi
     else merged[name] = value;
   }
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(REPO_ROOT, 'dist', 'main.js'), ...args], { cwd: REPO_ROOT, env: merged, timeout: 60_000 }, (error, stdout, stderr) => {
-      recordCapture(`hookrun ${args.join(' ')}`, stdout + stderr);
-      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [...TEST_NODE_FLAGS, join(REPO_ROOT, 'dist', 'main.js'), ...args],
+      { cwd: REPO_ROOT, env: merged, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        recordCapture(`hookrun ${args.join(' ')}`, stdout + stderr);
+        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SECRETS } from '../helpers/config.js';
 import { checkoutCompleted, sendDelivery, type SendResult } from '../helpers/signed-deliveries.js';
 import { freePort } from '../helpers/free-port.js';
-import { REPO_ROOT, baseEnv, pollUntil, seedDataDir } from '../helpers/spawn-hookrun.js';
+import { REPO_ROOT, TEST_NODE_FLAGS, baseEnv, pollUntil, seedDataDir } from '../helpers/spawn-hookrun.js';
 
 const TSX = join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 
@@ -36,7 +36,7 @@ describe('npm run dev (hookrun dev) on a copy of the project: edits take effect 
       LOG_LEVEL: 'info',
     };
     delete env.GITHUB_WEBHOOK_SECRET; // from .env, so the test can change it there
-    dev = spawn(process.execPath, [TSX, 'src/main.ts', 'dev', '--no-scheduler'], {
+    dev = spawn(process.execPath, [...TEST_NODE_FLAGS, TSX, 'src/main.ts', 'dev', '--no-scheduler'], {
       cwd: copy,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -7,7 +7,7 @@ import { openDatabase } from '../../src/db/client.js';
 import { SECRETS } from '../helpers/config.js';
 import { ensureDistBuilt } from '../helpers/build-dist.js';
 import { freePort } from '../helpers/free-port.js';
-import { REPO_ROOT, baseEnv, pollUntil, seedDataDir } from '../helpers/spawn-hookrun.js';
+import { REPO_ROOT, TEST_NODE_FLAGS, baseEnv, pollUntil, seedDataDir } from '../helpers/spawn-hookrun.js';
 
 /** The page that holds the recipes, and its section that this test follows as written. */
 const RECIPES_PAGE = 'docs/getting-started.md';
@@ -43,9 +43,14 @@ function run(line: string, cwd: string, env: Record<string, string>): Promise<{ 
   const words = line.match(/'[^']*'|\S+/g)!.map((w) => w.replace(/^'(.*)'$/, '$1'));
   expect(words.slice(0, 2)).toEqual(['npx', 'hookrun']);
   return new Promise((resolve) => {
-    execFile(process.execPath, [MAIN_JS, ...words.slice(2)], { cwd, env: { ...process.env, ...env }, timeout: 90_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [...TEST_NODE_FLAGS, MAIN_JS, ...words.slice(2)],
+      { cwd, env: { ...process.env, ...env }, timeout: 90_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -87,7 +92,11 @@ describe('the getting-started recipes, followed as written on a project made by 
 
     // the server, then the recipe's send line
     const port = await freePort();
-    server = spawn(process.execPath, [MAIN_JS, 'start'], { cwd: project, env: { ...process.env, ...env, PORT: String(port) }, stdio: 'ignore' });
+    server = spawn(process.execPath, [...TEST_NODE_FLAGS, MAIN_JS, 'start'], {
+      cwd: project,
+      env: { ...process.env, ...env, PORT: String(port) },
+      stdio: 'ignore',
+    });
     await pollUntil('the server ready', 60_000, async () =>
       (await fetch(`http://127.0.0.1:${port}/ready`).catch(() => undefined))?.status === 200 ? true : undefined,
     );

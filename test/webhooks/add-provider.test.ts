@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SECRETS } from '../helpers/config.js';
-import { REPO_ROOT, baseEnv, copyProject, pollUntil, seedDataDir } from '../helpers/spawn-hookrun.js';
+import { REPO_ROOT, TEST_NODE_FLAGS, baseEnv, copyProject, pollUntil, seedDataDir } from '../helpers/spawn-hookrun.js';
 
 /** The page that holds the "Add a provider" recipe, and its heading. */
 const RECIPE_PAGE = 'docs/providers.md';
@@ -27,7 +27,7 @@ function recipe(): { file: string; code: string; listLine: string } {
 
 const TSX = join(REPO_ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 /** The server runs in ONE process (tsx's loader, not its CLI, which forks a child a SIGKILL would orphan). */
-const START = ['--import', 'tsx', 'src/main.ts', 'start'];
+const START = [...TEST_NODE_FLAGS, '--import', 'tsx', 'src/main.ts', 'start'];
 const TSC = join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const LINEAR_SECRET = 'lin_wh_test_secret_for_the_recipe';
 
