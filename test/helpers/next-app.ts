@@ -33,6 +33,43 @@ export function deployDocsNextConfig(): string {
   return found[1]!;
 }
 
+/**
+ * The hookrun project the Next.js apps are built with: its handlers and job
+ * note what they do in NOTES_FILE (read at run time, so one build serves
+ * several tests). An event whose id says `fail` fails its first attempt; one
+ * that says `block` hangs in its first attempt (a test kills the function
+ * there).
+ */
+export const NEXT_PROJECT: Record<string, string> = {
+  'handlers/note-invoice.ts': `import { appendFileSync } from 'node:fs';
+import { defineHandler } from 'hookrun';
+export default defineHandler({
+  on: ['stripe:invoice.paid'],
+  async run(event, ctx) {
+    const note = (line: string) => appendFileSync(process.env.NOTES_FILE!, line + '\\n');
+    if (ctx.attempt === 1 && event.id.includes('fail')) throw new Error('the CRM is down');
+    if (ctx.attempt === 1 && event.id.includes('block')) {
+      note('blocking ' + event.id);
+      await new Promise(() => undefined);
+    }
+    note('invoice ' + event.id + ' ' + event.data.object.customer + ' attempt ' + ctx.attempt);
+  },
+});
+`,
+  'handlers/note-user.ts': `import { appendFileSync } from 'node:fs';
+import { defineHandler } from 'hookrun';
+export default defineHandler({
+  on: ['clerk:user.created'],
+  run(event) { appendFileSync(process.env.NOTES_FILE!, 'user ' + event.data.id + '\\n'); },
+});
+`,
+  'jobs/nightly.ts': `import { appendFileSync } from 'node:fs';
+import { defineJob } from 'hookrun';
+export default defineJob({ run() { appendFileSync(process.env.NOTES_FILE!, 'nightly\\n'); } });
+`,
+  'platform.json': JSON.stringify({ crons: [{ path: '/cron/nightly', schedule: '0 3 * * *' }] }),
+};
+
 /** The app's own files besides hookrun: a page, so it is a product's app and not only an API. */
 const APP_FILES: Record<string, string> = {
   'next.config.mjs': `/** hookrun loads the project's jobs and handlers at run time: Next.js must not bundle it. */\nexport default { serverExternalPackages: ['hookrun'] };\n`,

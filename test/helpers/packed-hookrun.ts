@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inject } from 'vitest';
-import { installNextPackages, nextAppManifest } from './next-app.js';
+import { NEXT_PROJECT, buildNextApp, deployDocsNextConfig, installNextPackages, nextAppManifest } from './next-app.js';
 import { madeFile, packCheckout } from './pack-once.js';
 import { pollUntil } from './poll.js';
 
@@ -31,6 +31,22 @@ export async function nextPackagesInstalled(): Promise<{ tarball: string; instal
     return { installedIn };
   });
   return { tarball, installedIn };
+}
+
+/**
+ * The Next.js app built once for the run from the tarball: NEXT_PROJECT under
+ * `hookrun/`, docs/deploy.md's next.config.mjs, a package.json without
+ * "type" (as create-next-app writes it). Served two ways, by two files:
+ * `next start` from its folder (next-app.test.ts) and its standalone output
+ * copied out (next-standalone.test.ts); each with its own database and notes.
+ */
+export function nextAppBuilt(): Promise<{ app: string }> {
+  return madeOncePerRun('next-app', async (dir) => {
+    const { tarball, installedIn } = await nextPackagesInstalled();
+    const app = join(dir, 'next-app');
+    await buildNextApp(app, tarball, NEXT_PROJECT, { 'next.config.mjs': deployDocsNextConfig() }, undefined, installedIn);
+    return { app };
+  });
 }
 
 /**

@@ -4,48 +4,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SECRETS } from '../helpers/config.js';
 import { createEmptyPostgresDatabase } from '../helpers/db.js';
-import { buildNextApp, startNext, type NextServer, invoicePaid } from '../helpers/next-app.js';
-import { nextPackagesInstalled } from '../helpers/packed-hookrun.js';
+import { startNext, type NextServer, invoicePaid } from '../helpers/next-app.js';
+import { nextAppBuilt } from '../helpers/packed-hookrun.js';
 import { pollUntil } from '../helpers/poll.js';
 import { acknowledged, clerkUserCreated, sendDelivery } from '../helpers/signed-deliveries.js';
 
-/**
- * The project's handlers and job note what they do in NOTES_FILE. An event
- * whose id says `fail` fails its first attempt; one that says `block` hangs
- * in its first attempt (the test kills the function there).
- */
-const PROJECT: Record<string, string> = {
-  'handlers/note-invoice.ts': `import { appendFileSync } from 'node:fs';
-import { defineHandler } from 'hookrun';
-export default defineHandler({
-  on: ['stripe:invoice.paid'],
-  async run(event, ctx) {
-    const note = (line: string) => appendFileSync(process.env.NOTES_FILE!, line + '\\n');
-    if (ctx.attempt === 1 && event.id.includes('fail')) throw new Error('the CRM is down');
-    if (ctx.attempt === 1 && event.id.includes('block')) {
-      note('blocking ' + event.id);
-      await new Promise(() => undefined);
-    }
-    note('invoice ' + event.id + ' ' + event.data.object.customer + ' attempt ' + ctx.attempt);
-  },
-});
-`,
-  'handlers/note-user.ts': `import { appendFileSync } from 'node:fs';
-import { defineHandler } from 'hookrun';
-export default defineHandler({
-  on: ['clerk:user.created'],
-  run(event) { appendFileSync(process.env.NOTES_FILE!, 'user ' + event.data.id + '\\n'); },
-});
-`,
-  'jobs/nightly.ts': `import { appendFileSync } from 'node:fs';
-import { defineJob } from 'hookrun';
-export default defineJob({ run() { appendFileSync(process.env.NOTES_FILE!, 'nightly\\n'); } });
-`,
-  'platform.json': JSON.stringify({ crons: [{ path: '/cron/nightly', schedule: '0 3 * * *' }] }),
-};
-
 describe.skipIf(!process.env.TEST_DATABASE_URL)(
-  'hookrun mounted in a Next.js app (next build && next start, from the packed tarball, on PostgreSQL)',
+  "hookrun mounted in a Next.js app (next build && next start, docs/deploy.md's next.config.mjs, from the packed tarball, on PostgreSQL)",
   { timeout: 180_000 },
   () => {
     let work: string;
@@ -82,10 +47,9 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)(
       work = mkdtempSync(join(tmpdir(), 'hookrun-next-'));
       notes = join(work, 'notes.txt');
       writeFileSync(notes, '');
-      app = join(work, 'the-product');
-      const [{ tarball, installedIn }, db] = await Promise.all([nextPackagesInstalled(), createEmptyPostgresDatabase()]);
+      const [built, db] = await Promise.all([nextAppBuilt(), createEmptyPostgresDatabase()]);
+      ({ app } = built);
       database = db;
-      await buildNextApp(app, tarball, PROJECT, {}, undefined, installedIn);
       server = await startNext(app, env(), '/api/health');
     }, 600_000);
 

@@ -4,29 +4,23 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SECRETS } from '../helpers/config.js';
 import { createEmptyPostgresDatabase } from '../helpers/db.js';
-import { buildNextApp, deployDocsNextConfig, startStandalone, type NextServer, invoicePaid } from '../helpers/next-app.js';
-import { nextPackagesInstalled } from '../helpers/packed-hookrun.js';
+import { NEXT_PROJECT, buildNextApp, deployDocsNextConfig, startStandalone, type NextServer, invoicePaid } from '../helpers/next-app.js';
+import { nextAppBuilt, nextPackagesInstalled } from '../helpers/packed-hookrun.js';
 import { pollUntil } from '../helpers/poll.js';
 import { acknowledged, sendDelivery } from '../helpers/signed-deliveries.js';
 
-/** The project's handler and job note what they do in NOTES_FILE; an event whose id says `fail` fails its first attempt. */
-const PROJECT: Record<string, string> = {
-  'handlers/note-invoice.ts': `import { appendFileSync } from 'node:fs';
-import { defineHandler } from 'hookrun';
-export default defineHandler({
-  on: ['stripe:invoice.paid'],
-  run(event, ctx) {
-    if (ctx.attempt === 1 && event.id.includes('fail')) throw new Error('the CRM is down');
-    appendFileSync(process.env.NOTES_FILE!, 'invoice ' + event.id + ' attempt ' + ctx.attempt + '\\n');
-  },
-});
-`,
-  'jobs/nightly.ts': `import { appendFileSync } from 'node:fs';
-import { defineJob } from 'hookrun';
-export default defineJob({ run() { appendFileSync(process.env.NOTES_FILE!, 'nightly\\n'); } });
-`,
-  'platform.json': JSON.stringify({ crons: [{ path: '/cron/nightly', schedule: '0 3 * * *' }] }),
-};
+/**
+ * The app for a package.json with `packageType`: without "type" it is the
+ * run's one build (`nextAppBuilt`, also served by next-app.test.ts); with
+ * "type": "module" it is built here, beside `work`.
+ */
+async function builtApp(packageType: 'module' | undefined, work: string): Promise<string> {
+  if (!packageType) return (await nextAppBuilt()).app;
+  const { tarball, installedIn } = await nextPackagesInstalled();
+  const app = join(work, 'the-product');
+  await buildNextApp(app, tarball, NEXT_PROJECT, { 'next.config.mjs': deployDocsNextConfig() }, packageType, installedIn);
+  return app;
+}
 
 /*
  * `next start` runs from the app folder, where every file is at hand; a
@@ -55,10 +49,8 @@ describe.skipIf(!process.env.TEST_DATABASE_URL).each([
       work = mkdtempSync(join(tmpdir(), 'hookrun-next-standalone-'));
       notes = join(work, 'notes.txt');
       writeFileSync(notes, '');
-      const app = join(work, 'the-product');
-      const [{ tarball, installedIn }, db] = await Promise.all([nextPackagesInstalled(), createEmptyPostgresDatabase()]);
+      const [app, db] = await Promise.all([builtApp(packageType, work), createEmptyPostgresDatabase()]);
       database = db;
-      await buildNextApp(app, tarball, PROJECT, { 'next.config.mjs': deployDocsNextConfig() }, packageType, installedIn);
       server = await startStandalone(
         app,
         {
@@ -83,7 +75,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL).each([
       expect(health.status, `${await health.text()}\n${server!.output()}`).toBe(200);
       const delivered = await sendDelivery(`${server!.url}/api`, invoicePaid('evt_standalone_ok'));
       expect(acknowledged(delivered), JSON.stringify(delivered)).toBe(true);
-      await pollUntil('the handler', 20_000, () => noted().includes('invoice evt_standalone_ok attempt 1') || undefined);
+      await pollUntil('the handler', 20_000, () => noted().includes('invoice evt_standalone_ok cus_evt_standalone_ok attempt 1') || undefined);
     });
 
     it("runs the project's job on a Vercel Cron delivery", async () => {
@@ -99,7 +91,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL).each([
         40_000,
         async () => {
           expect((await cron('hookrun-drain')).status).toBe(200);
-          return noted().includes('invoice evt_standalone_fail attempt 2') || undefined;
+          return noted().includes('invoice evt_standalone_fail cus_evt_standalone_fail attempt 2') || undefined;
         },
         500,
       );
