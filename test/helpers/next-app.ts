@@ -1,8 +1,9 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './free-port.js';
+import { linkTree } from './link-tree.js';
 import { npm } from './npm.js';
 import { pollUntil } from './poll.js';
 import { stripeDelivery, type Delivery } from './signed-deliveries.js';
@@ -86,17 +87,11 @@ export async function installNextPackages(dir: string, tarball: string): Promise
 /**
  * A copy of what `installNextPackages` made in `from`: its node_modules (links
  * kept) and lock, and its dependencies in `dir`'s package.json (hookrun's by
- * the tarball's absolute path, as the copy sits elsewhere). The files are hard
- * links where both folders share a file system: a build writes new files
- * beside them and changes none, and linking 11,000 files takes a tenth of the
- * time and none of the page cache a full copy of 370 MB does.
+ * the tarball's absolute path, as the copy sits elsewhere). Linked
+ * (`linkTree`): a build writes new files beside them and changes none.
  */
 async function copyInstall(from: string, dir: string, tarball: string): Promise<void> {
-  const [source, target] = [join(from, 'node_modules'), join(dir, 'node_modules')];
-  await run('cp', ['-al', source, target]).catch(async () => {
-    rmSync(target, { recursive: true, force: true });
-    await run('cp', ['-a', source, target]);
-  });
+  await linkTree(join(from, 'node_modules'), join(dir, 'node_modules'));
   cpSync(join(from, 'package-lock.json'), join(dir, 'package-lock.json'));
   const { dependencies } = JSON.parse(readFileSync(join(from, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
   const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<string, unknown>;
@@ -230,9 +225,9 @@ export async function startNext(dir: string, env: Record<string, string | undefi
 export async function startStandalone(dir: string, env: Record<string, string | undefined>, readyPath = '/'): Promise<NextServer> {
   const deployed = `${dir}.deployed`;
   if (!existsSync(deployed)) {
-    cpSync(join(dir, '.next', 'standalone'), deployed, { recursive: true, verbatimSymlinks: true });
-    cpSync(join(dir, '.next', 'static'), join(deployed, '.next', 'static'), { recursive: true });
-    if (existsSync(join(dir, 'public'))) cpSync(join(dir, 'public'), join(deployed, 'public'), { recursive: true });
+    await linkTree(join(dir, '.next', 'standalone'), deployed);
+    await linkTree(join(dir, '.next', 'static'), join(deployed, '.next', 'static'));
+    if (existsSync(join(dir, 'public'))) await linkTree(join(dir, 'public'), join(deployed, 'public'));
   }
   const port = await freePort();
   return serve(deployed, [join(deployed, 'server.js')], port, { ...env, PORT: String(port), HOSTNAME: '127.0.0.1' }, readyPath);

@@ -11,6 +11,7 @@ import { SECRETS } from '../helpers/config.js';
 import { acknowledged, sendDelivery, stripeDelivery, supabaseInsert } from '../helpers/signed-deliveries.js';
 import { npm, packHookrun } from '../helpers/packed-hookrun.js';
 import { freePort } from '../helpers/free-port.js';
+import { linkTree } from '../helpers/link-tree.js';
 import { dockerEnv, dockerStages, targetInstructions } from '../helpers/dockerfile.js';
 import { TEST_NODE_FLAGS, baseEnv, pollUntil, spawnHookrun, type HookrunProcess } from '../helpers/spawn-hookrun.js';
 
@@ -418,7 +419,7 @@ describe('the container recipe hookrun init writes, followed outside a container
     const app = mkdtempSync(join(work, 'image-app-'));
     const ignored = readFileSync(join(project, '.dockerignore'), 'utf8').split('\n').filter(Boolean);
     cpSync(project, app, { recursive: true, filter: (src) => !ignored.some((name) => src === join(project, name)) });
-    cpSync(join(deps, 'node_modules'), join(app, 'node_modules'), { recursive: true, verbatimSymlinks: true });
+    await linkTree(join(deps, 'node_modules'), join(app, 'node_modules')); // COPY --from=deps: read-only from here on
     expect(existsSync(join(app, 'node_modules', 'typescript')), 'no dev dependency in the image').toBe(false);
 
     const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(runtime)![1]!) as string[];
