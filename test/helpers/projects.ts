@@ -1,5 +1,5 @@
 /*
- * Which files get modules of their own (the config's `isolated` project), and which start first (the sequencer).
+ * How the suite runs: which files get modules of their own (the config's `isolated` project), which start first (the sequencer), how many forks, and with which Node flags.
  * docs/architecture.md says how to choose.
  */
 
@@ -16,3 +16,15 @@ export const PACKAGE = [
 
 /** How many forks run test files at once (vitest.config.ts); the sequencer fills them at the start of a run. */
 export const FORKS = 4;
+
+/**
+ * Node's flags for the forks and for every hookrun a test spawns: V8's
+ * baseline WebAssembly compiler only. Each PGlite a test opens (a spawned
+ * embedded hookrun, a data dir the CLI opens in-process, the embedded
+ * thread) compiles PGlite's WebAssembly, and the optimising compiler's
+ * background work on it never paid off in a test: it was half of a spawned
+ * embedded start's CPU (about 0.8 of 1.7 CPU-s), and the whole run took
+ * 618 CPU-s with it in the forks too, against 680. What the server
+ * does is the same; only how fast its queries run changes.
+ */
+export const TEST_NODE_FLAGS = ['--liftoff-only'];

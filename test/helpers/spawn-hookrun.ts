@@ -8,6 +8,7 @@ import { ensureDistBuilt } from './build-dist.js';
 import { runCliInProcess, type CliResult } from './cli.js';
 import { recordCapture } from './secret-scan.js';
 import { pollUntil } from './poll.js';
+import { TEST_NODE_FLAGS } from './projects.js';
 
 /** Repo root: tests run from it, and `dist/main.js` lives under it. */
 export const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
@@ -53,14 +54,8 @@ export interface SpawnOptions {
   wrapper?: string[];
 }
 
-/**
- * Node's flags for every hookrun a test spawns: V8's baseline WebAssembly
- * compiler only. A spawned embedded hookrun lives for seconds, and the
- * optimising compiler's background work on PGlite's WebAssembly would never
- * pay off there: it is half of such a start's CPU (about 0.8 of 1.7 CPU-s).
- * What the server does is the same; only how fast its queries run changes.
- */
-export const TEST_NODE_FLAGS = ['--liftoff-only'];
+/** Node's flags for a spawned hookrun (test/helpers/projects.ts says why); a test that starts node itself passes them too. */
+export { TEST_NODE_FLAGS };
 
 /** The env every spawned hookrun gets: test secrets, loopback, a free port, JSON logs, no ready grace. */
 export function baseEnv(): Record<string, string> {
