@@ -44,7 +44,7 @@ describe('npm run dev (hookrun dev) on a copy of the project: edits take effect 
     dev.stdout!.on('data', (c: Buffer) => (output += c.toString()));
     dev.stderr!.on('data', (c: Buffer) => (output += c.toString()));
     await pollUntil('hookrun dev ready', 90_000, async () => {
-      if (dev!.exitCode !== null) throw new Error(`hookrun dev exited with ${dev!.exitCode} before it was ready:\n${output.slice(-3000)}`);
+      if (dev!.exitCode !== null) throw new Error(`hookrun dev exited with ${dev!.exitCode} before it was ready`); // its output: below
       return (await fetch(`${base}/ready`).catch(() => undefined))?.status === 200 ? true : undefined;
     }).catch((error: Error) => {
       throw new Error(`${error.message}; what hookrun dev printed:\n${output.slice(-3000)}`);
