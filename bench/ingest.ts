@@ -67,6 +67,7 @@ export interface IngestFigures {
 export interface IngestOptions {
   rounds: number;
   seconds: number;
+  /** An unrecorded round per target first (0: none; the smoke run, whose timings are not judged). */
   warmupSeconds: number;
   connections: number;
 }
@@ -189,7 +190,7 @@ export async function runIngest(targets: Target[], options: IngestOptions, progr
   const pool = new EventPool();
   const expected = new Map<string, number>();
   const poolSize = (target: Target, seconds: number) => Math.ceil(Math.max(expected.get(target.name) ?? 0, 3_000) * seconds * 2) + 2_000;
-  for (const target of targets) {
+  for (const target of options.warmupSeconds > 0 ? targets : []) {
     pool.refill(poolSize(target, options.warmupSeconds));
     const warm = await round(target, pool, options.warmupSeconds, options.connections);
     expected.set(target.name, warm.reqPerSec);

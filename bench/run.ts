@@ -202,7 +202,7 @@ async function ingestSection(): Promise<{ figures: IngestFigures[]; nextFirstReq
         }
       }
     }
-    const figures = await runIngest(targets, { rounds, seconds, warmupSeconds: smoke ? 1 : 3, connections }, progress);
+    const figures = await runIngest(targets, { rounds, seconds, warmupSeconds: smoke ? 0 : 3, connections }, progress);
     return { figures, nextFirstRequest };
   } finally {
     for (const server of servers) await server.stop();
@@ -252,14 +252,14 @@ async function main(): Promise<void> {
   });
   await section(
     'auth-drain',
-    async () => (report.authDrain = await runAuthDrain(databaseUrl, builds(), { rounds, backlog: smoke ? 500 : 20_000, warmUp: !smoke }, progress)),
+    async () => (report.authDrain = await runAuthDrain(databaseUrl, builds(), { rounds, backlog: smoke ? 200 : 20_000, warmUp: !smoke }, progress)),
   );
   await section('levers', async () => (report.levers = await runLevers(databaseUrl, smoke ? 1 : 3, smoke ? 500 : 20_000, progress)));
   await section('scale', async () => {
     const sizes = (args['scale-sizes'] ?? (smoke ? '10000' : '1000000,5000000')).split(',').map(Number);
     if (sizes.some((n) => !Number.isInteger(n) || n < 0))
       throw new Error(`--scale-sizes takes whole numbers, e.g. 1000000,5000000 (got ${args['scale-sizes']})`);
-    const ingest = { rounds, seconds, warmupSeconds: smoke ? 1 : 3, connections };
+    const ingest = { rounds, seconds, warmupSeconds: smoke ? 0 : 3, connections };
     report.scale = await runScale(databaseUrl, { sizes, backlog: smoke ? 500 : 20_000, drainRepeats: smoke ? 1 : 3, ingest, retentionFraction: 0.8 }, progress);
     if (!report.scale.available) progress(`scale: skipped: ${report.scale.reason}`);
   });
