@@ -9,7 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { makeLegacyDataDir } from '../helpers/legacy-layout.js';
 import { SECRETS } from '../helpers/config.js';
 import { acknowledged, sendDelivery, stripeDelivery, supabaseInsert } from '../helpers/signed-deliveries.js';
-import { npm, packHookrun } from '../helpers/packed-hookrun.js';
+import { npm, packHookrun, startFromInstall, tarballInstalled } from '../helpers/packed-hookrun.js';
 import { freePort } from '../helpers/free-port.js';
 import { linkTree } from '../helpers/link-tree.js';
 import { dockerEnv, dockerStages, targetInstructions } from '../helpers/dockerfile.js';
@@ -64,13 +64,10 @@ let tool: string;
  */
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'hookrun-installed-'));
-  const pack = await packHookrun();
-  packed = pack.files;
-  const tarball = pack.tarball;
-  tool = join(work, 'tool');
-  mkdirSync(tool);
-  writeFileSync(join(tool, 'package.json'), JSON.stringify({ name: 'tool', private: true, type: 'module' }));
-  await npm(['install', tarball], tool);
+  packed = (await packHookrun()).files;
+  const installed = await tarballInstalled();
+  const tarball = installed.tarball;
+  tool = installed.installedIn;
   project = join(work, 'my-hookrun');
   await run(process.execPath, [join(tool, 'node_modules', 'hookrun', 'dist', 'main.js'), 'init', project], { timeout: 30_000 });
   // init run from the tool's install names the tarball that install came from, so the project's npm install resolves it.
@@ -78,6 +75,7 @@ beforeAll(async () => {
   expect(pkg.dependencies.hookrun).toMatch(/^file:/);
   expect(resolve(project, pkg.dependencies.hookrun!.slice('file:'.length))).toBe(tarball);
   for (const [path, text] of Object.entries(FILES)) writeFileSync(join(project, path), text);
+  await startFromInstall(project);
   await npm(['install'], project);
 }, 600_000);
 

@@ -8,7 +8,7 @@ import { projectFiles } from '../../src/cli/init-templates.js';
 import { SECRETS } from '../helpers/config.js';
 import { createEmptyPostgresDatabase } from '../helpers/db.js';
 import { dockerEnv, stageRuns, targetInstructions } from '../helpers/dockerfile.js';
-import { npm, packHookrun } from '../helpers/packed-hookrun.js';
+import { npm, packHookrun, startFromInstall } from '../helpers/packed-hookrun.js';
 import { acknowledged, checkoutCompleted, sendDelivery } from '../helpers/signed-deliveries.js';
 import { pollUntil, runHookrun, spawnHookrun } from '../helpers/spawn-hookrun.js';
 
@@ -46,6 +46,7 @@ beforeAll(async () => {
     writeFileSync(join(app, path), text);
   }
   dockerfile = projectFiles('my-hookrun', `file:${tarball}`).Dockerfile!;
+  await startFromInstall(app);
   await npm(['install', '--omit=dev'], app);
   const modules = join(app, 'node_modules');
   expect(existsSync(join(modules, '@electric-sql', 'pglite')), 'PGlite is a production dependency before the prune').toBe(true);
