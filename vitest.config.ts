@@ -11,7 +11,7 @@ import LongestFirstSequencer from './test/helpers/sequencer.js';
  */
 export default defineConfig({
   test: {
-    globalSetup: ['test/helpers/global-setup.ts', 'test/helpers/pack-once.ts'],
+    globalSetup: ['test/helpers/run-tmpdir.ts', 'test/helpers/global-setup.ts', 'test/helpers/pack-once.ts'],
     pool: 'forks',
     // Four forks: a spawned process's start, a browser's page and a database round trip leave a fork waiting. Four
     // finished sooner than three here (460-464 s against 471-490 s, the same CPU), with the 2 cores busy throughout

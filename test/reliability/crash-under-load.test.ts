@@ -27,12 +27,13 @@ async function embeddedTarget(): Promise<Target> {
 }
 
 async function postgresTarget(): Promise<Target> {
+  // Migrated and open until cleanup, which closes it and drops the database (closed here first, the second close threw
+  // before the drop and every run left a copy behind).
   const test = await createPostgresDatabase();
-  await test.db.close().catch(() => undefined);
   return {
     spawnEnv: { databaseUrl: test.url! },
     inspect: { url: test.url! },
-    cleanup: () => test.close().catch(() => undefined),
+    cleanup: () => test.close(),
   };
 }
 
