@@ -27,8 +27,7 @@ async function embeddedTarget(): Promise<Target> {
 }
 
 async function postgresTarget(): Promise<Target> {
-  // Migrated and open until cleanup, which closes it and drops the database (closed here first, the second close threw
-  // before the drop and every run left a copy behind).
+  // Open until cleanup, which closes it and then drops the database (a handle closed twice throws before the drop).
   const test = await createPostgresDatabase();
   return {
     spawnEnv: { databaseUrl: test.url! },
