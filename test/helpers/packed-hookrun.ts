@@ -69,17 +69,25 @@ export async function nextPackagesInstalled(): Promise<{ tarball: string; instal
 }
 
 /**
- * The Next.js app built once for the run from the tarball: NEXT_PROJECT under
- * `hookrun/`, docs/deploy.md's next.config.mjs, a package.json without
- * "type" (as create-next-app writes it). Served two ways, by two files:
- * `next start` from its folder (next-app.test.ts) and its standalone output
- * copied out (next-standalone.test.ts); each with its own database and notes.
+ * The Next.js app the tests deploy, built at `app` from the run's install:
+ * NEXT_PROJECT under `hookrun/`, docs/deploy.md's next.config.mjs, and a
+ * package.json with `packageType` (none: as create-next-app writes it).
+ */
+export async function buildDeployedNextApp(app: string, packageType?: 'module'): Promise<void> {
+  const { tarball, installedIn } = await nextPackagesInstalled();
+  await buildNextApp(app, tarball, NEXT_PROJECT, { 'next.config.mjs': deployDocsNextConfig() }, packageType, installedIn);
+}
+
+/**
+ * `buildDeployedNextApp` without "type", built once for the run. Served two
+ * ways, by two files: `next start` from its folder (next-app.test.ts) and its
+ * standalone output copied out (next-standalone.test.ts); each with its own
+ * database and notes.
  */
 export function nextAppBuilt(): Promise<{ app: string }> {
   return madeOncePerRun('next-app', async (dir) => {
-    const { tarball, installedIn } = await nextPackagesInstalled();
     const app = join(dir, 'next-app');
-    await buildNextApp(app, tarball, NEXT_PROJECT, { 'next.config.mjs': deployDocsNextConfig() }, undefined, installedIn);
+    await buildDeployedNextApp(app);
     return { app };
   });
 }

@@ -21,9 +21,9 @@ export default function setup(): () => void {
     const dir = mkdtempSync(join(outer, 'hookrun-run-'));
     chmodSync(dir, 0o1777); // as /tmp is: a process a test runs as another user (PgBouncer as postgres) reaches its folder
     // tsx keeps its transforms (keyed by content) in <tmpdir>/tsx-<uid>: the run's spawned tsx processes keep using the outer one.
-    const tsxCache = join(outer, `tsx-${userInfo().uid}`);
-    mkdirSync(tsxCache, { recursive: true });
-    symlinkSync(tsxCache, join(dir, `tsx-${userInfo().uid}`), 'dir');
+    const tsxCache = `tsx-${userInfo().uid}`;
+    mkdirSync(join(outer, tsxCache), { recursive: true });
+    symlinkSync(join(outer, tsxCache), join(dir, tsxCache), 'dir');
     process.env.TMPDIR = dir;
     return { dir, users: 0 };
   })());

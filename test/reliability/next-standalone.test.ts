@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SECRETS } from '../helpers/config.js';
 import { createEmptyPostgresDatabase } from '../helpers/db.js';
-import { NEXT_PROJECT, buildNextApp, deployDocsNextConfig, startStandalone, type NextServer, invoicePaid } from '../helpers/next-app.js';
-import { nextAppBuilt, nextPackagesInstalled } from '../helpers/packed-hookrun.js';
+import { startStandalone, type NextServer, invoicePaid } from '../helpers/next-app.js';
+import { buildDeployedNextApp, nextAppBuilt } from '../helpers/packed-hookrun.js';
 import { pollUntil } from '../helpers/poll.js';
 import { acknowledged, sendDelivery } from '../helpers/signed-deliveries.js';
 
@@ -16,9 +16,8 @@ import { acknowledged, sendDelivery } from '../helpers/signed-deliveries.js';
  */
 async function builtApp(packageType: 'module' | undefined, work: string): Promise<string> {
   if (!packageType) return (await nextAppBuilt()).app;
-  const { tarball, installedIn } = await nextPackagesInstalled();
   const app = join(work, 'the-product');
-  await buildNextApp(app, tarball, NEXT_PROJECT, { 'next.config.mjs': deployDocsNextConfig() }, packageType, installedIn);
+  await buildDeployedNextApp(app, packageType);
   return app;
 }
 
