@@ -1,11 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReloader, type Reloader } from '../../src/dev/reloader.js';
 import { silentLogger } from '../../src/log.js';
-import { CHROMIUM, CHROMIUM_ARGS, chromiumPresent, loggedIn, WIDTHS } from '../helpers/console-browser.js';
+import { chromiumPresent, closeContexts, sharedBrowser, loggedIn, WIDTHS } from '../helpers/console-browser.js';
 import { freePort } from '../helpers/free-port.js';
 import { pollUntil } from '../helpers/poll.js';
 import { REPO_ROOT, baseEnv, seedDataDir } from '../helpers/spawn-hookrun.js';
@@ -34,11 +34,11 @@ describe.skipIf(!chromiumPresent())('the console through hookrun dev (headless C
       env: { ...baseEnv(), DATA_DIR: dataDir, PLATFORM_CONFIG: join(dataDir, 'platform.json'), LOG_LEVEL: 'warn' },
       log: silentLogger,
     });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 30_000 });
+    browser = await sharedBrowser();
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
+    if (browser) await closeContexts(browser);
     await dev?.close();
     await rm(dataDir, { recursive: true, force: true });
   });

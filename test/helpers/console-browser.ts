@@ -36,25 +36,47 @@ export const SCREENSHOTS = resolve(process.env.CONSOLE_SCREENSHOTS ?? 'artifacts
 /** The two widths every console page is checked at: a laptop and a phone. */
 export const WIDTHS = [1280, 390] as const;
 
-/** A served app and a launched browser, closed together. */
+let launched: Promise<Browser> | undefined;
+
+/**
+ * The fork's one headless Chromium: launched by the first browser test the
+ * fork runs and kept for the next ones (a launch costs about 0.35 CPU-s; the
+ * suite's browser files opened 35). Test files in a fork run one at a time,
+ * each in contexts of its own; `closeContexts` ends them when a file is done.
+ * Relaunched if it was closed or crashed. Chromium exits with the fork: its
+ * end of the debugging pipe closes.
+ */
+export async function sharedBrowser(): Promise<Browser> {
+  const current = await launched?.catch(() => undefined);
+  if (current?.isConnected()) return current;
+  launched = chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 30_000 });
+  return launched;
+}
+
+/** Close every context of `browser` (the pages a test file opened), leaving the browser for the fork's next file. */
+export async function closeContexts(browser: Browser): Promise<void> {
+  await Promise.all(browser.contexts().map((context) => context.close()));
+}
+
+/** A served app and the fork's browser; `close` ends the server and the contexts opened in it. */
 export interface ConsoleBrowser {
   base: string;
   browser: Browser;
   close(): Promise<void>;
 }
 
-/** Serve `app` (hookrun's app, or a host that mounts it) on a free port and launch headless Chromium. */
+/** Serve `app` (hookrun's app, or a host that mounts it) on a free port, with the fork's headless Chromium. */
 export async function openConsole(app: Pick<Hono, 'fetch'> | { fetch: (request: Request) => Promise<Response> }): Promise<ConsoleBrowser> {
   const server = await new Promise<Server>((done) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => done(s as Server)) as Server;
   });
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 30_000 });
+  const browser = await sharedBrowser();
   return {
     base,
     browser,
     async close() {
-      await browser.close();
+      await closeContexts(browser);
       await new Promise((done) => server.close(done));
     },
   };

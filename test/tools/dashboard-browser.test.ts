@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { buildSample, signSample } from '../../src/webhooks/samples.js';
@@ -13,7 +13,7 @@ import { createPgliteDatabase, type TestDatabase } from '../helpers/db.js';
 import { createDefaultHandlers } from '../../src/inbox/handlers/defaults.js';
 import { seedDeliveries } from '../inbox/fixtures.js';
 import { createToolsApp, type ToolsApp } from './tools-app.js';
-import { CHROMIUM, CHROMIUM_ARGS, chromiumPresent, openFilters } from '../helpers/console-browser.js';
+import { chromiumPresent, closeContexts, sharedBrowser, openFilters } from '../helpers/console-browser.js';
 
 const CHROMIUM_PRESENT = chromiumPresent();
 
@@ -32,11 +32,11 @@ describe.skipIf(!CHROMIUM_PRESENT)('dashboard in headless Chromium', () => {
       const s = serve({ fetch: tools.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s as Server)) as Server;
     });
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 30_000 });
+    browser = await sharedBrowser();
   });
 
   afterAll(async () => {
-    await browser?.close();
+    if (browser) await closeContexts(browser);
     await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
     await testDb?.close();
   });
