@@ -18,7 +18,7 @@ export interface HeldBody {
 }
 
 /** The Node request behind a Hono context (undefined under `app.request()` and other runtimes). */
-function incomingOf(c: Context): IncomingMessage | undefined {
+export function incomingOf(c: Context): IncomingMessage | undefined {
   const env = c.env as { incoming?: IncomingMessage } | undefined;
   return env?.incoming && typeof env.incoming.on === 'function' ? env.incoming : undefined;
 }

@@ -9,7 +9,7 @@ import type { RejectionLog } from '../rejection-log.js';
 import type { SenderRejectionSink } from '../issues/rejection-counter.js';
 import { SPAN_ATTRIBUTES as ATTR } from '../telemetry/tracer.js';
 import type { BodyBudget } from './body-budget.js';
-import { holdBody, isClientGone, readLimitedBody, releaseBody } from './body-reader.js';
+import { holdBody, incomingOf, isClientGone, readLimitedBody, releaseBody } from './body-reader.js';
 import { keptRequest } from './request-record.js';
 import { missingCredentials, type SourceVerifier } from './verifiers.js';
 
@@ -76,7 +76,7 @@ export function createReceiver(source: string, verifier: SourceVerifier, deps: R
       }
       const nowMs = deps.clock.now();
       const delivery = verifier.verify({ body, headers: c.req.raw.headers, url: c.req.url, nowMs, toleranceSeconds: deps.toleranceSeconds });
-      const request = keptRequest(verifier.provider, c.req.raw.headers, body, nowMs);
+      const request = keptRequest(verifier.provider, c.req.raw.headers, body, nowMs, incomingOf(c)?.rawHeaders);
       let stored: StoredEvent;
       try {
         stored = await deps.writer.write({ source, ...delivery, request }, deps.dbTimeoutMs);
