@@ -37,6 +37,8 @@ export const maskValue = (value: string): string => `[masked, ${value.length} ch
 
 /** HTTP's whitespace around a header value, which `Headers` strips. */
 const VALUE_PADDING = /^[\t\n\r ]+|[\t\n\r ]+$/g;
+const isPadding = (code: number): boolean => code === 32 || code === 9 || code === 10 || code === 13;
+const padded = (value: string): boolean => isPadding(value.charCodeAt(0)) || isPadding(value.charCodeAt(value.length - 1));
 
 /**
  * Node's raw header list (name, value, name, value, …) as `Headers` would
@@ -48,7 +50,8 @@ export function entriesOfRaw(raw: readonly string[]): Array<[string, string]> {
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
     if (name.startsWith(':')) continue; // HTTP/2's pseudo-headers
-    const value = raw[i + 1]!.replace(VALUE_PADDING, '');
+    const sent = raw[i + 1]!;
+    const value = padded(sent) ? sent.replace(VALUE_PADDING, '') : sent; // Node's parser has trimmed it already, as a rule
     const before = joined.get(name);
     joined.set(name, before === undefined || name === 'set-cookie' ? value : `${before}${name === 'cookie' ? '; ' : ', '}${value}`);
   }
