@@ -60,9 +60,10 @@ export function entriesOfRaw(raw: readonly string[]): Array<[string, string]> {
 
 /**
  * Header name (lowercase) → value, the secret ones masked: what is kept and
- * shown. `raw`, Node's list of the headers that came in, is read when there is
- * one: listing @hono/node-server's lazy `Headers` builds a whole `Headers`
- * first, about a tenth of hookrun's CPU per delivery. Both give the same record.
+ * shown. `raw`, Node's list of the headers that came in, is read when there
+ * is one: listing @hono/node-server's lazy `Headers` builds a whole `Headers`
+ * first, each header validated (a few per cent of hookrun's CPU per
+ * delivery). Both give the same record.
  */
 export function maskedHeaders(headers: Headers, provider?: Pick<ProviderDefinition, 'credentialHeaders'>, raw?: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};

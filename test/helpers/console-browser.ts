@@ -43,8 +43,8 @@ let launched: Promise<Browser> | undefined;
  * fork runs and kept for the next ones (a launch costs about 0.35 CPU-s; the
  * suite's browser files opened 35). Test files in a fork run one at a time,
  * each in contexts of its own; `closeContexts` ends them when a file is done.
- * Relaunched if it was closed or crashed. Chromium exits with the fork: its
- * end of the debugging pipe closes.
+ * Relaunched if it was closed or crashed. Playwright closes it when the run
+ * stops the fork (SIGTERM), and Chromium exits when its debugging pipe closes.
  */
 export async function sharedBrowser(): Promise<Browser> {
   const current = await launched?.catch(() => undefined);
