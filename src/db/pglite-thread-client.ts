@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { threadId, Worker } from 'node:worker_threads';
 import { MIGRATIONS_FOLDER, NOTHING_MIGRATED, type Database, type OpenOptions } from './database.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { hasPendingMigrations } from './pending-migrations.js';
@@ -19,18 +21,54 @@ interface Pending {
 
 /**
  * Start the database thread. Built (`dist/`): the sibling `.js`. From source
- * (tsx, vitest: this file's URL ends in `.ts`) the thread registers tsx's
- * loader itself before importing the `.ts` script: on Node 20 neither
- * vitest's transform, the parent's tsx hooks nor `execArgv: ['--import', 'tsx']`
+ * (tsx, vitest: this file's URL ends in `.ts`): the thread's script bundled
+ * into one ES module (threadFromSource), since on Node 20 neither vitest's
+ * transform, the parent's tsx hooks nor `execArgv: ['--import', 'tsx']`
  * reach a worker thread's modules (tried: "Unknown file extension .ts").
  */
 function startThread(data: ThreadData): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./pglite-thread.js', import.meta.url), { workerData: data });
-  const tsxRoot = dirname(createRequire(import.meta.url).resolve('tsx/package.json'));
-  const tsxApi = pathToFileURL(join(tsxRoot, 'dist', 'esm', 'api', 'index.mjs')).href; // tsx's "./esm/api" export (import condition)
-  const script = new URL('./pglite-thread.ts', import.meta.url).href;
-  const boot = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(script)}); });`;
-  return new Worker(boot, { eval: true, workerData: data });
+  const script = import.meta.url.endsWith('.ts') ? threadFromSource() : new URL('./pglite-thread.js', import.meta.url);
+  return new Worker(script, { workerData: data });
+}
+
+/** The one esbuild call this file makes (esbuild's own types are not a dependency of hookrun). */
+interface EsbuildSync {
+  buildSync(options: Record<string, unknown>): { outputFiles: Array<{ text: string }> };
+}
+
+let bundledThread: URL | undefined;
+
+/**
+ * The thread's TypeScript, bundled once per process by tsx's own esbuild
+ * (packages left as imports) and written to `node_modules/.cache/hookrun/`,
+ * named by its content, where its imports of packages resolve as the
+ * sources' do. A thread that registered tsx and compiled each module through
+ * its loader thread cost about 0.5 s of CPU more per start.
+ */
+function threadFromSource(): URL {
+  if (bundledThread) return bundledThread;
+  const tsxPackage = createRequire(import.meta.url).resolve('tsx/package.json');
+  const esbuild = createRequire(tsxPackage)('esbuild') as EsbuildSync;
+  const [output] = esbuild.buildSync({
+    entryPoints: [fileURLToPath(new URL('./pglite-thread.ts', import.meta.url))],
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    packages: 'external',
+    write: false,
+    logLevel: 'silent',
+  }).outputFiles;
+  const code = output!.text;
+  const cache = join(dirname(dirname(tsxPackage)), '.cache', 'hookrun');
+  const file = join(cache, `pglite-thread-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.mjs`);
+  if (!existsSync(file)) {
+    mkdirSync(cache, { recursive: true });
+    const partial = `${file}.${process.pid}.${threadId}`;
+    writeFileSync(partial, code);
+    renameSync(partial, file); // whole or not at all for a process starting a thread from it at the same time
+  }
+  return (bundledThread = pathToFileURL(file));
 }
 
 /**
