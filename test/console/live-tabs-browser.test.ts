@@ -4,6 +4,7 @@ import { MAX_CONSOLE_STREAMS } from '../../src/http/event-stream.js';
 import { SECRETS } from '../helpers/config.js';
 import { chromiumPresent, checkPage, loggedIn, openConsole, WIDTHS, type ConsoleBrowser } from '../helpers/console-browser.js';
 import { createPgliteDatabase, type TestDatabase } from '../helpers/db.js';
+import { pollUntil } from '../helpers/poll.js';
 import { consoleApp, postSigned, type ConsoleApp } from './console-app.js';
 
 /** Tabs of one browser on the events page: more than the 6 connections HTTP/1.1 allows a browser per host. */
@@ -73,13 +74,21 @@ describe.skipIf(!chromiumPresent())('live updates shared by the tabs of one brow
     const context = await browser.browser.newContext({ viewport: { width: 390, height: 900 } });
     await context.addCookies([{ name, value, url: `${browser.base}/admin` }]);
     const page = await context.newPage();
-    // Fill the console's stream cap from outside the browser: the page's stream is refused with 503.
-    const held: AbortController[] = [];
-    for (let status = 200; status === 200 && held.length <= MAX_CONSOLE_STREAMS;) {
-      const abort = new AbortController();
-      held.push(abort);
-      status = (await fetch(`${browser.base}/admin/stream`, { headers: { cookie: `${name}=${value}` }, signal: abort.signal })).status;
-    }
+    // Fill the console's stream cap from outside the browser: the page's stream is refused with 503. The cap must hold
+    // this test's streams alone: the tabs the tests before closed let theirs go when the server sees their connections
+    // end, which on a busy machine can come after the cap looked full, and would free a slot for the page.
+    const held = await pollUntil('the console stream cap filled by this test alone', 20_000, async () => {
+      const mine: AbortController[] = [];
+      for (;;) {
+        const abort = new AbortController();
+        const { status } = await fetch(`${browser.base}/admin/stream`, { headers: { cookie: `${name}=${value}` }, signal: abort.signal });
+        if (status !== 200) break;
+        mine.push(abort);
+      }
+      if (mine.length === MAX_CONSOLE_STREAMS) return mine;
+      for (const abort of mine) abort.abort();
+      return undefined;
+    });
     try {
       await page.goto(`${browser.base}/admin/events`);
       await page.waitForSelector('body[data-live-state="stopped"]');
