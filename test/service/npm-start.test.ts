@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SECRETS } from '../helpers/config.js';
 import { TEST_NODE_FLAGS } from '../helpers/spawn-hookrun.js';
 
-const START_TIMEOUT_MS = 30_000;
+/** A first start makes the data dir (PostgreSQL's initdb, in WebAssembly) under npm and tsx: on a busy machine 30 s was not enough. */
+const START_TIMEOUT_MS = 90_000;
 
 /** Wait for the JSON log line that announces the URL, with a deadline. */
 function waitForUrl(child: ChildProcess, output: string[]): Promise<string> {
@@ -75,7 +76,7 @@ const postStripe = (url: string) =>
     body: stripePayload,
   });
 
-describe('npm start (the real process, embedded database)', () => {
+describe('npm start (the real process, embedded database)', { timeout: START_TIMEOUT_MS + 30_000 }, () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'hookrun-start-'));
   const children: ChildProcess[] = [];
 
