@@ -79,12 +79,13 @@ describe.skipIf(!chromiumPresent())('live updates shared by the tabs of one brow
     // end, which on a busy machine can come after the cap looked full, and would free a slot for the page.
     const held = await pollUntil('the console stream cap filled by this test alone', 20_000, async () => {
       const mine: AbortController[] = [];
-      for (;;) {
+      for (let status = 200; status === 200;) {
         const abort = new AbortController();
-        const { status } = await fetch(`${browser.base}/admin/stream`, { headers: { cookie: `${name}=${value}` }, signal: abort.signal });
-        if (status !== 200) break;
         mine.push(abort);
+        status = (await fetch(`${browser.base}/admin/stream`, { headers: { cookie: `${name}=${value}` }, signal: abort.signal })).status;
+        expect(mine.length, 'the console stream cap let more streams in than it allows').toBeLessThanOrEqual(MAX_CONSOLE_STREAMS + 1);
       }
+      mine.pop()!.abort(); // the refused one
       if (mine.length === MAX_CONSOLE_STREAMS) return mine;
       for (const abort of mine) abort.abort();
       return undefined;
