@@ -11,10 +11,17 @@ const ID = '[a-z][a-z0-9]{0,15}_(?=[A-Za-z0-9]*[A-Z0-9])[A-Za-z0-9]{8,64}';
 const EMAIL = '[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\\.[A-Za-z0-9-]{1,63})*\\.[A-Za-z]{2,24}';
 const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
 
-/** A whole JSON string that is a search key (the upgrade migration's backfill tests each string value for the same three shapes). */
+/**
+ * Every search key in a JSON text as one regular expression: a whole JSON
+ * string that is an id, an email or a uuid (the upgrade migration's backfill
+ * tests each string value for the same three shapes). `searchKeysOf` finds
+ * the same matches with a cheaper scan.
+ */
 export const SEARCH_KEY_PATTERN = `"(${ID}|${EMAIL}|${UUID})"`;
-const SEARCH_KEY = new RegExp(SEARCH_KEY_PATTERN, 'g');
 const WHOLE = new RegExp(`^(?:${ID}|${EMAIL}|${UUID})$`);
+const WHOLE_ID = new RegExp(`^${ID}$`);
+const WHOLE_EMAIL = new RegExp(`^${EMAIL}$`);
+const WHOLE_UUID = new RegExp(`^${UUID}$`);
 
 /** Whether a key is an email or a uuid, whose case does not matter (an id's does). */
 export const foldsCase = (value: string): boolean => value.includes('@') || value.includes('-');
@@ -25,15 +32,60 @@ export const normaliseSearchKey = (value: string): string => (foldsCase(value) ?
 /** Whether an equals search for `value` can be answered by the search index (an id, an email or a uuid). */
 export const isSearchKey = (value: string): boolean => WHOLE.test(value);
 
+const DASH = 45;
+const LOWER_A = 97;
+const LOWER_Z = 122;
+
 /**
  * The values an event is findable by, read off its JSON text without parsing
  * it: every string that is an id, an email or a uuid, once each, at most
- * MAX_SEARCH_KEYS. Cheap next to the insert (a scan of the text), and the
- * index they feed holds a few narrow rows per event, not every value.
+ * MAX_SEARCH_KEYS. Cheap next to the insert, and the index they feed holds a
+ * few narrow rows per event, not every value.
+ *
+ * The matches of SEARCH_KEY_PATTERN, found by walking from quote to quote (no
+ * key holds a quote, so a match ends at the quote after its first) and
+ * testing only a text that can be a key: one holding an `@` (an email), 36
+ * characters with a `-` where a uuid has its first (a uuid), or starting
+ * with a lowercase letter and holding an `_` (an id). A regular expression
+ * over the whole text tried all three shapes at each of its quotes, about
+ * half again the time of parsing it.
  */
 export function searchKeysOf(json: string): string[] {
   const keys = new Set<string>();
-  SEARCH_KEY.lastIndex = 0;
-  for (let match = SEARCH_KEY.exec(json); match !== null && keys.size < MAX_SEARCH_KEYS; match = SEARCH_KEY.exec(json)) keys.add(normaliseSearchKey(match[1]!));
+  let at = json.indexOf('@');
+  let underscore = json.indexOf('_');
+  let open = json.indexOf('"');
+  while (open !== -1 && keys.size < MAX_SEARCH_KEYS) {
+    const close = json.indexOf('"', open + 1);
+    if (close === -1) break;
+    const key = keyBetween(json, open, close);
+    if (key === undefined) {
+      open = close;
+      continue;
+    }
+    keys.add(key);
+    open = json.indexOf('"', close + 1);
+  }
   return [...keys];
+
+  /** The key the text between two quotes is, normalised, if it is one. `at` and `underscore` move forward only: one scan of the text for each. */
+  function keyBetween(text: string, open: number, close: number): string | undefined {
+    const length = close - open - 1;
+    if (length < 6) return undefined;
+    if (at !== -1 && at < open) at = text.indexOf('@', open);
+    if (at !== -1 && at < close) {
+      const value = text.slice(open + 1, close);
+      return WHOLE_EMAIL.test(value) ? value.toLowerCase() : undefined;
+    }
+    if (length === 36 && text.charCodeAt(open + 9) === DASH) {
+      const value = text.slice(open + 1, close);
+      return WHOLE_UUID.test(value) ? value.toLowerCase() : undefined;
+    }
+    const first = text.charCodeAt(open + 1);
+    if (length < 10 || first < LOWER_A || first > LOWER_Z) return undefined;
+    if (underscore !== -1 && underscore < open) underscore = text.indexOf('_', open);
+    if (underscore === -1 || underscore > close) return undefined;
+    const value = text.slice(open + 1, close);
+    return WHOLE_ID.test(value) ? value : undefined;
+  }
 }

@@ -1,8 +1,9 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventWriter } from '../../src/db/event-writer.js';
 import { listEvents, type ListEventsQuery } from '../../src/db/events.js';
 import { parsePayloadMatch } from '../../src/db/event-filter.js';
-import { searchKeysOf } from '../../src/db/search-keys.js';
+import { MAX_SEARCH_KEYS, SEARCH_KEY_PATTERN, normaliseSearchKey, searchKeysOf } from '../../src/db/search-keys.js';
 import type { Database } from '../../src/db/database.js';
 import { databaseKinds, type TestDatabase } from '../helpers/db.js';
 
@@ -47,6 +48,34 @@ describe('the search keys a payload carries', () => {
     ]);
     expect(searchKeysOf(JSON.stringify({ ids: Array.from({ length: 100_000 }, (_, i) => `cus_A${String(i).padStart(8, '0')}`) }))).toHaveLength(32);
     expect(searchKeysOf(JSON.stringify({ big: 'x'.repeat(1 << 20) }))).toEqual([]);
+  });
+
+  it('are what one regular expression over the text finds, quotes escaped inside strings and text around them included', () => {
+    const reference = (json: string): string[] => {
+      const keys = new Set<string>();
+      for (const match of json.matchAll(new RegExp(SEARCH_KEY_PATTERN, 'g'))) {
+        if (keys.size === MAX_SEARCH_KEYS) break;
+        keys.add(normaliseSearchKey(match[1]!));
+      }
+      return [...keys];
+    };
+    const pieces = fc.oneof(
+      fc.constantFrom('cus_NffrFeUfNV2Hib', 'user_2NNEqL2nrIRdJ194ndJqAHwEfxC', 'cancel_at_period_end', 'Jenny.Rosen@Example.com', 'a@b.cc', '@', '_'),
+      fc.constantFrom('123E4567-E89B-12D3-A456-426614174000', '123e4567_e89b-12d3-a456-426614174000', 'x'.repeat(36), '"', '\\"', ':', ','),
+      fc.stringMatching(/^[a-z]{1,3}_[A-Za-z0-9]{6,10}$/),
+      fc.string({ maxLength: 12 }),
+    );
+    const texts = fc.oneof(
+      fc.array(pieces, { maxLength: 60 }).map((parts) => parts.join('')),
+      fc.array(pieces, { maxLength: 60 }).map((parts) => JSON.stringify(parts)),
+      fc.json(),
+    );
+    fc.assert(
+      fc.property(texts, (text) => {
+        expect(searchKeysOf(text)).toEqual(reference(text));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 
