@@ -9,7 +9,7 @@ import { createWorker, type Worker, type WorkerOptions } from '../../src/inbox/w
 import type { Logger } from '../../src/log.js';
 import { Metrics } from '../../src/metrics.js';
 import { testConfig } from '../helpers/config.js';
-import { createPostgresDatabase, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { createPostgresDatabase, emptyTables, type TestDatabase } from '../helpers/db.js';
 import { storeEvent, waitFor } from '../inbox/fixtures.js';
 
 /**
@@ -50,7 +50,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('flow control across two instanc
     await testDb?.close();
   });
   beforeEach(async () => {
-    await truncateAll(testDb.db);
+    await emptyTables(testDb.db);
     workers = [];
     logs = [];
   });

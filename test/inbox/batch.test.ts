@@ -10,7 +10,7 @@ import {
   type TransitionState,
 } from '../../src/db/payments-mirror.js';
 import { createDefaultHandlers } from '../../src/inbox/handlers/defaults.js';
-import { databaseKinds, truncateAll, useTestDatabase } from '../helpers/db.js';
+import { databaseKinds, emptyTables, useTestDatabase } from '../helpers/db.js';
 import { drain, eventRow, storeEvent, testWorker } from './fixtures.js';
 
 const sub = (type: string, created: number, status: string, extra: Record<string, unknown> = {}) => ({
@@ -74,7 +74,7 @@ describe.each(databaseKinds())('batched processing on $name', (kind) => {
     expect(oneByOne.subscriptions).toMatchObject([{ status: 'canceled' }]);
     expect(oneByOne.customers).toMatchObject([{ email: 'new@example.com', user_id: 'user_1' }]);
 
-    await truncateAll(testDb.db);
+    await emptyTables(testDb.db);
     await store();
     const { worker } = testWorker(testDb.db, { options: { batchSize: 100 } });
     expect(await worker.runOnce()).toBe(SEQUENCE.length);
@@ -113,7 +113,7 @@ describe.each(databaseKinds())('batched processing on $name', (kind) => {
     expect(results).toEqual([true, true, true, true, false, true, true, true, true]);
     const oneByOne = await mirrorState(testDb.db);
     expect(oneByOne.subscriptions).toMatchObject([{ status: 'canceled' }]);
-    await truncateAll(testDb.db);
+    await emptyTables(testDb.db);
     await testDb.db.transaction(async (tx) => {
       const queue = new PaymentsMirrorWrites();
       for (const [kind, w] of writes) {

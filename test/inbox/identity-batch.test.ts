@@ -13,7 +13,7 @@ import {
   type OrganizationState,
   type UserState,
 } from '../../src/db/identity-mirror.js';
-import { databaseKinds, truncateAll, useTestDatabase } from '../helpers/db.js';
+import { databaseKinds, emptyTables, useTestDatabase } from '../helpers/db.js';
 import { clerkDeleted, clerkMembership, clerkOrganization, clerkUser, drain, storeEvent, testWorker } from './fixtures.js';
 
 type Write =
@@ -242,13 +242,13 @@ describe.each(databaseKinds())('identity mirror writes batched on $name', (kind)
         expect(cases.get(name), name).toBeGreaterThan(0);
       const reference = await mirrorState(testDb.db);
 
-      await truncateAll(testDb.db);
+      await emptyTables(testDb.db);
       const single: boolean[] = [];
       for (const write of writes) single.push(await singleWrite(testDb.db, write));
       expect(single).toEqual(expected);
       expect(await mirrorState(testDb.db)).toEqual(reference);
 
-      await truncateAll(testDb.db);
+      await emptyTables(testDb.db);
       const flushed = await testDb.db.transaction(async (tx) => {
         const queue = new IdentityMirrorWrites();
         for (const write of writes) enqueue(queue, write);
@@ -281,7 +281,7 @@ describe.each(databaseKinds())('identity mirror writes batched on $name', (kind)
     expect(oneByOne.users).toContainEqual(expect.objectContaining({ id: 'user_gone', deleted_at: expect.any(Date) })); // its late created never clears the delete
     expect(oneByOne.memberships).toContainEqual(expect.objectContaining({ id: 'orgmem_gone', organization_id: 'org_9', user_id: 'user_9' }));
 
-    await truncateAll(testDb.db);
+    await emptyTables(testDb.db);
     await store();
     const { worker } = testWorker(testDb.db, { options: { batchSize: 100 } });
     expect(await worker.runOnce()).toBe(events.length);

@@ -3,7 +3,7 @@ import { ManualClock } from '../../src/clock.js';
 import type { Database, Queryable } from '../../src/db/database.js';
 import { parseFlowOptions } from '../../src/flow/options.js';
 import { HandlerRegistry } from '../../src/deliveries/registry.js';
-import { databaseKinds, truncateAll, useTestDatabase } from '../helpers/db.js';
+import { databaseKinds, emptyTables, useTestDatabase } from '../helpers/db.js';
 import { storeEvent, testWorker } from './fixtures.js';
 
 /** The error of an instance that has died: every query from the step it died at on fails, and what it had begun rolls back. */
@@ -63,7 +63,7 @@ describe.each(databaseKinds())('an instance killed at every step of a claim, a r
 
   async function scenario(killAt: number): Promise<{ statements: number }> {
     const { db } = testDb;
-    await truncateAll(db);
+    await emptyTables(db);
     await db.query('CREATE TABLE IF NOT EXISTS kill_marks (handler text, event_id bigint)');
     await db.query('TRUNCATE kill_marks');
     const handlers = markingHandlers();

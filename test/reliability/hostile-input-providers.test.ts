@@ -14,7 +14,7 @@ import { Metrics } from '../../src/metrics.js';
 import { createVerifiers } from '../../src/webhooks/verifiers.js';
 import { createCaptureLogger } from '../helpers/capture-logger.js';
 import { SECRETS, testConfig } from '../helpers/config.js';
-import { createPgliteDatabase, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { createPgliteDatabase, emptyTables, type TestDatabase } from '../helpers/db.js';
 import { reportFigures } from '../helpers/figures.js';
 import { assertNoSecretLeaks, recordResponse } from '../helpers/secret-scan.js';
 
@@ -301,7 +301,7 @@ describe('hostile input for the senders beyond Stripe, Clerk and Supabase webhoo
       );
     }
   });
-  beforeEach(async () => truncateAll(database.db));
+  beforeEach(async () => emptyTables(database.db));
   afterAll(async () => {
     await database?.close();
     const scan = assertNoSecretLeaks();

@@ -12,7 +12,7 @@ import { Metrics } from '../../src/metrics.js';
 import { createVerifiers } from '../../src/webhooks/verifiers.js';
 import { createCaptureLogger } from '../helpers/capture-logger.js';
 import { SECRETS, testConfig } from '../helpers/config.js';
-import { createPgliteDatabase, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { createPgliteDatabase, emptyTables, type TestDatabase } from '../helpers/db.js';
 import { reportFigures } from '../helpers/figures.js';
 import { assertNoSecretLeaks, recordResponse } from '../helpers/secret-scan.js';
 
@@ -277,7 +277,7 @@ describe('hostile input (fast-check, in-process)', () => {
     fuzzApp = build({ MAX_BODY_BYTES: String(FUZZ_MAX_BODY_BYTES) });
     fullApp = build({});
   });
-  beforeEach(async () => truncateAll(database.db));
+  beforeEach(async () => emptyTables(database.db));
   afterAll(async () => {
     await database?.close();
     const scan = assertNoSecretLeaks();

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { advanceReplays } from '../../src/replay/advance.js';
 import { SECRETS } from '../helpers/config.js';
-import { createPgliteDatabase, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { createPgliteDatabase, emptyTables, type TestDatabase } from '../helpers/db.js';
 import { createDefaultHandlers } from '../../src/inbox/handlers/defaults.js';
 import { seedDeliveries } from '../inbox/fixtures.js';
 import { createToolsApp, postSample, type ToolsApp } from '../tools/tools-app.js';
@@ -15,7 +15,7 @@ describe('bulk replay admin API (PGlite)', () => {
   beforeAll(async () => {
     testDb = await createPgliteDatabase();
     tools = await createToolsApp(testDb.db);
-    await truncateAll(testDb.db);
+    await emptyTables(testDb.db);
     for (let i = 0; i < 5; i++) ids.push(await postSample(tools, 'auth', 'user.created'));
     ids.push(await postSample(tools, 'payments', 'invoice.paid'));
     await seedDeliveries(testDb.db, createDefaultHandlers(), 'dead');

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { buildSample, signSample } from '../../src/webhooks/samples.js';
 import { SECRETS } from '../helpers/config.js';
-import { createPgliteDatabase, truncateAll, type TestDatabase } from '../helpers/db.js';
+import { createPgliteDatabase, emptyTables, type TestDatabase } from '../helpers/db.js';
 import { createDefaultHandlers } from '../../src/inbox/handlers/defaults.js';
 import { seedDeliveries } from '../inbox/fixtures.js';
 import { createToolsApp, postSample, type ToolsApp } from './tools-app.js';
@@ -16,7 +16,7 @@ describe('dashboard over HTTP', () => {
     tools = await createToolsApp(testDb.db);
   });
   afterAll(async () => testDb?.close());
-  beforeEach(() => truncateAll(testDb.db));
+  beforeEach(() => emptyTables(testDb.db));
 
   async function login(): Promise<string> {
     const { body, ...headers } = form({ token: SECRETS.admin });
