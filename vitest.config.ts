@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import { FORKS, ISOLATED, TEST_NODE_FLAGS } from './test/helpers/projects.js';
+import { FORKS, FORK_NODE_FLAGS, ISOLATED } from './test/helpers/projects.js';
 import LongestFirstSequencer from './test/helpers/sequencer.js';
 
 /**
@@ -17,8 +17,8 @@ export default defineConfig({
     // finished sooner than three here (460-464 s against 471-490 s, the same CPU), with the 2 cores busy throughout
     // (vmstat: 1 % idle); six starved the reliability tests' servers. Not isolated: a fork runs file after file (the
     // projects say whether modules are reset between them); all live for the run, as tinypool's teardown of an idle
-    // fork fails the run when the forks are reused. The forks run with TEST_NODE_FLAGS, as spawned hookruns do.
-    poolOptions: { forks: { maxForks: FORKS, minForks: FORKS, isolate: false, execArgv: TEST_NODE_FLAGS } },
+    // fork fails the run when the forks are reused. The forks run with FORK_NODE_FLAGS: spawned hookruns' TEST_NODE_FLAGS and a larger young generation.
+    poolOptions: { forks: { maxForks: FORKS, minForks: FORKS, isolate: false, execArgv: FORK_NODE_FLAGS } },
     sequence: { sequencer: LongestFirstSequencer },
     testTimeout: 30_000,
     hookTimeout: 60_000,
