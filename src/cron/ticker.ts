@@ -42,12 +42,14 @@ const TICK_WAKE_MARGIN_MS = 2;
  * How long the scheduler sleeps after a good pass: until the earliest next
  * tick of any job (a few ms after it, so the tick is due when it wakes), never
  * longer than `intervalMs`. Start lag stays at timer precision instead of up
- * to a whole polling interval.
+ * to a whole polling interval. `after`: the job's cursor, when the pass left
+ * no tick due up to it or later (its first tick after is the next one, and
+ * the schedule has it at hand); else `nowMs`.
  */
-export function delayToNextTick(entries: readonly Pick<TickerEntry, 'schedule'>[], nowMs: number, intervalMs: number): number {
+export function delayToNextTick(entries: readonly { schedule: CronSchedule; after?: number }[], nowMs: number, intervalMs: number): number {
   let delay = intervalMs;
   for (const entry of entries) {
-    const next = entry.schedule.next(nowMs);
+    const next = entry.schedule.next(entry.after ?? nowMs);
     if (next !== null) delay = Math.min(delay, next - nowMs + TICK_WAKE_MARGIN_MS);
   }
   return Math.max(delay, 0);
@@ -203,8 +205,10 @@ export class Ticker {
     this.timer = setTimeout(() => void loop(), 0);
   }
 
+  /** After a good pass every job's cursor has no tick due up to the pass: the first tick after it is the job's next. */
   private delayToNextTick(): number {
-    return delayToNextTick(this.deps.entries, this.deps.clock.now(), this.intervalMs);
+    const entries = this.deps.entries.map((entry) => ({ schedule: entry.schedule, after: this.cursors.get(entry.job) }));
+    return delayToNextTick(entries, this.deps.clock.now(), this.intervalMs);
   }
 
   /** Stop ticking and wait for the pass in progress (runs it started are the runner's to drain). */
