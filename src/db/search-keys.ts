@@ -18,7 +18,6 @@ const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-
  * the same matches with a cheaper scan.
  */
 export const SEARCH_KEY_PATTERN = `"(${ID}|${EMAIL}|${UUID})"`;
-const WHOLE = new RegExp(`^(?:${ID}|${EMAIL}|${UUID})$`);
 const WHOLE_ID = new RegExp(`^${ID}$`);
 const WHOLE_EMAIL = new RegExp(`^${EMAIL}$`);
 const WHOLE_UUID = new RegExp(`^${UUID}$`);
@@ -30,7 +29,7 @@ export const foldsCase = (value: string): boolean => value.includes('@') || valu
 export const normaliseSearchKey = (value: string): string => (foldsCase(value) ? value.toLowerCase() : value);
 
 /** Whether an equals search for `value` can be answered by the search index (an id, an email or a uuid). */
-export const isSearchKey = (value: string): boolean => WHOLE.test(value);
+export const isSearchKey = (value: string): boolean => WHOLE_ID.test(value) || WHOLE_EMAIL.test(value) || WHOLE_UUID.test(value);
 
 const DASH = 45;
 const LOWER_A = 97;
@@ -58,34 +57,34 @@ export function searchKeysOf(json: string): string[] {
   while (open !== -1 && keys.size < MAX_SEARCH_KEYS) {
     const close = json.indexOf('"', open + 1);
     if (close === -1) break;
-    const key = keyBetween(json, open, close);
-    if (key === undefined) {
+    const value = keyBetween(open, close);
+    if (value === undefined) {
       open = close;
       continue;
     }
-    keys.add(key);
+    keys.add(normaliseSearchKey(value));
     open = json.indexOf('"', close + 1);
   }
   return [...keys];
 
-  /** The key the text between two quotes is, normalised, if it is one. `at` and `underscore` move forward only: one scan of the text for each. */
-  function keyBetween(text: string, open: number, close: number): string | undefined {
+  /** The text between two quotes, if it is a key. */
+  function keyBetween(open: number, close: number): string | undefined {
+    const shape = shapeBetween(open, close);
+    if (shape === undefined) return undefined;
+    const value = json.slice(open + 1, close);
+    return shape.test(value) ? value : undefined;
+  }
+
+  /** The one shape the text between two quotes can have, told from its length and a character or two; `at` and `underscore` move forward only, one scan of the text each. */
+  function shapeBetween(open: number, close: number): RegExp | undefined {
     const length = close - open - 1;
     if (length < 6) return undefined;
-    if (at !== -1 && at < open) at = text.indexOf('@', open);
-    if (at !== -1 && at < close) {
-      const value = text.slice(open + 1, close);
-      return WHOLE_EMAIL.test(value) ? value.toLowerCase() : undefined;
-    }
-    if (length === 36 && text.charCodeAt(open + 9) === DASH) {
-      const value = text.slice(open + 1, close);
-      return WHOLE_UUID.test(value) ? value.toLowerCase() : undefined;
-    }
-    const first = text.charCodeAt(open + 1);
+    if (at !== -1 && at < open) at = json.indexOf('@', open);
+    if (at !== -1 && at < close) return WHOLE_EMAIL;
+    if (length === 36 && json.charCodeAt(open + 9) === DASH) return WHOLE_UUID;
+    const first = json.charCodeAt(open + 1);
     if (length < 10 || first < LOWER_A || first > LOWER_Z) return undefined;
-    if (underscore !== -1 && underscore < open) underscore = text.indexOf('_', open);
-    if (underscore === -1 || underscore > close) return undefined;
-    const value = text.slice(open + 1, close);
-    return WHOLE_ID.test(value) ? value : undefined;
+    if (underscore !== -1 && underscore < open) underscore = json.indexOf('_', open);
+    return underscore !== -1 && underscore < close ? WHOLE_ID : undefined;
   }
 }
