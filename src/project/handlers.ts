@@ -17,7 +17,8 @@ export const HANDLER_NAME = /^[a-z0-9][a-z0-9-]*$/;
 export interface ProjectHandler {
   name: string;
   file: string;
-  definition: HandlerDefinition;
+  /** Whatever its `on` (isHandlerDefinition): the engine passes payloads it has not typed. */
+  definition: HandlerDefinition<never, string>;
   selectors: EventSelector[];
   env: Readonly<Record<string, string>>;
   /** Its flow options, checked; undefined when it sets none (it runs inline in the inbox's batch). */
