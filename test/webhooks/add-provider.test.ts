@@ -31,9 +31,12 @@ const START = [...TEST_NODE_FLAGS, '--import', 'tsx', 'src/main.ts', 'start'];
 const TSC = join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 const LINEAR_SECRET = 'lin_wh_test_secret_for_the_recipe';
 
+/** How long one command on the copy may take: the type check of the whole copy took 83 s in a busy run on a slow day. */
+const COMMAND_BOUND_MS = 200_000;
+
 function run(args: string[], cwd: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, args, { cwd, env: { ...process.env, ...env }, timeout: 120_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, args, { cwd, env: { ...process.env, ...env }, timeout: COMMAND_BOUND_MS }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
     });
   });
