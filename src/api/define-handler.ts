@@ -100,9 +100,9 @@ export interface HandlerDefinition<N extends EventName = EventName, E extends st
 }
 
 /**
- * What the implementation of `defineHandler` reads of a spec, checked at run time: the overloads above carry the
- * types. Typed by the overloads' own types, TypeScript compared every provider's event types to check them against
- * it (about 5 s of each compile).
+ * What the implementation of `defineHandler` reads of a spec, checked at run time; the overloads carry the types of
+ * the spec and of the definition it returns. With the overloads' own types here, TypeScript compared every provider's
+ * event types to check the overloads against the implementation (about 5 s of each compile).
  */
 interface WrittenSpec extends Partial<Record<(typeof FLOW_OPTION_NAMES)[number], unknown>> {
   on: readonly string[];
